@@ -1,0 +1,4 @@
+"""`python -m rvmdbg` is the `rvmdbg` command."""
+from rvmdbg.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The Relay language: text format, AST, types, type checker, operators, interpreter."""

@@ -1,0 +1,421 @@
+"""The Relay AST: expressions, patterns, definitions and the module.
+
+Nodes are compared by identity: a graph binding `%0 = e;` makes every later `%0` the *same*
+node (a DAG), and a `Var` object is both the binder and every use of it, as in TVM.
+Every node carries `span` (its source region, or None for nodes a pass made) and
+`checked_type` (None until the type checker fills it in).
+
+`ExprVisitor` and `ExprMutator` walk expressions once per node (memoised), so DAGs stay DAGs.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from rvmdbg.relay.diagnostics import Source, Span
+from rvmdbg.relay.types import Type, TypeVar
+
+_var_ids = itertools.count()
+
+
+class Node:
+    __slots__ = ("span", "checked_type")
+
+    def __init__(self, span: Span | None = None):
+        self.span = span
+        self.checked_type: Type | None = None
+
+
+class Expr(Node):
+    __slots__ = ()
+
+
+class Constant(Expr):
+    """A literal: always a NumPy array (0-d for scalars)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data, span=None):
+        super().__init__(span)
+        self.data = data
+
+
+class Var(Expr):
+    """A local variable `%name` (name stored without `%`). Binder and uses are one object."""
+
+    __slots__ = ("name", "type_annotation", "uid")
+
+    def __init__(self, name: str, type_annotation: Type | None = None, span=None):
+        super().__init__(span)
+        self.name = name
+        self.type_annotation = type_annotation
+        self.uid = next(_var_ids)
+
+    def __repr__(self) -> str:
+        return f"Var(%{self.name}#{self.uid})"
+
+
+class GlobalVar(Expr):
+    """A use of a global function `@name` (name stored without `@`)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str, span=None):
+        super().__init__(span)
+        self.name = name
+
+
+class ConstructorRef(Expr):
+    """A use of an ADT constructor, e.g. `Cons` or `Nil`; `constructor` is the resolved definition."""
+
+    __slots__ = ("name", "constructor")
+
+    def __init__(self, name: str, constructor: "Constructor | None" = None, span=None):
+        super().__init__(span)
+        self.name = name
+        self.constructor = constructor
+
+
+class OpRef(Expr):
+    """A primitive operator by name: `add`, `nn.dense`."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str, span=None):
+        super().__init__(span)
+        self.name = name
+
+
+class Call(Expr):
+    """`op(args..., attr=value...)`. `type_args` are filled by the type checker for polymorphic callees."""
+
+    __slots__ = ("op", "args", "attrs", "type_args")
+
+    def __init__(self, op: Expr, args: list, attrs: dict | None = None, span=None):
+        super().__init__(span)
+        self.op = op
+        self.args = list(args)
+        self.attrs = dict(attrs or {})
+        self.type_args: list = []
+
+
+class Function(Expr):
+    """`fn [T](%p: t, ..., Attr=v) -> ret { body }`; also every `def` body."""
+
+    __slots__ = ("params", "body", "ret_type", "type_params", "attrs")
+
+    def __init__(self, params: list, body: Expr, ret_type: Type | None = None,
+                 type_params: list | None = None, attrs: dict | None = None, span=None):
+        super().__init__(span)
+        self.params = list(params)
+        self.body = body
+        self.ret_type = ret_type
+        self.type_params: list[TypeVar] = list(type_params or [])
+        self.attrs = dict(attrs or {})
+
+    @property
+    def is_primitive(self) -> bool:
+        return bool(self.attrs.get("Primitive"))
+
+
+class Let(Expr):
+    """`let %v = value; body`. Sequencing `a; b` is a Let whose var is named `_`."""
+
+    __slots__ = ("var", "value", "body")
+
+    def __init__(self, var: Var, value: Expr, body: Expr, span=None):
+        super().__init__(span)
+        self.var = var
+        self.value = value
+        self.body = body
+
+
+class If(Expr):
+    __slots__ = ("cond", "true_branch", "false_branch")
+
+    def __init__(self, cond: Expr, true_branch: Expr, false_branch: Expr, span=None):
+        super().__init__(span)
+        self.cond = cond
+        self.true_branch = true_branch
+        self.false_branch = false_branch
+
+
+class Tuple(Expr):
+    __slots__ = ("fields",)
+
+    def __init__(self, fields: list, span=None):
+        super().__init__(span)
+        self.fields = list(fields)
+
+
+class TupleGetItem(Expr):
+    __slots__ = ("tuple_value", "index")
+
+    def __init__(self, tuple_value: Expr, index: int, span=None):
+        super().__init__(span)
+        self.tuple_value = tuple_value
+        self.index = index
+
+
+class Match(Expr):
+    """`match (data) {...}` (complete=True) or `match? (data) {...}` (complete=False)."""
+
+    __slots__ = ("data", "clauses", "complete")
+
+    def __init__(self, data: Expr, clauses: list, complete: bool = True, span=None):
+        super().__init__(span)
+        self.data = data
+        self.clauses = list(clauses)
+        self.complete = complete
+
+
+class Clause(Node):
+    __slots__ = ("lhs", "rhs")
+
+    def __init__(self, lhs: "Pattern", rhs: Expr, span=None):
+        super().__init__(span)
+        self.lhs = lhs
+        self.rhs = rhs
+
+
+class RefCreate(Expr):
+    __slots__ = ("value",)
+
+    def __init__(self, value: Expr, span=None):
+        super().__init__(span)
+        self.value = value
+
+
+class RefRead(Expr):
+    __slots__ = ("ref",)
+
+    def __init__(self, ref: Expr, span=None):
+        super().__init__(span)
+        self.ref = ref
+
+
+class RefWrite(Expr):
+    """`ref_write(r, v)`: evaluates to `()`."""
+
+    __slots__ = ("ref", "value")
+
+    def __init__(self, ref: Expr, value: Expr, span=None):
+        super().__init__(span)
+        self.ref = ref
+        self.value = value
+
+
+# ---- patterns ----
+
+class Pattern(Node):
+    __slots__ = ()
+
+
+class PatternWildcard(Pattern):
+    __slots__ = ()
+
+
+class PatternVar(Pattern):
+    __slots__ = ("var",)
+
+    def __init__(self, var: Var, span=None):
+        super().__init__(span)
+        self.var = var
+
+
+class PatternConstructor(Pattern):
+    __slots__ = ("name", "constructor", "patterns")
+
+    def __init__(self, name: str, constructor: "Constructor | None", patterns: list, span=None):
+        super().__init__(span)
+        self.name = name
+        self.constructor = constructor
+        self.patterns = list(patterns)
+
+
+class PatternTuple(Pattern):
+    __slots__ = ("patterns",)
+
+    def __init__(self, patterns: list, span=None):
+        super().__init__(span)
+        self.patterns = list(patterns)
+
+
+def pattern_vars(p: Pattern) -> list:
+    """The variables a pattern binds, left to right."""
+    if isinstance(p, PatternVar):
+        return [p.var]
+    if isinstance(p, (PatternConstructor, PatternTuple)):
+        return [v for q in p.patterns for v in pattern_vars(q)]
+    return []
+
+
+# ---- definitions and module ----
+
+class Constructor:
+    """One constructor of an ADT: `Cons(A, List[A])`. `tag` is its index within the type."""
+
+    def __init__(self, name: str, inputs: list, tag: int, type_name: str, span: Span | None = None):
+        self.name = name
+        self.inputs = list(inputs)
+        self.tag = tag
+        self.type_name = type_name
+        self.span = span
+
+    def __repr__(self) -> str:
+        return f"Constructor({self.name}, tag={self.tag})"
+
+
+class TypeData:
+    """`type Name[A, ...] { Ctor(...), ... }` (or an `extern type` with no constructors)."""
+
+    def __init__(self, name: str, type_params: list, constructors: list, span: Span | None = None,
+                 extern: bool = False):
+        self.name = name
+        self.type_params: list[TypeVar] = list(type_params)
+        self.constructors: list[Constructor] = list(constructors)
+        self.span = span
+        self.extern = extern
+
+
+class Module:
+    """A whole program: global functions, type definitions and constructors, in source order."""
+
+    def __init__(self, source: Source | None = None):
+        self.source = source
+        self.functions: dict[str, Function] = {}
+        self.type_defs: dict[str, TypeData] = {}
+        self.constructors: dict[str, Constructor] = {}
+
+    def copy_shallow(self) -> "Module":
+        m = Module(self.source)
+        m.functions = dict(self.functions)
+        m.type_defs = dict(self.type_defs)
+        m.constructors = dict(self.constructors)
+        return m
+
+
+# ---- traversal ----
+
+def children(e: Node) -> list:
+    """The direct sub-expressions of e, in evaluation order."""
+    if isinstance(e, Call):
+        return [e.op, *e.args]
+    if isinstance(e, Function):
+        return [e.body]
+    if isinstance(e, Let):
+        return [e.value, e.body]
+    if isinstance(e, If):
+        return [e.cond, e.true_branch, e.false_branch]
+    if isinstance(e, Tuple):
+        return list(e.fields)
+    if isinstance(e, TupleGetItem):
+        return [e.tuple_value]
+    if isinstance(e, Match):
+        return [e.data, *(c.rhs for c in e.clauses)]
+    if isinstance(e, RefCreate):
+        return [e.value]
+    if isinstance(e, RefRead):
+        return [e.ref]
+    if isinstance(e, RefWrite):
+        return [e.ref, e.value]
+    return []
+
+
+class ExprVisitor:
+    """Visits every expression node once (DAG-aware). Override `visit_<ClassName>`;
+    the default visits the children."""
+
+    def __init__(self) -> None:
+        self._seen: set = set()
+
+    def visit(self, e: Expr) -> None:
+        if id(e) in self._seen:
+            return
+        self._seen.add(id(e))
+        getattr(self, "visit_" + type(e).__name__, self.generic_visit)(e)
+
+    def generic_visit(self, e: Expr) -> None:
+        for c in children(e):
+            self.visit(c)
+
+
+class ExprMutator:
+    """Rebuilds expressions bottom-up, once per node (DAG-aware: a shared node maps to one new
+    node). Override `visit_<ClassName>` and return the replacement; the defaults copy the node
+    only when a child changed, keeping span and checked_type."""
+
+    def __init__(self) -> None:
+        self.memo: dict = {}
+
+    def visit(self, e: Expr) -> Expr:
+        key = id(e)
+        if key in self.memo:
+            return self.memo[key][1]
+        out = getattr(self, "visit_" + type(e).__name__, self._default)(e)
+        self.memo[key] = (e, out)  # keep e alive so its id is not reused
+        return out
+
+    def visit_pattern(self, p: Pattern) -> Pattern:
+        return p
+
+    def _keep(self, old: Expr, new: Expr) -> Expr:
+        new.span = old.span
+        new.checked_type = old.checked_type
+        return new
+
+    def _default(self, e: Expr) -> Expr:
+        v = self.visit
+        if isinstance(e, Call):
+            op, args = v(e.op), [v(a) for a in e.args]
+            if op is e.op and all(a is b for a, b in zip(args, e.args)):
+                return e
+            n = self._keep(e, Call(op, args, e.attrs))
+            n.type_args = list(e.type_args)
+            return n
+        if isinstance(e, Function):
+            body = v(e.body)
+            if body is e.body:
+                return e
+            return self._keep(e, Function(e.params, body, e.ret_type, e.type_params, e.attrs))
+        if isinstance(e, Let):
+            val, body = v(e.value), v(e.body)
+            if val is e.value and body is e.body:
+                return e
+            return self._keep(e, Let(e.var, val, body))
+        if isinstance(e, If):
+            c, t, f = v(e.cond), v(e.true_branch), v(e.false_branch)
+            if c is e.cond and t is e.true_branch and f is e.false_branch:
+                return e
+            return self._keep(e, If(c, t, f))
+        if isinstance(e, Tuple):
+            fs = [v(f) for f in e.fields]
+            if all(a is b for a, b in zip(fs, e.fields)):
+                return e
+            return self._keep(e, Tuple(fs))
+        if isinstance(e, TupleGetItem):
+            t = v(e.tuple_value)
+            return e if t is e.tuple_value else self._keep(e, TupleGetItem(t, e.index))
+        if isinstance(e, Match):
+            d = v(e.data)
+            cl = [Clause(self.visit_pattern(c.lhs), v(c.rhs), c.span) for c in e.clauses]
+            if d is e.data and all(a.rhs is b.rhs and a.lhs is b.lhs for a, b in zip(cl, e.clauses)):
+                return e
+            return self._keep(e, Match(d, cl, e.complete))
+        if isinstance(e, RefCreate):
+            x = v(e.value)
+            return e if x is e.value else self._keep(e, RefCreate(x))
+        if isinstance(e, RefRead):
+            x = v(e.ref)
+            return e if x is e.ref else self._keep(e, RefRead(x))
+        if isinstance(e, RefWrite):
+            r, x = v(e.ref), v(e.value)
+            return e if (r is e.ref and x is e.value) else self._keep(e, RefWrite(r, x))
+        return e  # leaves: Constant, Var, GlobalVar, ConstructorRef, OpRef
+
+
+def map_functions(mod: Module, fn) -> Module:
+    """A new module with fn applied to every global function (name, Function) -> Function."""
+    out = mod.copy_shallow()
+    out.functions = {name: fn(name, f) for name, f in mod.functions.items()}
+    return out

@@ -1,0 +1,98 @@
+"""Source positions and the one error type the front end raises.
+
+Every lex, parse, type and name error is a `RelayError` carrying a `Span`; `format()` renders
+`FILE:LINE:COL: error: MESSAGE`, the source line, a caret under the span and an optional hint.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Span:
+    """A region of a source file: 1-based line and column of the start, end exclusive."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    file: str = "<input>"
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+    def merge(self, other: "Span | None") -> "Span":
+        """The smallest span covering both."""
+        if other is None:
+            return self
+        start = min((self.line, self.col), (other.line, other.col))
+        end = max((self.end_line, self.end_col), (other.end_line, other.end_col))
+        return Span(start[0], start[1], end[0], end[1], self.file)
+
+
+class Source:
+    """The text of one file, kept so diagnostics can quote lines."""
+
+    def __init__(self, name: str, text: str):
+        self.name = name
+        self.text = text
+        self.lines = text.split("\n")
+
+    def line_text(self, line: int) -> str:
+        if 1 <= line <= len(self.lines):
+            return self.lines[line - 1].rstrip("\r")
+        return ""
+
+
+class RelayError(Exception):
+    """A located error in a Relay program (lex, parse, name, type)."""
+
+    kind = "error"
+
+    def __init__(self, message: str, span: Span | None = None, hint: str | None = None,
+                 source: Source | None = None):
+        super().__init__(message)
+        self.message = message
+        self.span = span
+        self.hint = hint
+        self.source = source
+
+    def format(self, source: Source | None = None) -> str:
+        src = source or self.source
+        if self.span is None:
+            head = f"{src.name if src else '<input>'}: error: {self.message}"
+            return head + (f"\n  hint: {self.hint}" if self.hint else "")
+        sp = self.span
+        out = [f"{sp.file}:{sp.line}:{sp.col}: error: {self.message}"]
+        if src is not None:
+            text = src.line_text(sp.line)
+            if text or sp.line <= len(src.lines):
+                gutter = f"{sp.line:>4} | "
+                out.append(gutter + text.expandtabs(1))
+                width = (sp.end_col - sp.col) if sp.end_line == sp.line else len(text) - sp.col + 1
+                width = max(1, width)
+                out.append(" " * (len(gutter) + sp.col - 1) + "^" + "~" * (width - 1))
+        if self.hint:
+            out.append(f"  hint: {self.hint}")
+        return "\n".join(out)
+
+    def __str__(self) -> str:
+        return self.format()
+
+
+class LexError(RelayError):
+    kind = "lex"
+
+
+class ParseError(RelayError):
+    kind = "parse"
+
+
+class NameResolutionError(RelayError):
+    """Unbound names, duplicate definitions, unknown operators or attributes."""
+
+    kind = "name"
+
+
+class RelayTypeError(RelayError):
+    kind = "type"

@@ -1,0 +1,163 @@
+"""Relay types: tensors (static or `?` dimensions), tuples, functions, type parameters, ADTs, refs.
+
+Scalars are 0-d tensors (`TensorType((), "int32")`). `IncompleteType` is a unification variable:
+the parser makes one for `_`, the type checker for every unknown, and resolves them all.
+`str(t)` is the Relay text form, which the parser reads back.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float16", "float32", "float64")
+DTYPE_ALIASES = {"int": "int32", "float": "float32", "uint": "uint32"}
+
+
+class Type:
+    """Base of all types."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True)
+class TensorType(Type):
+    shape: tuple  # of int, or None for a dimension known only at run time (`?`)
+    dtype: str
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.shape == ()
+
+    @property
+    def is_static(self) -> bool:
+        return all(d is not None for d in self.shape)
+
+    def __str__(self) -> str:
+        if self.shape == ():
+            return self.dtype
+        dims = ", ".join("?" if d is None else str(d) for d in self.shape)
+        if len(self.shape) == 1:
+            dims += ","
+        return f"Tensor[({dims}), {self.dtype}]"
+
+
+def scalar(dtype: str) -> TensorType:
+    return TensorType((), dtype)
+
+
+@dataclass(frozen=True)
+class TupleType(Type):
+    fields: tuple
+
+    def __str__(self) -> str:
+        if len(self.fields) == 1:
+            return f"({self.fields[0]},)"
+        return "(" + ", ".join(str(f) for f in self.fields) + ")"
+
+
+UNIT = TupleType(())
+
+
+@dataclass(frozen=True)
+class TypeVar(Type):
+    """A type parameter (`A` in `def @id[A](%x: A) -> A`, or in `type List[A]`)."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class FuncType(Type):
+    params: tuple
+    ret: Type
+    type_params: tuple = ()  # of TypeVar: the function is polymorphic over these
+
+    def __str__(self) -> str:
+        tp = ("[" + ", ".join(str(t) for t in self.type_params) + "]") if self.type_params else ""
+        return f"fn {tp}(" + ", ".join(str(p) for p in self.params) + f") -> {self.ret}"
+
+
+@dataclass(frozen=True)
+class TypeCall(Type):
+    """An algebraic data type applied to its arguments: `List[int32]`, `nat` (no arguments)."""
+
+    name: str
+    args: tuple = ()
+
+    def __str__(self) -> str:
+        if not self.args:
+            return self.name
+        return f"{self.name}[" + ", ".join(str(a) for a in self.args) + "]"
+
+
+@dataclass(frozen=True)
+class RefType(Type):
+    value: Type
+
+    def __str__(self) -> str:
+        return f"ref({self.value})"
+
+
+_incomplete_ids = itertools.count()
+
+
+class IncompleteType(Type):
+    """A type to be inferred (`_` in source, or a fresh unknown). Compared by identity."""
+
+    __slots__ = ("id",)
+
+    def __init__(self) -> None:
+        self.id = next(_incomplete_ids)
+
+    def __str__(self) -> str:
+        return "_"
+
+    def __repr__(self) -> str:
+        return f"?t{self.id}"
+
+
+def free_type_vars(t: Type) -> list:
+    """The TypeVars occurring in t, in order of first occurrence."""
+    seen: list = []
+
+    def walk(u: Type) -> None:
+        if isinstance(u, TypeVar):
+            if u not in seen:
+                seen.append(u)
+        elif isinstance(u, TupleType):
+            for f in u.fields:
+                walk(f)
+        elif isinstance(u, FuncType):
+            for p in u.params:
+                walk(p)
+            walk(u.ret)
+        elif isinstance(u, TypeCall):
+            for a in u.args:
+                walk(a)
+        elif isinstance(u, RefType):
+            walk(u.value)
+
+    walk(t)
+    return seen
+
+
+def substitute(t: Type, mapping: dict) -> Type:
+    """Replace TypeVars (keys of mapping) in t."""
+    if not mapping:
+        return t
+    if isinstance(t, TypeVar):
+        return mapping.get(t, t)
+    if isinstance(t, TupleType):
+        return TupleType(tuple(substitute(f, mapping) for f in t.fields))
+    if isinstance(t, FuncType):
+        inner = {k: v for k, v in mapping.items() if k not in t.type_params}
+        return FuncType(tuple(substitute(p, inner) for p in t.params), substitute(t.ret, inner),
+                        t.type_params)
+    if isinstance(t, TypeCall):
+        return TypeCall(t.name, tuple(substitute(a, mapping) for a in t.args))
+    if isinstance(t, RefType):
+        return RefType(substitute(t.value, mapping))
+    return t

@@ -1,0 +1,1 @@
+"""The Relay VM: bytecode, executable, compiler and dispatch loop."""
