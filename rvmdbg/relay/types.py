@@ -101,6 +101,21 @@ class RefType(Type):
         return f"ref({self.value})"
 
 
+class StorageType(Type):
+    """The type of a raw buffer made by `memory.alloc_storage` (only after ManifestAlloc)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, StorageType)
+
+    def __hash__(self) -> int:
+        return hash("Storage")
+
+    def __str__(self) -> str:
+        return "Storage[]"
+
+
 _incomplete_ids = itertools.count()
 
 

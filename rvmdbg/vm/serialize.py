@@ -1,0 +1,429 @@
+"""Saving and loading executables as `.rvmx` files (layout: docs/rvmx-format.md).
+
+A plain little-endian struct layout: a fixed header (magic number, format version, payload
+length, SHA-256 of the payload) and a payload of tagged sections. Nothing is pickled or
+evaluated. `load` trusts nothing: it checks the header, the checksum, every length before
+reading, every opcode and operand, and then the executable's invariants
+(`executable.check_executable`). Every failure is an `ExecutableFormatError` naming the file.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+
+import numpy as np
+
+from rvmdbg.relay.diagnostics import Span
+from rvmdbg.vm.bytecode import DTYPES, BytecodeError, decode
+from rvmdbg.vm.executable import (Executable, InvalidExecutable, Kernel, VMFunction,
+                                  check_executable)
+
+MAGIC = b"RVMX\r\n\x1a\n"   # the CR LF and ^Z catch files mangled by text-mode transfers
+FORMAT_VERSION = 1
+_HEADER = struct.Struct("<8sIQ32s")   # magic, version, payload length, sha256(payload)
+HEADER_SIZE = _HEADER.size
+
+SECTIONS = (b"SRCE", b"GLOB", b"CNST", b"KERN", b"FUNC", b"SMAP", b"ADTC")
+_SECTION_NAMES = {b"SRCE": "source", b"GLOB": "globals", b"CNST": "constants",
+                  b"KERN": "kernels", b"FUNC": "functions", b"SMAP": "source map",
+                  b"ADTC": "constructor names"}
+
+_MAX_NDIM = 32
+
+
+class ExecutableFormatError(Exception):
+    """A file that is not a valid rvmdbg executable; `str()` names the file and the problem."""
+
+    def __init__(self, message: str, path: str | None = None, reason: str | None = None):
+        super().__init__(message)
+        self.path = path
+        self.reason = reason if reason is not None else message
+
+
+def _fail(name: str, reason: str) -> ExecutableFormatError:
+    return ExecutableFormatError(f"{name}: {reason}", name, reason)
+
+
+# ---------------------------------------------------------------- writing
+
+class _Writer:
+    def __init__(self):
+        self.parts: list[bytes] = []
+
+    def raw(self, b: bytes) -> None:
+        self.parts.append(bytes(b))
+
+    def u8(self, v: int) -> None:
+        self.parts.append(struct.pack("<B", v))
+
+    def u32(self, v: int) -> None:
+        self.parts.append(struct.pack("<I", v))
+
+    def u64(self, v: int) -> None:
+        self.parts.append(struct.pack("<Q", v))
+
+    def i64s(self, values) -> None:
+        values = list(values)
+        self.parts.append(struct.pack(f"<{len(values)}q", *values))
+
+    def str(self, s: str) -> None:
+        b = s.encode("utf-8")
+        self.u32(len(b))
+        self.parts.append(b)
+
+    def data(self) -> bytes:
+        return b"".join(self.parts)
+
+
+def dumps(exe: Executable) -> bytes:
+    """The `.rvmx` bytes of an executable (checked first: an invalid one is never written)."""
+    check_executable(exe)
+    try:
+        payload = _payload(exe)
+    except (struct.error, UnicodeEncodeError) as e:
+        raise InvalidExecutable(f"cannot serialize: {e}") from None
+    header = _HEADER.pack(MAGIC, FORMAT_VERSION, len(payload), hashlib.sha256(payload).digest())
+    return header + payload
+
+
+def _payload(exe: Executable) -> bytes:
+    w = _Writer()
+
+    w.raw(b"SRCE")
+    w.u8((1 if exe.source_name is not None else 0) | (2 if exe.source_text is not None else 0))
+    if exe.source_name is not None:
+        w.str(exe.source_name)
+    if exe.source_text is not None:
+        w.str(exe.source_text)
+
+    w.raw(b"GLOB")
+    w.u32(len(exe.functions))
+    for f in exe.functions:
+        w.str(f.name)
+
+    w.raw(b"CNST")
+    w.u32(len(exe.constants))
+    for c in exe.constants:
+        w.str(c.dtype.name)
+        w.u32(c.ndim)
+        w.i64s(c.shape)
+        raw = np.ascontiguousarray(c).astype(c.dtype.newbyteorder("<"), copy=False).tobytes()
+        w.u64(len(raw))
+        w.raw(raw)
+
+    w.raw(b"KERN")
+    w.u32(len(exe.kernels))
+    for k in exe.kernels:
+        w.str(k.name)
+        w.str(k.source)
+        w.u32(k.num_inputs)
+        w.u32(k.num_outputs)
+        w.u8(1 if k.builtin else 0)
+
+    w.raw(b"FUNC")
+    w.u32(len(exe.functions))
+    for f in exe.functions:
+        w.str(f.name)
+        w.u32(len(f.params))
+        for p in f.params:
+            w.str(p)
+        w.i64s(f.param_device_indexes)
+        w.u32(f.register_file_size)
+        w.u32(len(f.instructions))
+        for instr in f.instructions:
+            fields = instr.fields()
+            w.u32(instr.opcode)
+            w.u32(len(fields))
+            w.i64s(fields)
+
+    w.raw(b"SMAP")
+    entries = sorted(exe.source_map.items())
+    files: dict[str, int] = {}   # in order of first use, so equal executables give equal bytes
+    for _, span in entries:
+        files.setdefault(span.file, len(files))
+    w.u32(len(files))
+    for fname in files:
+        w.str(fname)
+    w.u32(len(entries))
+    for (fi, pc), span in entries:
+        w.u32(fi)
+        w.u32(pc)
+        w.u32(span.line)
+        w.u32(span.col)
+        w.u32(span.end_line)
+        w.u32(span.end_col)
+        w.u32(files[span.file])
+
+    w.raw(b"ADTC")
+    constructors = sorted(exe.adt_constructor.items())
+    w.u32(len(constructors))
+    for (fi, pc), con in constructors:
+        w.u32(fi)
+        w.u32(pc)
+        w.str(con)
+
+    return w.data()
+
+
+def save(exe: Executable, path) -> None:
+    """Write `exe` to `path` (conventionally `.rvmx`), replacing the file atomically."""
+    data = dumps(exe)
+    path = os.fspath(path)
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+# ---------------------------------------------------------------- reading
+
+class _Malformed(Exception):
+    """Internal: a section's bytes do not parse; turned into ExecutableFormatError."""
+
+
+class _Reader:
+    def __init__(self, data: bytes):
+        self.data = data
+        self.pos = 0
+        self.section = "payload"
+
+    def take(self, n: int) -> bytes:
+        if n < 0 or self.pos + n > len(self.data):
+            raise _Malformed(f"unexpected end of data in the {self.section} section "
+                             f"(needs {n} bytes at offset {self.pos}, "
+                             f"{len(self.data) - self.pos} left)")
+        b = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return b
+
+    def u8(self) -> int:
+        return self.take(1)[0]
+
+    def u32(self) -> int:
+        return struct.unpack("<I", self.take(4))[0]
+
+    def u64(self) -> int:
+        return struct.unpack("<Q", self.take(8))[0]
+
+    def i64s(self, n: int) -> list:
+        return list(struct.unpack(f"<{n}q", self.take(8 * n)))
+
+    def str(self, what: str) -> str:
+        n = self.u32()
+        try:
+            return self.take(n).decode("utf-8")
+        except UnicodeDecodeError:
+            raise _Malformed(f"{what} in the {self.section} section is not valid UTF-8") from None
+
+    def count(self, what: str, min_item_bytes: int) -> int:
+        """A u32 element count, refused if the remaining bytes cannot possibly hold it."""
+        n = self.u32()
+        if n * min_item_bytes > len(self.data) - self.pos:
+            raise _Malformed(f"{self.section} section declares {n} {what}, more than the "
+                             f"remaining {len(self.data) - self.pos} bytes can hold")
+        return n
+
+    def section_tag(self, tag: bytes) -> None:
+        self.section = _SECTION_NAMES[tag]
+        got = self.take(4)
+        if got != tag:
+            raise _Malformed(f"expected the {self.section} section (tag {tag!r}), found {got!r}")
+
+
+def _check_header(data: bytes, name: str) -> bytes:
+    """Validate the header; return the payload."""
+    if len(data) < len(MAGIC):
+        if MAGIC.startswith(data):
+            raise _fail(name, f"file is truncated ({len(data)} bytes, not even a header)")
+        raise _fail(name, "not an rvmdbg executable (bad magic number)")
+    if data[:len(MAGIC)] != MAGIC:
+        raise _fail(name, "not an rvmdbg executable (bad magic number)")
+    if len(data) < len(MAGIC) + 4:
+        raise _fail(name, f"file is truncated ({len(data)} bytes, header is {HEADER_SIZE})")
+    (version,) = struct.unpack_from("<I", data, len(MAGIC))
+    if version > FORMAT_VERSION:
+        raise _fail(name, f"written by a newer rvmdbg (format version {version}; this rvmdbg "
+                          f"reads versions up to {FORMAT_VERSION}); upgrade rvmdbg or recompile "
+                          f"the program")
+    if version < 1:
+        raise _fail(name, f"unsupported format version {version}")
+    if len(data) < HEADER_SIZE:
+        raise _fail(name, f"file is truncated ({len(data)} bytes, header is {HEADER_SIZE})")
+    _, _, length, digest = _HEADER.unpack_from(data, 0)
+    payload = data[HEADER_SIZE:]
+    if len(payload) < length:
+        raise _fail(name, f"file is truncated (payload is {len(payload)} of {length} bytes)")
+    if len(payload) > length:
+        raise _fail(name, f"file is corrupted ({len(payload) - length} unexpected bytes "
+                          f"after the payload)")
+    if hashlib.sha256(payload).digest() != digest:
+        raise _fail(name, "file is corrupted (checksum mismatch)")
+    return payload
+
+
+def _read_payload(payload: bytes, name: str) -> Executable:
+    r = _Reader(payload)
+
+    r.section_tag(b"SRCE")
+    flags = r.u8()
+    if flags & ~3:
+        raise _Malformed(f"unknown source flags {flags:#x}")
+    source_name = r.str("source name") if flags & 1 else None
+    source_text = r.str("source text") if flags & 2 else None
+
+    r.section_tag(b"GLOB")
+    globals_ = [r.str("global name") for _ in range(r.count("globals", 4))]
+
+    r.section_tag(b"CNST")
+    constants = [_read_constant(r, i) for i in range(r.count("constants", 16))]
+
+    r.section_tag(b"KERN")
+    kernels = []
+    for _ in range(r.count("kernels", 17)):
+        kname = r.str("kernel name")
+        source = r.str("kernel source")
+        num_inputs, num_outputs = r.u32(), r.u32()
+        builtin = r.u8()
+        if builtin > 1:
+            raise _Malformed(f"kernel {kname}: builtin flag {builtin} is not 0 or 1")
+        kernels.append(Kernel(kname, source, num_inputs, num_outputs, bool(builtin)))
+
+    r.section_tag(b"FUNC")
+    n_funcs = r.count("functions", 16)
+    if n_funcs != len(globals_):
+        raise _Malformed(f"{n_funcs} functions but {len(globals_)} global names")
+    functions = []
+    for fi in range(n_funcs):
+        functions.append(_read_function(r, fi, globals_[fi]))
+
+    r.section_tag(b"SMAP")
+    files = [r.str("file name") for _ in range(r.count("files", 4))]
+    source_map = {}
+    for _ in range(r.count("source map entries", 28)):
+        fi, pc, line, col, end_line, end_col, file_index = (r.u32() for _ in range(7))
+        if file_index >= len(files):
+            raise _Malformed(f"source map entry names file {file_index} of {len(files)}")
+        if (fi, pc) in source_map:
+            raise _Malformed(f"two source map entries for function {fi}, pc {pc}")
+        source_map[(fi, pc)] = Span(line, col, end_line, end_col, files[file_index])
+
+    r.section_tag(b"ADTC")
+    adt_constructor = {}
+    for _ in range(r.count("constructor names", 12)):
+        fi, pc = r.u32(), r.u32()
+        con = r.str("constructor name")
+        if (fi, pc) in adt_constructor:
+            raise _Malformed(f"two constructor names for function {fi}, pc {pc}")
+        adt_constructor[(fi, pc)] = con
+
+    if r.pos != len(payload):
+        raise _Malformed(f"{len(payload) - r.pos} unexpected bytes after the last section")
+    return Executable(functions, constants, kernels, source_map, source_text, source_name,
+                      adt_constructor)
+
+
+def _read_constant(r: _Reader, i: int) -> np.ndarray:
+    dtype = r.str("constant dtype")
+    if dtype not in DTYPES:
+        raise _Malformed(f"constant {i} has unsupported dtype {dtype!r}")
+    ndim = r.u32()
+    if ndim > _MAX_NDIM:
+        raise _Malformed(f"constant {i} has {ndim} dimensions")
+    shape = r.i64s(ndim)
+    if any(d < 0 for d in shape):
+        raise _Malformed(f"constant {i} has a negative dimension in {shape}")
+    nbytes = r.u64()
+    dt = np.dtype(dtype)
+    expected = dt.itemsize * int(np.prod(shape, dtype=object))
+    if nbytes != expected:
+        raise _Malformed(f"constant {i} ({dtype}{list(shape)}) has {nbytes} bytes, "
+                         f"expected {expected}")
+    if int(np.prod([d for d in shape if d], dtype=object)) >= 1 << 62:
+        # An empty array may still declare dimensions NumPy cannot index.
+        raise _Malformed(f"constant {i} has an impossible shape {shape}")
+    raw = r.take(nbytes)
+    if dtype == "bool" and raw.translate(None, b"\x00\x01"):
+        raise _Malformed(f"constant {i} (bool) holds bytes other than 0 and 1")
+    try:
+        return np.frombuffer(raw, dtype=dt.newbyteorder("<")).astype(dt).reshape(shape)
+    except ValueError as e:
+        raise _Malformed(f"constant {i} cannot be built: {e}") from None
+
+
+def _read_function(r: _Reader, fi: int, global_name: str) -> VMFunction:
+    fname = r.str("function name")
+    if fname != global_name:
+        raise _Malformed(f"function {fi} is named @{fname} but global {fi} is @{global_name}")
+    params = [r.str("parameter name") for _ in range(r.count("parameters", 4))]
+    devices = r.i64s(len(params))
+    register_file_size = r.u32()
+    instructions = []
+    for pc in range(r.count("instructions", 8)):
+        opcode = r.u32()
+        n_fields = r.count("fields", 8)
+        fields = r.i64s(n_fields)
+        try:
+            instructions.append(decode(opcode, fields))
+        except BytecodeError as e:
+            raise _Malformed(f"function @{fname}, pc {pc}: {e}") from None
+    return VMFunction(fname, params, register_file_size, instructions, devices)
+
+
+def loads(data: bytes, name: str = "<bytes>", build_kernels: bool = True) -> Executable:
+    """Parse and verify `.rvmx` bytes; `name` is used in error messages.
+
+    With `build_kernels`, each kernel's `impl` is rebuilt by `rvmdbg.vm.kernels.build_kernel`.
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise _fail(name, f"expected bytes, got {type(data).__name__}")
+    data = bytes(data)
+    payload = _check_header(data, name)
+    try:
+        exe = _read_payload(payload, name)
+    except _Malformed as e:
+        raise _fail(name, f"malformed executable: {e}") from None
+    try:
+        check_executable(exe)
+    except InvalidExecutable as e:
+        raise _fail(name, f"invalid executable: {e}") from None
+    if build_kernels:
+        _build_kernels(exe, name)
+    return exe
+
+
+def _build_kernels(exe: Executable, name: str) -> None:
+    if not exe.kernels:
+        return
+    try:
+        from rvmdbg.vm.kernels import build_kernel  # late: the kernel builder is a separate layer
+    except ImportError as e:
+        raise _fail(name, f"cannot rebuild kernels: rvmdbg.vm.kernels is unavailable ({e})") from e
+    for i, kern in enumerate(exe.kernels):
+        try:
+            impl = build_kernel(kern)
+        except Exception as e:  # any failure to rebuild means the file cannot run
+            raise _fail(name, f"kernel {i} ({kern.name}) cannot be rebuilt: {e}") from e
+        if impl is not None:
+            kern.impl = impl
+        if not callable(kern.impl):
+            raise _fail(name, f"kernel {i} ({kern.name}) cannot be rebuilt: no implementation")
+
+
+def load(path, build_kernels: bool = True) -> Executable:
+    """Read and verify a `.rvmx` file."""
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as fh:
+            data = fh.read()
+    except OSError as e:
+        raise _fail(name, f"cannot read: {e.strerror or e}") from e
+    return loads(data, name, build_kernels)
+
+
+__all__ = ["save", "load", "dumps", "loads", "ExecutableFormatError", "MAGIC", "FORMAT_VERSION",
+           "HEADER_SIZE"]
