@@ -1,0 +1,468 @@
+"""The operator registry's core: errors, attribute specs, `OpDef`, attribute normalisation, and
+the shape/dtype helpers every operator family's type relation and kernel share.
+
+Conventions the operator files follow:
+- a type relation implementation is `rel(name, arg_types, attrs) -> Type`; `register` binds the
+  name, and `OpDef` checks the argument count and kinds and normalises the attributes first;
+- a kernel is `kernel(args, attrs) -> np.ndarray | tuple` built by a factory that knows the op's
+  name; it returns a fresh array of exactly the dtype the type relation gives (see `as_result`);
+- validation belongs in the type relation; kernels only check what only shows at run time.
+"""
+from __future__ import annotations
+
+import difflib
+import functools
+
+import numpy as np
+
+from rvmdbg.relay.types import DTYPE_ALIASES, DTYPES, TensorType, TupleType, Type
+
+# ---------------------------------------------------------------------------------------------
+# Errors
+
+
+class OpError(Exception):
+    """Base of the operator errors; `message` is the text without location."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class OpTypeError(OpError):
+    """A call's argument types do not fit the operator (wrong rank, dtype, shape)."""
+
+
+class OpAttrError(OpError):
+    """An attribute is unknown, missing or of the wrong kind; `attr_name` names it (or None)."""
+
+    def __init__(self, message: str, attr_name: str | None = None):
+        super().__init__(message)
+        self.attr_name = attr_name
+
+
+class KernelError(OpError):
+    """A failure that only shows at run time (a `?` dimension mismatch, division by zero...)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Attribute specs
+
+
+class _Required:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED = _Required()
+
+# kind -> the phrase used in "attribute 'x' must be ..." messages
+ATTR_KINDS = {
+    "int": "an integer",
+    "float": "a number",
+    "bool": "True or False",
+    "str": "a string",
+    "dtype": "a dtype name",
+    "dtype_or_none": "a dtype name or None",
+    "int_list": "a list of integers",
+    "int_list_or_none": "an integer, a list of integers or None",
+    "int_or_none": "an integer or None",
+    "float_or_none": "a number or None",
+    "int_or_int_list": "an integer or a list of integers",
+    "any": "any value",
+}
+
+
+class AttrSpec:
+    """One attribute of an operator: its name, kind (a key of ATTR_KINDS) and default."""
+
+    __slots__ = ("name", "kind", "default", "choices")
+
+    def __init__(self, name: str, kind: str, default=REQUIRED, choices: tuple | None = None):
+        if kind not in ATTR_KINDS:
+            raise ValueError(f"unknown attribute kind {kind!r}")
+        self.name = name
+        self.kind = kind
+        self.default = default
+        self.choices = tuple(choices) if choices is not None else None
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+    def __repr__(self) -> str:
+        d = "" if self.required else f", default={self.default!r}"
+        return f"AttrSpec({self.name!r}, {self.kind!r}{d})"
+
+
+class Attrs(dict):
+    """A dict of attributes already normalised for the operator `op_name` (all present, converted).
+
+    Kernels and type relations receive this; a plain dict passed to them is normalised first.
+    """
+
+    __slots__ = ("op_name",)
+
+    def __init__(self, op_name: str = "", *args, **kw):
+        super().__init__(*args, **kw)
+        self.op_name = op_name
+
+
+# ---------------------------------------------------------------------------------------------
+# OpDef and the registry
+
+# TVM's fusion pattern kinds (OpPatternKind), with TVM's numbers: lower fuses more freely.
+PATTERNS = {"elemwise": 0, "broadcast": 1, "injective": 2, "comm_reduce": 3,
+            "out_elemwise_fusable": 4, "opaque": 8}
+
+OPS: dict = {}
+
+
+class OpDef:
+    """A primitive operator: arity, attributes, type relation, NumPy kernel, fusion pattern.
+
+    `type_rel(arg_types, attrs)` and `kernel(args, attrs)` are the public entry points; the
+    constructor's `type_rel` has the same signature and is wrapped to check the argument count
+    and kinds and to normalise the attributes first;
+    `tuple_input` marks operators whose single argument is a tuple of tensors (concatenate,
+    stack); `scalar` (or None) is the fast path taking 0-d arrays positionally.
+    """
+
+    __slots__ = ("name", "num_inputs", "attrs", "attr_specs", "type_rel", "kernel", "pattern",
+                 "elementwise", "tuple_input", "scalar", "doc", "_rel_impl")
+
+    def __init__(self, name: str, num_inputs: int, attrs: list, type_rel, kernel,
+                 pattern: str = "opaque", elementwise: bool | None = None,
+                 tuple_input: bool = False, scalar=None, doc: str = ""):
+        if pattern not in PATTERNS:
+            raise ValueError(f"unknown fusion pattern {pattern!r}")
+        self.name = name
+        self.num_inputs = num_inputs
+        self.attrs = list(attrs)
+        self.attr_specs = {a.name: a for a in self.attrs}
+        self.pattern = pattern
+        if elementwise is None:
+            elementwise = pattern in ("elemwise", "broadcast")
+        self.elementwise = elementwise
+        self.tuple_input = tuple_input
+        self.scalar = scalar
+        self.doc = doc
+        self._rel_impl = type_rel
+        self.type_rel = self._checked_rel
+        if self.attrs:
+            raw_kernel = kernel
+
+            def normalising_kernel(args, attrs, _op=self, _k=raw_kernel):
+                if type(attrs) is not Attrs or attrs.op_name != _op.name:
+                    attrs = normalize_attrs(_op, attrs or {})
+                return _k(args, attrs)
+            self.kernel = normalising_kernel
+        else:
+            self.kernel = kernel
+
+    @property
+    def attr_names(self) -> list:
+        return [a.name for a in self.attrs]
+
+    @property
+    def pattern_level(self) -> int:
+        return PATTERNS[self.pattern]
+
+    def _checked_rel(self, arg_types, attrs=None) -> Type:
+        name = self.name
+        if len(arg_types) != self.num_inputs:
+            raise OpTypeError(f"{name}: expects {_plural(self.num_inputs, 'argument')}, "
+                              f"got {len(arg_types)}")
+        for i, t in enumerate(arg_types):
+            if self.tuple_input and i == 0:
+                if not (isinstance(t, TupleType)
+                        and all(isinstance(f, TensorType) for f in t.fields)):
+                    raise OpTypeError(f"{name}: expects a tuple of tensors, got {t}")
+            elif not isinstance(t, TensorType):
+                raise OpTypeError(f"{name}: argument {i + 1} must be a tensor, got {t}")
+        if type(attrs) is not Attrs or attrs.op_name != name:
+            attrs = normalize_attrs(self, attrs or {})
+        return self._rel_impl(list(arg_types), attrs)
+
+    def __repr__(self) -> str:
+        return f"OpDef({self.name!r}, {self.num_inputs}, pattern={self.pattern!r})"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def register(name: str, num_inputs: int, rel, kernel, pattern: str, attrs=(), **kw) -> OpDef:
+    """Add an operator to OPS; `rel(name, arg_types, attrs)` gets the op's name bound."""
+    if name in OPS:
+        raise ValueError(f"operator {name} registered twice")
+    op = OpDef(name, num_inputs, list(attrs), functools.partial(rel, name), kernel, pattern, **kw)
+    OPS[name] = op
+    return op
+
+
+def get_op(name: str) -> OpDef | None:
+    return OPS.get(name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Attribute normalisation
+
+
+def _valid_names(op: OpDef) -> str:
+    return ", ".join(op.attr_names) if op.attrs else "none"
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _as_int_list(v):
+    if _is_int(v):
+        return [int(v)]
+    if isinstance(v, (list, tuple)) and all(_is_int(x) for x in v):
+        return [int(x) for x in v]
+    return None
+
+
+def _convert(op: OpDef, spec: AttrSpec, v):
+    kind = spec.kind
+    bad = False
+    out = v
+    if kind == "any":
+        return v
+    if v is None and kind in ("int_list_or_none", "int_or_none", "float_or_none", "dtype_or_none"):
+        return None
+    if kind in ("int", "int_or_none"):
+        if _is_int(v):
+            out = int(v)
+        else:
+            bad = True
+    elif kind in ("float", "float_or_none"):
+        if _is_int(v) or isinstance(v, (float, np.floating)):
+            out = float(v)
+        else:
+            bad = True
+    elif kind == "bool":
+        if isinstance(v, (bool, np.bool_)):
+            out = bool(v)
+        elif _is_int(v) and int(v) in (0, 1):
+            out = bool(v)  # TVM prints some boolean attributes as 0/1
+        else:
+            bad = True
+    elif kind == "str":
+        if isinstance(v, str):
+            out = v
+        else:
+            bad = True
+    elif kind in ("dtype", "dtype_or_none"):
+        if kind == "dtype_or_none" and v == "":
+            return None  # TVM writes an unset dtype as ""
+        if isinstance(v, str) and (v in DTYPES or v in DTYPE_ALIASES):
+            out = DTYPE_ALIASES.get(v, v)
+        else:
+            raise OpAttrError(f"{op.name}: attribute '{spec.name}' must be a dtype name "
+                              f"({', '.join(DTYPES)}), got {v!r}", spec.name)
+    elif kind in ("int_list", "int_list_or_none"):
+        out = _as_int_list(v)
+        bad = out is None
+    elif kind == "int_or_int_list":
+        if _is_int(v):
+            out = int(v)
+        else:
+            out = _as_int_list(v)
+            bad = out is None
+    if bad:
+        raise OpAttrError(f"{op.name}: attribute '{spec.name}' must be {ATTR_KINDS[kind]}, "
+                          f"got {v!r}", spec.name)
+    if spec.choices is not None and out not in spec.choices:
+        raise OpAttrError(f"{op.name}: attribute '{spec.name}' must be one of "
+                          f"{', '.join(repr(c) for c in spec.choices)}, got {v!r}", spec.name)
+    return out
+
+
+def normalize_attrs(op, attrs: dict) -> Attrs:
+    """Check names and kinds of a call's attributes, convert them and fill in defaults.
+
+    Unknown or missing attributes and values of the wrong kind raise OpAttrError, whose message
+    lists the operator's valid attribute names. Idempotent.
+    """
+    if isinstance(op, str):
+        found = OPS.get(op)
+        if found is None:
+            raise OpAttrError(f"unknown operator {op}", None)
+        op = found
+    if type(attrs) is Attrs and attrs.op_name == op.name:
+        return attrs
+    attrs = attrs or {}
+    specs = op.attr_specs
+    for key in attrs:
+        if key not in specs:
+            if not op.attrs:
+                raise OpAttrError(f"{op.name}: takes no attributes, got '{key}'", key)
+            close = difflib.get_close_matches(key, list(specs), n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise OpAttrError(f"{op.name}: unknown attribute '{key}'{hint}; valid attributes: "
+                              f"{_valid_names(op)}", key)
+    out = Attrs(op.name)
+    for spec in op.attrs:
+        if spec.name in attrs:
+            out[spec.name] = _convert(op, spec, attrs[spec.name])
+        elif spec.required:
+            raise OpAttrError(f"{op.name}: missing required attribute '{spec.name}'; valid "
+                              f"attributes: {_valid_names(op)}", spec.name)
+        else:
+            d = spec.default
+            out[spec.name] = list(d) if isinstance(d, list) else d
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Shape and dtype helpers for type relations (dims are int, or None for `?`)
+
+FLOAT_DTYPES = frozenset(("float16", "float32", "float64"))
+INT_DTYPES = frozenset(("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"))
+
+
+def is_float(dtype: str) -> bool:
+    return dtype in FLOAT_DTYPES
+
+
+def is_int(dtype: str) -> bool:
+    return dtype in INT_DTYPES
+
+
+def fmt_shape(shape) -> str:
+    dims = ", ".join("?" if d is None else str(d) for d in shape)
+    return f"({dims},)" if len(shape) == 1 else f"({dims})"
+
+
+def same_dtype(name: str, a: TensorType, b: TensorType) -> str:
+    """The common dtype of two arguments; TVM never promotes implicitly."""
+    if a.dtype != b.dtype:
+        pair = {a.dtype, b.dtype}
+        if pair == {"int32", "float32"}:
+            fix = "cast one or write the literal with the f suffix"
+        else:
+            fix = "cast one with cast(..., dtype=...)"
+        raise OpTypeError(f"{name}: dtypes {a.dtype} and {b.dtype} differ; {fix}")
+    return a.dtype
+
+
+def need_dtype(name: str, t: TensorType, what: str):
+    """Check an argument's dtype class: 'numeric' (not bool), 'float', 'bool', 'int'."""
+    d = t.dtype
+    if what == "numeric" and d == "bool":
+        raise OpTypeError(f"{name}: not defined for bool tensors, got {t}"
+                          + ("; use logical_or" if name == "add" else
+                             "; use logical_and" if name == "multiply" else ""))
+    if what == "float" and not is_float(d):
+        raise OpTypeError(f"{name}: needs a float tensor, got {t}; cast it first, "
+                          f"e.g. cast(x, dtype=\"float32\")")
+    if what == "bool" and d != "bool":
+        raise OpTypeError(f"{name}: needs bool tensors, got {t}; compare with a value first "
+                          f"(e.g. x != 0)")
+    if what == "int" and not is_int(d):
+        raise OpTypeError(f"{name}: needs an integer tensor, got {t}")
+
+
+def broadcast_dims(name: str, types: list) -> tuple:
+    """NumPy-style broadcast of the shapes of `types`; None (`?`) broadcasts as TVM's Any does:
+    against 1 it stays None, against a known k > 1 it becomes k (checked at run time)."""
+    ndim = max(len(t.shape) for t in types)
+    out = []
+    for i in range(ndim):
+        dim = 1
+        for t in types:
+            k = len(t.shape) - ndim + i
+            if k < 0:
+                continue
+            d = t.shape[k]
+            if d == 1:
+                continue
+            if dim == 1:
+                dim = d
+            elif d is None:
+                continue
+            elif dim is None:
+                dim = d
+            elif d != dim:
+                raise OpTypeError(f"{name}: cannot broadcast "
+                                  + " with ".join(str(t) for t in types))
+        out.append(dim)
+    return tuple(out)
+
+
+def norm_axis(name: str, axis: int, ndim: int, what: str = "axis", extra: int = 0) -> int:
+    """Normalise a possibly negative axis into [0, ndim + extra)."""
+    n = ndim + extra
+    if not -n <= axis < n:
+        lo, hi = -n, n - 1
+        rng = f"[{lo}, {hi}]" if n else "none (the tensor is 0-d)"
+        raise OpTypeError(f"{name}: {what} {axis} is out of range for a {ndim}-d tensor; "
+                          f"valid: {rng}")
+    return axis + n if axis < 0 else axis
+
+
+def norm_axes(name: str, axes, ndim: int, what: str = "axis") -> list:
+    out = [norm_axis(name, a, ndim, what) for a in axes]
+    if len(set(out)) != len(out):
+        raise OpTypeError(f"{name}: {what} {list(axes)} repeats an axis")
+    return out
+
+
+def known_prod(dims):
+    """Product of dims, or None if any is unknown."""
+    p = 1
+    for d in dims:
+        if d is None:
+            return None
+        p *= d
+    return p
+
+
+def unify_dim(name: str, a, b, what: str):
+    """Two dims that must be equal: the known one wins; both known and different is an error."""
+    if a is None:
+        return b
+    if b is None or a == b:
+        return a
+    raise OpTypeError(f"{name}: {what}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Kernel helpers
+
+_arr = np.array
+BOOL = np.dtype("bool")
+
+# dtype -> how the 0-d fast path computes: in Python ints, in Python floats (float64, or float32
+# after a range check: +, -, *, / and comparisons of two float32 values are correctly rounded
+# when done in double and rounded once), or as Python bools.
+FAST_INT, FAST_F64, FAST_F32, FAST_BOOL = 1, 2, 3, 4
+FAST_KIND = {np.dtype(d): FAST_INT for d in INT_DTYPES}
+FAST_KIND[np.dtype("float64")] = FAST_F64
+FAST_KIND[np.dtype("float32")] = FAST_F32
+FAST_KIND[BOOL] = FAST_BOOL
+F32_MAX = float(np.finfo(np.float32).max)
+
+
+def as_result(r, dt) -> np.ndarray:
+    """A kernel's result as an ndarray of exactly dtype `dt` (NumPy returns scalars for 0-d)."""
+    if type(r) is not np.ndarray:
+        return _arr(r, dt)
+    if r.dtype != dt:
+        return r.astype(dt)
+    return r
+
+
+def runtime_type_error(fn):
+    """Run a shape computation at run time: its OpTypeError becomes a KernelError."""
+    def wrapped(*args):
+        try:
+            return fn(*args)
+        except OpTypeError as e:
+            raise KernelError(e.message) from None
+    return wrapped

@@ -1,0 +1,601 @@
+"""Elementwise and broadcasting operators: unary math, binary arithmetic, comparisons, logic,
+`where`, `cast`/`copy`, `clip`, and the creation ops (zeros, ones, full, *_like, broadcast_to).
+
+Binary and unary kernels have a 0-d fast path in Python numbers (the VM runs scalar programs
+through them millions of times); anything unusual (overflow, NaN, division by zero, float16)
+falls back to the NumPy path, which is the reference. Integer overflow wraps, as in TVM.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from rvmdbg.relay.ops.core import (
+    BOOL, F32_MAX, FAST_BOOL, FAST_F32, FAST_F64, FAST_INT, FAST_KIND, AttrSpec, KernelError,
+    OpTypeError, as_result, broadcast_dims, fmt_shape, need_dtype, register, same_dtype,
+)
+from rvmdbg.relay.types import TensorType
+
+_arr = np.array
+
+# ---------------------------------------------------------------------------------------------
+# Type relations
+
+
+def _binary_rel(what: str, out_dtype: str | None = None):
+    def rel(name, args, attrs):
+        a, b = args
+        dt = same_dtype(name, a, b)
+        need_dtype(name, a, what)
+        return TensorType(broadcast_dims(name, [a, b]), out_dtype or dt)
+    return rel
+
+
+def _unary_rel(what: str, out_dtype: str | None = None):
+    def rel(name, args, attrs):
+        (x,) = args
+        need_dtype(name, x, what)
+        return TensorType(x.shape, out_dtype or x.dtype)
+    return rel
+
+
+# ---------------------------------------------------------------------------------------------
+# Python-number functions for the 0-d fast path
+
+
+def _py_tdiv(name):
+    def tdiv(x, y):
+        """Integer division truncating toward zero (C, TVM), unlike Python's floor division."""
+        if y == 0:
+            raise KernelError(f"{name}: integer division by zero")
+        q = x // y
+        if q < 0 and q * y != x:
+            q += 1
+        return q
+    return tdiv
+
+
+def _py_floordiv(x, y):
+    if y == 0:
+        raise KernelError("floor_divide: integer division by zero")
+    return x // y
+
+
+def _py_tmod(name):
+    def f(x, y):
+        if y == 0:
+            raise KernelError(f"{name}: integer division by zero")
+        r = abs(x) % abs(y)
+        return -r if x < 0 else r
+    return f
+
+
+def _py_floormod(x, y):
+    if y == 0:
+        raise KernelError("floor_mod: integer division by zero")
+    return x % y
+
+
+def _py_ipow(x, y):
+    if y < 0:
+        if x == 0:
+            raise KernelError("power: 0 raised to a negative integer power")
+        # x ** -n truncated toward zero: only 1 and -1 survive
+        return 1 if x == 1 or (x == -1 and y % 2 == 0) else (-1 if x == -1 else 0)
+    if y > 64 and x not in (0, 1, -1):
+        return None  # let NumPy wrap the huge power instead of building a huge Python int
+    return x ** y
+
+
+def _py_fmax(x, y):
+    return x if (x >= y or x != x) else y  # NaN propagates, as np.maximum
+
+
+def _py_fmin(x, y):
+    return x if (x <= y or x != x) else y
+
+
+def _py_imax(x, y):
+    return x if x >= y else y
+
+
+def _py_imin(x, y):
+    return x if x <= y else y
+
+
+# ---------------------------------------------------------------------------------------------
+# NumPy implementations (broadcasting), used for arrays and as the fast path's fallback
+
+
+def _np_tdiv(a, b):
+    if a.dtype.kind in "iu":
+        q = np.floor_divide(a, b)
+        # floor -> trunc: add one where the remainder is nonzero and the signs differ
+        fix = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+        return q + fix.astype(q.dtype) if isinstance(fix, np.ndarray) else q + q.dtype.type(fix)
+    return np.divide(a, b)
+
+
+def _np_trunc_divide(a, b):
+    if a.dtype.kind in "iu":
+        return _np_tdiv(a, b)
+    return np.trunc(np.divide(a, b))
+
+
+def _np_floor_divide(a, b):
+    if a.dtype.kind in "iu":
+        return np.floor_divide(a, b)
+    return np.floor(np.divide(a, b))  # TVM: floor(a / b) for floats
+
+
+def _np_floor_mod(a, b):
+    if a.dtype.kind in "iu":
+        return np.remainder(a, b)
+    return a - np.floor(np.divide(a, b)) * b  # TVM: a - floor(a / b) * b for floats
+
+
+def _np_power(a, b):
+    if a.dtype.kind == "i" and np.any(b < 0):
+        neg = b < 0
+        if np.any(neg & (a == 0)):
+            raise KernelError("power: 0 raised to a negative integer power")
+        r = np.power(a, np.where(neg, 0, b).astype(b.dtype))
+        odd = (b % 2) != 0
+        special = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0)).astype(a.dtype)
+        return np.where(neg, special, r)
+    return np.power(a, b)
+
+
+_INT_DIVISION = frozenset(("divide", "floor_divide", "mod", "floor_mod", "trunc_divide",
+                           "trunc_mod"))
+
+
+def _broadcast_error(name, a, b):
+    return KernelError(f"{name}: cannot broadcast shapes {fmt_shape(a.shape)} and "
+                       f"{fmt_shape(b.shape)} at run time")
+
+
+def _make_binary(name, np_fn, py_int=None, py_float=None, out_dtype=None):
+    """Kernel + 0-d fast path for a broadcasting binary op. `py_int`/`py_float` compute on Python
+    numbers (None: no fast path for that kind); results out of the dtype's range fall back."""
+    int_division = name in _INT_DIVISION
+    out_dt = np.dtype(out_dtype) if out_dtype else None
+
+    def slow(a, b):
+        dt = out_dt or a.dtype
+        is_ints = a.dtype.kind in "iu"
+        if int_division and is_ints and not np.all(b):
+            raise KernelError(f"{name}: integer division by zero")
+        try:
+            if is_ints and not int_division and name != "power":
+                r = np_fn(a, b)  # integer arithmetic wraps silently; no warnings to silence
+            else:
+                with np.errstate(all="ignore"):
+                    r = np_fn(a, b)
+        except ValueError:
+            raise _broadcast_error(name, a, b) from None
+        return as_result(r, dt)
+
+    def scalar(a, b):
+        dt = a.dtype
+        k = FAST_KIND.get(dt)
+        if k is FAST_INT:
+            if py_int is not None:
+                x = py_int(a.item(), b.item())
+                if x is not None:
+                    try:
+                        return _arr(x, out_dt or dt)
+                    except OverflowError:
+                        pass  # wraps in the NumPy path
+        elif k is FAST_F64 or k is FAST_F32:
+            if py_float is not None:
+                try:
+                    x = py_float(a.item(), b.item())
+                except (ZeroDivisionError, OverflowError):
+                    x = None
+                if x is not None and (k is FAST_F64 or -F32_MAX <= x <= F32_MAX):
+                    return _arr(x, dt)
+        elif k is FAST_BOOL and py_int is not None and out_dt is not None:
+            return _arr(py_int(a.item(), b.item()), out_dt)
+        return slow(a, b)
+
+    def kernel(args, attrs):
+        a, b = args
+        if not a.shape and not b.shape:
+            # the int case of `scalar`, inlined: the common case of scalar programs
+            if py_int is not None and FAST_KIND.get(a.dtype) is FAST_INT:
+                x = py_int(a.item(), b.item())
+                if x is not None:
+                    try:
+                        return _arr(x, out_dt or a.dtype)
+                    except OverflowError:
+                        pass
+                return slow(a, b)
+            return scalar(a, b)
+        return slow(a, b)
+
+    return kernel, scalar
+
+
+def _make_compare(name, np_fn, py_fn):
+    def slow(a, b):
+        try:
+            with np.errstate(all="ignore"):
+                r = np_fn(a, b)
+        except ValueError:
+            raise _broadcast_error(name, a, b) from None
+        return as_result(r, BOOL)
+
+    def scalar(a, b):
+        if a.dtype in FAST_KIND:
+            return _arr(py_fn(a.item(), b.item()))
+        return slow(a, b)
+
+    def kernel(args, attrs):
+        a, b = args
+        if not a.shape and not b.shape and a.dtype in FAST_KIND:
+            return _arr(py_fn(a.item(), b.item()))
+        return slow(a, b)
+
+    return kernel, scalar
+
+
+_BINARY = [
+    # name, numpy function, dtype class, Python int fn, Python float fn
+    ("add", np.add, "numeric", operator.add, operator.add),
+    ("subtract", np.subtract, "numeric", operator.sub, operator.sub),
+    ("multiply", np.multiply, "numeric", operator.mul, operator.mul),
+    ("divide", _np_tdiv, "numeric", _py_tdiv("divide"), operator.truediv),
+    ("floor_divide", _np_floor_divide, "numeric", _py_floordiv, None),
+    ("trunc_divide", _np_trunc_divide, "numeric", _py_tdiv("trunc_divide"), None),
+    ("mod", np.fmod, "numeric", _py_tmod("mod"), None),
+    ("trunc_mod", np.fmod, "numeric", _py_tmod("trunc_mod"), None),
+    ("floor_mod", _np_floor_mod, "numeric", _py_floormod, None),
+    ("power", _np_power, "numeric", _py_ipow, None),
+    ("maximum", np.maximum, "any", _py_imax, _py_fmax),
+    ("minimum", np.minimum, "any", _py_imin, _py_fmin),
+]
+
+_COMPARE = [
+    ("equal", np.equal, operator.eq),
+    ("not_equal", np.not_equal, operator.ne),
+    ("less", np.less, operator.lt),
+    ("less_equal", np.less_equal, operator.le),
+    ("greater", np.greater, operator.gt),
+    ("greater_equal", np.greater_equal, operator.ge),
+]
+
+_LOGICAL = [
+    ("logical_and", np.logical_and, lambda x, y: x and y),
+    ("logical_or", np.logical_or, lambda x, y: x or y),
+    ("logical_xor", np.logical_xor, operator.ne),
+]
+
+SCALAR_FAST: dict = {}
+
+for _name, _np_fn, _what, _pi, _pf in _BINARY:
+    _k, _s = _make_binary(_name, _np_fn, _pi, _pf)
+    register(_name, 2, _binary_rel(_what), _k, "broadcast", scalar=_s,
+             doc=f"elementwise {_name} with NumPy-style broadcasting; equal dtypes")
+    SCALAR_FAST[_name] = _s
+
+for _name, _np_fn, _pf in _COMPARE:
+    _k, _s = _make_compare(_name, _np_fn, _pf)
+    register(_name, 2, _binary_rel("any", "bool"), _k, "broadcast", scalar=_s,
+             doc=f"elementwise {_name} comparison, broadcasting; result bool")
+    SCALAR_FAST[_name] = _s
+
+for _name, _np_fn, _pf in _LOGICAL:
+    _k, _s = _make_binary(_name, _np_fn, _pf, None, out_dtype="bool")
+    register(_name, 2, _binary_rel("bool"), _k, "broadcast", scalar=_s,
+             doc=f"elementwise {_name} of bool tensors, broadcasting")
+    SCALAR_FAST[_name] = _s
+
+
+# ---------------------------------------------------------------------------------------------
+# Unary operators
+
+
+def _np_sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def _np_rsqrt(x):
+    return 1 / np.sqrt(x)
+
+
+def _np_round(x):
+    # TVM rounds halves away from zero (llvm.round); NumPy rounds them to even
+    if x.dtype.kind != "f":
+        return x.copy()
+    r = np.round(x)
+    t = np.trunc(x)
+    half = np.abs(x - t) == 0.5
+    return np.where(half, t + np.sign(x), r)
+
+
+def _np_int_identity(fn):
+    def f(x):
+        return x.copy() if x.dtype.kind in "iub" else fn(x)
+    return f
+
+
+def _np_relu(x):
+    return np.maximum(x, x.dtype.type(0))
+
+
+def _py_relu(x):
+    return x if (x >= 0 or x != x) else type(x)(0)
+
+
+def _py_sign(x):
+    return (x > 0) - (x < 0)
+
+
+def _make_unary(name, np_fn, py_int=None, py_float=None, out_dtype=None):
+    out_dt = np.dtype(out_dtype) if out_dtype else None
+
+    def slow(x):
+        dt = out_dt or x.dtype
+        if x.dtype.kind == "f":
+            with np.errstate(all="ignore"):
+                return as_result(np_fn(x), dt)
+        return as_result(np_fn(x), dt)
+
+    def scalar(x):
+        k = FAST_KIND.get(x.dtype)
+        if k is FAST_INT or k is FAST_BOOL:
+            if py_int is not None:
+                try:
+                    return _arr(py_int(x.item()), out_dt or x.dtype)
+                except OverflowError:
+                    pass
+        elif k is not None and py_float is not None:
+            v = py_float(x.item())
+            if v == v:  # NaN goes the NumPy way so payloads/signs match
+                return _arr(v, out_dt or x.dtype)
+        return slow(x)
+
+    def kernel(args, attrs):
+        x = args[0]
+        if not x.shape:
+            return scalar(x)
+        return slow(x)
+
+    return kernel, scalar
+
+
+_UNARY = [
+    # name, numpy function, dtype class, Python int fn, Python float fn, output dtype
+    ("negative", np.negative, "numeric", operator.neg, operator.neg, None),
+    ("abs", np.abs, "numeric", abs, abs, None),
+    ("sign", np.sign, "numeric", _py_sign, None, None),
+    ("exp", np.exp, "float", None, None, None),
+    ("log", np.log, "float", None, None, None),
+    ("log2", np.log2, "float", None, None, None),
+    ("log10", np.log10, "float", None, None, None),
+    ("sqrt", np.sqrt, "float", None, None, None),
+    ("rsqrt", _np_rsqrt, "float", None, None, None),
+    ("sin", np.sin, "float", None, None, None),
+    ("cos", np.cos, "float", None, None, None),
+    ("tan", np.tan, "float", None, None, None),
+    ("tanh", np.tanh, "float", None, None, None),
+    ("sigmoid", _np_sigmoid, "float", None, None, None),
+    ("floor", _np_int_identity(np.floor), "numeric", operator.pos, None, None),
+    ("ceil", _np_int_identity(np.ceil), "numeric", operator.pos, None, None),
+    ("trunc", _np_int_identity(np.trunc), "numeric", operator.pos, None, None),
+    ("round", _np_round, "numeric", operator.pos, None, None),
+    ("isnan", np.isnan, "numeric", lambda x: False, None, "bool"),
+    ("isinf", np.isinf, "numeric", lambda x: False, None, "bool"),
+    ("isfinite", np.isfinite, "numeric", lambda x: True, None, "bool"),
+    ("logical_not", np.logical_not, "bool", operator.not_, None, None),
+    ("nn.relu", _np_relu, "numeric", _py_relu, _py_relu, None),
+]
+
+for _name, _np_fn, _what, _pi, _pf, _od in _UNARY:
+    _k, _s = _make_unary(_name, _np_fn, _pi, _pf, _od)
+    register(_name, 1, _unary_rel(_what, _od), _k, "elemwise", scalar=_s,
+             doc=f"elementwise {_name}")
+    SCALAR_FAST[_name] = _s
+
+
+def _copy_kernel(args, attrs):
+    return args[0].copy()
+
+
+def _copy_scalar(x):
+    return x.copy()
+
+
+register("copy", 1, _unary_rel("any"), _copy_kernel, "elemwise", scalar=_copy_scalar,
+         doc="a fresh copy of the tensor")
+SCALAR_FAST["copy"] = _copy_scalar
+
+
+# ---------------------------------------------------------------------------------------------
+# cast, clip, where
+
+
+def _cast_rel(name, args, attrs):
+    return TensorType(args[0].shape, attrs["dtype"])
+
+
+def _cast_kernel(args, attrs):
+    x = args[0]
+    dt = attrs["dtype"]
+    if x.dtype.kind == "f":
+        with np.errstate(all="ignore"):
+            return as_result(x.astype(dt), np.dtype(dt))
+    return x.astype(dt)
+
+
+register("cast", 1, _cast_rel, _cast_kernel, "elemwise", attrs=[AttrSpec("dtype", "dtype")],
+         doc="convert to dtype (floats truncate toward zero when cast to integers)")
+
+
+def _cast_like_rel(name, args, attrs):
+    return TensorType(args[0].shape, args[1].dtype)
+
+
+def _cast_like_kernel(args, attrs):
+    x, like = args
+    with np.errstate(all="ignore"):
+        return x.astype(like.dtype)
+
+
+register("cast_like", 2, _cast_like_rel, _cast_like_kernel, "elemwise",
+         doc="convert to the dtype of the second argument")
+
+
+def _clip_rel(name, args, attrs):
+    (x,) = args
+    need_dtype(name, x, "numeric")
+    return TensorType(x.shape, x.dtype)
+
+
+def _clip_bound(v: float, dt: np.dtype):
+    """An attribute bound converted to the tensor's dtype (saturating for integers)."""
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        if v != v:
+            return dt.type(0)
+        v = min(max(v, float(info.min)), float(info.max))
+        return dt.type(int(v))
+    with np.errstate(all="ignore"):
+        return dt.type(v)
+
+
+def _clip_kernel(args, attrs):
+    x = args[0]
+    dt = x.dtype
+    lo = _clip_bound(attrs["a_min"], dt)
+    hi = _clip_bound(attrs["a_max"], dt)
+    # TVM's order: max(min(x, a_max), a_min), so a_min wins if the bounds cross
+    return as_result(np.maximum(np.minimum(x, hi), lo), dt)
+
+
+register("clip", 1, _clip_rel, _clip_kernel, "elemwise",
+         attrs=[AttrSpec("a_min", "float"), AttrSpec("a_max", "float")],
+         doc="clamp every element into [a_min, a_max]")
+
+
+def _where_rel(name, args, attrs):
+    cond, x, y = args
+    dt = same_dtype(name, x, y)
+    return TensorType(broadcast_dims(name, [cond, x, y]), dt)
+
+
+def _where_kernel(args, attrs):
+    cond, x, y = args
+    if not cond.shape and not x.shape and not y.shape:
+        return (x if cond.item() else y).copy()
+    try:
+        return as_result(np.where(cond, x, y), x.dtype)
+    except ValueError:
+        raise KernelError(f"where: cannot broadcast shapes {fmt_shape(cond.shape)}, "
+                          f"{fmt_shape(x.shape)} and {fmt_shape(y.shape)} at run time") from None
+
+
+register("where", 3, _where_rel, _where_kernel, "broadcast",
+         doc="where(cond, x, y): x where cond is nonzero, else y; all three broadcast")
+
+
+# ---------------------------------------------------------------------------------------------
+# Tensor creation
+
+
+def _check_shape_attr(name, shape):
+    if any(d < 0 for d in shape):
+        raise OpTypeError(f"{name}: shape {list(shape)} has a negative dimension")
+    return tuple(shape)
+
+
+def _init_rel(name, args, attrs):
+    return TensorType(_check_shape_attr(name, attrs["shape"]), attrs["dtype"])
+
+
+def _make_init(fill):
+    def kernel(args, attrs):
+        return np.full(tuple(attrs["shape"]), fill, dtype=attrs["dtype"])
+    return kernel
+
+
+_INIT_ATTRS = [AttrSpec("shape", "int_list"), AttrSpec("dtype", "dtype", "float32")]
+register("zeros", 0, _init_rel, _make_init(0), "elemwise", attrs=_INIT_ATTRS,
+         doc="a tensor of zeros of the given shape and dtype")
+register("ones", 0, _init_rel, _make_init(1), "elemwise", attrs=_INIT_ATTRS,
+         doc="a tensor of ones of the given shape and dtype")
+
+
+def _like_kernel(fill):
+    def kernel(args, attrs):
+        x = args[0]
+        return np.full(x.shape, fill, dtype=x.dtype)
+    return kernel
+
+
+register("zeros_like", 1, _unary_rel("any"), _like_kernel(0), "elemwise",
+         doc="zeros of the argument's shape and dtype")
+register("ones_like", 1, _unary_rel("any"), _like_kernel(1), "elemwise",
+         doc="ones of the argument's shape and dtype")
+
+
+def _full_rel(name, args, attrs):
+    (fill,) = args
+    if fill.shape != ():
+        raise OpTypeError(f"{name}: the fill value must be a scalar (0-d tensor), got {fill}")
+    return TensorType(_check_shape_attr(name, attrs["shape"]), attrs["dtype"] or fill.dtype)
+
+
+def _full_kernel(args, attrs):
+    fill = args[0]
+    dt = attrs["dtype"] or fill.dtype
+    with np.errstate(all="ignore"):
+        return np.full(tuple(attrs["shape"]), fill, dtype=dt)
+
+
+register("full", 1, _full_rel, _full_kernel, "elemwise",
+         attrs=[AttrSpec("shape", "int_list"), AttrSpec("dtype", "dtype_or_none", None)],
+         doc="full(fill_value, shape=, dtype=): a tensor filled with a 0-d value")
+
+
+def _full_like_rel(name, args, attrs):
+    x, fill = args
+    if fill.shape != ():
+        raise OpTypeError(f"{name}: the fill value must be a scalar (0-d tensor), got {fill}")
+    return TensorType(x.shape, x.dtype)
+
+
+def _full_like_kernel(args, attrs):
+    x, fill = args
+    with np.errstate(all="ignore"):
+        return np.full(x.shape, fill, dtype=x.dtype)
+
+
+register("full_like", 2, _full_like_rel, _full_like_kernel, "elemwise",
+         doc="full_like(data, fill_value): data's shape and dtype, filled with a 0-d value")
+
+
+def _broadcast_to_rel(name, args, attrs):
+    (x,) = args
+    target = TensorType(_check_shape_attr(name, attrs["shape"]), x.dtype)
+    out = broadcast_dims(name, [x, target])
+    if len(out) != len(target.shape) or any(o != t for o, t in zip(out, target.shape)
+                                            if o is not None):
+        raise OpTypeError(f"{name}: cannot broadcast {x} to shape {fmt_shape(target.shape)}")
+    return target
+
+
+def _broadcast_to_kernel(args, attrs):
+    x = args[0]
+    try:
+        return np.broadcast_to(x, tuple(attrs["shape"])).copy()
+    except ValueError:
+        raise KernelError(f"broadcast_to: cannot broadcast shape {fmt_shape(x.shape)} to "
+                          f"{fmt_shape(tuple(attrs['shape']))} at run time") from None
+
+
+register("broadcast_to", 1, _broadcast_to_rel, _broadcast_to_kernel, "broadcast",
+         attrs=[AttrSpec("shape", "int_list")],
+         doc="broadcast_to(x, shape=): x broadcast NumPy-style to shape")

@@ -1,0 +1,204 @@
+"""Neural-network operators: nn.dense, nn.batch_matmul, nn.bias_add, nn.softmax,
+nn.log_softmax, nn.batch_flatten, nn.leaky_relu (nn.relu lives with the elementwise ops).
+
+TVM's conventions: dense computes data @ weight.T (weight is (units, in)); batch_matmul's
+default transpose_b=True computes x @ y^T per batch, batch dims of size 1 broadcast.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from rvmdbg.relay.ops.core import (
+    AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, known_prod, need_dtype, norm_axis,
+    register, same_dtype, unify_dim,
+)
+from rvmdbg.relay.types import TensorType
+
+# ---------------------------------------------------------------------------------------------
+# dense and batch_matmul
+
+
+def _dense_rel(name, args, attrs):
+    data, weight = args
+    dt = same_dtype(name, data, weight)
+    need_dtype(name, data, "numeric")
+    if len(data.shape) < 1:
+        raise OpTypeError(f"{name}: data must have rank >= 1, got {data}")
+    if len(weight.shape) != 2:
+        raise OpTypeError(f"{name}: weight must be 2-d (units, in_features), got {weight}")
+    unify_dim(name, data.shape[-1], weight.shape[1],
+              f"data {data} has {data.shape[-1]} input features but weight {weight} expects "
+              f"{weight.shape[1]} (weight is (units, in_features))")
+    units = attrs["units"]
+    n = weight.shape[0]
+    if units is not None:
+        n = unify_dim(name, n, units, f"units={units} but weight {weight} has {n} rows")
+    return TensorType(data.shape[:-1] + (n,), attrs["out_dtype"] or dt)
+
+
+def _dense_kernel(args, attrs):
+    data, weight = args
+    dt = np.dtype(attrs["out_dtype"] or data.dtype)
+    if data.dtype != dt:
+        data, weight = data.astype(dt), weight.astype(dt)
+    if data.shape[-1] != weight.shape[1]:
+        raise KernelError(f"nn.dense: data {fmt_shape(data.shape)} and weight "
+                          f"{fmt_shape(weight.shape)} disagree on in_features at run time")
+    with np.errstate(all="ignore"):
+        return as_result(np.matmul(data, weight.T), dt)
+
+
+register("nn.dense", 2, _dense_rel, _dense_kernel, "out_elemwise_fusable",
+         attrs=[AttrSpec("units", "int_or_none", None),
+                AttrSpec("out_dtype", "dtype_or_none", None)],
+         doc="nn.dense(data, weight, units=None): data @ weight.T, weight is (units, in)")
+
+
+def _bmm_rel(name, args, attrs):
+    x, y = args
+    dt = same_dtype(name, x, y)
+    need_dtype(name, x, "numeric")
+    for what, t in (("x", x), ("y", y)):
+        if len(t.shape) != 3:
+            raise OpTypeError(f"{name}: {what} must be 3-d (batch, rows, cols), got {t}")
+    bx, by = x.shape[0], y.shape[0]
+    if bx == 1:
+        b = by
+    elif by == 1:
+        b = bx
+    else:
+        b = unify_dim(name, bx, by, f"batch sizes differ: {x} and {y}")
+    m, kx = (x.shape[2], x.shape[1]) if attrs["transpose_a"] else (x.shape[1], x.shape[2])
+    n, ky = (y.shape[1], y.shape[2]) if attrs["transpose_b"] else (y.shape[2], y.shape[1])
+    unify_dim(name, kx, ky, f"inner dimensions differ: {x} and {y} (transpose_a="
+                            f"{attrs['transpose_a']}, transpose_b={attrs['transpose_b']})")
+    return TensorType((b, m, n), attrs["out_dtype"] or dt)
+
+
+def _bmm_kernel(args, attrs):
+    x, y = args
+    dt = np.dtype(attrs["out_dtype"] or x.dtype)
+    if x.dtype != dt:
+        x, y = x.astype(dt), y.astype(dt)
+    if attrs["transpose_a"]:
+        x = x.transpose(0, 2, 1)
+    if attrs["transpose_b"]:
+        y = y.transpose(0, 2, 1)
+    try:
+        with np.errstate(all="ignore"):
+            return as_result(np.matmul(x, y), dt)
+    except ValueError:
+        raise KernelError(f"nn.batch_matmul: shapes {fmt_shape(args[0].shape)} and "
+                          f"{fmt_shape(args[1].shape)} do not fit at run time") from None
+
+
+register("nn.batch_matmul", 2, _bmm_rel, _bmm_kernel, "out_elemwise_fusable",
+         attrs=[AttrSpec("out_dtype", "dtype_or_none", None),
+                AttrSpec("transpose_a", "bool", False), AttrSpec("transpose_b", "bool", True)],
+         doc="nn.batch_matmul(x, y): per batch x @ y^T (transpose_b=True by default)")
+
+
+# ---------------------------------------------------------------------------------------------
+# bias_add, softmax, log_softmax, batch_flatten, leaky_relu
+
+
+def _bias_add_rel(name, args, attrs):
+    data, bias = args
+    dt = same_dtype(name, data, bias)
+    need_dtype(name, data, "numeric")
+    if len(bias.shape) != 1:
+        raise OpTypeError(f"{name}: bias must be 1-d, got {bias}")
+    if len(data.shape) == 0:
+        raise OpTypeError(f"{name}: data must have rank >= 1, got {data}")
+    axis = norm_axis(name, attrs["axis"], len(data.shape))
+    unify_dim(name, data.shape[axis], bias.shape[0],
+              f"bias {bias} does not match axis {axis} of {data}")
+    return TensorType(data.shape, dt)
+
+
+def _bias_add_kernel(args, attrs):
+    data, bias = args
+    axis = attrs["axis"]
+    if axis < 0:
+        axis += data.ndim
+    if data.shape[axis] != bias.shape[0]:
+        raise KernelError(f"nn.bias_add: bias of length {bias.shape[0]} does not match axis "
+                          f"{axis} of shape {fmt_shape(data.shape)} at run time")
+    shape = [1] * data.ndim
+    shape[axis] = bias.shape[0]
+    if data.dtype.kind == "f":
+        with np.errstate(all="ignore"):
+            return as_result(data + bias.reshape(shape), data.dtype)
+    return as_result(data + bias.reshape(shape), data.dtype)
+
+
+register("nn.bias_add", 2, _bias_add_rel, _bias_add_kernel, "broadcast",
+         attrs=[AttrSpec("axis", "int", 1)],
+         doc="nn.bias_add(data, bias, axis=1): add a 1-d bias along axis")
+
+
+def _softmax_rel(name, args, attrs):
+    (x,) = args
+    need_dtype(name, x, "float")
+    if len(x.shape) == 0:
+        raise OpTypeError(f"{name}: needs a tensor of rank >= 1, got {x}")
+    norm_axis(name, attrs["axis"], len(x.shape))
+    return TensorType(x.shape, x.dtype)
+
+
+def _softmax_kernel(args, attrs):
+    x = args[0]
+    axis = attrs["axis"]
+    with np.errstate(all="ignore"):
+        e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+        return as_result(e / np.sum(e, axis=axis, keepdims=True), x.dtype)
+
+
+def _log_softmax_kernel(args, attrs):
+    x = args[0]
+    axis = attrs["axis"]
+    with np.errstate(all="ignore"):
+        shifted = x - np.max(x, axis=axis, keepdims=True)
+        lse = np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+        return as_result(shifted - lse, x.dtype)
+
+
+register("nn.softmax", 1, _softmax_rel, _softmax_kernel, "out_elemwise_fusable",
+         attrs=[AttrSpec("axis", "int", -1)], doc="softmax along axis (default -1)")
+register("nn.log_softmax", 1, _softmax_rel, _log_softmax_kernel, "out_elemwise_fusable",
+         attrs=[AttrSpec("axis", "int", -1)], doc="log of softmax along axis (default -1)")
+
+
+def _batch_flatten_rel(name, args, attrs):
+    (x,) = args
+    if len(x.shape) == 0:
+        raise OpTypeError(f"{name}: needs a tensor of rank >= 1, got {x}")
+    return TensorType((x.shape[0], known_prod(x.shape[1:])), x.dtype)
+
+
+def _batch_flatten_kernel(args, attrs):
+    x = args[0]
+    rest = 1
+    for d in x.shape[1:]:
+        rest *= d
+    return x.reshape((x.shape[0], rest)).copy()
+
+
+register("nn.batch_flatten", 1, _batch_flatten_rel, _batch_flatten_kernel, "injective",
+         doc="flatten every dimension but the first: (n, ...) -> (n, rest)")
+
+
+def _leaky_relu_rel(name, args, attrs):
+    (x,) = args
+    need_dtype(name, x, "float")
+    return TensorType(x.shape, x.dtype)
+
+
+def _leaky_relu_kernel(args, attrs):
+    x = args[0]
+    with np.errstate(all="ignore"):
+        return as_result(np.where(x > 0, x, x * x.dtype.type(attrs["alpha"])), x.dtype)
+
+
+register("nn.leaky_relu", 1, _leaky_relu_rel, _leaky_relu_kernel, "elemwise",
+         attrs=[AttrSpec("alpha", "float", 0.01)], doc="x if x > 0 else alpha * x")

@@ -1,0 +1,145 @@
+"""Reductions: sum, mean, prod, max, min, all, any (result keeps the input dtype, as in TVM:
+a sum of int32 is int32 and wraps) and argmax/argmin (result int32).
+
+All share TVM's attributes `axis` (None: every axis), `keepdims` and `exclude` (reduce the axes
+NOT listed); argmax/argmin add `select_last_index`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from rvmdbg.relay.ops.core import (
+    AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, norm_axes, register,
+)
+from rvmdbg.relay.types import TensorType
+
+_REDUCE_ATTRS = [AttrSpec("axis", "int_list_or_none", None), AttrSpec("keepdims", "bool", False),
+                 AttrSpec("exclude", "bool", False)]
+_ARG_ATTRS = _REDUCE_ATTRS + [AttrSpec("select_last_index", "bool", False)]
+
+
+def reduce_axes(name: str, ndim: int, axis, exclude: bool) -> list:
+    """The sorted axes a reduction runs over."""
+    if axis is None:
+        return list(range(ndim))
+    axes = norm_axes(name, axis, ndim)
+    if exclude:
+        return [i for i in range(ndim) if i not in axes]
+    return sorted(axes)
+
+
+def _reduced_shape(shape, axes, keepdims):
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def _make_rel(what: str, out_dtype: str | None = None):
+    def rel(name, args, attrs):
+        (x,) = args
+        if what == "numeric" and x.dtype == "bool":
+            raise OpTypeError(f"{name}: not defined for bool tensors, got {x}; "
+                              f"use {'any' if name in ('sum', 'max') else 'all'} or cast first")
+        if what == "bool" and x.dtype != "bool":
+            raise OpTypeError(f"{name}: needs a bool tensor, got {x}")
+        axes = reduce_axes(name, len(x.shape), attrs["axis"], attrs["exclude"])
+        return TensorType(_reduced_shape(x.shape, axes, attrs["keepdims"]), out_dtype or x.dtype)
+    return rel
+
+
+def _axes_at_run_time(x, attrs):
+    axis = attrs["axis"]
+    if axis is None:
+        return tuple(range(x.ndim))
+    axes = [a + x.ndim if a < 0 else a for a in axis]
+    if attrs["exclude"]:
+        return tuple(i for i in range(x.ndim) if i not in axes)
+    return tuple(sorted(axes))
+
+
+def _make_reduce(name, np_fn):
+    def kernel(args, attrs):
+        x = args[0]
+        dt = x.dtype
+        axes = _axes_at_run_time(x, attrs)
+        try:
+            with np.errstate(all="ignore"):
+                r = np_fn(x, axis=axes, keepdims=attrs["keepdims"])
+        except ValueError:
+            raise KernelError(f"{name}: cannot reduce an empty tensor of shape "
+                              f"{fmt_shape(x.shape)} (no identity)") from None
+        return as_result(r, dt)
+    return kernel
+
+
+def _sum(x, axis, keepdims):
+    return np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+
+
+def _prod(x, axis, keepdims):
+    return np.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+
+
+def _mean(x, axis, keepdims):
+    count = 1
+    for a in axis:
+        count *= x.shape[a]
+    s = np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+    if x.dtype.kind in "iu":
+        # TVM divides the dtype's sum by the count: integer division truncating toward zero
+        if count == 0:
+            raise KernelError(f"mean: mean over an empty axis of shape {fmt_shape(x.shape)}")
+        wide = np.asarray(s).astype(np.int64 if x.dtype.kind == "i" else np.uint64)
+        q = np.floor_divide(wide, count)
+        q = q + ((wide - q * count != 0) & (wide < 0))
+        return q.astype(x.dtype)
+    return np.divide(s, x.dtype.type(count))  # 0/0 is NaN for an empty axis, as in TVM
+
+
+for _name, _fn, _what in [("sum", _sum, "numeric"), ("prod", _prod, "numeric"),
+                          ("mean", _mean, "numeric"), ("max", np.max, "any"),
+                          ("min", np.min, "any"), ("all", np.all, "bool"), ("any", np.any, "bool")]:
+    register(_name, 1, _make_rel(_what), _make_reduce(_name, _fn), "comm_reduce",
+             attrs=_REDUCE_ATTRS,
+             doc=f"{_name} over axis (all axes when axis=None); keepdims, exclude as in TVM")
+
+
+def _make_arg_kernel(name, np_arg):
+    def kernel(args, attrs):
+        x = args[0]
+        axes = _axes_at_run_time(x, attrs)
+        if x.ndim == 0:
+            return np.zeros((), np.int32)
+        rest = [i for i in range(x.ndim) if i not in axes]
+        # reduce over the listed axes as one flattened axis (index within the reduced block)
+        moved = np.transpose(x, rest + list(axes))
+        lead = tuple(x.shape[i] for i in rest)
+        n = 1
+        for a in axes:
+            n *= x.shape[a]
+        if n == 0:
+            raise KernelError(f"{name}: cannot reduce an empty tensor of shape "
+                              f"{fmt_shape(x.shape)}")
+        flat = moved.reshape(lead + (n,))
+        if attrs["select_last_index"]:
+            idx = (n - 1) - np_arg(flat[..., ::-1], axis=-1)
+        else:
+            idx = np_arg(flat, axis=-1)
+        if attrs["keepdims"]:
+            idx = np.reshape(idx, tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
+        return as_result(idx, np.dtype(np.int32))
+    return kernel
+
+
+def _arg_rel(name, args, attrs):
+    (x,) = args
+    if x.dtype == "bool":
+        raise OpTypeError(f"{name}: not defined for {x.dtype} tensors, got {x}")
+    axes = reduce_axes(name, len(x.shape), attrs["axis"], attrs["exclude"])
+    return TensorType(_reduced_shape(x.shape, axes, attrs["keepdims"]), "int32")
+
+
+register("argmax", 1, _arg_rel, _make_arg_kernel("argmax", np.argmax), "comm_reduce",
+         attrs=_ARG_ATTRS, doc="index (int32) of the largest element over axis")
+register("argmin", 1, _arg_rel, _make_arg_kernel("argmin", np.argmin), "comm_reduce",
+         attrs=_ARG_ATTRS, doc="index (int32) of the smallest element over axis")
