@@ -1,0 +1,76 @@
+"""Objects that live only in VM registers: closures, storage buffers and uninitialized tensors.
+
+Tensors, ADT values and reference cells are the shared runtime values of `rvmdbg.values`;
+the objects here are what the VM's memory opcodes and `alloc_closure` create on top of them.
+None of them has a `name` attribute except `VMClosure`, so `format_value` prints the others
+through their `repr`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class VMClosure:
+    """A function index plus the values it captured (`alloc_closure`)."""
+
+    __slots__ = ("func_index", "name", "captured")
+
+    def __init__(self, func_index: int, name: str, captured: tuple):
+        self.func_index = func_index
+        self.name = name  # the global's name: `format_value` and `to_json` print it
+        self.captured = captured
+
+    def __repr__(self) -> str:
+        return f"<closure @{self.name}>"
+
+
+class StorageObject:
+    """A raw buffer from `alloc_storage`: only its size is real, kernels write fresh arrays.
+
+    `owner` is the frame that allocated it: its bytes count against `--max-bytes` until a
+    `kill_register` drops it or that frame returns.
+    """
+
+    __slots__ = ("size", "alignment", "dtype_hint", "owner", "released")
+
+    def __init__(self, size: int, alignment: int, dtype_hint: str, owner):
+        self.size = size
+        self.alignment = alignment
+        self.dtype_hint = dtype_hint
+        self.owner = owner
+        self.released = False
+
+    def __repr__(self) -> str:
+        return f"<storage {self.size} bytes>"
+
+
+class TensorPlaceholder:
+    """A tensor that `alloc_tensor` laid out in a storage and no kernel has written yet.
+
+    It has `shape` and `dtype` like an ndarray, so `shape_of` and the output check of
+    `invoke_packed` treat both alike; reading it as a kernel input is an error.
+    """
+
+    __slots__ = ("storage", "offset", "shape", "dtype")
+
+    def __init__(self, storage: StorageObject, offset: int, shape: tuple, dtype: np.dtype):
+        self.storage = storage
+        self.offset = offset
+        self.shape = shape
+        self.dtype = dtype
+
+    @property
+    def nbytes(self) -> int:
+        return dtype_nbytes(self.shape, self.dtype)
+
+    def __repr__(self) -> str:
+        dims = ", ".join(str(d) for d in self.shape)
+        return f"<uninitialized tensor [{dims}] {self.dtype}>"
+
+
+def dtype_nbytes(shape: tuple, dtype: np.dtype) -> int:
+    """Bytes a dense tensor of this shape and dtype occupies."""
+    n = dtype.itemsize
+    for d in shape:
+        n *= d
+    return n
