@@ -286,6 +286,7 @@ class Module:
         self.functions: dict[str, Function] = {}
         self.type_defs: dict[str, TypeData] = {}
         self.constructors: dict[str, Constructor] = {}
+        self.warnings: list = []  # non-fatal diagnostics from the type checker (unreachable clauses)
 
     def copy_shallow(self) -> "Module":
         m = Module(self.source)
