@@ -1,0 +1,176 @@
+"""The VM compiler's pass pipeline: runs the passes in TVM's order and keeps every stage.
+
+`default_pipeline()` is TVM's order before code generation: EtaExpand -> FoldConstant ->
+FuseOps -> ToANormalForm -> InferType -> LambdaLift -> DeadCodeElimination -> ManifestAlloc ->
+ManifestLifetimes; more passes can be appended with `default_pipeline(extra=[...])`.
+After each pass the type checker runs again (except after the passes that type their own
+output: the memory dialect of ManifestAlloc is not made of user operators), so every kept
+stage is a typed module, and its printed text is kept for `rvmdbg compile --passes`.
+"""
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from rvmdbg.passes.anf import to_a_normal_form
+from rvmdbg.passes.dead_code import dead_code_elimination
+from rvmdbg.passes.eta_expand import eta_expand
+from rvmdbg.passes.fold_constant import fold_constant
+from rvmdbg.passes.fuse_ops import fuse_ops
+from rvmdbg.passes.lambda_lift import lambda_lift
+from rvmdbg.passes.manifest_alloc import manifest_alloc
+from rvmdbg.passes.manifest_lifetimes import manifest_lifetimes
+from rvmdbg.relay.ast import Module
+from rvmdbg.relay.printer import print_expr, print_module
+from rvmdbg.relay.typecheck import check_module
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One module-to-module transformation with the name TVM gives it."""
+
+    name: str
+    fn: Callable[[Module], Module]
+    description: str = ""
+    # The pass types what it makes itself; the checker does not run after it (ManifestAlloc's
+    # memory dialect is not made of user operators).
+    typed_output: bool = False
+
+    def __call__(self, mod: Module) -> Module:
+        return self.fn(mod)
+
+    def run_checked(self, mod: Module) -> Module:
+        """The pass, followed by the type checker unless the pass types its own output."""
+        out = self.fn(mod)
+        return out if self.typed_output else _check(out)
+
+
+@dataclass
+class Stage:
+    """The module as one pass left it (type-checked) and its printed text."""
+
+    name: str
+    description: str
+    module: Module
+    text: str
+    _function_texts: dict | None = field(default=None, repr=False, compare=False)
+
+    def function_texts(self) -> dict:
+        """Each global's printed definition, by name (computed once)."""
+        if self._function_texts is None:
+            self._function_texts = {name: print_expr(fn)
+                                    for name, fn in self.module.functions.items()}
+        return self._function_texts
+
+
+# The passes recurse once per level of expression nesting; long operator chains nest deeply.
+_RECURSION_LIMIT = 200_000
+
+
+@contextmanager
+def _room_for_recursion():
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, _RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def _check(mod: Module) -> Module:
+    out = check_module(mod)
+    return mod if out is None else out
+
+
+def _print(mod: Module) -> str:
+    return print_module(mod)
+
+
+def infer_type(mod: Module) -> Module:
+    """InferType: the type checker as a pass (it fills checked_type everywhere)."""
+    return _check(mod)
+
+
+ETA_EXPAND = Pass("EtaExpand", eta_expand,
+                  "constructors, globals and operators used as values become fn wrappers")
+FOLD_CONSTANT = Pass("FoldConstant", fold_constant,
+                     "operator calls on constants are evaluated; let-bound constants inlined")
+FUSE_OPS = Pass("FuseOps", fuse_ops,
+                "chains of operator calls become primitive functions, one kernel each")
+TO_A_NORMAL_FORM = Pass("ToANormalForm", to_a_normal_form,
+                        "every intermediate value is bound to a let, in evaluation order")
+INFER_TYPE = Pass("InferType", infer_type, "the type checker fills in every expression's type")
+LAMBDA_LIFT = Pass("LambdaLift", lambda_lift,
+                   "nested functions become globals; closures capture their free variables")
+DEAD_CODE_ELIMINATION = Pass("DeadCodeElimination", dead_code_elimination,
+                             "unused let bindings of pure values are removed")
+
+MANIFEST_ALLOC = Pass("ManifestAlloc", manifest_alloc,
+                      "kernel calls become explicit storage and tensor allocation plus "
+                      "destination-passing vm.invoke_tvm_op", typed_output=True)
+MANIFEST_LIFETIMES = Pass("ManifestLifetimes", manifest_lifetimes,
+                          "memory.kill after the last use of each tensor and storage",
+                          typed_output=True)
+
+DEFAULT_PASSES = (ETA_EXPAND, FOLD_CONSTANT, FUSE_OPS, TO_A_NORMAL_FORM, INFER_TYPE,
+                  LAMBDA_LIFT, DEAD_CODE_ELIMINATION, MANIFEST_ALLOC, MANIFEST_LIFETIMES)
+
+
+class Pipeline:
+    """An ordered list of passes; `run` keeps the module after each of them."""
+
+    def __init__(self, passes: Iterable[Pass]):
+        self.passes: list[Pass] = list(passes)
+
+    def __iter__(self):
+        return iter(self.passes)
+
+    def __len__(self) -> int:
+        return len(self.passes)
+
+    def names(self) -> list[str]:
+        return [p.name for p in self.passes]
+
+    def run(self, mod: Module, include_input: bool = True) -> list[Stage]:
+        """Stages in order: the type-checked input (named "Input", unless include_input is
+        False), then one per pass. Raises whatever a pass or the type checker raises."""
+        with _room_for_recursion():
+            mod = _check(mod)
+            stages: list[Stage] = []
+            if include_input:
+                stages.append(Stage("Input", "the type-checked program", mod, _print(mod)))
+            for p in self.passes:
+                mod = p.run_checked(mod)
+                stages.append(Stage(p.name, p.description, mod, _print(mod)))
+            return stages
+
+    def apply(self, mod: Module) -> Module:
+        """Only the final module (no printing of intermediate stages)."""
+        with _room_for_recursion():
+            mod = _check(mod)
+            for p in self.passes:
+                mod = p.run_checked(mod)
+            return mod
+
+
+def default_pipeline(extra: Iterable[Pass] = ()) -> Pipeline:
+    """TVM's pass order before code generation, followed by the passes in extra."""
+    return Pipeline([*DEFAULT_PASSES, *extra])
+
+
+def changed(before: Stage, after: Stage) -> dict[str, str]:
+    """The globals whose definition differs between two stages, in the later stage's order:
+    name -> "added", "removed" or "changed"."""
+    old, new = before.function_texts(), after.function_texts()
+    out: dict[str, str] = {}
+    for name, text in new.items():
+        if name not in old:
+            out[name] = "added"
+        elif old[name] != text:
+            out[name] = "changed"
+    for name in old:
+        if name not in new:
+            out[name] = "removed"
+    return out

@@ -1,0 +1,7 @@
+"""Lets the pass tests import `pass_helpers` and the shared `program_cases` table."""
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))          # pass_helpers
+sys.path.insert(0, str(HERE.parent))   # program_cases (the example programs' expected results)

@@ -1,0 +1,230 @@
+"""The pass pipeline: TVM's order, typed stages, semantics preserved, deterministic output."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pass_helpers import i32, load, nodes, op_calls_outside_primitives, run, same
+
+from rvmdbg.passes.anf import is_atomic, to_a_normal_form
+from rvmdbg.passes.dead_code import dead_code_elimination
+from rvmdbg.passes.fuse_ops import fuse_ops
+from rvmdbg.passes.lambda_lift import lambda_lift
+from rvmdbg.passes.pipeline import (DEFAULT_PASSES, Pass, Pipeline, Stage, changed,
+                                    default_pipeline)
+from rvmdbg.relay.ast import Call, Function, Let
+from rvmdbg.relay.loader import load_module
+from rvmdbg.relay.printer import print_module
+from rvmdbg.relay.typecheck import check_module
+
+PROGRAMS_DIR = Path(__file__).resolve().parents[2] / "programs"
+PROGRAMS = sorted(PROGRAMS_DIR.glob("*.relay"))
+
+TVM_ORDER = ["EtaExpand", "FoldConstant", "FuseOps", "ToANormalForm", "InferType",
+             "LambdaLift", "DeadCodeElimination"]
+# the AST-to-AST passes of this layer (the memory passes after them have their own tests)
+AST_PASSES = [p for p in DEFAULT_PASSES if p.name in TVM_ORDER]
+
+
+def ast_pipeline() -> Pipeline:
+    return Pipeline(AST_PASSES)
+
+
+def program_cases():
+    """(file, args) rows from tests/program_cases.py, or each program with its default args."""
+    try:
+        from program_cases import CASES
+    except ImportError:
+        return [(p.name, None) for p in PROGRAMS]
+    return [(f, a) for f, a, _expected in CASES if (PROGRAMS_DIR / f).exists()]
+
+
+def program_args(mod, text: str, args):
+    from rvmdbg.args import parse_program_args
+    from rvmdbg.relay.loader import program_default_args
+    texts = args if args is not None else (program_default_args(text) or [])
+    return parse_program_args(mod, "main", texts)
+
+
+def assert_typed(mod) -> None:
+    for fn in mod.functions.values():
+        for n in nodes(fn):
+            assert n.checked_type is not None, f"untyped {type(n).__name__}"
+
+
+def test_default_pipeline_is_tvm_order_and_extensible():
+    names = default_pipeline().names()
+    assert names[:len(TVM_ORDER)] == TVM_ORDER
+    extra = Pass("Identity", lambda m: m, "does nothing")
+    assert default_pipeline(extra=[extra]).names() == names + ["Identity"]
+    assert [p.name for p in AST_PASSES] == TVM_ORDER
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.name)
+def test_every_stage_is_typed_and_printed(path):
+    text = path.read_text()
+    stages = ast_pipeline().run(load_module(text, str(path)))
+    assert [s.name for s in stages] == ["Input"] + TVM_ORDER
+    for s in stages:
+        assert isinstance(s, Stage) and s.description
+        assert_typed(s.module)
+        assert s.text == print_module(s.module)
+    final = stages[-1].module
+    assert not op_calls_outside_primitives(final)
+    for fn in final.functions.values():
+        body = fn.body.body if fn.attrs.get("Closure") else fn.body
+        assert not [n for n in nodes(body) if isinstance(n, Function) and not n.is_primitive]
+        for n in nodes(body, enter_primitives=False):
+            if isinstance(n, Call) and not (isinstance(n.op, Function) and n.op.is_primitive):
+                assert all(is_atomic(a) for a in n.args)
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.name)
+def test_passes_are_idempotent_on_their_own_output(path):
+    """ANF, lambda lifting, DCE and fusion find nothing left to do in the final module
+    (a lifted closure's inner fn is its code, not a function to lift again)."""
+    final = ast_pipeline().run(load_module(path.read_text(), str(path)))[-1]
+    for p in (to_a_normal_form, lambda_lift, dead_code_elimination, fuse_ops):
+        assert print_module(check_module(p(final.module))) == final.text, p.__name__
+
+
+@pytest.mark.parametrize("file, args", program_cases())
+def test_semantics_preserved_on_programs(file, args):
+    path = PROGRAMS_DIR / file
+    text = path.read_text()
+    mod = load_module(text, str(path))
+    stages = ast_pipeline().run(mod)
+    values = program_args(stages[0].module, text, args)
+    expected = run(stages[0].module, *values)
+    for s in stages[1:]:
+        assert same(run(s.module, *program_args(s.module, text, args)), expected), s.name
+
+
+def failing_cases():
+    try:
+        from program_cases import FAILING_CASES
+    except ImportError:
+        return []
+    return [(f, a, g) for f, a, g in FAILING_CASES if (PROGRAMS_DIR / f).exists()]
+
+
+@pytest.mark.parametrize("file, args, function", failing_cases())
+def test_run_time_failures_are_preserved(file, args, function):
+    from rvmdbg.relay.interpreter import InterpreterError
+    path = PROGRAMS_DIR / file
+    text = path.read_text()
+    stages = ast_pipeline().run(load_module(text, str(path)))
+    for s in (stages[0], stages[-1]):
+        with pytest.raises(InterpreterError):
+            run(s.module, *program_args(s.module, text, args))
+
+
+def test_changed_names_added_and_changed_globals():
+    stages = ast_pipeline().run(load("""
+def @make_adder(%n: int32) -> fn (int32) -> int32 { fn (%x: int32) -> int32 { %x + %n } }
+def @main(%x: int32) -> int32 { @make_adder(1)(%x) }
+"""))
+    by_name = {s.name: s for s in stages}
+    diff = changed(by_name["InferType"], by_name["LambdaLift"])
+    assert diff == {"make_adder": "changed", "make_adder_lifted_0": "added"}
+    assert changed(by_name["LambdaLift"], by_name["LambdaLift"]) == {}
+    assert "removed" in changed(by_name["LambdaLift"], by_name["Input"]).values()
+
+
+def test_pipeline_leaves_earlier_stages_intact():
+    stages = default_pipeline().run(load("""
+def @main(%x: int32) -> int32 { let %f = fn (%y: int32) -> int32 { %y * 2 + 1 }; %f(%x) }
+"""))
+    for s in stages:
+        assert print_module(s.module) == s.text, s.name
+
+
+def test_apply_gives_the_final_stage():
+    mod = load("def @main(%x: int32) -> int32 { %x * 2 + 1 }")
+    final = default_pipeline().apply(mod)
+    assert print_module(final) == default_pipeline().run(mod)[-1].text
+
+
+# ---- random programs: deterministic output, same results before and after ----
+
+class _Gen:
+    """Draws a random well-typed int32 program text (closures, lets, refs, options, sharing)."""
+
+    def __init__(self, draw):
+        self.draw = draw
+        self.n = 0
+
+    def fresh(self, prefix: str) -> str:
+        self.n += 1
+        return f"%{prefix}{self.n}"
+
+    def expr(self, depth: int, env: list) -> str:
+        d = self.draw
+        if depth <= 0 or d(st.integers(0, 9)) < 2:
+            if env and d(st.booleans()):
+                return d(st.sampled_from(env))
+            return str(d(st.integers(-4, 9)))
+        kind = d(st.sampled_from(["bin", "bin", "if", "let", "fn", "call", "tuple", "ref",
+                                  "match", "float"]))
+        e = lambda: self.expr(depth - 1, env)  # noqa: E731
+        if kind == "bin":
+            op = d(st.sampled_from(["+", "-", "*"]))
+            return f"({e()} {op} {e()})"
+        if kind == "if":
+            cmp = d(st.sampled_from(["<", "<=", "==", "!="]))
+            return f"if ({e()} {cmp} {e()}) {{ {e()} }} else {{ {e()} }}"
+        if kind == "let":
+            v = self.fresh("v")
+            return f"(let {v} = {e()}; {self.expr(depth - 1, env + [v])})"
+        if kind == "fn":
+            f, y = self.fresh("f"), self.fresh("y")
+            body = self.expr(depth - 1, env + [y])
+            return f"(let {f} = fn ({y}: int32) -> int32 {{ {body} }}; {f}({e()}) + {f}({e()}))"
+        if kind == "call":
+            return f"@h({e()}, {e()})"
+        if kind == "tuple":
+            return f"({e()}, {e()}).{d(st.integers(0, 1))}"
+        if kind == "ref":
+            r = self.fresh("r")
+            return (f"(let {r} = ref({e()}); ref_write({r}, ref_read({r}) + {e()}); "
+                    f"ref_read({r}))")
+        if kind == "match":
+            z = self.fresh("z")
+            return (f"(match (if ({e()} < 0) {{ None }} else {{ Some({e()}) }}) {{ "
+                    f"Some({z}) => {self.expr(depth - 1, env + [z])}, None => {e()} }})")
+        # float: a fused chain on float32 cast back to int32
+        return f"cast(floor(exp(cast({e()}, dtype=\"float32\") * 0.01f) * 2f), dtype=\"int32\")"
+
+    def program(self) -> str:
+        shared = []
+        lines = []
+        for i in range(self.draw(st.integers(0, 2))):
+            lines.append(f"  %{i} = {self.expr(2, ['%a', '%b'] + shared)};")
+            shared.append(f"%{i}")
+        final = self.expr(3, ["%a", "%b"] + shared + shared)
+        return ("def @h(%p: int32, %q: int32) -> int32 { %p * 2 - %q }\n"
+                "def @main(%a: int32, %b: int32) -> int32 {\n" + "\n".join(lines)
+                + f"\n  {final}\n}}\n")
+
+
+@st.composite
+def programs(draw):
+    return _Gen(draw).program()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs(), st.integers(-5, 5), st.integers(-5, 5))
+def test_random_programs_deterministic_and_preserved(text, a, b):
+    first = default_pipeline().run(load(text))
+    second = default_pipeline().run(load(text))
+    by_name = {s.name: s for s in first}
+    assert [s.text for s in first] == [s.text for s in second]
+    expected = run(first[0].module, i32(a), i32(b))
+    final = by_name["DeadCodeElimination"].module
+    assert same(run(final, i32(a), i32(b)), expected)
+    assert not op_calls_outside_primitives(final)
+    for n in nodes(final.functions["main"]):
+        if isinstance(n, Let):
+            assert n.var.checked_type is not None
