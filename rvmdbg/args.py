@@ -1,0 +1,383 @@
+"""Program arguments on the command line: text to runtime values of the entry's parameter types.
+
+The syntax is "Arguments" of the CLI contract. Each argument is one of
+- `@path.npy`: a NumPy file, loaded without pickle;
+- a JSON number or nested list (a tensor): `3`, `[1.5, -1]`, `[[1, 2], [3, 4]]`;
+- a Relay value: a literal (`-3`, `2.5f`, `5i64`, `True`), a constructor application
+  (`Cons(1, Nil)`), a tuple (`(1, 2f)`), `negative(...)` of one of these, or `ref(...)`.
+The value is then converted along the parameter's declared type: an int literal for a
+`float32` parameter becomes float32, a nested list for `Tensor[(2, 3), float32]` becomes that
+array; a value that does not fit (shape, dtype range, constructor of another type) is an
+`ArgumentError` saying which argument and why.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import re
+
+import numpy as np
+
+from rvmdbg.relay.ast import (
+    Call, Constant, ConstructorRef, Function, GlobalVar, Module, OpRef, RefCreate, Tuple, Var,
+)
+from rvmdbg.relay.diagnostics import RelayError
+from rvmdbg.relay.types import (
+    FuncType, IncompleteType, RefType, TensorType, TupleType, TypeCall, substitute,
+)
+from rvmdbg.values import ADTValue, RefCell, format_value
+
+__all__ = ["ArgumentError", "parse_program_args", "parse_value", "convert_value", "param_types"]
+
+
+class ArgumentError(Exception):
+    """A command-line argument that cannot become a value of its parameter's type."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+_NUMERIC_KINDS = "biuf"  # bool, signed, unsigned, float
+_IDENT = re.compile(r"(?<![\w.%@\"])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
+# words the parser knows that are no constructors: left to it (and to _evaluate's message)
+_KEYWORDS = frozenset(("True", "False", "ref", "ref_read", "ref_write", "fn", "let", "if",
+                       "else", "match", "def", "type", "free_var", "Tensor"))
+
+
+def param_types(fn: Function) -> list:
+    """The entry's parameter types: inferred when the module is checked, else as annotated."""
+    ft = fn.checked_type
+    if isinstance(ft, FuncType) and len(ft.params) == len(fn.params):
+        return list(ft.params)
+    return [p.checked_type or p.type_annotation for p in fn.params]
+
+
+def _signature(fn: Function, types: list) -> str:
+    return ", ".join(f"%{p.name}: {t}" if t is not None and not isinstance(t, IncompleteType)
+                     else f"%{p.name}" for p, t in zip(fn.params, types))
+
+
+def parse_program_args(mod: Module, entry: str, texts: list[str]) -> list:
+    """The runtime values for `@entry(texts...)`, converted to its parameter types."""
+    fn = mod.functions.get(entry)
+    if fn is None:
+        known = ", ".join("@" + n for n in mod.functions) or "none"
+        raise ArgumentError(f"no function @{entry} in this program (functions: {known})")
+    types = param_types(fn)
+    if len(texts) != len(fn.params):
+        n = len(fn.params)
+        raise ArgumentError(
+            f"@{entry} takes {n} argument{'s' if n != 1 else ''} ({_signature(fn, types)}), "
+            f"got {len(texts)}")
+    values = []
+    for i, (text, param, t) in enumerate(zip(texts, fn.params, types)):
+        where = f"argument {i + 1} (%{param.name}"
+        where += f": {t})" if t is not None and not isinstance(t, IncompleteType) else ")"
+        raw = parse_value(text, mod, where)
+        values.append(convert_value(raw, t, mod, where))
+    return values
+
+
+# ------------------------------------------------------------------------------------ parsing
+
+def parse_value(text: str, mod: Module | None, where: str = "argument"):
+    """One argument's text as a raw value: an ndarray, a JSON number/list (Python objects),
+    or an ADTValue/RefCell of those. No conversion to a declared type yet."""
+    text = text.strip()
+    if not text:
+        raise ArgumentError(f"{where}: empty argument")
+    if text.startswith("@"):
+        return _load_npy(text[1:], where)
+    if text[0] in "[-+.0123456789" or text in ("NaN", "Infinity", "-Infinity"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, (int, float, list)) and not isinstance(data, bool):
+            return _JSON(data)
+        if text[0] == "[":
+            raise ArgumentError(f"{where}: {text!r} is not a valid JSON list of numbers")
+    return _parse_relay(text, mod, where)
+
+
+class _JSON:
+    """A JSON number or list from the command line, awaiting its parameter's dtype."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data):
+        self.data = data
+
+
+def _load_npy(path: str, where: str) -> np.ndarray:
+    if not path:
+        raise ArgumentError(f"{where}: `@` must be followed by the path of a .npy file")
+    try:
+        loaded = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise ArgumentError(f"{where}: {path}: file not found") from None
+    except IsADirectoryError:
+        raise ArgumentError(f"{where}: {path}: is a directory, not a .npy file") from None
+    except OSError as e:
+        raise ArgumentError(f"{where}: {path}: cannot read it: {e.strerror or e}") from None
+    except ValueError as e:
+        raise ArgumentError(f"{where}: {path}: not a plain .npy array ({e})") from None
+    if not isinstance(loaded, np.ndarray):
+        if hasattr(loaded, "close"):
+            loaded.close()
+        raise ArgumentError(f"{where}: {path}: expected a .npy file holding one array, "
+                            "found an .npz archive")
+    if loaded.dtype.kind not in _NUMERIC_KINDS:
+        raise ArgumentError(f"{where}: {path}: holds {loaded.dtype} data; "
+                            "only numbers and booleans can be Relay tensors")
+    return np.ascontiguousarray(loaded)
+
+
+def _parse_relay(text: str, mod: Module | None, where: str):
+    from rvmdbg.relay.parser import parse_expr
+
+    _check_constructor_names(text, mod, where)
+    try:
+        expr = parse_expr(text, mod, filename="<argument>")
+    except RelayError as e:
+        raise ArgumentError(f"{where}: cannot read {text!r}: {e.message}"
+                            + (f" ({e.hint})" if e.hint else "")) from None
+    return _evaluate(expr, mod, where, text)
+
+
+def _check_constructor_names(text: str, mod: Module | None, where: str) -> None:
+    """Name an unknown constructor before the parser calls it an unknown operator."""
+    from rvmdbg.relay.ops import OPS
+
+    ctors = mod.constructors if mod is not None else {}
+    bare = re.sub(r'"[^"]*"', '""', text)
+    for m in _IDENT.finditer(bare):
+        name = m.group(1)
+        if name in ctors or name in OPS or name in _KEYWORDS:
+            continue
+        near = difflib.get_close_matches(name, list(ctors), n=1)
+        hint = f"; did you mean {near[0]}?" if near else (
+            f"; this program's constructors are {', '.join(ctors)}" if ctors
+            else "; this program defines no constructors")
+        raise ArgumentError(f"{where}: unknown constructor {name}{hint}")
+
+
+def _evaluate(e, mod, where: str, text: str):
+    """Evaluate the value forms allowed in an argument: literals, constructors, tuples,
+    negation and ref(...)."""
+    if isinstance(e, Constant):
+        return e.data
+    if isinstance(e, Tuple):
+        return ADTValue(0, None, [_evaluate(f, mod, where, text) for f in e.fields])
+    if isinstance(e, ConstructorRef):
+        c = e.constructor or mod.constructors.get(e.name)
+        if c.inputs:
+            raise ArgumentError(f"{where}: constructor {c.name} needs {len(c.inputs)} "
+                                f"argument(s): write {c.name}(...)")
+        return ADTValue(c.tag, c.name, ())
+    if isinstance(e, Call) and isinstance(e.op, ConstructorRef):
+        c = e.op.constructor or mod.constructors.get(e.op.name)
+        if len(e.args) != len(c.inputs):
+            raise ArgumentError(f"{where}: constructor {c.name} takes {len(c.inputs)} "
+                                f"argument(s), got {len(e.args)}")
+        return ADTValue(c.tag, c.name, [_evaluate(a, mod, where, text) for a in e.args])
+    if isinstance(e, Call) and isinstance(e.op, OpRef) and e.op.name == "negative" \
+            and len(e.args) == 1 and not e.attrs:
+        v = _evaluate(e.args[0], mod, where, text)
+        if isinstance(v, np.ndarray) and v.dtype.kind in "iuf":
+            return np.asarray(np.negative(v))  # a 0-d array, not a NumPy scalar
+        raise ArgumentError(f"{where}: only a number can be negated, not {format_value(v)}")
+    if isinstance(e, RefCreate):
+        return RefCell(_evaluate(e.value, mod, where, text))
+    what = {Var: "a variable", GlobalVar: "a global function", Function: "a function",
+            OpRef: "an operator"}.get(type(e))
+    if what is None:
+        what = "a call" if isinstance(e, Call) else "an expression"
+    raise ArgumentError(f"{where}: {text!r} is {what}; an argument must be a literal, "
+                        "a constructor value, a tuple or a JSON number or list")
+
+
+# ------------------------------------------------------------------------------------ converting
+
+def convert_value(value, t, mod: Module, where: str = "argument"):
+    """value (from parse_value) converted to type t; None or a type variable keeps it as is."""
+    if isinstance(t, TensorType):
+        return _to_tensor(value, t, where)
+    if isinstance(t, TupleType):
+        if isinstance(value, _JSON) and isinstance(value.data, list):
+            fields = [_JSON(x) for x in value.data]
+        elif isinstance(value, ADTValue) and value.con is None:
+            fields = list(value.fields)
+        else:
+            raise ArgumentError(f"{where}: expected a tuple of {len(t.fields)}, "
+                                f"got {_describe(value)}")
+        if len(fields) != len(t.fields):
+            raise ArgumentError(f"{where}: expected a tuple of {len(t.fields)}, "
+                                f"got one of {len(fields)}")
+        return ADTValue(0, None, [convert_value(v, ft, mod, f"{where}, field {i}")
+                                  for i, (v, ft) in enumerate(zip(fields, t.fields))])
+    if isinstance(t, TypeCall):
+        return _to_adt(value, t, mod, where)
+    if isinstance(t, RefType):
+        if not isinstance(value, RefCell):
+            raise ArgumentError(f"{where}: expected a reference, written ref(...), "
+                                f"got {_describe(value)}")
+        return RefCell(convert_value(value.value, t.value, mod, where))
+    if isinstance(t, FuncType):
+        raise ArgumentError(f"{where}: a function cannot be given on the command line")
+    # no declared type (a type parameter or unknown): tensors take Relay's default dtypes
+    return _default(value, mod, where)
+
+
+def _default(value, mod, where):
+    if isinstance(value, _JSON):
+        return _json_array(value.data, None, where)
+    if isinstance(value, ADTValue):
+        return ADTValue(value.tag, value.con, [_default(f, mod, where) for f in value.fields])
+    if isinstance(value, RefCell):
+        return RefCell(_default(value.value, mod, where))
+    return value
+
+
+def _describe(value) -> str:
+    if isinstance(value, _JSON):
+        return "a JSON list" if isinstance(value.data, list) else f"the number {value.data}"
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0:
+            return f"the {value.dtype} value {format_value(value)}"
+        return f"a {value.dtype} tensor of shape {list(value.shape)}"
+    if isinstance(value, ADTValue):
+        return "a tuple" if value.con is None else f"the constructor {value.con}"
+    if isinstance(value, RefCell):
+        return "a reference"
+    return type(value).__name__
+
+
+def _to_adt(value, t: TypeCall, mod: Module, where: str):
+    td = mod.type_defs.get(t.name)
+    if td is None:
+        raise ArgumentError(f"{where}: type {t.name} is not defined in this program")
+    if not isinstance(value, ADTValue) or value.con is None:
+        names = ", ".join(c.name for c in td.constructors)
+        raise ArgumentError(f"{where}: expected a value of type {t} (constructors: {names}), "
+                            f"got {_describe(value)}")
+    ctor = next((c for c in td.constructors if c.name == value.con), None)
+    if ctor is None:
+        names = ", ".join(c.name for c in td.constructors)
+        raise ArgumentError(f"{where}: {value.con} is not a constructor of {t} "
+                            f"(its constructors: {names})")
+    mapping = dict(zip(td.type_params, t.args))
+    # long lists nest one constructor per element: walk the spine of a recursive type in a loop
+    out_cells: list = []
+    cur = value
+    while True:
+        fields = list(cur.fields)
+        inputs = [substitute(i, mapping) for i in ctor.inputs]
+        if len(fields) != len(inputs):
+            raise ArgumentError(f"{where}: constructor {ctor.name} takes {len(inputs)} "
+                                f"argument(s), got {len(fields)}")
+        spine = None
+        converted = []
+        for k, (f, ft) in enumerate(zip(fields, inputs)):
+            if (ft == t and isinstance(f, ADTValue) and f.con is not None and spine is None):
+                spine = k
+                converted.append(None)
+            else:
+                converted.append(convert_value(f, ft, mod, where))
+        out_cells.append((ctor, converted, spine))
+        if spine is None:
+            break
+        cur = fields[spine]
+        ctor = next((c for c in td.constructors if c.name == cur.con), None)
+        if ctor is None:
+            names = ", ".join(c.name for c in td.constructors)
+            raise ArgumentError(f"{where}: {cur.con} is not a constructor of {t} "
+                                f"(its constructors: {names})")
+    result = None
+    for ctor, converted, spine in reversed(out_cells):
+        if spine is not None:
+            converted[spine] = result
+        result = ADTValue(ctor.tag, ctor.name, converted)
+    return result
+
+
+def _to_tensor(value, t: TensorType, where: str) -> np.ndarray:
+    dtype = np.dtype(t.dtype)
+    if isinstance(value, _JSON):
+        arr = _json_array(value.data, dtype, where)
+    elif isinstance(value, np.ndarray):
+        arr = _cast(value, dtype, where)
+    else:
+        raise ArgumentError(f"{where}: expected a tensor, got {_describe(value)}")
+    _check_shape(arr, t, where)
+    return arr
+
+
+def _json_array(data, dtype: np.dtype | None, where: str) -> np.ndarray:
+    try:
+        raw = np.array(data)
+    except ValueError:
+        raise ArgumentError(f"{where}: the nested lists are ragged; every row of a tensor "
+                            "must have the same length") from None
+    if raw.dtype == object or raw.dtype.kind not in _NUMERIC_KINDS:
+        raise ArgumentError(f"{where}: a tensor holds numbers only, and its rows must have "
+                            "equal lengths")
+    if dtype is None:
+        # Relay's defaults: integers are int32 (int64 when too big), other numbers float32
+        if raw.dtype.kind in "iu":
+            dtype = np.dtype("int32") if _fits(raw, np.dtype("int32")) else np.dtype("int64")
+        elif raw.dtype.kind == "b":
+            dtype = raw.dtype
+        else:
+            dtype = np.dtype("float32")
+    if raw.size == 0 and raw.dtype.kind == "f":
+        return raw.astype(dtype)  # an empty list: NumPy calls it float64
+    return _cast(raw, dtype, where)
+
+
+def _fits(raw: np.ndarray, dtype: np.dtype) -> bool:
+    if raw.size == 0:
+        return True
+    info = np.iinfo(dtype)
+    return bool(raw.min() >= info.min and raw.max() <= info.max)
+
+
+def _cast(arr: np.ndarray, dtype: np.dtype, where: str) -> np.ndarray:
+    """arr as dtype, refusing conversions that would change a value's meaning."""
+    if arr.dtype == dtype:
+        return np.array(arr, copy=True)
+    src, dst = arr.dtype.kind, dtype.kind
+    shown = format_value(arr.reshape(-1)[0]) if arr.size else ""
+    if dst == "b":
+        raise ArgumentError(f"{where}: expected True or False (bool), got {arr.dtype} data"
+                            + (f" such as {shown}" if shown else ""))
+    if src == "b":
+        raise ArgumentError(f"{where}: expected {dtype} numbers, got a boolean")
+    if dst in "iu":
+        if src == "f":
+            bad = ~np.isfinite(arr) | (arr != np.round(arr))
+            if np.any(bad):
+                example = format_value(np.asarray(arr[bad].reshape(-1)[0]))
+                what = f"{example} ({arr.dtype})" if arr.ndim == 0 else \
+                    f"a {arr.dtype} tensor holding {example}"
+                raise ArgumentError(f"{where}: expected {dtype} integers, got {what}")
+        if arr.size:
+            info = np.iinfo(dtype)
+            lo, hi = arr.min(), arr.max()
+            if lo < info.min or hi > info.max:
+                bad = lo if lo < info.min else hi
+                raise ArgumentError(f"{where}: {bad} does not fit in {dtype} "
+                                    f"({info.min} to {info.max})")
+    return arr.astype(dtype)
+
+
+def _check_shape(arr: np.ndarray, t: TensorType, where: str) -> None:
+    if len(arr.shape) != len(t.shape) or any(
+            d is not None and d != a for d, a in zip(t.shape, arr.shape)):
+        want = "(" + ", ".join("?" if d is None else str(d) for d in t.shape) + \
+            ("," if len(t.shape) == 1 else "") + ")"
+        got = "(" + ", ".join(str(a) for a in arr.shape) + ("," if arr.ndim == 1 else "") + ")"
+        what = "a scalar" if arr.ndim == 0 else f"shape {got}"
+        need = "a scalar" if not t.shape else f"shape {want}"
+        raise ArgumentError(f"{where}: expected {need}, got {what}")

@@ -1,0 +1,506 @@
+"""The `rvmdbg` command line (../shared/reference/cli-contract.md): subcommands, exit codes, errors.
+
+Each subcommand is one `Command` in `COMMANDS` (its argparse set-up and its handler); each way
+of running a program is one function in `EXECUTORS`. Handlers raise; `main` maps what they
+raise to the contract's exit codes: 0 success, 1 the program failed while running, 2 bad input
+(usage, unreadable file, lex/parse/type error, bad argument), 130 interrupted. A user's mistake
+never prints a Python traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from rvmdbg import __version__
+from rvmdbg.args import ArgumentError, parse_program_args, parse_value, convert_value
+from rvmdbg.limits import DEFAULT_LIMITS, Limits
+from rvmdbg.relay.diagnostics import RelayError, Source
+from rvmdbg.values import format_value, to_json
+
+EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class UsageError(Exception):
+    """Bad input that is not located in a program (exit 2)."""
+
+
+class ProgramFailed(Exception):
+    """The program failed while running (exit 1); `text` is the full message to print."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.text = text
+
+
+# ------------------------------------------------------------------------------------ programs
+
+@dataclass
+class Program:
+    """A program named on the command line: Relay source (type-checked) or a saved executable."""
+
+    path: str
+    text: str | None = None          # the Relay source; None for a .rvmx
+    module: object = None            # the type-checked Module; None for a .rvmx
+    executable: object = None        # a loaded Executable, for a .rvmx
+
+    @property
+    def source(self) -> Source | None:
+        return getattr(self.module, "source", None)
+
+
+def read_source(path: str) -> str:
+    """A program file's text; failures are RelayErrors naming the file (exit 2)."""
+    src = Source(path, "")
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RelayError("file not found", None, None, src) from None
+    except IsADirectoryError:
+        raise RelayError("is a directory, not a program file", None, None, src) from None
+    except UnicodeDecodeError:
+        raise RelayError("cannot read the file: it is not UTF-8 text", None, None, src) from None
+    except OSError as e:
+        raise RelayError(f"cannot read the file: {e.strerror or e}", None, None, src) from None
+
+
+def load_program(path: str, check: bool = True) -> Program:
+    """Parse (with the prelude) and type-check a `.relay` file, or load a `.rvmx` executable."""
+    if path.endswith(".rvmx"):
+        from rvmdbg.vm.serialize import ExecutableFormatError, load
+        try:
+            return Program(path, executable=load(path))
+        except ExecutableFormatError as e:
+            raise UsageError(str(e)) from None
+    from rvmdbg.relay.loader import load_module
+    from rvmdbg.relay.typecheck import check_module
+    text = read_source(path)
+    mod = load_module(text, path)
+    if check:
+        mod = check_module(mod)
+    return Program(path, text=text, module=mod)
+
+
+def program_arguments(program: Program, entry: str, texts: list[str]) -> list:
+    """ARGs (or the program's `// args:` defaults when none are given) as runtime values."""
+    from rvmdbg.relay.loader import program_default_args
+    if not texts and program.text is not None:
+        texts = program_default_args(program.text) or []
+    if program.module is not None:
+        try:
+            return parse_program_args(program.module, entry, texts)
+        except ArgumentError as e:
+            if not texts:
+                e.message += "; give them after PROGRAM (the program has no `// args:` line)"
+            raise
+    # a saved executable keeps no types: values take Relay's default dtypes
+    return [convert_value(parse_value(t, None, f"argument {i + 1}"), None, None,
+                          f"argument {i + 1}") for i, t in enumerate(texts)]
+
+
+# ------------------------------------------------------------------------------------ executors
+
+class ExecutorUnavailable(Exception):
+    """An executor this build cannot provide yet (exit 2)."""
+
+
+def execute_interp(program: Program, entry: str, args: list, limits: Limits):
+    """The reference interpreter, on the type-checked module."""
+    from rvmdbg.relay.interpreter import Interpreter, InterpreterError
+    if program.module is None:
+        raise UsageError(f"{program.path}: the interpreter runs Relay source, and this is a "
+                         "compiled executable; use --executor vm")
+    try:
+        return Interpreter(program.module, limits).run(entry, args)
+    except InterpreterError as e:
+        raise ProgramFailed(e.format(program.source)) from None
+
+
+def execute_vm(program: Program, entry: str, args: list, limits: Limits):
+    """Compile (unless it is a loaded .rvmx) and run on the Relay VM."""
+    try:
+        from rvmdbg.vm.compiler import CompileError, compile_module
+        from rvmdbg.vm.machine import VirtualMachine, VMError
+    except ImportError as e:
+        raise ExecutorUnavailable(f"the VM executor is not available yet ({e})") from None
+    exe = program.executable
+    if exe is None:
+        try:
+            exe = compile_module(program.module)
+        except CompileError as e:
+            raise UsageError(f"{program.path}: cannot compile for the VM: {e}") from None
+    try:
+        return VirtualMachine(exe, limits).invoke(entry, args)
+    except VMError as e:
+        raise ProgramFailed(vm_error_text(e, exe)) from None
+
+
+def vm_error_text(err, exe) -> str:
+    """A VMError as printed: its own format, the quoted line even when it lies in another file
+    (the prelude), and the calls that led there."""
+    span = err.span
+    if span is not None and err.source_line is None and span.file != exe.source_name:
+        try:
+            lines = Path(span.file).read_text(encoding="utf-8").split("\n")
+            if 1 <= span.line <= len(lines):
+                err.source_line = lines[span.line - 1].rstrip("\r")
+        except OSError:
+            pass
+    out = [err.format()]
+    for name, pc in err.backtrace[1:6]:
+        where = ""
+        if name in exe.global_map:
+            caller_span = exe.span_at(exe.global_map[name], pc)
+            where = f" ({caller_span})" if caller_span is not None else ""
+        out.append(f"  called from @{name} pc={pc}{where}")
+    return "\n".join(out)
+
+
+def execute_graph(program: Program, entry: str, args: list, limits: Limits):
+    """The static-graph executor: lower to a planned graph and run it. A program that needs
+    the VM is refused with a GraphRefusal (a RelayError: exit 2)."""
+    from rvmdbg.graph import GraphExecutor, GraphRunError, lower_to_graph
+    if program.module is None:
+        raise UsageError(f"{program.path}: the graph executor runs Relay source, and this is a "
+                         "compiled executable; use --executor vm")
+    graph = lower_to_graph(program.module, entry)
+    try:
+        return GraphExecutor(graph, limits=limits).run(args)
+    except GraphRunError as e:
+        raise ProgramFailed(e.format(program.source)) from None
+
+
+# name -> run(program, entry, args, limits) -> value; adding an executor is one line here
+EXECUTORS: dict[str, Callable] = {
+    "vm": execute_vm,
+    "interp": execute_interp,
+    "graph": execute_graph,
+}
+
+
+# ------------------------------------------------------------------------------------ commands
+
+@dataclass
+class Command:
+    """One subcommand: `configure(parser)` adds its arguments, `handler(ns) -> exit code`."""
+
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    handler: Callable[[argparse.Namespace], int]
+
+
+def _configure_check(p: argparse.ArgumentParser) -> None:
+    p.add_argument("program", metavar="PROGRAM", help="a .relay file")
+
+
+def _definition_lines(mod, own_file: str) -> tuple[list[str], list[str]]:
+    """`type ...` and `def @f(...) -> T` lines: the program's own, and the prelude's it uses."""
+    entries = []
+    for td in mod.type_defs.values():
+        params = ("[" + ", ".join(str(p) for p in td.type_params) + "]") if td.type_params else ""
+        if td.extern:
+            text = f"extern type {td.name}{params}"
+        else:
+            ctors = ", ".join(c.name + ("(" + ", ".join(str(t) for t in c.inputs) + ")"
+                                        if c.inputs else "") for c in td.constructors)
+            text = f"type {td.name}{params} {{ {ctors} }}"
+        entries.append((td.span, text))
+    for name, fn in mod.functions.items():
+        ft = fn.checked_type
+        tps = getattr(ft, "type_params", ()) or fn.type_params
+        tp = ("[" + ", ".join(str(t) for t in tps) + "]") if tps else ""
+        types = list(ft.params) if ft is not None else [p.checked_type for p in fn.params]
+        params = ", ".join(f"%{p.name}: {t}" for p, t in zip(fn.params, types))
+        ret = ft.ret if ft is not None else fn.ret_type
+        entries.append((fn.span, f"def @{name}{tp}({params}) -> {ret}"))
+
+    def key(entry):
+        sp = entry[0]
+        return (sp.line, sp.col) if sp is not None else (0, 0)
+    own = [e for e in entries if e[0] is not None and e[0].file == own_file]
+    other = [e for e in entries if not (e[0] is not None and e[0].file == own_file)]
+    return [t for _, t in sorted(own, key=key)], [t for _, t in sorted(other, key=key)]
+
+
+def cmd_check(ns: argparse.Namespace) -> int:
+    if ns.program.endswith(".rvmx"):
+        raise UsageError(f"{ns.program}: check reads Relay source, not a compiled executable")
+    program = load_program(ns.program)
+    own, prelude = _definition_lines(program.module, program.path)
+    out = own[:]
+    if prelude:
+        out.append("// from the prelude:")
+        out.extend(prelude)
+    print("\n".join(out))
+    for w in getattr(program.module, "warnings", []):
+        print(w.format(program.source) if hasattr(w, "format") else str(w), file=sys.stderr)
+    return EXIT_OK
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    if n <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return n
+
+
+def add_limit_options(p: argparse.ArgumentParser) -> None:
+    """--max-steps, --max-depth, --max-bytes (shared by every command that runs a program)."""
+    d = DEFAULT_LIMITS
+    p.add_argument("--max-steps", type=_positive, metavar="N",
+                   help=f"stop after N instructions or evaluation steps (default {d.max_steps})")
+    p.add_argument("--max-depth", type=_positive, metavar="N",
+                   help=f"stop beyond N nested calls (default {d.max_depth})")
+    p.add_argument("--max-bytes", type=_positive, metavar="N",
+                   help=f"stop when tensors would take more than N bytes (default {d.max_bytes})")
+
+
+def limits_from(ns: argparse.Namespace) -> Limits:
+    given = {name: getattr(ns, name) for name in ("max_steps", "max_depth", "max_bytes")
+             if getattr(ns, name, None) is not None}
+    return dataclasses.replace(DEFAULT_LIMITS, **given)
+
+
+def add_program_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("program", metavar="PROGRAM", help="a .relay file or a saved .rvmx executable")
+    p.add_argument("args", metavar="ARG", nargs="*", default=[],
+                   help="arguments of the entry function: a Relay value (10, -3, 2.5f, "
+                        "Cons(1, Nil), (1, 2f)), a JSON number or list, or @file.npy; "
+                        "default: the program's `// args:` line")
+
+
+def _configure_run(p: argparse.ArgumentParser) -> None:
+    add_program_args(p)
+    p.add_argument("--entry", default="main", metavar="NAME",
+                   help="the function to run (default main)")
+    p.add_argument("--executor", default="vm", choices=list(EXECUTORS),
+                   help="how to run it (default vm)")
+    p.add_argument("--json", action="store_true", help='print {"result": ...} as JSON')
+    add_limit_options(p)
+
+
+def cmd_run(ns: argparse.Namespace) -> int:
+    from rvmdbg.relay.interpreter import call_with_deep_stack
+    program = load_program(ns.program)
+    entry = ns.entry.lstrip("@")
+    args = program_arguments(program, entry, ns.args)
+    execute = EXECUTORS[ns.executor]
+    limits = limits_from(ns)
+
+    def run_and_render() -> str:
+        # deep results (long lists) print recursively: render on the same deep stack
+        value = execute(program, entry, args, limits)
+        try:
+            if ns.json:
+                return json.dumps({"result": to_json(value)})
+            return format_value(value)
+        except RecursionError:
+            raise ProgramFailed("error: the result is nested too deeply to print") from None
+    text = call_with_deep_stack(run_and_render)
+    print(text)
+    return EXIT_OK
+
+
+def _configure_compile(p: argparse.ArgumentParser) -> None:
+    p.add_argument("program", metavar="PROGRAM", help="a .relay file (or a saved .rvmx to list)")
+    p.add_argument("-o", "--output", metavar="FILE.rvmx", help="also save the executable")
+    p.add_argument("--passes", action="store_true",
+                   help="first print the program after each compiler pass")
+    p.add_argument("--reuse-registers", action="store_true",
+                   help="share registers between values whose lifetimes do not overlap")
+    p.add_argument("--names", action="store_true",
+                   help="note callee, kernel and constructor names after each instruction")
+
+
+def cmd_compile(ns: argparse.Namespace) -> int:
+    from rvmdbg.vm.compiler import CompileError, compile_module, compile_stages
+    from rvmdbg.vm.regalloc import register_report_text, reuse_registers
+    program = load_program(ns.program)
+    out = sys.stdout
+    report = None
+    if program.executable is not None:
+        if ns.passes:
+            raise UsageError(f"{program.path}: a saved executable keeps no compiler passes")
+        exe = program.executable
+        if ns.reuse_registers:
+            report = reuse_registers(exe)
+    else:
+        try:
+            if ns.passes:
+                stages, exe = compile_stages(program.module)
+                for stage in stages:
+                    out.write(f"// ==== {stage.name}: {stage.description}\n{stage.text}\n")
+                out.write("// ==== Bytecode\n")
+            else:
+                exe = compile_module(program.module)
+        except CompileError as e:
+            raise UsageError(f"{program.path}: cannot compile for the VM: {e}") from None
+        if ns.reuse_registers:
+            report = reuse_registers(exe)
+    out.write(exe.bytecode(names=ns.names))
+    if report is not None:
+        out.write(register_report_text(report))
+    if ns.output:
+        from rvmdbg.vm.serialize import save
+        save(exe, ns.output)
+        _error(f"saved {ns.output}")
+    return EXIT_OK
+
+
+def _configure_trace(p: argparse.ArgumentParser) -> None:
+    add_program_args(p)
+    p.add_argument("--entry", default="main", metavar="NAME",
+                   help="the function to run (default main)")
+    add_limit_options(p)
+
+
+def cmd_trace(ns: argparse.Namespace) -> int:
+    from rvmdbg.vm.compiler import CompileError, compile_module
+    from rvmdbg.vm.machine import VirtualMachine, VMError, trace_lines
+    program = load_program(ns.program)
+    entry = ns.entry.lstrip("@")
+    args = program_arguments(program, entry, ns.args)
+    exe = program.executable
+    if exe is None:
+        try:
+            exe = compile_module(program.module)
+        except CompileError as e:
+            raise UsageError(f"{program.path}: cannot compile for the VM: {e}") from None
+    vm = VirtualMachine(exe, limits_from(ns))
+    write = sys.stdout.write
+    try:
+        vm.start(entry, args)
+        for line in trace_lines(vm):
+            write(line + "\n")
+    except VMError as e:
+        sys.stdout.flush()
+        raise ProgramFailed(vm_error_text(e, exe)) from None
+    return EXIT_OK
+
+
+def _configure_graph(p: argparse.ArgumentParser) -> None:
+    p.add_argument("program", metavar="PROGRAM", help="a .relay file")
+    p.add_argument("--entry", default="main", metavar="NAME",
+                   help="the function to lower (default main)")
+    p.add_argument("--json", action="store_true",
+                   help="print TVM's graph JSON (with the memory plan) instead")
+
+
+def cmd_graph(ns: argparse.Namespace) -> int:
+    from rvmdbg.graph import graph_report
+    if ns.program.endswith(".rvmx"):
+        raise UsageError(f"{ns.program}: graph reads Relay source, not a compiled executable")
+    program = load_program(ns.program)
+    print(graph_report(program.module, ns.entry.lstrip("@"), as_json=ns.json))
+    return EXIT_OK
+
+
+COMMANDS: dict[str, Command] = {
+    "check": Command("check", "parse and type-check a program; print each definition's type",
+                     _configure_check, cmd_check),
+    "run": Command("run", "run a program's entry function and print its result",
+                   _configure_run, cmd_run),
+    "compile": Command("compile", "compile a program and print its bytecode in TVM's layout",
+                       _configure_compile, cmd_compile),
+    "trace": Command("trace", "run on the VM printing each executed instruction",
+                     _configure_trace, cmd_trace),
+    "graph": Command("graph", "print the static graph and its memory plan, or why the "
+                              "program needs the VM", _configure_graph, cmd_graph),
+}
+# The command `rvmdbg PROGRAM [ARG...]` means when its first word is no command (None: an error).
+DEFAULT_COMMAND: str | None = None
+
+
+# ------------------------------------------------------------------------------------ main
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse that reads `-2.5f`, `-3i64` and `-.5` as values, not unknown options."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The top-level parser, and each command's own parser by name."""
+    parser = _ArgumentParser(
+        prog="rvmdbg", description="A terminal step debugger for Relay-VM bytecode.")
+    parser.add_argument("--version", action="version", version=f"rvmdbg {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    parsers = {}
+    for cmd in COMMANDS.values():
+        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        cmd.configure(p)
+        p.set_defaults(handler=cmd.handler)
+        parsers[cmd.name] = p
+    return parser, parsers
+
+
+def parse_command_line(argv: list[str]) -> argparse.Namespace:
+    """argv to a namespace with `handler`; raises SystemExit as argparse does."""
+    parser, parsers = build_parser()
+    if argv and argv[0] in parsers:
+        # options may come between and after the program arguments (`run F 1 --json 2`)
+        ns = parsers[argv[0]].parse_intermixed_args(argv[1:])
+        ns.command = argv[0]
+        return ns
+    return parser.parse_args(argv)  # --help, --version, or a usage error
+
+
+def _error(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if (DEFAULT_COMMAND is not None and argv and argv[0] not in COMMANDS
+            and not argv[0].startswith("-")):
+        argv.insert(0, DEFAULT_COMMAND)
+    try:
+        try:
+            ns = parse_command_line(argv)
+        except SystemExit as e:  # argparse: --help, --version (0) or a usage error (2)
+            return e.code if isinstance(e.code, int) else EXIT_USAGE
+        return ns.handler(ns)
+    except RelayError as e:
+        _error(e.format())
+        return EXIT_USAGE
+    except ArgumentError as e:
+        _error(f"error: {e.message}")
+        return EXIT_USAGE
+    except (UsageError, ExecutorUnavailable) as e:
+        _error(f"error: {e}")
+        return EXIT_USAGE
+    except ProgramFailed as e:
+        _error(e.text)
+        return EXIT_RUNTIME
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # the reader went away (`| head`): stop quietly, without a second error at exit
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except OSError:
+            pass
+        return EXIT_RUNTIME
+    except OSError as e:
+        name = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        _error(f"error: {name}{e.strerror or e}")
+        return EXIT_USAGE
+    except RecursionError:
+        _error("error: the program is nested too deeply to process")
+        return EXIT_USAGE
