@@ -45,6 +45,8 @@ class RefCell:
 def _scalar_text(a: np.ndarray) -> str:
     v = a.item()
     dt = str(a.dtype)
+    if dt.startswith("float") and not np.isfinite(v):
+        return str(v)  # inf, -inf, nan: Relay has no literal for them
     if dt == "bool":
         return "True" if v else "False"
     if dt.startswith("float"):
@@ -57,24 +59,40 @@ def _scalar_text(a: np.ndarray) -> str:
 
 
 def format_value(v) -> str:
-    """The human (Relay-like) form: `55`, `3f`, `(6, 8)`, `Cons(3, Nil)`, arrays as NumPy prints."""
-    if isinstance(v, np.ndarray):
-        if v.ndim == 0:
-            return _scalar_text(v)
-        return f"{np.array2string(v, separator=', ')} ({v.dtype})"
-    if isinstance(v, np.generic):
-        return _scalar_text(np.asarray(v))
-    if isinstance(v, ADTValue):
-        inner = ", ".join(format_value(f) for f in v.fields)
-        if v.con is None:
-            return f"({inner},)" if len(v.fields) == 1 else f"({inner})"
-        return f"{v.con}({inner})" if v.fields else v.con
-    if isinstance(v, RefCell):
-        return f"ref({format_value(v.value)})"
-    name = getattr(v, "name", None)
-    if name is not None:
-        return f"<closure @{name}>"
-    return repr(v)
+    """The human (Relay-like) form: `55`, `3f`, `(6, 8)`, `Cons(3, Nil)`, arrays as NumPy prints.
+
+    Iterative, and linear in the size of the value: lists of a million cells print fine."""
+    parts: list = []
+    todo: list = [v]  # values to print, or str pieces to emit as they are
+    while todo:
+        x = todo.pop()
+        if isinstance(x, str):
+            parts.append(x)
+        elif isinstance(x, np.ndarray):
+            parts.append(_scalar_text(x) if x.ndim == 0
+                         else f"{np.array2string(x, separator=', ')} ({x.dtype})")
+        elif isinstance(x, np.generic):
+            parts.append(_scalar_text(np.asarray(x)))
+        elif isinstance(x, ADTValue):
+            if x.con is not None and not x.fields:
+                parts.append(x.con)
+                continue
+            close = ",)" if (x.con is None and len(x.fields) == 1) else ")"
+            parts.append("(" if x.con is None else x.con + "(")
+            todo.append(close)
+            for i in range(len(x.fields) - 1, -1, -1):
+                todo.append(x.fields[i])
+                if i:
+                    todo.append(", ")
+        elif isinstance(x, RefCell):
+            parts.append("ref(")
+            todo.append(")")
+            todo.append(x.value)
+        elif getattr(x, "name", None) is not None:
+            parts.append(f"<closure @{x.name}>")
+        else:
+            parts.append(repr(x))
+    return "".join(parts)
 
 
 def _json_scalar(x):
