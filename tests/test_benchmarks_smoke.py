@@ -1,0 +1,103 @@
+"""Smoke tests of the benchmark scripts: each still runs at a tiny size and prints its table.
+
+No timing is asserted (benchmarks print figures; the machine's load decides them). What is
+checked is that the scripts run, that the toy VM's three dispatchers compute the same correct
+sum in the instruction count the benchmark divides by, and that the front-end generator is
+deterministic and produces a well-typed program.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "benchmarks"
+sys.path.insert(0, str(BENCH))
+
+import minivm_seed as toy  # noqa: E402
+from bench_frontend import generate_program  # noqa: E402
+
+
+def _run_script(name: str) -> str:
+    proc = subprocess.run([sys.executable, str(BENCH / name), "--quick"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_bench_frontend_quick_runs():
+    out = _run_script("bench_frontend.py")
+    for label in ("parse (load_module)", "type check", "parse + check", "target:"):
+        assert label in out
+
+
+def test_bench_vm_quick_runs():
+    out = _run_script("bench_vm.py")
+    for label in ("interpreter run", "if/elif on names (seed)", "table dispatch",
+                  "figure", "target"):
+        assert label in out
+    if "VM figures skipped" not in out:
+        assert "VM run()" in out and "VM step()" in out
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 300])
+def test_toy_dispatchers_agree(n):
+    program, init = toy.counting_loop(n)
+    expected = n * (n + 1) // 2
+    assert toy.run_if_chain_names(program, init) == expected
+    assert toy.run_if_chain_numbers(toy.numbered(program), init) == expected
+    assert toy.run_table(program, init) == expected
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 40])
+def test_toy_instruction_count(n):
+    # Count executed instructions by wrapping each decoded handler: the per-instruction
+    # figures divide by instructions_executed(n), so it must be exact.
+    program, init = toy.counting_loop(n)
+    stack, variables, executed = [], list(init), [0]
+    handlers = toy.decode(program, stack, variables)
+
+    def counted(h):
+        def run():
+            executed[0] += 1
+            return h()
+        return run
+    code = [counted(h) for h in handlers]
+    pc = 0
+    with pytest.raises(toy._Halt) as done:
+        while True:
+            pc = code[pc]()
+    assert done.value.value == n * (n + 1) // 2
+    assert executed[0] == toy.instructions_executed(n)
+
+
+def test_toy_rejects_unknown_opcode():
+    with pytest.raises(ValueError):
+        toy.run_if_chain_names([("NOP", None)], [0, 0])
+    with pytest.raises(ValueError):
+        toy.run_table([("NOP", None)], [0, 0])
+
+
+def test_wrap_int32_matches_relay_loop_result():
+    # programs/loop.relay with n = 100000 returns this int32-wrapped sum.
+    assert toy.wrap_int32(100_000 * 100_001 // 2) == 705082704
+    assert toy.wrap_int32(2 ** 31) == -2 ** 31
+
+
+def test_frontend_generator_is_deterministic_and_well_typed():
+    from rvmdbg.relay.interpreter import Interpreter
+    from rvmdbg.relay.loader import load_module
+    from rvmdbg.relay.typecheck import check_module
+
+    text = generate_program(400)
+    assert text == generate_program(400)
+    assert text.count("\n") >= 400
+    mod = check_module(load_module(text, "<bench>"))
+    for kind in ("match (", "let %", "if (", "nn.dense", "type Shape", "@map("):
+        assert kind in text
+    result = Interpreter(mod).run("main", [np.array(3, dtype=np.int32)])
+    assert result.fields[0].dtype == np.int32
