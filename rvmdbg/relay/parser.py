@@ -1,0 +1,1381 @@
+"""The Relay text parser: a hand-written recursive-descent parser from tokens to the AST.
+
+Names are resolved while parsing: locals and graph variables lexically, constructors and types
+against the definitions read so far (types may be named before their `type` definition, so
+recursive and mutually recursive types work), globals after every definition has been read (so
+functions may call each other in any order). An optional environment module (the prelude) makes
+its types, constructors and functions visible; the program's own definitions of the same names
+take precedence.
+
+Long `let` chains and sequences are parsed in a loop, so their length costs no stack; other
+nesting (parentheses, calls, branches) is limited to `MAX_NESTING` levels.
+"""
+from __future__ import annotations
+
+import contextlib
+import difflib
+import gc
+import sys
+from operator import itemgetter
+
+import numpy as np
+
+from rvmdbg.relay.ast import (
+    Call, Clause, Constant, Constructor, ConstructorRef, Function, GlobalVar, If, Let, Match,
+    Module, OpRef, PatternConstructor, PatternTuple, PatternVar, PatternWildcard, RefCreate,
+    RefRead, RefWrite, Tuple, TupleGetItem, TypeData, Var,
+)
+from rvmdbg.relay.diagnostics import (
+    LexError, NameResolutionError, ParseError, RelayError, RelayTypeError, Source, Span,
+)
+from rvmdbg.relay.lexer import (
+    _INT_RANGES, ATTR, BOOL, EOF, GLOBAL, GRAPH, LOCAL, NAME, NUM, STR, tokenize,
+)
+from rvmdbg.relay.types import (
+    DTYPE_ALIASES, DTYPES, FuncType, IncompleteType, RefType, TensorType, TupleType, TypeCall,
+    TypeVar,
+)
+
+VERSION = "0.0.5"
+MAX_NESTING = 256
+
+_BINOPS = {
+    "*": (3, "multiply"), "/": (3, "divide"),
+    "+": (2, "add"), "-": (2, "subtract"),
+    "<": (1, "less"), "<=": (1, "less_equal"), ">": (1, "greater"), ">=": (1, "greater_equal"),
+    "==": (0, "equal"), "!=": (0, "not_equal"),
+}
+_DTYPES = frozenset(DTYPES)
+# Frames a parser needs per nesting level, with room to spare (see _stack_headroom).
+_FRAMES_PER_LEVEL = 8
+
+_ops_table = None
+
+
+def _known_ops():
+    """The operator table (rvmdbg.relay.ops.OPS) or None while it is not importable."""
+    global _ops_table
+    if _ops_table is None:
+        try:
+            from rvmdbg.relay.ops import OPS
+        except ImportError:
+            return None
+        _ops_table = OPS
+    return _ops_table
+
+
+class ParseInfo:
+    """What a parse learned besides the module: per definition, the global names it refers to
+    (for the loader's reachability), and where each name taken from the environment is first
+    used."""
+
+    def __init__(self) -> None:
+        # definition name -> set of ("global"|"ctor"|"type", name) it refers to
+        self.deps: dict[tuple, set] = {}
+        # ("global"|"ctor"|"type", name) -> Span of its first use, for names from the environment
+        self.env_uses: dict[tuple, Span] = {}
+
+
+def parse(text: str, filename: str = "<input>", env: Module | None = None) -> Module:
+    """Parse a whole program (which must start with `#[version = "0.0.5"]`).
+
+    `env` is a module whose types, constructors and functions the program may use without
+    defining them (the loader passes the prelude); they are not copied into the result."""
+    return parse_with_info(text, filename, env)[0]
+
+
+def parse_with_info(text: str, filename: str = "<input>", env: Module | None = None):
+    """parse() that also returns the ParseInfo the loader needs."""
+    p = _Parser(text, filename, env, None)
+    return p.run(p.parse_module), p.info
+
+
+def parse_expr(text: str, module: Module | None = None, filename: str = "<expr>"):
+    """Parse one expression; constructors, types and globals resolve against `module`.
+    A version header is optional; `free_var %x: T;` declares a free variable."""
+    p = _Parser(text, filename, module, module)
+    return p.run(p.parse_expression_text)
+
+
+def parse_type(text: str, module: Module | None = None, filename: str = "<type>"):
+    """Parse one type (`Tensor[(2, ?), float32]`, `List[int32]`, `fn (int32) -> bool`)."""
+    p = _Parser(text, filename, module, module)
+    return p.run(p.parse_type_text)
+
+
+def _span(a, b, file: str) -> Span:
+    """The span from the start of token/node-span a to the end of token/node-span b."""
+    return Span(a[2], a[3], b[4], b[5], file)
+
+
+class _Parser:
+    def __init__(self, text: str, filename: str, env: Module | None, expr_module: Module | None):
+        self.file = filename
+        self.source = Source(filename, text)
+        self.text = text
+        self.env = env
+        # parse_expr: globals must exist in this module (None: any global is accepted)
+        self.expr_module = expr_module
+        self.toks: list = []
+        self.pos = 0
+        self.depth = 0
+        self.mod = Module(self.source)
+        self.info = ParseInfo()
+        # lexical scopes: name -> Var (locals) / Expr (graph bindings), undone via a log
+        self.scope: dict = {}
+        self.undo: list = []
+        self.tscope: dict = {}  # type parameter name -> TypeVar
+        self.tundo: list = []
+        # names the program defines (from a pre-scan), which hide the environment's
+        self.own_types: dict[str, int] = {}  # type name -> number of type parameters
+        self.own_ctors: dict[str, str] = {}  # constructor name -> its type's name
+        self.global_uses: list = []  # (name, Span) in source order
+        self.cur_deps: set | None = None
+        self.is_expr = False
+
+    # ---- entry points ----
+
+    def run(self, body):
+        """Lex, then run `body`, turning runaway recursion into a clean error."""
+        old = sys.getrecursionlimit()
+        need = _stack_depth() + MAX_NESTING * _FRAMES_PER_LEVEL + 200
+        if need > old:
+            sys.setrecursionlimit(need)
+        # The parser makes no reference cycles; pausing the cyclic collector while it allocates
+        # a few hundred thousand objects halves the time of a large parse.
+        try:
+            with paused_gc():
+                try:
+                    self.toks = tokenize(self.text, self.file, self.source)
+                    return body()
+                except RecursionError:
+                    where = self.toks[min(self.pos, len(self.toks) - 1)] if self.toks \
+                        else (EOF, "", 1, 1, 1, 1)
+                    raise self.error(ParseError, "nesting too deep", where,
+                                     f"rvmdbg parses at most {MAX_NESTING} nested levels") from None
+                finally:
+                    # freed by reference counting now, so the collector never has to scan them
+                    self.toks = None
+        finally:
+            if need > old and sys.getrecursionlimit() == need:
+                sys.setrecursionlimit(old)
+
+    def parse_module(self) -> Module:
+        self.version_header(required=True)
+        self.prescan()
+        toks = self.toks
+        mod = self.mod
+        while True:
+            tok = toks[self.pos]
+            k = tok[0]
+            if k == "def":
+                self.definition()
+            elif k == "type":
+                self.type_definition(extern=False)
+            elif k == "extern":
+                self.pos += 1
+                if toks[self.pos][0] != "type":
+                    raise self.expected("`type` after `extern`")
+                self.type_definition(extern=True, start=tok)
+            elif k == EOF:
+                break
+            elif k == ATTR:
+                raise self.error(ParseError, "attributes other than the version header are not "
+                                 "supported", tok)
+            else:
+                hint = None
+                if k in (LOCAL, GRAPH, "let", NUM) or k == NAME and toks[self.pos + 1][0] == "(":
+                    hint = "expressions go inside a definition: def @main() { ... }"
+                raise self.expected("a definition (`def`, `type` or `extern type`)", hint=hint)
+        self.resolve_globals()
+        return mod
+
+    def parse_expression_text(self):
+        self.is_expr = True
+        self.version_header(required=False)
+        e = self.expr()
+        if self.toks[self.pos][0] != EOF:
+            raise self.expected("the end of the expression")
+        self.resolve_globals()
+        return e
+
+    def parse_type_text(self):
+        self.is_expr = True
+        t = self.type_()
+        if self.toks[self.pos][0] != EOF:
+            raise self.expected("the end of the type")
+        return t
+
+    # ---- errors ----
+
+    def tspan(self, tok) -> Span:
+        return Span(tok[2], tok[3], tok[4], tok[5], self.file)
+
+    def error(self, cls, message: str, where, hint: str | None = None) -> RelayError:
+        """An error located at a token or a Span."""
+        span = where if isinstance(where, Span) else self.tspan(where)
+        return cls(message, span, hint, self.source)
+
+    def expected(self, what: str, hint: str | None = None) -> RelayError:
+        """`expected WHAT, found TOKEN`, with a hint for TVM's lexical traps."""
+        tok = self.toks[self.pos]
+        if hint is None:
+            hint = self.trap_hint(tok)
+        return self.error(ParseError, f"expected {what}, found {describe(tok)}", tok, hint)
+
+    def trap_hint(self, tok) -> str | None:
+        prev = self.toks[self.pos - 1] if self.pos else None
+        if tok[0] == NUM and tok[1].startswith("-") and prev is not None:
+            left = prev[1] if prev[0] in (LOCAL, GRAPH, GLOBAL, NAME, NUM) else "a"
+            return (f"write {left} - {tok[1].lstrip('-')} with spaces: numbers lex greedily, "
+                    f"so `{tok[1]}` is a negative literal")
+        if prev is not None and prev[0] in (LOCAL, GLOBAL) and prev[1].endswith("/"):
+            return (f"`/` can be part of a name, so `{prev[1]}` is one name: write "
+                    f"{prev[1][:-1]} / ... with spaces")
+        return None
+
+    # ---- module level ----
+
+    def version_header(self, required: bool) -> None:
+        tok = self.toks[0]
+        if tok[0] != ATTR or not tok[6].startswith("version"):
+            if required:
+                raise self.error(ParseError, "missing version header", tok,
+                                 f'start the program with #[version = "{VERSION}"]')
+            return
+        body = tok[6][len("version"):].strip()
+        if not body.startswith("="):
+            raise self.error(ParseError, "malformed version header", tok,
+                             f'write #[version = "{VERSION}"]')
+        version = body[1:].strip()
+        if version != f'"{VERSION}"':
+            raise self.error(ParseError, f"unsupported text format version {version}", tok,
+                             f'rvmdbg reads version "{VERSION}": #[version = "{VERSION}"]')
+        self.pos = 1
+
+    def prescan(self) -> None:
+        """Record the names of every type and constructor the program defines, so types can be
+        used before their definition and the program's names hide the environment's."""
+        toks = self.toks
+        n = len(toks)
+        kinds = list(map(itemgetter(0), toks))
+        i = self.pos
+        while True:
+            # `type` is a keyword, so every occurrence starts a definition (or is an error the
+            # parse proper reports)
+            try:
+                i = kinds.index("type", i) + 1
+            except ValueError:
+                return
+            if kinds[i] != NAME:
+                continue
+            name = toks[i][1]
+            j = i + 1
+            arity = 0
+            if kinds[j] == "[":
+                j += 1
+                while kinds[j] not in ("]", EOF, "{"):
+                    if kinds[j] == NAME:
+                        arity += 1
+                    j += 1
+                j += 1
+            self.own_types.setdefault(name, arity)
+            if j < n and kinds[j] == "{":
+                # constructor names: a NAME right after `{` or a `,` outside brackets
+                j += 1
+                inner = 0
+                expect_name = True
+                while j < n and not (inner == 0 and kinds[j] == "}") and kinds[j] != EOF:
+                    kj = kinds[j]
+                    if kj in ("(", "[", "{"):
+                        inner += 1
+                    elif kj in (")", "]", "}"):
+                        inner -= 1
+                    elif inner == 0 and kj == ",":
+                        expect_name = True
+                        j += 1
+                        continue
+                    if expect_name and kj == NAME and inner == 0:
+                        self.own_ctors.setdefault(toks[j][1], name)
+                    expect_name = False
+                    j += 1
+
+    def definition(self) -> None:
+        toks = self.toks
+        start = toks[self.pos]
+        self.pos += 1
+        tok = toks[self.pos]
+        if tok[0] != GLOBAL:
+            raise self.expected("a function name such as @main after `def`")
+        name = tok[6]
+        if name in self.mod.functions:
+            raise self.error(NameResolutionError, f"duplicate definition of @{name}", tok,
+                             f"@{name} is already defined at {self.mod.functions[name].span}")
+        self.pos += 1
+        self.cur_deps = self.info.deps.setdefault(("global", name), set())
+        func = self.function(start, is_def=True)
+        self.cur_deps = None
+        self.mod.functions[name] = func
+
+    def type_definition(self, extern: bool, start=None) -> None:
+        toks = self.toks
+        tok = toks[self.pos]
+        if start is None:
+            start = tok
+        self.pos += 1
+        name_tok = toks[self.pos]
+        if name_tok[0] != NAME:
+            raise self.expected("a type name after `type`")
+        name = name_tok[1]
+        if name in self.mod.type_defs:
+            raise self.error(NameResolutionError, f"duplicate definition of type {name}", name_tok,
+                             f"type {name} is already defined at {self.mod.type_defs[name].span}")
+        if name in _DTYPES or name in DTYPE_ALIASES or name == "Tensor":
+            raise self.error(ParseError, f"`{name}` is a built-in type and cannot be redefined",
+                             name_tok)
+        self.pos += 1
+        self.cur_deps = self.info.deps.setdefault(("type", name), set())
+        mark = len(self.tundo)
+        params = self.type_params() if toks[self.pos][0] == "[" else []
+        ctors: list[Constructor] = []
+        end = toks[self.pos - 1]
+        if toks[self.pos][0] == "{":
+            if extern:
+                raise self.error(ParseError, "an extern type has no constructors", toks[self.pos])
+            self.pos += 1
+            while toks[self.pos][0] != "}":
+                ctok = toks[self.pos]
+                if ctok[0] != NAME:
+                    raise self.expected("a constructor name")
+                cname = ctok[1]
+                if cname in self.mod.constructors:
+                    prev = self.mod.constructors[cname]
+                    raise self.error(NameResolutionError, f"duplicate constructor {cname}", ctok,
+                                     f"{cname} is already a constructor of type {prev.type_name}")
+                if cname in _DTYPES or cname in DTYPE_ALIASES:
+                    raise self.error(ParseError, f"`{cname}` is a type name and cannot be a "
+                                     "constructor", ctok)
+                self.pos += 1
+                inputs = []
+                cend = ctok
+                if toks[self.pos][0] == "(":
+                    self.pos += 1
+                    if toks[self.pos][0] != ")":
+                        while True:
+                            inputs.append(self.type_())
+                            if toks[self.pos][0] == ",":
+                                self.pos += 1
+                                if toks[self.pos][0] == ")":
+                                    break
+                            elif toks[self.pos][0] == ")":
+                                break
+                            else:
+                                raise self.expected(f"`,` or `)` in the fields of {cname}")
+                    cend = toks[self.pos]
+                    self.pos += 1
+                ctor = Constructor(cname, inputs, len(ctors), name, _span(ctok, cend, self.file))
+                ctors.append(ctor)
+                k = toks[self.pos][0]
+                if k == ",":
+                    self.pos += 1
+                elif k != "}":
+                    raise self.expected(f"`,` or `}}` after constructor {cname}")
+            end = toks[self.pos]
+            self.pos += 1
+        self.unbind_types(mark)
+        self.cur_deps = None
+        td = TypeData(name, params, ctors, _span(start, end, self.file), extern=extern)
+        self.mod.type_defs[name] = td
+        for c in ctors:
+            self.mod.constructors[c.name] = c
+        self.own_types.setdefault(name, len(params))
+
+    def type_params(self) -> list:
+        """`[A, B]`: binds the names as type parameters (undone by the caller)."""
+        toks = self.toks
+        self.pos += 1
+        params = []
+        seen = set()
+        while True:
+            tok = toks[self.pos]
+            if tok[0] != NAME:
+                raise self.expected("a type parameter name")
+            if tok[1] in seen:
+                raise self.error(NameResolutionError, f"duplicate type parameter {tok[1]}", tok)
+            seen.add(tok[1])
+            tv = TypeVar(tok[1])
+            params.append(tv)
+            self.tundo.append((tok[1], self.tscope.get(tok[1])))
+            self.tscope[tok[1]] = tv
+            self.pos += 1
+            k = toks[self.pos][0]
+            if k == ",":
+                self.pos += 1
+                if toks[self.pos][0] == "]":
+                    break
+            elif k == "]":
+                break
+            else:
+                raise self.expected("`,` or `]` after a type parameter")
+        self.pos += 1
+        return params
+
+    def unbind_types(self, mark: int) -> None:
+        tundo, tscope = self.tundo, self.tscope
+        while len(tundo) > mark:
+            name, old = tundo.pop()
+            if old is None:
+                del tscope[name]
+            else:
+                tscope[name] = old
+
+    def resolve_globals(self) -> None:
+        """Check every `@name` use now that all definitions are known."""
+        if self.is_expr and self.expr_module is None:
+            return  # parse_expr without a module: any global is accepted
+        funcs = self.mod.functions
+        known = self.env.functions if self.env is not None else {}
+        for name, span in self.global_uses:
+            if name in funcs:
+                continue
+            if name in known:
+                self.info.env_uses.setdefault(("global", name), span)
+                continue
+            close = difflib.get_close_matches(name, list(funcs) + list(known), 1)
+            hint = f"did you mean @{close[0]}?" if close else None
+            raise NameResolutionError(f"undefined global function @{name}", span, hint, self.source)
+
+    # ---- scopes ----
+
+    def bind(self, name, value) -> None:
+        self.undo.append((name, self.scope.get(name)))
+        self.scope[name] = value
+
+    def unbind(self, mark: int) -> None:
+        undo, scope = self.undo, self.scope
+        while len(undo) > mark:
+            name, old = undo.pop()
+            if old is None:
+                del scope[name]
+            else:
+                scope[name] = old
+
+    def enter(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise self.error(ParseError, "nesting too deep", self.toks[self.pos],
+                             f"rvmdbg parses at most {MAX_NESTING} nested levels")
+
+    # ---- functions ----
+
+    def function(self, start, is_def: bool) -> Function:
+        """`[T](%p: t, ..., Attr=v) -> ret { body }` after `def @name` or `fn`."""
+        toks = self.toks
+        mark, tmark = len(self.undo), len(self.tundo)
+        type_params = self.type_params() if toks[self.pos][0] == "[" else []
+        if toks[self.pos][0] != "(":
+            raise self.expected("`(` to open the parameter list" if is_def else
+                                "`(` after `fn`")
+        self.pos += 1
+        params = []
+        attrs = {}
+        seen = {}
+        while toks[self.pos][0] != ")":
+            tok = toks[self.pos]
+            k = tok[0]
+            if k == LOCAL:
+                self.pos += 1
+                ann = None
+                if toks[self.pos][0] == ":":
+                    self.pos += 1
+                    ann = self.type_()
+                name = tok[6]
+                if name in seen:
+                    raise self.error(NameResolutionError, f"duplicate parameter %{name}", tok)
+                seen[name] = True
+                v = Var(name, ann, self.tspan(tok))
+                params.append(v)
+                self.bind(name, v)
+            elif k == NAME and toks[self.pos + 1][0] == "=":
+                attrs = self.attributes(")")
+                break
+            elif k == GRAPH:
+                raise self.error(ParseError, "a parameter needs a name, not the graph variable "
+                                 f"{tok[1]}", tok, "write %x or %p0")
+            else:
+                raise self.expected("a parameter such as %x: int32")
+            k = toks[self.pos][0]
+            if k == ",":
+                self.pos += 1
+            elif k != ")":
+                raise self.expected("`,` or `)` after a parameter")
+        self.pos += 1
+        ret = None
+        if toks[self.pos][0] == "->":
+            self.pos += 1
+            ret = self.type_()
+        if toks[self.pos][0] != "{":
+            raise self.expected("`{` to open the function body")
+        self.pos += 1
+        body = self.expr()
+        end = toks[self.pos]
+        if end[0] != "}":
+            raise self.expected("`}` to close the function body")
+        self.pos += 1
+        self.unbind(mark)
+        self.unbind_types(tmark)
+        return Function(params, body, ret, type_params, attrs, _span(start, end, self.file))
+
+    def attributes(self, close: str) -> dict:
+        """`name=value, ...` up to (not including) `close`."""
+        toks = self.toks
+        attrs = {}
+        while True:
+            tok = toks[self.pos]
+            if tok[0] != NAME or toks[self.pos + 1][0] != "=":
+                if tok[0] == close:
+                    return attrs
+                raise self.expected("an attribute `name=value` (attributes come last)")
+            name = tok[1]
+            if name in attrs:
+                raise self.error(ParseError, f"duplicate attribute {name}", tok)
+            self.pos += 2
+            attrs[name] = self.attr_value()
+            k = toks[self.pos][0]
+            if k == ",":
+                self.pos += 1
+            elif k == close:
+                return attrs
+            else:
+                raise self.expected(f"`,` or `{close}` after the attribute {name}")
+
+    def attr_value(self):
+        tok = self.toks[self.pos]
+        k = tok[0]
+        self.pos += 1
+        if k == NUM:
+            return tok[6].value
+        if k == STR:
+            return tok[6]
+        if k == BOOL:
+            return tok[6]
+        if k == NAME and tok[1] in ("None", "null", "nullptr"):
+            return None
+        if k == "(":
+            # TVM: `(v)` is v; a parenthesised list is accepted as a list
+            self.enter()
+            first = self.attr_value()
+            if self.toks[self.pos][0] == ")":
+                self.pos += 1
+                self.depth -= 1
+                return first
+            if self.toks[self.pos][0] != ",":
+                raise self.expected("`)` after the attribute value")
+            self.pos += 1
+            out = [first]
+            while self.toks[self.pos][0] != ")":
+                out.append(self.attr_value())
+                kk = self.toks[self.pos][0]
+                if kk == ",":
+                    self.pos += 1
+                elif kk != ")":
+                    raise self.expected("`,` or `)` in an attribute list")
+            self.pos += 1
+            self.depth -= 1
+            return out
+        if k == "[":
+            close = "]"
+            self.enter()
+            out = []
+            while self.toks[self.pos][0] != close:
+                out.append(self.attr_value())
+                kk = self.toks[self.pos][0]
+                if kk == ",":
+                    self.pos += 1
+                elif kk != close:
+                    raise self.expected(f"`,` or `{close}` in an attribute list")
+            self.pos += 1
+            self.depth -= 1
+            return out
+        self.pos -= 1
+        hint = None
+        if k == NAME and (tok[1] in _DTYPES or tok[1] in DTYPE_ALIASES):
+            hint = f'dtypes are strings in attributes: "{tok[1]}"'
+        raise self.expected("an attribute value (number, string, True/False, list or None)",
+                            hint=hint)
+
+    # ---- expressions ----
+
+    def expr(self):
+        """A full expression: bindings (`let`, `%0 = `, `free_var`) and `;`-sequences, in a loop,
+        ending with the result expression."""
+        toks = self.toks
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise self.error(ParseError, "nesting too deep", toks[self.pos],
+                             f"rvmdbg parses at most {MAX_NESTING} nested levels")
+        tok = toks[self.pos]
+        k = tok[0]
+        frames = []  # (var or None for a sequence, value, start token)
+        if k == LOCAL and toks[self.pos + 1][0] == "=":
+            raise self.error(ParseError, f"`{tok[1]} = ...` is not a binding: only graph variables "
+                             "(%0, %1, ...) bind without `let`", tok,
+                             f"write `let {tok[1]} = ...;`")
+        if k != "let" and k != GRAPH and k != "free_var":
+            # the common case: one value, no bindings
+            value = self.binop()
+            if toks[self.pos][0] != ";":
+                self.depth -= 1
+                return value
+            self.pos += 1
+            frames.append((None, value, tok))
+        mark = len(self.undo)
+        while True:
+            tok = toks[self.pos]
+            k = tok[0]
+            if k == "let":
+                self.pos += 1
+                vtok = toks[self.pos]
+                if vtok[0] != LOCAL:
+                    if vtok[0] == GRAPH:
+                        raise self.error(ParseError, f"`let` binds a named variable, not {vtok[1]}",
+                                         vtok, f"write `let %x = ...` or the graph binding "
+                                               f"`{vtok[1]} = ...;`")
+                    raise self.expected("a variable such as %x after `let`")
+                self.pos += 1
+                ann = None
+                if toks[self.pos][0] == ":":
+                    self.pos += 1
+                    ann = self.type_()
+                var = Var(vtok[6], ann, self.tspan(vtok))
+                # bound before its value is read: `let %f = fn ...` may call %f (recursion)
+                self.bind(vtok[6], var)
+                if toks[self.pos][0] != "=":
+                    raise self.expected(f"`=` after `let {vtok[1]}`")
+                self.pos += 1
+                value = self.binop()
+                if toks[self.pos][0] != ";":
+                    raise self.expected(f"`;` after the value of {vtok[1]}",
+                                        hint=self.trap_hint(toks[self.pos]) or
+                                        "a let is `let %x = value; body`")
+                self.pos += 1
+                frames.append((var, value, tok))
+                continue
+            if k == GRAPH and toks[self.pos + 1][0] == "=":
+                self.pos += 2
+                value = self.binop()
+                if toks[self.pos][0] != ";":
+                    raise self.expected(f"`;` after the value of {tok[1]}")
+                self.pos += 1
+                # no node: later uses of %N are the value itself
+                self.bind(tok[1], value)
+                continue
+            if k == "free_var":
+                self.pos += 1
+                vtok = toks[self.pos]
+                if vtok[0] != LOCAL:
+                    raise self.expected("a variable such as %x after `free_var`")
+                self.pos += 1
+                ann = None
+                if toks[self.pos][0] == ":":
+                    self.pos += 1
+                    ann = self.type_()
+                self.bind(vtok[6], Var(vtok[6], ann, self.tspan(vtok)))
+                if toks[self.pos][0] != ";":
+                    raise self.expected(f"`;` after `free_var {vtok[1]}`")
+                self.pos += 1
+                continue
+            if k == LOCAL and toks[self.pos + 1][0] == "=":
+                raise self.error(ParseError, f"`{tok[1]} = ...` is not a binding: only graph "
+                                 "variables (%0, %1, ...) bind without `let`", tok,
+                                 f"write `let {tok[1]} = ...;`")
+            value = self.binop()
+            if toks[self.pos][0] == ";":
+                self.pos += 1
+                frames.append((None, value, tok))
+                continue
+            body = value
+            break
+        self.unbind(mark)
+        self.depth -= 1
+        if not frames:
+            return body
+        file = self.file
+        bs = body.span
+        for var, value, start in reversed(frames):
+            if var is None:
+                var = Var("_", None, value.span)
+            body = Let(var, value, body, Span(start[2], start[3], bs.end_line, bs.end_col, file))
+        return body
+
+    def binop(self):
+        """Operands joined by binary operators, by precedence, left-associative (iterative)."""
+        toks = self.toks
+        lhs = self.operand()
+        k = toks[self.pos][0]
+        if k not in _BINOPS:
+            return lhs
+        operands = [lhs]
+        ops = []  # (precedence, op name, token)
+        file = self.file
+        while k in _BINOPS:
+            prec, name = _BINOPS[k]
+            tok = toks[self.pos]
+            while ops and ops[-1][0] >= prec:
+                _, oname, otok = ops.pop()
+                r = operands.pop()
+                left = operands.pop()
+                operands.append(Call(OpRef(oname, self.tspan(otok)),
+                                     [left, r], None, _merge(left.span, r.span, file)))
+            ops.append((prec, name, tok))
+            self.pos += 1
+            nk = toks[self.pos][0]
+            if nk in ("}", ")", ";", ",", EOF):
+                raise self.expected(f"an operand after `{tok[1]}`")
+            operands.append(self.operand())
+            k = toks[self.pos][0]
+        while ops:
+            _, oname, otok = ops.pop()
+            r = operands.pop()
+            left = operands.pop()
+            operands.append(Call(OpRef(oname, self.tspan(otok)),
+                                 [left, r], None, _merge(left.span, r.span, file)))
+        return operands[0]
+
+    def operand(self):
+        """Unary minus, then an atom with its call arguments and `.N` projections."""
+        toks = self.toks
+        tok = toks[self.pos]
+        if tok[0] == "-":
+            minus = []
+            while toks[self.pos][0] == "-":
+                minus.append(toks[self.pos])
+                self.pos += 1
+            if toks[self.pos][0] == NUM and len(minus) % 2 == 1:
+                # `- 1` is the literal -1, like `-1`
+                ntok = toks[self.pos]
+                e = self.number_constant(ntok, negate=True)
+                self.pos += 1
+                e.span = _span(minus[0], ntok, self.file)
+                return self.postfix(e)
+            if toks[self.pos][0] == NUM:
+                ntok = toks[self.pos]
+                e = self.number_constant(ntok)
+                self.pos += 1
+                e.span = _span(minus[0], ntok, self.file)
+                return self.postfix(e)
+            e = self.postfix(self.atom())
+            for m in reversed(minus):
+                e = Call(OpRef("negative", self.tspan(m)), [e], None,
+                         _merge(self.tspan(m), e.span, self.file))
+            return e
+        e = self.atom()
+        k = self.toks[self.pos][0]
+        if k == "(" or k == ".":
+            return self.postfix(e)
+        if type(e) is ConstructorRef and e.constructor is not None and not e.constructor.inputs:
+            # a nullary constructor written bare is a call with no arguments
+            return Call(e, [], None, e.span)
+        return e
+
+    def postfix(self, e):
+        toks = self.toks
+        while True:
+            k = toks[self.pos][0]
+            if k == "(":
+                e = self.call_args(e)
+            elif k == ".":
+                self.pos += 1
+                itok = toks[self.pos]
+                if itok[0] != NUM or itok[6].is_float or itok[6].value < 0:
+                    hint = None
+                    if itok[0] == NUM and "." in itok[1]:
+                        head = toks[self.pos - 2]
+                        base = head[1] if head[0] in (LOCAL, GRAPH, GLOBAL) else "%t"
+                        a, b = itok[1].split(".", 1)
+                        hint = (f"`{itok[1]}` lexes as one decimal number: write "
+                                f"({base}.{a}).{b} to project twice")
+                    raise self.expected("a tuple index after `.`", hint=hint)
+                self.pos += 1
+                e = TupleGetItem(e, itok[6].value,
+                                 _merge(e.span, self.tspan(itok), self.file))
+            else:
+                break
+        if type(e) is ConstructorRef and e.constructor is not None and not e.constructor.inputs:
+            # a nullary constructor written bare is a call with no arguments
+            return Call(e, [], None, e.span)
+        return e
+
+    def call_args(self, callee):
+        toks = self.toks
+        open_tok = toks[self.pos]
+        self.pos += 1
+        args = []
+        attrs = None
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise self.error(ParseError, "nesting too deep", open_tok,
+                             f"rvmdbg parses at most {MAX_NESTING} nested levels")
+        while toks[self.pos][0] != ")":
+            tok = toks[self.pos]
+            k = tok[0]
+            if k == NAME and toks[self.pos + 1][0] == "=":
+                if type(callee) is not OpRef:
+                    raise self.error(ParseError, "only operator calls take attributes", tok,
+                                     f"`{tok[1]}=...` is an attribute; functions and constructors "
+                                     "take positional arguments")
+                attrs = self.attributes(")")
+                break
+            if k == "let" or k == "free_var" or k == GRAPH and toks[self.pos + 1][0] == "=":
+                args.append(self.expr())
+            else:
+                # an argument is one value: a `;` here is far more often a typo than a sequence
+                args.append(self.binop())
+            k = toks[self.pos][0]
+            if k == ",":
+                self.pos += 1
+            elif k != ")":
+                hint = None
+                if k == ";":
+                    hint = "to sequence expressions inside an argument, wrap them in parentheses"
+                raise self.expected("`)` after the arguments", hint=hint)
+        self.depth -= 1
+        end = toks[self.pos]
+        self.pos += 1
+        span = Span(callee.span.line, callee.span.col, end[4], end[5], self.file) if callee.span \
+            else _span(open_tok, end, self.file)
+        return Call(callee, args, attrs, span)
+
+    def atom(self):
+        toks = self.toks
+        tok = toks[self.pos]
+        k = tok[0]
+        file = self.file
+        if k == LOCAL:
+            self.pos += 1
+            v = self.scope.get(tok[6])
+            if v is None:
+                raise self.unbound_local(tok)
+            return v
+        if k == NUM:
+            self.pos += 1
+            return self.number_constant(tok)
+        if k == GRAPH:
+            self.pos += 1
+            v = self.scope.get(tok[1])
+            if v is None:
+                raise self.error(NameResolutionError, f"graph variable {tok[1]} is not bound", tok,
+                                 f"bind it first: `{tok[1]} = ...;`")
+            return v
+        if k == NAME:
+            return self.name_ref(tok)
+        if k == GLOBAL:
+            self.pos += 1
+            span = self.tspan(tok)
+            self.global_uses.append((tok[6], span))
+            if self.cur_deps is not None:
+                self.cur_deps.add(("global", tok[6]))
+            return GlobalVar(tok[6], span)
+        if k == "(":
+            return self.paren(tok)
+        if k == BOOL:
+            self.pos += 1
+            return Constant(np.array(tok[6], dtype="bool"), self.tspan(tok))
+        if k == "if":
+            return self.if_(tok)
+        if k == "match" or k == "match?":
+            return self.match(tok)
+        if k == "fn":
+            self.pos += 1
+            self.enter()
+            f = self.function(tok, is_def=False)
+            self.depth -= 1
+            return f
+        if k == "{":
+            self.pos += 1
+            e = self.expr()
+            if toks[self.pos][0] != "}":
+                raise self.expected("`}` to close the block")
+            self.pos += 1
+            return e
+        if k == "ref" or k == "ref_read":
+            self.pos += 1
+            if toks[self.pos][0] != "(":
+                raise self.expected(f"`(` after `{k}`")
+            self.pos += 1
+            inner = self.expr()
+            end = toks[self.pos]
+            if end[0] != ")":
+                raise self.expected(f"`)` to close `{k}(`")
+            self.pos += 1
+            span = _span(tok, end, file)
+            return RefCreate(inner, span) if k == "ref" else RefRead(inner, span)
+        if k == "ref_write":
+            self.pos += 1
+            if toks[self.pos][0] != "(":
+                raise self.expected("`(` after `ref_write`")
+            self.pos += 1
+            ref = self.expr()
+            if toks[self.pos][0] != ",":
+                raise self.expected("`,` between the reference and the value of `ref_write`")
+            self.pos += 1
+            val = self.expr()
+            end = toks[self.pos]
+            if end[0] != ")":
+                raise self.expected("`)` to close `ref_write(`")
+            self.pos += 1
+            return RefWrite(ref, val, _span(tok, end, file))
+        if k == "let":
+            raise self.error(ParseError, "expected an expression, found `let`", tok,
+                             "a `let` used as a value needs parentheses: (let %x = ...; ...)")
+        if k == "else":
+            raise self.error(ParseError, "`else` without `if`", tok)
+        if self.pos and toks[self.pos - 1][0] == ";" and k in ("}", ")", EOF):
+            raise self.expected("an expression after `;`",
+                                hint="a block ends with the expression it returns: remove the "
+                                     "last `;` or add a result after it")
+        raise self.expected("an expression")
+
+    def number_constant(self, tok, negate: bool = False):
+        num = tok[6]
+        if num.dtype is None:
+            lit = tok[1].lstrip("-")
+            raise self.error(LexError, f"float literal `{tok[1]}` needs a type suffix", tok,
+                             f"floats need the f suffix: {lit}f")
+        value = -num.value if negate else num.value
+        if negate and not num.is_float:
+            lo, hi = _INT_RANGES[num.dtype]
+            if not lo <= value <= hi:
+                raise self.error(LexError, f"integer literal -{tok[1]} is out of range for "
+                                 f"{num.dtype}", tok)
+        return Constant(np.array(value, dtype=num.dtype), self.tspan(tok))
+
+    def unbound_local(self, tok) -> RelayError:
+        name = tok[6]
+        hint = None
+        if "/" in name:
+            head, tail = name.split("/", 1)
+            if not tail:
+                nxt = self.toks[self.pos]
+                tail = nxt[1] if nxt[0] != EOF and nxt[2] == tok[4] and nxt[3] == tok[5] else "..."
+            hint = (f"`/` can be part of a name, so `{tok[1]}` is read as one name: write "
+                    f"%{head} / {tail} with spaces")
+        else:
+            names = [n for n in self.scope if isinstance(n, str) and not n.startswith("%")]
+            close = difflib.get_close_matches(name, names, 1)
+            if close:
+                hint = f"did you mean %{close[0]}?"
+        return self.error(NameResolutionError, f"unbound variable {tok[1]}", tok, hint)
+
+    def lookup_ctor(self, name: str, tok):
+        """The Constructor called `name` visible here, or None."""
+        c = self.mod.constructors.get(name)
+        if c is not None:
+            return c
+        if name in self.own_ctors:
+            tname = self.own_ctors[name]
+            raise self.error(NameResolutionError,
+                             f"constructor {name} is used before its type {tname} is defined", tok,
+                             f"move `type {tname}` above its first use")
+        env = self.env
+        if env is not None:
+            c = env.constructors.get(name)
+            if c is not None and c.type_name not in self.own_types:
+                key = ("ctor", name)
+                if key not in self.info.env_uses:
+                    self.info.env_uses[key] = self.tspan(tok)
+                return c
+        return None
+
+    def name_ref(self, tok):
+        """A bare name in an expression: a constructor or an operator (`nn.dense`)."""
+        toks = self.toks
+        name = tok[1]
+        c = self.lookup_ctor(name, tok)
+        if c is not None:
+            self.pos += 1
+            if self.cur_deps is not None:
+                self.cur_deps.add(("ctor", name))
+            return ConstructorRef(name, c, self.tspan(tok))
+        end = tok
+        self.pos += 1
+        parts = [name]
+        while toks[self.pos][0] == "." and toks[self.pos + 1][0] == NAME:
+            end = toks[self.pos + 1]
+            parts.append(end[1])
+            self.pos += 2
+        opname = ".".join(parts)
+        span = _span(tok, end, self.file)
+        ops = _known_ops()
+        if ops is not None and opname not in ops:
+            cands = list(ops) + list(self.mod.constructors)
+            if self.env is not None:
+                cands += list(self.env.constructors)
+            close = difflib.get_close_matches(opname, cands, 1)
+            hint = f"did you mean {close[0]}?" if close else None
+            if name in ("None", "null", "nullptr"):
+                hint = "None is a constructor of the prelude's Option type, or an attribute value"
+            elif name[0].isupper() and not close:
+                hint = "constructors must be defined by a `type` before they are used"
+            raise NameResolutionError(f"unknown operator `{opname}`", span, hint, self.source)
+        return OpRef(opname, span)
+
+    def paren(self, tok):
+        """`()` unit, `(e)` grouping, `(a,)` and `(a, b, ...)` tuples."""
+        toks = self.toks
+        self.pos += 1
+        if toks[self.pos][0] == ")":
+            end = toks[self.pos]
+            self.pos += 1
+            return Tuple([], _span(tok, end, self.file))
+        first = self.expr()
+        k = toks[self.pos][0]
+        if k == ")":
+            self.pos += 1
+            return first
+        if k != ",":
+            raise self.expected("`)` or `,` after the expression in parentheses")
+        fields = [first]
+        while True:
+            self.pos += 1  # the comma
+            if toks[self.pos][0] == ")":
+                break
+            fields.append(self.expr())
+            k = toks[self.pos][0]
+            if k == ")":
+                break
+            if k != ",":
+                raise self.expected("`,` or `)` in a tuple")
+        end = toks[self.pos]
+        self.pos += 1
+        return Tuple(fields, _span(tok, end, self.file))
+
+    def if_(self, tok):
+        toks = self.toks
+        self.pos += 1
+        if toks[self.pos][0] != "(":
+            raise self.expected("`(` after `if`", hint="the condition goes in parentheses: "
+                                                       "if (%c) { ... } else { ... }")
+        self.pos += 1
+        cond = self.expr()
+        if toks[self.pos][0] != ")":
+            raise self.expected("`)` after the condition of `if`")
+        self.pos += 1
+        if toks[self.pos][0] != "{":
+            raise self.expected("`{` to open the `if` branch")
+        self.pos += 1
+        then = self.expr()
+        if toks[self.pos][0] != "}":
+            raise self.expected("`}` to close the `if` branch")
+        self.pos += 1
+        if toks[self.pos][0] != "else":
+            raise self.expected("`else`", hint="every `if` needs an `else` branch")
+        self.pos += 1
+        if toks[self.pos][0] != "{":
+            hint = None
+            if toks[self.pos][0] == "if":
+                hint = ("there is no `else if`: write else { if (...) { ... } else { ... } }")
+            raise self.expected("`{` after `else`", hint=hint)
+        self.pos += 1
+        other = self.expr()
+        end = toks[self.pos]
+        if end[0] != "}":
+            raise self.expected("`}` to close the `else` branch")
+        self.pos += 1
+        return If(cond, then, other, _span(tok, end, self.file))
+
+    def match(self, tok):
+        toks = self.toks
+        complete = tok[0] == "match"
+        self.pos += 1
+        if toks[self.pos][0] == "{":
+            raise self.expected("the value to match on")
+        data = self.operand()
+        if toks[self.pos][0] != "{":
+            raise self.expected("`{` to open the match arms")
+        self.pos += 1
+        clauses = []
+        while toks[self.pos][0] != "}":
+            mark = len(self.undo)
+            ptok = toks[self.pos]
+            self.enter()
+            pat = self.pattern({})
+            self.depth -= 1
+            if toks[self.pos][0] != "=>":
+                raise self.expected("`=>` after the pattern")
+            self.pos += 1
+            rhs = self.expr()
+            self.unbind(mark)
+            clauses.append(Clause(pat, rhs, _merge(pat.span or self.tspan(ptok), rhs.span,
+                                                   self.file)))
+            k = toks[self.pos][0]
+            if k == ",":
+                self.pos += 1
+            elif k != "}" and toks[self.pos - 1][0] != "}":
+                raise self.expected("`,` or `}` after a match arm")
+        end = toks[self.pos]
+        self.pos += 1
+        if not clauses:
+            raise self.error(ParseError, "a match needs at least one arm", end)
+        return Match(data, clauses, complete, _span(tok, end, self.file))
+
+    def pattern(self, bound: dict):
+        toks = self.toks
+        tok = toks[self.pos]
+        k = tok[0]
+        file = self.file
+        if k == "_":
+            self.pos += 1
+            return PatternWildcard(self.tspan(tok))
+        if k == LOCAL:
+            self.pos += 1
+            name = tok[6]
+            if name in bound:
+                raise self.error(NameResolutionError, f"{tok[1]} is bound twice in this pattern",
+                                 tok)
+            ann = None
+            if toks[self.pos][0] == ":":
+                self.pos += 1
+                ann = self.type_()
+            span = self.tspan(tok)
+            v = Var(name, ann, span)
+            bound[name] = v
+            self.bind(name, v)
+            return PatternVar(v, span)
+        if k == NAME:
+            self.pos += 1
+            c = self.lookup_ctor(tok[1], tok)
+            if c is None:
+                raise self.error(NameResolutionError, f"undefined constructor {tok[1]}", tok,
+                                 f"to bind a variable write %{tok[1]}")
+            if self.cur_deps is not None:
+                self.cur_deps.add(("ctor", tok[1]))
+            subs = []
+            end = tok
+            if toks[self.pos][0] == "(":
+                subs, end = self.pattern_list(bound)
+            if len(subs) != len(c.inputs):
+                plural = "s" if len(c.inputs) != 1 else ""
+                raise self.error(RelayTypeError,
+                                 f"constructor {c.name} has {len(c.inputs)} field{plural}, "
+                                 f"the pattern gives {len(subs)}", _span(tok, end, file))
+            return PatternConstructor(tok[1], c, subs, _span(tok, end, file))
+        if k == "(":
+            subs, end = self.pattern_list(bound)
+            return PatternTuple(subs, _span(tok, end, file))
+        raise self.expected("a pattern (`_`, %x, a constructor or a tuple)")
+
+    def pattern_list(self, bound: dict):
+        """`(p, ...)`: the sub-patterns and the closing token."""
+        toks = self.toks
+        self.pos += 1
+        subs = []
+        self.enter()
+        while toks[self.pos][0] != ")":
+            subs.append(self.pattern(bound))
+            k = toks[self.pos][0]
+            if k == ",":
+                self.pos += 1
+            elif k != ")":
+                raise self.expected("`,` or `)` in a pattern")
+        self.depth -= 1
+        end = toks[self.pos]
+        self.pos += 1
+        return subs, end
+
+    # ---- types ----
+
+    def type_(self):
+        toks = self.toks
+        tok = toks[self.pos]
+        k = tok[0]
+        self.enter()
+        try:
+            if k == NAME:
+                self.pos += 1
+                name = tok[1]
+                if name in _DTYPES:
+                    return TensorType((), name)
+                if name == "Tensor":
+                    return self.tensor_type()
+                alias = DTYPE_ALIASES.get(name)
+                if alias is not None:
+                    return TensorType((), alias)
+                tv = self.tscope.get(name)
+                if tv is not None:
+                    if toks[self.pos][0] == "[":
+                        raise self.error(ParseError, f"type parameter {name} takes no arguments",
+                                         toks[self.pos])
+                    return tv
+                return self.type_call(tok)
+            if k == "(":
+                self.pos += 1
+                fields = []
+                while toks[self.pos][0] != ")":
+                    fields.append(self.type_())
+                    kk = toks[self.pos][0]
+                    if kk == ",":
+                        self.pos += 1
+                    elif kk != ")":
+                        raise self.expected("`,` or `)` in a tuple type")
+                self.pos += 1
+                # TVM: `(T)` is a one-element tuple type, like `(T,)`
+                return TupleType(tuple(fields))
+            if k == "fn":
+                self.pos += 1
+                tmark = len(self.tundo)
+                tparams = self.type_params() if toks[self.pos][0] == "[" else []
+                if toks[self.pos][0] != "(":
+                    raise self.expected("`(` after `fn` in a function type")
+                self.pos += 1
+                params = []
+                while toks[self.pos][0] != ")":
+                    params.append(self.type_())
+                    kk = toks[self.pos][0]
+                    if kk == ",":
+                        self.pos += 1
+                    elif kk != ")":
+                        raise self.expected("`,` or `)` in a function type")
+                self.pos += 1
+                if toks[self.pos][0] != "->":
+                    raise self.expected("`->` and the result type of the function type")
+                self.pos += 1
+                ret = self.type_()
+                self.unbind_types(tmark)
+                return FuncType(tuple(params), ret, tuple(tparams))
+            if k == "_":
+                self.pos += 1
+                return IncompleteType()
+            if k == "ref":
+                self.pos += 1
+                if toks[self.pos][0] != "(":
+                    raise self.expected("`(` after `ref` in a reference type")
+                self.pos += 1
+                inner = self.type_()
+                if toks[self.pos][0] != ")":
+                    raise self.expected("`)` to close the reference type")
+                self.pos += 1
+                return RefType(inner)
+            raise self.expected("a type")
+        finally:
+            self.depth -= 1
+
+    def tensor_type(self):
+        toks = self.toks
+        if toks[self.pos][0] != "[":
+            raise self.expected("`[` after `Tensor`", hint="write Tensor[(2, 3), float32]")
+        self.pos += 1
+        if toks[self.pos][0] != "(":
+            raise self.expected("the shape in parentheses", hint="write Tensor[(2, 3), float32]")
+        self.pos += 1
+        dims = []
+        while toks[self.pos][0] != ")":
+            tok = toks[self.pos]
+            if tok[0] == "?":
+                dims.append(None)
+            elif tok[0] == NUM and not tok[6].is_float and tok[6].value >= 0:
+                dims.append(int(tok[6].value))
+            else:
+                raise self.expected("a dimension (a non-negative integer or `?`)")
+            self.pos += 1
+            k = toks[self.pos][0]
+            if k == ",":
+                self.pos += 1
+            elif k != ")":
+                raise self.expected("`,` or `)` in the shape")
+        self.pos += 1
+        if toks[self.pos][0] != ",":
+            raise self.expected("`,` and the dtype after the shape")
+        self.pos += 1
+        dtok = toks[self.pos]
+        dtype = dtok[1] if dtok[0] == NAME else None
+        dtype = DTYPE_ALIASES.get(dtype, dtype)
+        if dtype not in _DTYPES:
+            raise self.expected("a dtype (" + ", ".join(DTYPES) + ")")
+        self.pos += 1
+        if toks[self.pos][0] != "]":
+            raise self.expected("`]` to close the tensor type")
+        self.pos += 1
+        return TensorType(tuple(dims), dtype)
+
+    def type_call(self, tok):
+        """An ADT name with optional arguments: `List[A]`, `nat`."""
+        toks = self.toks
+        name = tok[1]
+        arity = self.own_types.get(name)
+        if arity is None:
+            td = self.env.type_defs.get(name) if self.env is not None else None
+            if td is None:
+                cands = list(self.own_types) + list(self.tscope) + list(DTYPES)
+                if self.env is not None:
+                    cands += list(self.env.type_defs)
+                close = difflib.get_close_matches(name, cands, 1)
+                raise self.error(NameResolutionError, f"unknown type {name}", tok,
+                                 f"did you mean {close[0]}?" if close else None)
+            arity = len(td.type_params)
+            self.info.env_uses.setdefault(("type", name), self.tspan(tok))
+        if self.cur_deps is not None:
+            self.cur_deps.add(("type", name))
+        args = []
+        end = tok
+        if toks[self.pos][0] == "[":
+            self.pos += 1
+            while toks[self.pos][0] != "]":
+                args.append(self.type_())
+                k = toks[self.pos][0]
+                if k == ",":
+                    self.pos += 1
+                elif k != "]":
+                    raise self.expected(f"`,` or `]` in the arguments of {name}")
+            end = toks[self.pos]
+            self.pos += 1
+        if len(args) != arity:
+            raise self.error(RelayTypeError,
+                             f"type {name} takes {arity} type argument{'s' if arity != 1 else ''}, "
+                             f"given {len(args)}", _span(tok, end, self.file))
+        return TypeCall(name, tuple(args))
+
+
+@contextlib.contextmanager
+def paused_gc():
+    """Pause the cyclic garbage collector: the front end allocates many small objects and makes
+    no reference cycles, and the collector's passes over them would double the time of a large
+    parse or print."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def describe(tok) -> str:
+    """How an error message names a token."""
+    k = tok[0]
+    if k == EOF:
+        return "the end of the input"
+    if k == STR:
+        return f"the string {tok[1]}"
+    text = tok[1]
+    if len(text) > 30:
+        text = text[:27] + "..."
+    return f"`{text}`"
+
+
+def _merge(a: Span | None, b: Span | None, file: str) -> Span | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return Span(a.line, a.col, b.end_line, b.end_col, file)
+
+
+def _stack_depth() -> int:
+    f = sys._getframe()
+    n = 0
+    while f is not None:
+        n += 1
+        f = f.f_back
+    return n
