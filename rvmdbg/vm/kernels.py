@@ -1,0 +1,342 @@
+"""Kernels: the callables behind `invoke_packed`, built from a `Kernel`'s Relay source.
+
+A compiled kernel (TVM: a lowered primitive function) is rebuilt here from the text of its
+primitive function, so an executable carries no code, only Relay. `build_kernel(kernel)`
+returns `impl(inputs: list) -> ndarray | tuple`:
+
+- built-ins (`ref_create`, `ref_read`, `ref_write`) implement references on any values;
+- a data kernel evaluates its primitive function's body as a flat list of operator steps over
+  a value list (parsed and type-checked once, never walked as a tree per call); a kernel of one
+  operator calls that operator's NumPy kernel directly;
+- a shape kernel (the function carries `ShapeFunc=1`; TVM's shape functions for outputs with
+  `?` dimensions) takes the int64 shape of each input and returns the int64 shape of each
+  output, by running the operators' type relations on the concrete shapes.
+
+A single output comes back as the array itself (the VM's fast path), several as a tuple.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from rvmdbg.passes.manifest_alloc import SHAPE_FUNC_ATTR, tensor_leaves
+from rvmdbg.relay.ast import (Call, Constant, Function, Module, OpRef, Tuple, TupleGetItem,
+                              Var, children)
+from rvmdbg.relay.types import TensorType, TupleType
+from rvmdbg.values import ADTValue, RefCell, make_tuple
+
+# name -> (inputs, outputs) of the built-in kernels the compiler emits for references
+BUILTIN_KERNELS = {"ref_create": (1, 1), "ref_read": (1, 1), "ref_write": (2, 1)}
+
+_UNIT = make_tuple(())
+
+
+class KernelBuildError(ValueError):
+    """A kernel whose source cannot become a callable (bad text, wrong arity, unknown op)."""
+
+
+# ---------------------------------------------------------------- built-ins (references)
+
+def _ref_create(values):
+    return (RefCell(values[0]),)
+
+
+def _cell(values, name):
+    cell = values[0]
+    if type(cell) is not RefCell:
+        from rvmdbg.relay.ops import KernelError
+        raise KernelError(f"{name}: expected a reference, got {type(cell).__name__}")
+    return cell
+
+
+def _ref_read(values):
+    return (_cell(values, "ref_read").value,)
+
+
+def _ref_write(values):
+    _cell(values, "ref_write").value = values[1]
+    return (_UNIT,)
+
+
+_BUILTIN_IMPLS = {"ref_create": _ref_create, "ref_read": _ref_read, "ref_write": _ref_write}
+
+
+# ---------------------------------------------------------------- entry point
+
+def build_kernel(kernel):
+    """The callable for `kernel` (a `rvmdbg.vm.executable.Kernel`); raises KernelBuildError."""
+    if kernel.builtin:
+        arity = BUILTIN_KERNELS.get(kernel.name)
+        if arity is None:
+            raise KernelBuildError(f"unknown built-in kernel {kernel.name!r} "
+                                   f"(known: {', '.join(BUILTIN_KERNELS)})")
+        if arity != (kernel.num_inputs, kernel.num_outputs):
+            raise KernelBuildError(f"built-in kernel {kernel.name} takes {arity[0]} inputs and "
+                                   f"{arity[1]} outputs, declared {kernel.num_inputs} and "
+                                   f"{kernel.num_outputs}")
+        return _BUILTIN_IMPLS[kernel.name]
+    return _build_from_source(kernel.source, kernel.num_inputs, kernel.num_outputs)
+
+
+@lru_cache(maxsize=2048)
+def _build_from_source(source: str, num_inputs: int, num_outputs: int):
+    # Kernels are pure functions of their text, so equal sources share one callable.
+    fn = parse_primitive(source)
+    if len(fn.params) != num_inputs:
+        raise KernelBuildError(f"the primitive function takes {len(fn.params)} inputs, "
+                               f"the kernel declares {num_inputs}")
+    outputs = len(tensor_leaves(fn.body.checked_type))
+    if outputs != num_outputs:
+        raise KernelBuildError(f"the primitive function has {outputs} outputs, the kernel "
+                               f"declares {num_outputs}")
+    if fn.attrs.get(SHAPE_FUNC_ATTR):
+        return compile_shape_kernel(fn)
+    return compile_kernel(fn)
+
+
+def parse_primitive(source: str) -> Function:
+    """Parse and type-check the text of a primitive function."""
+    from rvmdbg.relay.diagnostics import RelayError
+    from rvmdbg.relay.parser import parse_expr
+    from rvmdbg.relay.typecheck import check_expr
+    try:
+        fn = parse_expr(source, Module(), filename="<kernel>")
+    except RelayError as e:
+        raise KernelBuildError(f"kernel source does not parse: {e.message}") from None
+    if not isinstance(fn, Function) or not fn.is_primitive:
+        raise KernelBuildError("kernel source is not a primitive function "
+                               "(fn (...) with Primitive=1)")
+    try:
+        check_expr(fn, Module())
+    except RelayError as e:
+        raise KernelBuildError(f"kernel source does not type-check: {e.message}") from None
+    params = set(fn.params)
+    for node in post_order(fn.body):
+        if isinstance(node, Var) and node not in params:
+            raise KernelBuildError(f"kernel body uses %{node.name}, which is not a parameter")
+        if not isinstance(node, (Call, Constant, Var, Tuple, TupleGetItem, OpRef)):
+            raise KernelBuildError(f"kernel body contains a {type(node).__name__}; only operator "
+                                   f"calls, constants, tuples and projections may appear")
+        if isinstance(node, Call) and not isinstance(node.op, OpRef):
+            raise KernelBuildError("kernel body calls something other than an operator")
+    return fn
+
+
+def post_order(body) -> list:
+    """A kernel body's nodes, every node after its operands, each once (it may be a DAG)."""
+    out, seen = [], {id(body)}
+    stack = [(body, iter(_operands(body)))]
+    while stack:
+        node, it = stack[-1]
+        for child in it:
+            if id(child) not in seen:
+                seen.add(id(child))
+                stack.append((child, iter(_operands(child))))
+                break
+        else:
+            stack.pop()
+            out.append(node)
+    return out
+
+
+def _operands(node) -> list:
+    if isinstance(node, Call):
+        return list(node.args)  # the callee is an OpRef, not a value
+    return children(node)
+
+
+# ---------------------------------------------------------------- data kernels
+
+def _make_tuple(values, _attrs):
+    return tuple(values)
+
+
+def _project(values, index):
+    return values[0][index]
+
+
+def _flatten(value) -> tuple:
+    if isinstance(value, tuple):
+        return tuple(leaf for v in value for leaf in _flatten(v))
+    return (value,)
+
+
+def _adt_to_tuple(value):
+    # A tuple-typed input arrives as the VM's tuple value; operators take a Python tuple.
+    if isinstance(value, ADTValue):
+        return tuple(_adt_to_tuple(f) for f in value.fields)
+    return value
+
+
+def compile_kernel(fn: Function):
+    """A callable evaluating the typed primitive function `fn` on a list of input arrays."""
+    from rvmdbg.relay.ops import get_op, normalize_attrs
+
+    params = list(fn.params)
+    slot = {p: i for i, p in enumerate(params)}
+    constants = []   # values preloaded after the inputs
+    steps = []       # (function, attrs, operand slots)
+    order = post_order(fn.body)
+    # constants sit right after the inputs, then one slot per step, in evaluation order
+    next_slot = len(params)
+    for node in order:
+        if isinstance(node, Constant):
+            constants.append(node.data)
+            slot[node] = next_slot
+            next_slot += 1
+    for node in order:
+        if isinstance(node, (Var, Constant, OpRef)):
+            continue
+        if isinstance(node, Call):
+            opdef = get_op(node.op.name)
+            if opdef is None:
+                raise KernelBuildError(f"unknown operator {node.op.name}")
+            steps.append((opdef.kernel, normalize_attrs(opdef, node.attrs),
+                          tuple(slot[a] for a in node.args)))
+        elif isinstance(node, Tuple):
+            steps.append((_make_tuple, None, tuple(slot[f] for f in node.fields)))
+        else:  # TupleGetItem
+            steps.append((_project, node.index, (slot[node.tuple_value],)))
+        slot[node] = next_slot
+        next_slot += 1
+
+    multi = isinstance(fn.body.checked_type, TupleType)
+    tuple_params = [i for i, p in enumerate(params) if isinstance(p.checked_type, TupleType)]
+    body = fn.body
+    result_slot = slot[body]
+    if len(steps) == 1 and not multi and not tuple_params and isinstance(body, Call):
+        return _single_op(steps[0], len(params), constants)
+
+    consts = tuple(constants)
+    steps = tuple(steps)
+
+    def kernel(inputs):
+        if tuple_params:
+            inputs = list(inputs)
+            for i in tuple_params:
+                inputs[i] = _adt_to_tuple(inputs[i])
+        values = [*inputs, *consts]
+        for func, attrs, operands in steps:
+            values.append(func([values[i] for i in operands], attrs))
+        out = values[result_slot]
+        return _flatten(out) if multi else out
+
+    return kernel
+
+
+def _single_op(step, n_inputs: int, constants: list):
+    """A kernel of one operator: call its NumPy kernel with no step loop (specialised for the
+    common shapes of a scalar program's kernels, which run once per VM instruction)."""
+    func, attrs, operands = step
+    if operands == tuple(range(n_inputs)):
+        def kernel(inputs):
+            return func(inputs, attrs)
+        return kernel
+    # each operand is an input (by index) or an inline scalar constant
+    sources = [(True, i) if i < n_inputs else (False, constants[i - n_inputs]) for i in operands]
+    if len(sources) == 2:
+        (a_in, a), (b_in, b) = sources
+        if a_in and b_in:
+            def kernel(inputs):
+                return func([inputs[a], inputs[b]], attrs)
+        elif a_in:
+            def kernel(inputs):
+                return func([inputs[a], b], attrs)
+        elif b_in:
+            def kernel(inputs):
+                return func([a, inputs[b]], attrs)
+        else:
+            def kernel(inputs):
+                return func([a, b], attrs)
+        return kernel
+    if len(sources) == 1 and sources[0][0]:
+        a = sources[0][1]
+
+        def kernel(inputs):
+            return func([inputs[a]], attrs)
+        return kernel
+
+    def kernel(inputs):
+        return func([inputs[v] if is_input else v for is_input, v in sources], attrs)
+    return kernel
+
+
+# ---------------------------------------------------------------- shape kernels
+
+def _value_dtypes(t):
+    if isinstance(t, TupleType):
+        return [_value_dtypes(f) for f in t.fields]
+    return t.dtype
+
+
+def compile_shape_kernel(fn: Function):
+    """A callable mapping the int64 shapes of `fn`'s inputs to the int64 shapes of its outputs.
+
+    Shapes are Python tuples of ints while it runs; a tuple value is a list of them."""
+    from rvmdbg.relay.ops import KernelError, infer_shape, normalize_attrs, get_op
+
+    params = list(fn.params)
+    for p in params:
+        if not isinstance(p.checked_type, TensorType):
+            raise KernelBuildError(f"shape kernel input %{p.name} is not a tensor")
+    slot = {p: i for i, p in enumerate(params)}
+    order = post_order(fn.body)
+    constants, steps = [], []
+    next_slot = len(params)
+    for node in order:
+        if isinstance(node, Constant):
+            constants.append(tuple(node.data.shape))
+            slot[node] = next_slot
+            next_slot += 1
+    for node in order:
+        if isinstance(node, (Var, Constant, OpRef)):
+            continue
+        if isinstance(node, Call):
+            opdef = get_op(node.op.name)
+            if opdef is None:
+                raise KernelBuildError(f"unknown operator {node.op.name}")
+            dtypes = [_value_dtypes(a.checked_type) for a in node.args]
+            several = isinstance(node.checked_type, TupleType)
+            steps.append(("op", (node.op.name, dtypes, normalize_attrs(opdef, node.attrs),
+                                 several), tuple(slot[a] for a in node.args)))
+        elif isinstance(node, Tuple):
+            steps.append(("tuple", None, tuple(slot[f] for f in node.fields)))
+        else:
+            steps.append(("get", node.index, (slot[node.tuple_value],)))
+        slot[node] = next_slot
+        next_slot += 1
+    result_slot = slot[fn.body]
+    consts = tuple(constants)
+
+    def shape_kernel(inputs):
+        values = []
+        for i, s in enumerate(inputs):
+            arr = np.asarray(s)
+            if arr.ndim != 1:
+                raise KernelError(f"shape function input {i} is not a 1-D shape tensor")
+            values.append(tuple(int(d) for d in arr))
+        values.extend(consts)
+        for kind, info, operands in steps:
+            args = [values[i] for i in operands]
+            if kind == "op":
+                name, dtypes, attrs, several = info
+                shapes = infer_shape(name, args, dtypes, attrs)
+                values.append([tuple(s) for s in shapes] if several else tuple(shapes[0]))
+            elif kind == "tuple":
+                values.append(list(args))
+            else:
+                values.append(args[0][info])
+        return tuple(np.array(s, dtype=np.int64) for s in _flatten_shapes(values[result_slot]))
+
+    return shape_kernel
+
+
+def _flatten_shapes(value) -> list:
+    if isinstance(value, list):
+        return [s for v in value for s in _flatten_shapes(v)]
+    return [value]
+
+
+__all__ = ["build_kernel", "compile_kernel", "compile_shape_kernel", "parse_primitive",
+           "post_order", "BUILTIN_KERNELS", "KernelBuildError"]
