@@ -417,6 +417,56 @@ COMMANDS: dict[str, Command] = {
     "graph": Command("graph", "print the static graph and its memory plan, or why the "
                               "program needs the VM", _configure_graph, cmd_graph),
 }
+
+
+def _configure_debug(p: argparse.ArgumentParser) -> None:
+    add_program_args(p)
+    p.add_argument("--entry", default="main", metavar="NAME",
+                   help="the function to debug (default main)")
+    p.add_argument("--batch", metavar="FILE",
+                   help="run debugger commands from FILE (- for stdin) and print their output")
+    p.add_argument("--history-mb", type=_positive, default=256, metavar="MB",
+                   help="memory for reverse-execution history (default 256); past it the "
+                        "oldest history is dropped")
+    add_limit_options(p)
+
+
+def cmd_debug(ns: argparse.Namespace) -> int:
+    from rvmdbg.debug import DebugSession, run_batch
+    from rvmdbg.relay.interpreter import call_with_deep_stack
+    from rvmdbg.vm.compiler import CompileError, compile_module
+    from rvmdbg.vm.machine import VMError
+    if ns.batch is None:
+        raise UsageError("debug runs commands with --batch FILE (or - for stdin); "
+                         "the debugger screen opens with `rvmdbg PROGRAM [ARG...]`")
+    program = load_program(ns.program)
+    entry = ns.entry.lstrip("@")
+    args = program_arguments(program, entry, ns.args)
+    exe = program.executable
+    if exe is None:
+        try:
+            exe = compile_module(program.module)
+        except CompileError as e:
+            raise UsageError(f"{program.path}: cannot compile for the VM: {e}") from None
+    try:
+        session = DebugSession(exe, args, entry=entry, limits=limits_from(ns),
+                               history_bytes=ns.history_mb * 2 ** 20, program_path=ns.program)
+    except VMError as e:
+        raise UsageError(e.message) from None
+    if ns.batch == "-":
+        lines = sys.stdin.read().splitlines()
+    else:
+        lines = Path(ns.batch).read_text(encoding="utf-8").splitlines()
+
+    def write(text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    call_with_deep_stack(run_batch, session, lines, write, on_interrupt=session.interrupt)
+    return EXIT_OK
+
+
+COMMANDS["debug"] = Command("debug", "run debugger commands on a program (--batch FILE or -)",
+                            _configure_debug, cmd_debug)
 # The command `rvmdbg PROGRAM [ARG...]` means when its first word is no command (None: an error).
 DEFAULT_COMMAND: str | None = None
 
