@@ -41,7 +41,7 @@ def load_file(path, prelude: bool = True) -> Module:
     """Read and load a `.relay` file; an unreadable file is a RelayError with no span."""
     name = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")  # a byte-order mark is not source
     except FileNotFoundError:
         raise RelayError("file not found", None, None, Source(name, "")) from None
     except IsADirectoryError:

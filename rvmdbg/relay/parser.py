@@ -37,7 +37,7 @@ from rvmdbg.relay.types import (
 )
 
 VERSION = "0.0.5"
-MAX_NESTING = 256
+MAX_NESTING = 1024
 
 _BINOPS = {
     "*": (3, "multiply"), "/": (3, "divide"),
@@ -47,7 +47,7 @@ _BINOPS = {
 }
 _DTYPES = frozenset(DTYPES)
 # Frames a parser needs per nesting level, with room to spare (see _stack_headroom).
-_FRAMES_PER_LEVEL = 8
+_FRAMES_PER_LEVEL = 10
 
 _ops_table = None
 

@@ -5,7 +5,9 @@ indents, calls in prefix form `add(%x, 1)`). A node the DAG shares (used more th
 variable, constant or name) is printed once as a graph binding `%N = ...;` and referred to as
 `%N` after that; the binding goes at the start of the innermost block that encloses every use,
 just before the statement that first needs it, so branches and closures can share it safely.
-Distinct variables with the same name get distinct printed names (`%x`, `%x1`).
+Operands nested more than `_MAX_INLINE_DEPTH` deep (a long `a + b + ...` chain) are hoisted into
+graph bindings too, so the text stays within the parser's nesting limit. Distinct variables
+with the same name get distinct printed names (`%x`, `%x1`).
 """
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ from rvmdbg.relay.ast import (
 from rvmdbg.relay.parser import VERSION, paused_gc
 
 _ATOMIC = (Var, GlobalVar, OpRef, ConstructorRef, Constant)
+# Operands nested deeper than this inside one statement are hoisted into graph bindings.
+_MAX_INLINE_DEPTH = 200
 _NAME_OK = re.compile(r"[A-Za-z_][A-Za-z0-9_/]*")
 _FLOAT_TYPES = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
 _FLOAT_SUFFIX = {"float16": "f16", "float32": "f", "float64": "f64"}
@@ -163,6 +167,8 @@ class _Printer:
         self.uses: dict[int, int] = {}  # id(node) -> number of parents
         self.placement: dict[int, int] = {}  # id(shared node) -> depth of the block it goes in
         self.blocks: list[list] = []  # pending binding lines of each open block
+        self.bases: list[int] = []  # the inline depth at which each open block starts
+        self.depth = 0  # operands open around the node being rendered
         # id(tensor constant) -> its metadata index
         self.meta: dict[int, int] = {} if meta is None else meta
 
@@ -171,7 +177,7 @@ class _Printer:
     def definition(self, name: str, f: Function) -> str:
         with _deep_recursion(), paused_gc():
             self.analyze(f)
-            self.blocks = [[]]
+            self.blocks, self.bases = [[]], [0]
             return "def @" + name + self.function_text(f)
 
     def root(self, e) -> str:
@@ -266,6 +272,7 @@ class _Printer:
         bindings it first needs, then its result."""
         pending: list = []
         self.blocks.append(pending)
+        self.bases.append(self.depth)
         out = []
         first = chain_start
         while type(e) is Let and (first or not self.is_shared(e)):
@@ -285,6 +292,7 @@ class _Printer:
         out.extend(pending)
         out.append(result)
         self.blocks.pop()
+        self.bases.pop()
         return out
 
     def braced(self, e) -> str:
@@ -310,9 +318,28 @@ class _Printer:
             if name is None:
                 name = self.define(e)
             return name
-        if t is Let:
-            return "(\n" + _indent(self.block(e)) + "\n)"
-        return self.node_text(e)
+        depth = self.depth + 1
+        if depth - self.bases[-1] > _MAX_INLINE_DEPTH and t is not Let:
+            return self.hoist(e)
+        self.depth = depth
+        text = "(\n" + _indent(self.block(e)) + "\n)" if t is Let else self.node_text(e)
+        self.depth = depth - 1
+        return text
+
+    def hoist(self, e) -> str:
+        """Bind an operand nested too deeply to a graph variable in the current block, so the
+        text's nesting stays within what the parser reads. A graph binding makes no node, so
+        the program read back is the same tree."""
+        saved = self.depth
+        self.depth = self.bases[-1] + 1
+        text = self.node_text(e)
+        if type(e) is Match:
+            text = "(" + text + ")"
+        self.depth = saved
+        name = f"%{self.counter}"
+        self.counter += 1
+        self.blocks[-1].append(f"{name} = {text};")
+        return name
 
     def meta_constant(self, e) -> str:
         """A tensor constant has no literal form: like TVM, refer to it in a metadata table
@@ -325,15 +352,17 @@ class _Printer:
     def define(self, e) -> str:
         """Emit the graph binding of a shared node into its block; return its name."""
         d = self.placement[id(e)]
-        saved = self.blocks
-        self.blocks = saved[:d + 1]
+        saved = self.blocks, self.bases, self.depth
+        self.blocks, self.bases = saved[0][:d + 1], saved[1][:d + 1]
+        self.depth = self.bases[-1] + 1
         if type(e) is Let:
             text = "(\n" + _indent(self.block(e, chain_start=True)) + "\n)"
         else:
             text = self.node_text(e)
             if type(e) is Match:
                 text = "(" + text + ")"
-        self.blocks = saved
+        self.blocks, self.bases, self.depth = saved
+        saved = saved[0]
         name = f"%{self.counter}"
         self.counter += 1
         self.graph[id(e)] = name

@@ -641,6 +641,28 @@ def test_deep_types_and_patterns_are_clean_errors():
         parse_expr("-" * 5 + "(" * 20000)
 
 
+@pytest.mark.parametrize("make, per_level", [
+    (lambda n: "(" * n + "1" + ")" * n, 1),
+    (lambda n: "@f(" * n + "1" + ")" * n, 1),
+    (lambda n: "if (True) { " * n + "1" + " } else { 2 }" * n, 1),
+    (lambda n: "fn () { " * n + "1" + " }" * n, 2),
+    (lambda n: "match (" * n + "1" + ") { _ => 1 }" * n, 1),
+    (lambda n: "ref(" * n + "1" + ")" * n, 1),
+    (lambda n: "-(" * n + "1" + ")" * n, 1),
+    (lambda n: "(" * n + "1" + ",)" * n, 1),
+], ids=["parens", "calls", "ifs", "fns", "matches", "refs", "negations", "tuples"])
+def test_nesting_just_under_the_limit_parses(make, per_level):
+    # the recursion limit the parser sets must cover every construct up to MAX_NESTING
+    n = (MAX_NESTING - 4) // per_level
+    parse(HEADER + f"def @f(%x) {{ {make(n)} }}")
+
+
+def test_types_and_patterns_just_under_the_limit_parse():
+    n = MAX_NESTING - 4
+    parse_type("(" * n + ")" * n)
+    parse(HEADER + "def @f(%x) { match (%x) { " + "(" * n + "_" + ")" * n + " => 1 } }")
+
+
 def test_moderate_nesting_parses():
     n = MAX_NESTING // 4
     b = body("(" * n + "1" + ")" * n)

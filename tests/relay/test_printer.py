@@ -325,6 +325,13 @@ def test_long_let_chain_prints_without_recursion():
     assert structural_equal(m, back)
 
 
+def test_long_operator_chain_prints_as_text_the_parser_reads():
+    e = parse_expr("free_var %x: int32; " + " + ".join(["%x"] * 5000))
+    text = print_expr(e)
+    assert text.count("\n") > 10 and text.startswith("%0 = add(add(")
+    assert structural_equal(e, parse_expr("free_var %x: int32;\n" + text), map_free_vars=True)
+
+
 def test_deeply_nested_calls_print():
     e = const(0)
     for _ in range(200):
