@@ -711,36 +711,40 @@ class _Parser:
     def binop(self):
         """Operands joined by binary operators, by precedence, left-associative (iterative)."""
         toks = self.toks
+        start = self.pos
         lhs = self.operand()
         k = toks[self.pos][0]
         if k not in _BINOPS:
             return lhs
-        operands = [lhs]
-        ops = []  # (precedence, op name, token)
         file = self.file
+        # each operand with the span of its own tokens: a Var node's span is its binder's
+        operands = [(lhs, _span(toks[start], toks[self.pos - 1], file))]
+        ops = []  # (precedence, op name, token)
+
+        def reduce() -> None:
+            _, oname, otok = ops.pop()
+            r, rspan = operands.pop()
+            left, lspan = operands.pop()
+            span = _merge(lspan, rspan, file)
+            operands.append((Call(OpRef(oname, self.tspan(otok)), [left, r], None, span), span))
+
         while k in _BINOPS:
             prec, name = _BINOPS[k]
             tok = toks[self.pos]
             while ops and ops[-1][0] >= prec:
-                _, oname, otok = ops.pop()
-                r = operands.pop()
-                left = operands.pop()
-                operands.append(Call(OpRef(oname, self.tspan(otok)),
-                                     [left, r], None, _merge(left.span, r.span, file)))
+                reduce()
             ops.append((prec, name, tok))
             self.pos += 1
             nk = toks[self.pos][0]
             if nk in ("}", ")", ";", ",", EOF):
                 raise self.expected(f"an operand after `{tok[1]}`")
-            operands.append(self.operand())
+            start = self.pos
+            e = self.operand()
+            operands.append((e, _span(toks[start], toks[self.pos - 1], file)))
             k = toks[self.pos][0]
         while ops:
-            _, oname, otok = ops.pop()
-            r = operands.pop()
-            left = operands.pop()
-            operands.append(Call(OpRef(oname, self.tspan(otok)),
-                                 [left, r], None, _merge(left.span, r.span, file)))
-        return operands[0]
+            reduce()
+        return operands[0][0]
 
     def operand(self):
         """Unary minus, then an atom with its call arguments and `.N` projections."""
@@ -764,26 +768,32 @@ class _Parser:
                 self.pos += 1
                 e.span = _span(minus[0], ntok, self.file)
                 return self.postfix(e)
-            e = self.postfix(self.atom())
+            astart = self.pos
+            e = self.postfix(self.atom(), astart)
             for m in reversed(minus):
                 e = Call(OpRef("negative", self.tspan(m)), [e], None,
-                         _merge(self.tspan(m), e.span, self.file))
+                         _span(m, toks[self.pos - 1], self.file))
             return e
+        astart = self.pos
         e = self.atom()
         k = self.toks[self.pos][0]
         if k == "(" or k == ".":
-            return self.postfix(e)
+            return self.postfix(e, astart)
         if type(e) is ConstructorRef and e.constructor is not None and not e.constructor.inputs:
             # a nullary constructor written bare is a call with no arguments
             return Call(e, [], None, e.span)
         return e
 
-    def postfix(self, e):
+    def postfix(self, e, start: int | None = None):
+        """Calls and `.N` projections after an atom whose first token is toks[start]."""
         toks = self.toks
+        if start is None:
+            start = self.pos - 1
+        first = toks[start]
         while True:
             k = toks[self.pos][0]
             if k == "(":
-                e = self.call_args(e)
+                e = self.call_args(e, first)
             elif k == ".":
                 self.pos += 1
                 itok = toks[self.pos]
@@ -797,8 +807,7 @@ class _Parser:
                                 f"({base}.{a}).{b} to project twice")
                     raise self.expected("a tuple index after `.`", hint=hint)
                 self.pos += 1
-                e = TupleGetItem(e, itok[6].value,
-                                 _merge(e.span, self.tspan(itok), self.file))
+                e = TupleGetItem(e, itok[6].value, _span(first, itok, self.file))
             else:
                 break
         if type(e) is ConstructorRef and e.constructor is not None and not e.constructor.inputs:
@@ -806,7 +815,7 @@ class _Parser:
             return Call(e, [], None, e.span)
         return e
 
-    def call_args(self, callee):
+    def call_args(self, callee, first=None):
         toks = self.toks
         open_tok = toks[self.pos]
         self.pos += 1
@@ -842,8 +851,7 @@ class _Parser:
         self.depth -= 1
         end = toks[self.pos]
         self.pos += 1
-        span = Span(callee.span.line, callee.span.col, end[4], end[5], self.file) if callee.span \
-            else _span(open_tok, end, self.file)
+        span = _span(first if first is not None else open_tok, end, self.file)
         return Call(callee, args, attrs, span)
 
     def atom(self):

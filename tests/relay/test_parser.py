@@ -669,3 +669,17 @@ def test_moderate_nesting_parses():
     assert value(b) == ("int32", 1)
     b = body("if (True) { " * n + "1" + " } else { 2 }" * n)
     assert isinstance(b, If)
+
+
+def test_operator_and_projection_spans_start_at_their_own_tokens_not_a_binder():
+    # a Var node's span is its binder's; a use inside `a + b` or `%t.0` must not inherit it
+    mod = parse('#[version = "0.0.5"]\ndef @main(%a: int32, %t: (int32, int32)) -> int32 {\n'
+                '  %a + %t.1 * -%a\n}\n', "s.relay")
+    body = mod.functions["main"].body
+    assert (body.span.line, body.span.col, body.span.end_col) == (3, 3, 18)
+    mul = body.args[1]
+    assert (mul.span.line, mul.span.col, mul.span.end_col) == (3, 8, 18)
+    proj = mul.args[0]
+    assert (proj.span.line, proj.span.col, proj.span.end_col) == (3, 8, 12)
+    neg = mul.args[1]
+    assert (neg.span.line, neg.span.col, neg.span.end_col) == (3, 15, 18)
