@@ -162,6 +162,7 @@ class _Printer:
         self.show_types = show_types
         self.names: dict[int, str] = {}  # id(Var) -> printed name
         self.used: set[str] = set()
+        self.next_suffix: dict[str, int] = {}
         self.graph: dict[int, str] = {}  # id(shared node) -> "%N"
         self.counter = 0
         self.uses: dict[int, int] = {}  # id(node) -> number of parents
@@ -470,10 +471,12 @@ class _Printer:
         if name is None:
             base = v.name if _NAME_OK.fullmatch(v.name or "") else _sanitize(v.name)
             name = base
-            k = 1
+            # resume counting where the last clash of this base stopped: linear, not quadratic
+            k = self.next_suffix.get(base, 1)
             while name in self.used:
                 name = f"{base}{k}"
                 k += 1
+            self.next_suffix[base] = k
             self.used.add(name)
             self.names[id(v)] = name
         return name
