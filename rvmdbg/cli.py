@@ -405,6 +405,21 @@ def cmd_graph(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _configure_screen(p: argparse.ArgumentParser) -> None:
+    add_program_args(p)
+    p.add_argument("--entry", default="main", metavar="NAME",
+                   help="the function to debug (default main)")
+    p.add_argument("--no-mouse", action="store_true", help="do not capture the mouse")
+    p.add_argument("--ascii", action="store_true", help="draw with ASCII characters only")
+    add_limit_options(p)
+
+
+def cmd_screen(ns: argparse.Namespace) -> int:
+    from rvmdbg.tui import run_screen  # imported here: the engine never loads Textual
+    return run_screen(ns.program, ns.args, entry=ns.entry.lstrip("@"), mouse=not ns.no_mouse,
+                      ascii_only=ns.ascii, limits=limits_from(ns))
+
+
 COMMANDS: dict[str, Command] = {
     "check": Command("check", "parse and type-check a program; print each definition's type",
                      _configure_check, cmd_check),
@@ -416,6 +431,8 @@ COMMANDS: dict[str, Command] = {
                      _configure_trace, cmd_trace),
     "graph": Command("graph", "print the static graph and its memory plan, or why the "
                               "program needs the VM", _configure_graph, cmd_graph),
+    "screen": Command("screen", "open the debugger screen (also: rvmdbg PROGRAM [ARG...])",
+                      _configure_screen, cmd_screen),
 }
 
 
@@ -432,10 +449,16 @@ def _configure_debug(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_debug(ns: argparse.Namespace) -> int:
+    import threading
+
     from rvmdbg.debug import DebugSession, run_batch
     from rvmdbg.relay.interpreter import call_with_deep_stack
     from rvmdbg.vm.compiler import CompileError, compile_module
     from rvmdbg.vm.machine import VMError
+    if ns.batch is None and "screen" in COMMANDS:
+        # no script: the same program on the debugger screen
+        ns.no_mouse, ns.ascii = getattr(ns, "no_mouse", False), getattr(ns, "ascii", False)
+        return COMMANDS["screen"].handler(ns)
     if ns.batch is None:
         raise UsageError("debug runs commands with --batch FILE (or - for stdin); "
                          "the debugger screen opens with `rvmdbg PROGRAM [ARG...]`")
@@ -461,14 +484,26 @@ def cmd_debug(ns: argparse.Namespace) -> int:
     def write(text: str) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
-    call_with_deep_stack(run_batch, session, lines, write, on_interrupt=session.interrupt)
+    stop, done = threading.Event(), threading.Event()
+
+    def batch() -> None:
+        try:
+            run_batch(session, lines, write, stop)
+        finally:
+            done.set()
+
+    def interrupt() -> None:  # Ctrl-C: the running command stops cleanly, the script ends
+        stop.set()
+        session.interrupt()
+        done.wait(5.0)  # (a join interrupted by Ctrl-C may not wait for the thread)
+    call_with_deep_stack(batch, on_interrupt=interrupt)
     return EXIT_OK
 
 
 COMMANDS["debug"] = Command("debug", "run debugger commands on a program (--batch FILE or -)",
                             _configure_debug, cmd_debug)
 # The command `rvmdbg PROGRAM [ARG...]` means when its first word is no command (None: an error).
-DEFAULT_COMMAND: str | None = None
+DEFAULT_COMMAND: str | None = "screen"
 
 
 # ------------------------------------------------------------------------------------ main

@@ -66,7 +66,13 @@ def test_every_registered_command_has_help(capsys):
         assert code == 0 and f"rvmdbg {name}" in out
 
 
-@pytest.mark.parametrize("argv", [[], ["frobnicate"], ["run"], ["check"],
+def test_an_unknown_word_is_taken_as_a_program_to_open_and_reported_missing(capsys):
+    # `rvmdbg PROGRAM` opens the screen, so a word that is no command is a file name (as gdb does)
+    code, _, err = rvmdbg(capsys, "frobnicate")
+    assert code == 2 and "frobnicate" in err and "not found" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [[], ["run"], ["check"],
                                   ["run", "x.relay", "--executor", "nope"],
                                   ["run", "x.relay", "--max-steps", "0"],
                                   ["check", "a.relay", "b.relay"]])

@@ -206,7 +206,7 @@ def compile_kernel(fn: Function):
     body = fn.body
     result_slot = slot[body]
     if len(steps) == 1 and not multi and not tuple_params and isinstance(body, Call):
-        return _single_op(steps[0], len(params), constants)
+        return _with_scalar_fast(_single_op(steps[0], len(params), constants), fn)
 
     consts = tuple(constants)
     steps = tuple(steps)
@@ -259,6 +259,35 @@ def _single_op(step, n_inputs: int, constants: list):
 
     def kernel(inputs):
         return func([inputs[v] if is_input else v for is_input, v in sources], attrs)
+    return kernel
+
+
+# ---------------------------------------------------------------- the VM's scalar fast path
+# (added for rvmdbg/vm/machine.py's `invoke_packed`; separate from the kernel builders above)
+
+def _with_scalar_fast(kernel, fn: Function):
+    """`kernel` with `kernel.scalar_fast = (fast, operands)` when its one operator has a 0-d
+    fast path (`rvmdbg.relay.ops.SCALAR_FAST`) and every parameter and constant is 0-d.
+
+    `fast(*values)` computes what the operator's kernel computes when every input is 0-d;
+    `operands` lists, in the operator's argument order, an input index (int) or a 0-d
+    constant (ndarray). Callers must still check at run time that each input is 0-d."""
+    from rvmdbg.relay.ops import SCALAR_FAST
+    body = fn.body
+    fast = SCALAR_FAST.get(body.op.name)
+    if fast is None or any(not (isinstance(p.checked_type, TensorType)
+                                and p.checked_type.shape == ()) for p in fn.params):
+        return kernel
+    index = {p: i for i, p in enumerate(fn.params)}
+    operands = []
+    for a in body.args:
+        if isinstance(a, Var) and a in index:
+            operands.append(index[a])
+        elif isinstance(a, Constant) and a.data.shape == ():
+            operands.append(a.data)
+        else:
+            return kernel
+    kernel.scalar_fast = (fast, tuple(operands))
     return kernel
 
 

@@ -5,7 +5,10 @@ made by `HANDLERS[opcode]`. A closure takes the current register file, performs 
 instruction's effect, and returns the next pc, or `CALL` when it pushed or popped a frame,
 or `HALT` when the outermost frame returned. Both entry points run the same closures:
 
-- `run()`: the fast path, a bare loop that keeps pc, registers and code in locals;
+- `run()`: the fast path, a bare loop that keeps pc, registers and code in locals, over a
+  table where a few common straight-line sequences (constant size + storage + tensor +
+  kernel call; runs of moves, loads and kills) are fused into one handler that counts as
+  its instructions' steps (see "fused blocks" below);
 - `step()`: one instruction, reported as a `StepInfo` (reads, writes with old and new values,
   frame pushed or popped, jump taken, bytes allocated) that `unstep()` can undo.
 
@@ -15,6 +18,7 @@ instruction and Relay span.
 """
 from __future__ import annotations
 
+import gc
 import operator
 from typing import Iterator, NamedTuple
 
@@ -23,7 +27,8 @@ import numpy as np
 from rvmdbg.limits import DEFAULT_LIMITS, Limits
 from rvmdbg.values import ADTValue, format_value
 from rvmdbg.vm import bytecode as bc
-from rvmdbg.vm.objects import StorageObject, TensorPlaceholder, VMClosure, dtype_nbytes
+from rvmdbg.vm.objects import (ByteAccount, StorageObject, TensorPlaceholder, VMClosure,
+                                dtype_nbytes)
 
 # What a handler returns instead of a pc (pcs are never negative).
 CALL = -1   # the frame stack changed: reload frame, registers and code
@@ -34,6 +39,13 @@ TRAP = -3   # a breakpoint: stop before executing the instruction
 _TAG_CACHE = [np.array(t, dtype=np.int32) for t in range(256)]
 for _a in _TAG_CACHE:
     _a.flags.writeable = False
+# The same for `load_consti` of small values, so an `if` can recognise its operand by identity.
+_CONSTI_CACHE = {v: np.array(v, dtype=np.int64) for v in range(-1, 256)}
+for _a in _CONSTI_CACHE.values():
+    _a.flags.writeable = False
+
+# A bound operand that no register value is (`is` never matches it).
+_UNBOUND = object()
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -92,17 +104,37 @@ class Frame:
 
     While a callee runs, the caller's `pc` is the pc of its invoke instruction; `Ret` moves
     it on by one. `owned_bytes` counts the live storage this frame allocated (None once the
-    frame has returned and released it).
+    frame has returned and released it); it lives in `account`, a `ByteAccount` made by the
+    frame's first `alloc_storage` (None until then) that its storages point at. `serial`
+    numbers activations in the order they were pushed (0 = the outermost): the same
+    activation gets the same serial on every replay, which the debugger's history relies on.
     """
 
-    __slots__ = ("func_index", "pc", "registers", "caller_return_register", "owned_bytes")
+    __slots__ = ("func_index", "pc", "registers", "caller_return_register", "account",
+                 "serial")
 
-    def __init__(self, func_index: int, pc: int, registers: list, caller_return_register=None):
+    def __init__(self, func_index: int, pc: int, registers: list, caller_return_register=None,
+                 serial: int = 0):
         self.func_index = func_index
         self.pc = pc
         self.registers = registers
         self.caller_return_register = caller_return_register
-        self.owned_bytes = 0
+        self.account = None
+        self.serial = serial
+
+    @property
+    def owned_bytes(self) -> int | None:
+        account = self.account
+        return 0 if account is None else account.owned_bytes
+
+    @owned_bytes.setter
+    def owned_bytes(self, value: int | None) -> None:
+        account = self.account
+        if account is None:
+            if not value:
+                return  # no account yet means 0 bytes; a returned frame had none to release
+            self.account = account = ByteAccount()
+        account.owned_bytes = value
 
     def __repr__(self) -> str:
         return (f"Frame(func_index={self.func_index}, pc={self.pc}, "
@@ -182,9 +214,10 @@ def _ret(vm, fi, pc, ins):
     def ret(regs):
         value = regs[result]
         done = frames.pop()
-        if done.owned_bytes:
-            vm.live_bytes -= done.owned_bytes
-            done.owned_bytes = None
+        account = done.account
+        if account is not None and account.owned_bytes:
+            vm.live_bytes -= account.owned_bytes
+            account.owned_bytes = None
         if frames:
             caller = frames[-1]
             caller.registers[done.caller_return_register] = value
@@ -222,14 +255,16 @@ def _invoke(vm, fi, pc, ins):
             if len(frames) >= max_depth:
                 raise _limit_error(*depth_error)
             frames[-1].pc = pc
-            frames.append(Frame(callee_index, 0, [regs[a0]] + pad, dst))
+            vm.pushes = serial = vm.pushes + 1
+            frames.append(Frame(callee_index, 0, [regs[a0]] + pad, dst, serial))
             return CALL
     elif len(args) == 0:
         def invoke(regs):
             if len(frames) >= max_depth:
                 raise _limit_error(*depth_error)
             frames[-1].pc = pc
-            frames.append(Frame(callee_index, 0, pad[:], dst))
+            vm.pushes = serial = vm.pushes + 1
+            frames.append(Frame(callee_index, 0, pad[:], dst, serial))
             return CALL
     else:
         gather = operator.itemgetter(*args)
@@ -238,7 +273,8 @@ def _invoke(vm, fi, pc, ins):
             if len(frames) >= max_depth:
                 raise _limit_error(*depth_error)
             frames[-1].pc = pc
-            frames.append(Frame(callee_index, 0, [*gather(regs), *pad], dst))
+            vm.pushes = serial = vm.pushes + 1
+            frames.append(Frame(callee_index, 0, [*gather(regs), *pad], dst, serial))
             return CALL
     return invoke
 
@@ -264,7 +300,8 @@ def _invoke_closure(vm, fi, pc, ins):
                                f"call depth exceeded {max_depth} frames calling @{clo.name}")
         values += [None] * (sizes[callee] - len(values))
         frames[-1].pc = pc
-        frames.append(Frame(callee, 0, values, dst))
+        vm.pushes = serial = vm.pushes + 1
+        frames.append(Frame(callee, 0, values, dst, serial))
         return CALL
     return invoke_closure
 
@@ -325,6 +362,11 @@ def _invoke_packed(vm, fi, pc, ins):
             return nxt
         return invoke_builtin
 
+    if nout == 1:
+        handler = _invoke_scalar_fast(kernel, impl, inputs, outputs[0], nxt)
+        if handler is not None:
+            return handler
+
     if nout == 1 and len(inputs) in (1, 2):
         # The common shape of a fused scalar kernel: specialised to skip generic loops.
         o0 = outputs[0]
@@ -379,14 +421,58 @@ def _invoke_packed(vm, fi, pc, ins):
     return invoke_packed_n
 
 
+def _invoke_scalar_fast(kernel, impl, inputs, o0, nxt):
+    """The handler of a one-operator kernel with a 0-d fast path (`impl.scalar_fast`, see
+    `rvmdbg.vm.kernels`): when every input is 0-d it calls the operator's scalar function
+    directly, which is what the operator's kernel would do, else the kernel. None when the
+    kernel has no fast path."""
+    if getattr(impl, "scalar_fast", None) is None:
+        return None
+    compute = _kernel_caller(impl, inputs)
+
+    def invoke_packed_scalar(regs):
+        out = compute(regs)
+        if type(out) is not np.ndarray:
+            out = _single_output(kernel, out)
+        slot = regs[o0]
+        try:
+            if out.dtype is not slot.dtype or out.shape != slot.shape:
+                _check_output(kernel, o0, out, slot)
+        except AttributeError:
+            _check_output(kernel, o0, out, slot)
+        regs[o0] = out
+        return nxt
+    return invoke_packed_scalar
+
+
 def _alloc_tensor(vm, fi, pc, ins):
     storage, offset, dst, nxt = ins.storage, ins.offset, ins.dst, pc + 1
     shape, dtype = tuple(ins.shape), np.dtype(ins.dtype)
     nbytes = dtype_nbytes(shape, dtype)
+    # An offset from the constant pool is recognised by identity: its value and end are ready.
+    known, known_off = _UNBOUND, 0
+    const = _loaded_constant(vm, fi, pc, offset)
+    if const is not None:
+        try:
+            known_off = const.item()
+        except ValueError:
+            known_off = -1
+        if type(known_off) is int and known_off >= 0:
+            known = const
+    end = known_off + nbytes if known is not _UNBOUND else 0
 
     def alloc_tensor(regs):
         st = regs[storage]
-        off = regs[offset].item()
+        o = regs[offset]
+        if o is known:
+            if type(st) is not StorageObject:
+                raise VMError(f"alloc_tensor: ${storage} holds {_summary(st)}, not a storage")
+            if end > st.size:
+                raise VMError(f"alloc_tensor: {nbytes} bytes at offset {known_off} do not fit "
+                              f"in a storage of {st.size} bytes")
+            regs[dst] = TensorPlaceholder(st, known_off, shape, dtype)
+            return nxt
+        off = o.item()
         if type(st) is not StorageObject:
             raise VMError(f"alloc_tensor: ${storage} holds {_summary(st)}, not a storage")
         if off < 0 or off + nbytes > st.size:
@@ -488,6 +574,15 @@ def _if(vm, fi, pc, ins):
     f_pc, f_bad = _jump_target(fn.name, pc, pc + ins.false_offset, size)
 
     if t_bad is None and f_bad is None:
+        known, known_value = _consti_before(vm, fi, pc, target)
+        if known is not _UNBOUND:
+            def if_const(regs):
+                # The target is (almost always) the `load_consti` just before: by identity.
+                t = regs[target]
+                value = known_value if t is known else t.item()
+                return t_pc if regs[test].item() == value else f_pc
+            return if_const
+
         def if_(regs):
             # .item() compares 0-d (or 1-element) tensors of any dtype; bools as 0/1.
             return t_pc if regs[test].item() == regs[target].item() else f_pc
@@ -500,6 +595,19 @@ def _if(vm, fi, pc, ins):
             raise VMError(bad)
         return t_pc if taken else f_pc
     return if_checked
+
+
+def _consti_before(vm, fi, pc, reg):
+    """(tensor, value) of the nearest `load_consti` before `pc` writing `reg` when its tensor
+    is a shared one, else (_UNBOUND, None): a guess compared by identity, like
+    `_loaded_constant`."""
+    instructions = vm.exe.functions[fi].instructions
+    for prev in reversed(instructions[max(0, pc - 8):pc]):
+        if reg in prev.writes():
+            if isinstance(prev, bc.LoadConsti) and prev.value in _CONSTI_CACHE:
+                return _CONSTI_CACHE[prev.value], prev.value
+            break
+    return _UNBOUND, None
 
 
 def _load_const(vm, fi, pc, ins):
@@ -541,8 +649,14 @@ def _get_tag(vm, fi, pc, ins):
     return get_tag
 
 
+def _consti(value: int) -> np.ndarray:
+    """The read-only int64 tensor `load_consti value` loads (shared for small values)."""
+    cached = _CONSTI_CACHE.get(value)
+    return cached if cached is not None else _readonly(np.array(value, dtype=np.int64))
+
+
 def _load_consti(vm, fi, pc, ins):
-    value, dst, nxt = _readonly(np.array(ins.value, dtype=np.int64)), ins.dst, pc + 1
+    value, dst, nxt = _consti(ins.value), ins.dst, pc + 1
 
     def load_consti(regs):
         regs[dst] = value
@@ -559,21 +673,53 @@ def _fatal(vm, fi, pc, ins):
 def _alloc_storage(vm, fi, pc, ins):
     size_reg, alignment, hint, dst, nxt = ins.size, ins.alignment, ins.dtype_hint, ins.dst, pc + 1
     frames, max_bytes = vm.frames, vm.limits.max_bytes
+    known, known_size = _UNBOUND, 0
+    const = _loaded_constant(vm, fi, pc, size_reg)
+    if const is not None:
+        try:
+            known_size = operator.index(const.item())
+        except (TypeError, ValueError):
+            known_size = -1
+        if known_size >= 0:
+            known = const  # else the general path reports it, as for any register value
 
-    def alloc_storage(regs):
-        size = operator.index(regs[size_reg].item())
+    def size_in(v):
+        size = operator.index(v.item())
         if size < 0:
             raise VMError(f"alloc_storage: negative size {size} in ${size_reg}")
+        return size
+
+    def alloc_storage(regs):
+        v = regs[size_reg]
+        size = known_size if v is known else size_in(v)
         live = vm.live_bytes + size
         if live > max_bytes:
             raise _limit_error("max_bytes", max_bytes,
                                f"allocating {size} bytes would bring live memory to {live} bytes")
         owner = frames[-1]
+        account = owner.account
+        if account is None:
+            owner.account = account = ByteAccount()
         vm.live_bytes = live
-        owner.owned_bytes += size
-        regs[dst] = StorageObject(size, alignment, hint, owner)
+        account.owned_bytes += size
+        regs[dst] = StorageObject(size, alignment, hint, account)
         return nxt
     return alloc_storage
+
+
+def _loaded_constant(vm, fi, pc, reg):
+    """The constant-pool tensor that the nearest `load_const` before `pc` writing `reg` loads,
+    or None. A guess a handler may compare register values against by identity (constants
+    are read-only), never an assumption: another path may have written the register."""
+    instructions = vm.exe.functions[fi].instructions
+    constants = vm.exe.constants
+    for prev in reversed(instructions[max(0, pc - 8):pc]):  # the compiler loads it just before
+        if reg in prev.writes():
+            if (isinstance(prev, bc.LoadConst) and 0 <= prev.const_index < len(constants)
+                    and type(constants[prev.const_index]) is np.ndarray):
+                return constants[prev.const_index]
+            return None
+    return None
 
 
 def _shape_of(vm, fi, pc, ins):
@@ -627,18 +773,14 @@ def _kill_register(vm, fi, pc, ins):
     def kill_register(regs):
         v = regs[dst]
         if type(v) is StorageObject and not v.released:
-            _release_storage(vm, v)
+            v.released = True
+            account = v.owner
+            if account.owned_bytes is not None:  # None: its frame returned, releasing it
+                account.owned_bytes -= v.size
+                vm.live_bytes -= v.size
         regs[dst] = None
         return nxt
     return kill_register
-
-
-def _release_storage(vm, storage: StorageObject) -> None:
-    storage.released = True
-    owner = storage.owner
-    if owner.owned_bytes is not None:  # None: its frame returned and released it already
-        owner.owned_bytes -= storage.size
-        vm.live_bytes -= storage.size
 
 
 HANDLERS = {
@@ -665,6 +807,288 @@ HANDLERS = {
     bc.KillRegister.opcode: _kill_register,
 }
 assert len(HANDLERS) == len(bc.OPCODES)
+
+
+# ---------------------------------------------------------------- fused blocks, for run() only
+#
+# `run()` may execute a few short, common instruction sequences as one handler (a "block"),
+# which saves dispatches and the tensor placeholders a kernel overwrites at once. A block
+# has exactly the effect of its instructions in order and counts as that many steps: the
+# loop only enters one when all of it fits before `end` and no breakpoint lies inside it,
+# and a block that cannot finish re-runs its instructions' own handlers one by one, so a
+# failure stops at the failing instruction with the state it would have had. `step()`
+# never uses blocks. The bytecode is unchanged.
+
+MAX_BLOCK = 8  # instructions in the longest block
+
+
+class _Partial(Exception):
+    """Raised by a block whose instruction `done` (counted from the block's start) failed
+    with `error` after the ones before it completed."""
+
+    def __init__(self, done: int, error: BaseException):
+        super().__init__(done, error)
+        self.done = done
+        self.error = error
+
+
+def _one_by_one(singles: tuple):
+    """A block's slow path: its instructions' own handlers in order (the last one's result)."""
+    def replay(regs):
+        nxt = None
+        for done, handler in enumerate(singles):
+            try:
+                nxt = handler(regs)
+            except Exception as exc:
+                raise _Partial(done, exc) from None
+        return nxt
+    return replay
+
+
+def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
+    """`load_const $s; alloc_storage $st $s; load_const $o; alloc_tensor $t $st $o;
+    invoke_packed k (in: ..., out: $t)` as one handler, or None when the five instructions
+    at `p` are not that shape. The storage size, offset and fit are checked here, once; the
+    kernel's output goes straight into $t (its placeholder would be overwritten unseen)."""
+    if p + 5 > len(instructions):
+        return None
+    lc1, ast, lc2, atn, ipk = instructions[p:p + 5]
+    if not (type(lc1) is bc.LoadConst and type(ast) is bc.AllocStorage
+            and type(lc2) is bc.LoadConst and type(atn) is bc.AllocTensor
+            and type(ipk) is bc.InvokePacked):
+        return None
+    s, st, o, t = lc1.dst, ast.dst, lc2.dst, atn.dst
+    constants, kernels = vm.exe.constants, vm.exe.kernels
+    # Registers may alias (reused registers): the writes below keep the instructions' order,
+    # so the last one wins as it would; only `$o` must not replace the storage in `$st`.
+    if not (ast.size == s and atn.storage == st and atn.offset == o and ipk.output_size == 1
+            and len(ipk.args) >= 1 and ipk.args[-1] == t and o != st
+            and 0 <= lc1.const_index < len(constants) and 0 <= lc2.const_index < len(constants)
+            and 0 <= ipk.packed_index < len(kernels)):
+        return None
+    inputs = tuple(ipk.args[:-1])
+    if set(inputs) & {s, st, o, t}:
+        return None  # the kernel would read a register the block writes first
+    kernel = kernels[ipk.packed_index]
+    impl = kernel.impl
+    if (kernel.builtin or impl is None or kernel.num_inputs != len(inputs)
+            or kernel.num_outputs != 1):
+        return None
+    c_size, c_off = constants[lc1.const_index], constants[lc2.const_index]
+    if type(c_size) is not np.ndarray or type(c_off) is not np.ndarray:
+        return None
+    try:
+        size = operator.index(c_size.item())
+        off = c_off.item()
+    except (TypeError, ValueError):
+        return None
+    shape, dtype = tuple(atn.shape), np.dtype(atn.dtype)
+    if size < 0 or type(off) is not int or off < 0 or off + dtype_nbytes(shape, dtype) > size:
+        return None  # the single handlers report it
+
+    compute = _kernel_caller(impl, inputs)
+    replay = _one_by_one(tuple(singles[p:p + 5]))
+    alignment, hint, nxt = ast.alignment, ast.dtype_hint, p + 5
+    frames, max_bytes = vm.frames, vm.limits.max_bytes
+    # The two commonest kernels of scalar code, `x op constant` and `x op y`, are called
+    # inline (as `compute` would): one Python call less per block.
+    plan = getattr(impl, "scalar_fast", None)
+    inline, fast, ra, rb, c = 0, None, 0, 0, None
+    if plan is not None and len(inputs) <= 2:
+        fast, operands = plan
+        kinds = tuple(type(op) is int for op in operands)
+        if kinds == (True, False) and len(inputs) == 1 and operands[0] == 0:
+            inline, ra, c = 1, inputs[0], operands[1]
+        elif kinds == (True, True) and len(inputs) == 2 and operands == (0, 1):
+            inline, (ra, rb) = 2, inputs
+
+    def alloc_kernel(regs):
+        try:
+            if inline == 1:
+                a = regs[ra]
+                out = impl([a]) if a.shape else fast(a, c)
+            elif inline == 2:
+                a = regs[ra]
+                b = regs[rb]
+                out = impl([a, b]) if a.shape or b.shape else fast(a, b)
+            else:
+                out = compute(regs)
+        except Exception:
+            return replay(regs)  # fails again, at the kernel, after the allocations
+        live = vm.live_bytes + size
+        if live > max_bytes or type(out) is not np.ndarray or out.dtype is not dtype \
+                or out.shape != shape:
+            return replay(regs)  # the limit, or an output the full check must look at
+        owner = frames[-1]
+        account = owner.account
+        if account is None:
+            owner.account = account = ByteAccount()
+        vm.live_bytes = live
+        account.owned_bytes += size
+        regs[s] = c_size
+        regs[st] = StorageObject(size, alignment, hint, account)
+        regs[o] = c_off
+        regs[t] = out
+        return nxt
+    return alloc_kernel
+
+
+def _kernel_caller(impl, inputs: tuple):
+    """`compute(regs) -> output` of a one-output kernel on its input registers, through the
+    operator's 0-d function when the kernel has one and the inputs are 0-d (as
+    `_invoke_scalar_fast`)."""
+    plan = getattr(impl, "scalar_fast", None)
+    if plan is not None:
+        fast, operands = plan
+        if any(type(op) is int and not 0 <= op < len(inputs) for op in operands):
+            plan = None
+    if plan is None:
+        if len(inputs) == 1:
+            i0 = inputs[0]
+            return lambda regs: impl([regs[i0]])
+        gather = list(inputs)
+        return lambda regs: impl([regs[r] for r in gather])
+    kinds = tuple(type(op) is int for op in operands)
+    if kinds == (True, True) and len(inputs) == 2:
+        ra, rb = (inputs[op] for op in operands)
+        i0, i1 = inputs
+
+        def compute2(regs):
+            a = regs[ra]
+            b = regs[rb]
+            if a.shape or b.shape:
+                return impl([regs[i0], regs[i1]])
+            return fast(a, b)
+        return compute2
+    if kinds in ((True, False), (False, True)) and len(inputs) == 1:
+        r = inputs[0]
+        if kinds[0]:
+            c = operands[1]
+
+            def compute_const_second(regs):
+                a = regs[r]
+                return impl([a]) if a.shape else fast(a, c)
+            return compute_const_second
+        c = operands[0]
+
+        def compute_const_first(regs):
+            a = regs[r]
+            return impl([a]) if a.shape else fast(c, a)
+        return compute_const_first
+    if kinds == (True,) and len(inputs) == 1:
+        r = inputs[0]
+
+        def compute1(regs):
+            a = regs[r]
+            return impl([a]) if a.shape else fast(a)
+        return compute1
+    gather = list(inputs)
+    return lambda regs: impl([regs[x] for x in gather])
+
+
+def _fuse_simple_run(vm, fi, p, instructions, stops):
+    """(handler, width) of a run of moves, constant loads and kills starting at `p`, ended
+    by a `goto`, by `load_consti $r; if $x $r`, or before a pc in `stops` (where another
+    block starts), 2..MAX_BLOCK instructions in all; else None. These instructions cannot
+    fail once decoded, except the `if` reading its test."""
+    constants = vm.exe.constants
+    ops = []
+    q = p
+    while q < len(instructions) and len(ops) < MAX_BLOCK and (q == p or q not in stops):
+        ins = instructions[q]
+        kind = type(ins)
+        if kind is bc.Move:
+            ops.append((0, ins.src, ins.dst))
+        elif kind is bc.LoadConst and 0 <= ins.const_index < len(constants):
+            ops.append((1, constants[ins.const_index], ins.dst))
+        elif kind is bc.LoadConsti:
+            ops.append((1, _consti(ins.value), ins.dst))
+        elif kind is bc.KillRegister:
+            ops.append((2, ins.dst, None))
+        else:
+            break
+        q += 1
+    # how the run ends: falling through, a goto, or a compare-and-branch
+    fn = vm.exe.functions[fi]
+    size = len(instructions)
+    end_kind, end_info = None, None
+    if q in stops:
+        pass
+    elif q < size and len(ops) < MAX_BLOCK and type(instructions[q]) is bc.Goto:
+        target, bad = _jump_target(fn.name, q, q + instructions[q].pc_offset, size)
+        if bad is None:
+            end_kind, end_info = "goto", target
+    elif (q < size and type(instructions[q]) is bc.If and ops and ops[-1][0] == 1
+          and type(instructions[q - 1]) is bc.LoadConsti and len(ops) < MAX_BLOCK):
+        br = instructions[q]
+        t_pc, t_bad = _jump_target(fn.name, q, q + br.true_offset, size)
+        f_pc, f_bad = _jump_target(fn.name, q, q + br.false_offset, size)
+        if (br.target == instructions[q - 1].dst and br.test != br.target
+                and t_bad is None and f_bad is None):
+            value = _consti(instructions[q - 1].value).item()
+            end_kind, end_info = "if", (br.test, value, t_pc, f_pc)
+    width = len(ops) + (end_kind is not None)
+    if width < 2:
+        return None
+    nxt = p + len(ops)
+    ops = tuple(ops)
+    # where it goes: 0 falls through to nxt, 1 jumps to `target`, 2 branches on `test`
+    ending = 0 if end_kind is None else 1 if end_kind == "goto" else 2
+    target = end_info if ending == 1 else nxt
+    test, value, t_pc, f_pc = end_info if ending == 2 else (0, None, nxt, nxt)
+
+    def simple_run(regs):
+        for kind, a, b in ops:
+            if kind == 1:  # load_const, load_consti
+                regs[b] = a
+            elif kind == 2:  # kill_register (as its handler)
+                v = regs[a]
+                if type(v) is StorageObject and not v.released:
+                    v.released = True
+                    account = v.owner
+                    if account.owned_bytes is not None:
+                        account.owned_bytes -= v.size
+                        vm.live_bytes -= v.size
+                regs[a] = None
+            else:  # move
+                regs[b] = regs[a]
+        if ending != 2:
+            return target
+        try:
+            x = regs[test].item()
+        except Exception as exc:
+            raise _Partial(nxt - p, exc) from None
+        return t_pc if x == value else f_pc
+    return simple_run, width
+
+
+def _fuse(vm, fi, instructions, singles, register_file_size):
+    """(handlers, widths, blocks) of function `fi` for run(): `handlers[p]` is a block's
+    handler where one starts (`widths[p]` its length), else the single handler (width 1);
+    `blocks` lists (start, width) of every block."""
+    handlers, widths, blocks = list(singles), [1] * len(singles), []
+    size = len(instructions)
+    # A block may only hold instructions whose registers the decoder accepted.
+    sound = [all(0 <= r < register_file_size for r in ins.registers()) for ins in instructions]
+    alloc_kernels = {}
+    for p in range(size):
+        if type(instructions[p]) is bc.LoadConst and all(sound[p:p + 5]):
+            fused = _fuse_alloc_kernel(vm, fi, p, instructions, singles)
+            if fused is not None:
+                alloc_kernels[p] = fused
+    p = 0
+    while p < size:
+        if p in alloc_kernels:
+            made = (alloc_kernels[p], 5)
+        else:
+            made = _fuse_simple_run(vm, fi, p, instructions, alloc_kernels)
+        if made is not None and all(sound[p:p + made[1]]):
+            handlers[p], widths[p] = made
+            blocks.append((p, made[1]))
+            p += made[1]
+        else:
+            p += 1
+    return handlers, widths, blocks
 
 
 # ---------------------------------------------------------------- helpers for messages
@@ -713,6 +1137,7 @@ class VirtualMachine:
         self.result = None
         self.error: VMError | None = None
         self.live_bytes = 0
+        self.pushes = 0                 # frames pushed since start (the newest one's serial)
         self._decode()
 
     # ------------------------------------------------------------ decoding
@@ -722,6 +1147,8 @@ class VirtualMachine:
         read set and write set."""
         self._code: list[list] = []
         self._meta: list[list] = []
+        self._fused: list[tuple] = []   # per function (handlers, widths), for run()
+        self._blocks: list[list] = []   # per function [(start pc, width)] of its blocks
         self._trapped: dict = {}
         for fi, fn in enumerate(self.exe.functions):
             code, meta = [], []
@@ -734,6 +1161,10 @@ class VirtualMachine:
             code.append(_raiser(f"execution ran past the last instruction of @{fn.name}"))
             self._code.append(code)
             self._meta.append(meta)
+            handlers, widths, blocks = _fuse(self, fi, fn.instructions, code,
+                                             fn.register_file_size)
+            self._fused.append((handlers, widths))
+            self._blocks.append(blocks)
 
     def _handler(self, fi: int, pc: int, ins, register_file_size: int):
         for r in ins.registers():
@@ -748,19 +1179,28 @@ class VirtualMachine:
         except _Malformed as exc:
             return _raiser(str(exc))
 
-    def _code_with_traps(self, breakpoints: frozenset) -> list:
-        """The handler lists with breakpoint locations replaced by traps (cached per set)."""
-        table = self._trapped.get(breakpoints)
-        if table is None:
+    def _code_with_traps(self, breakpoints: frozenset) -> tuple[list, list]:
+        """The single-handler table and the fused table with breakpoint locations replaced
+        by traps, and no block spanning one (cached per set)."""
+        tables = self._trapped.get(breakpoints)
+        if tables is None:
             table = [list(code) for code in self._code]
+            fused = [(list(handlers), list(widths)) for handlers, widths in self._fused]
             frames = self.frames
             for fi, pc in breakpoints:
                 if 0 <= fi < len(table) and 0 <= pc < len(table[fi]) - 1:
-                    table[fi][pc] = _make_trap(frames, pc)
+                    trap = _make_trap(frames, pc)
+                    table[fi][pc] = trap
+                    handlers, widths = fused[fi]
+                    for start, width in self._blocks[fi]:
+                        if start < pc < start + width:  # the block would run over the trap
+                            # (from `table`: the block's start may itself be a trap already)
+                            handlers[start], widths[start] = table[fi][start], 1
+                    handlers[pc], widths[pc] = trap, 1
             if len(self._trapped) > 16:
                 self._trapped.clear()
-            self._trapped[breakpoints] = table
-        return table
+            tables = self._trapped[breakpoints] = (table, fused)
+        return tables
 
     # ------------------------------------------------------------ starting
 
@@ -781,6 +1221,7 @@ class VirtualMachine:
         self.result = None
         self.error = None
         self.live_bytes = 0
+        self.pushes = 0
 
     def invoke(self, name: str, args=()):
         """Run function `name` on `args` to its result (raises VMError on failure)."""
@@ -823,15 +1264,26 @@ class VirtualMachine:
         end = limit if until_step is None else min(until_step, limit)
         if self.steps >= end and until_step is not None and until_step <= limit:
             return None
-        table = self._code
-        if breakpoints:
-            breakpoints = frozenset(breakpoints)
-            if self.location in breakpoints and self.steps < end:
-                # Leave the breakpoint we are stopped at before arming the traps.
-                if self._loop(table, self.steps + 1) == HALT:
-                    return self.result
-            table = self._code_with_traps(breakpoints)
-        stop = self._loop(table, end)
+        # The VM makes no reference cycles (storages point at a ByteAccount, not their frame),
+        # and on a deep stack the cyclic collector would rescan every live frame again and
+        # again (a third of a 100,000-deep run): pause it, as the interpreter does.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            table, fused = self._code, self._fused
+            if breakpoints:
+                breakpoints = frozenset(breakpoints)
+                if self.location in breakpoints and self.steps < end:
+                    # Leave the breakpoint we are stopped at before arming the traps.
+                    if self._loop(table, self.steps + 1) == HALT:
+                        return self.result
+                table, fused = self._code_with_traps(breakpoints)
+            stop = self._run_blocks(fused, end)
+            if stop == 0:  # the last few steps before `end`, one instruction at a time
+                stop = self._loop(table, end)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
         if stop == HALT:
             return self.result
         if stop == TRAP:
@@ -878,6 +1330,49 @@ class VirtualMachine:
             raise
         frame.pc = pc
         self.steps = max(self.steps, end)
+        return 0
+
+    def _run_blocks(self, fused: list, end: int) -> int:
+        """Like `_loop` over the fused table, while a whole block fits before `end`:
+        returns HALT, TRAP, or 0 with fewer than MAX_BLOCK steps left (or none)."""
+        frames = self.frames
+        frame = frames[-1]
+        regs = frame.registers
+        code, widths = fused[frame.func_index]
+        pc = frame.pc
+        steps = self.steps
+        safe = end - MAX_BLOCK
+        try:
+            while steps <= safe:
+                nxt = code[pc](regs)
+                if nxt >= 0:
+                    steps += widths[pc]
+                    pc = nxt
+                elif nxt == CALL:  # calls and returns are single instructions
+                    steps += 1
+                    frame = frames[-1]
+                    regs = frame.registers
+                    code, widths = fused[frame.func_index]
+                    pc = frame.pc
+                elif nxt == HALT:
+                    self.steps = steps + 1
+                    return HALT
+                else:  # TRAP: not executed
+                    self.steps = steps
+                    return TRAP
+        except BaseException as exc:
+            # pc names the failing block or instruction; a block says how far it got.
+            if type(exc) is _Partial:
+                pc += exc.done
+                steps += exc.done
+                exc = exc.error
+            frame.pc = pc
+            self.steps = steps
+            if isinstance(exc, Exception):
+                raise self._fail(exc, frame, pc) from (None if isinstance(exc, VMError) else exc)
+            raise exc
+        frame.pc = pc
+        self.steps = steps
         return 0
 
     # ------------------------------------------------------------ one step at a time
@@ -968,6 +1463,7 @@ class VirtualMachine:
             frames[w.depth].registers[w.register] = w.old
         if info.pushed is not None:
             frames.pop()
+            self.pushes = info.pushed.serial - 1
         for storage, released, owner, owned in storages:
             storage.released = released
             owner.owned_bytes = owned

@@ -24,11 +24,28 @@ class VMClosure:
         return f"<closure @{self.name}>"
 
 
+class ByteAccount:
+    """The live storage bytes one frame allocated (`owned_bytes`; None once it returned).
+
+    Storages point at their frame's account, not at the frame: a frame's registers hold its
+    storages, so a back-reference to the frame would make every returned frame cyclic
+    garbage that only the cyclic collector could free.
+    """
+
+    __slots__ = ("owned_bytes",)
+
+    def __init__(self, owned_bytes: int | None = 0):
+        self.owned_bytes = owned_bytes
+
+    def __repr__(self) -> str:
+        return f"<account {self.owned_bytes} bytes>"
+
+
 class StorageObject:
     """A raw buffer from `alloc_storage`: only its size is real, kernels write fresh arrays.
 
-    `owner` is the frame that allocated it: its bytes count against `--max-bytes` until a
-    `kill_register` drops it or that frame returns.
+    `owner` is the `ByteAccount` of the frame that allocated it: its bytes count against
+    `--max-bytes` until a `kill_register` drops it or that frame returns.
     """
 
     __slots__ = ("size", "alignment", "dtype_hint", "owner", "released")

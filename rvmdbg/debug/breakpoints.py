@@ -1,0 +1,633 @@
+"""Breakpoints, watchpoints and the tiny condition language they share.
+
+A breakpoint is a spec the user typed, resolved against the executable to a set of
+(function index, pc) locations where execution stops before the instruction runs:
+
+- `@f:PC`   one instruction;              - `@f`        the function's entry (pc 0);
+- `LINE`    a Relay source line: every instruction where control enters the line (pc 0, or
+            a pc some predecessor in the control-flow graph reaches from another line), so a
+            line stops once per visit rather than once per instruction; a line with no code
+            moves to the next line that has some;
+- `op:NAME` every instruction of an opcode (`op:AllocADT` or TVM's `op:alloc_data`).
+
+Each may carry a condition over the stopped frame's registers, e.g. `$3 == 0 and $1 != Nil`:
+comparisons of register scalars (or an ADT value's constructor) with literals or registers,
+`+ -`, `and or not` (also `&& || !`), parentheses. It is parsed into a small tree and
+evaluated by walking it; nothing is ever handed to Python's eval.
+
+Watchpoints watch one register of one activation (frame): they stop right after a write to
+it, or only after a write that changes its value. Breakpoints and watchpoints share one
+numbering, as in gdb.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rvmdbg.values import ADTValue, values_equal
+from rvmdbg.vm import bytecode as bc
+
+
+class BreakpointError(ValueError):
+    """A breakpoint spec, condition or number that cannot be used; the message says why."""
+
+
+class ConditionError(Exception):
+    """A condition that cannot be evaluated in the stopped state (empty register, a tensor
+    with many elements, an ADT compared with a number)."""
+
+
+# ------------------------------------------------------------------ conditions
+
+_TOKEN = re.compile(r"""
+    (?P<ws>\s+)
+  | (?P<reg>\$\d+)
+  | (?P<num>\d+\.\d*(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?|\d+(?:e[-+]?\d+)?)(?P<suffix>f(?:16|32|64)?|i(?:8|16|32|64)|u(?:8|16|32|64))?
+  | (?P<op>==|!=|<=|>=|&&|\|\||[<>!()+\-])
+  | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
+""", re.VERBOSE)
+
+_KEYWORDS = {"and": "&&", "or": "||", "not": "!"}
+_COMPARE = {"==", "!=", "<", "<=", ">", ">="}
+
+
+def _tokenize(text: str) -> list[tuple[str, object]]:
+    out: list[tuple[str, object]] = []
+    pos = 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            raise BreakpointError(f"condition: unexpected {text[pos]!r} at column {pos + 1}")
+        pos = m.end()
+        kind = m.lastgroup
+        if kind == "ws":
+            continue
+        if kind in ("num", "suffix"):
+            digits = m.group("num")
+            suffix = m.group("suffix") or ""
+            is_float = suffix.startswith("f") or any(c in digits for c in ".e")
+            out.append(("lit", float(digits) if is_float else int(digits)))
+        elif kind == "reg":
+            out.append(("reg", int(m.group("reg")[1:])))
+        elif kind == "op":
+            out.append(("op", m.group("op")))
+        else:
+            word = m.group("name")
+            if word in _KEYWORDS:
+                out.append(("op", _KEYWORDS[word]))
+            elif word in ("True", "true"):
+                out.append(("lit", True))
+            elif word in ("False", "false"):
+                out.append(("lit", False))
+            else:
+                out.append(("con", word))  # a constructor name: compared with an ADT value
+    return out
+
+
+class _Parser:
+    """Recursive descent: or -> and -> not -> comparison -> sum -> unary -> atom."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.tokens = _tokenize(text)
+        self.i = 0
+
+    def peek(self):
+        return self.tokens[self.i] if self.i < len(self.tokens) else (None, None)
+
+    def take(self, value=None):
+        tok = self.peek()
+        if tok[0] is None:
+            raise BreakpointError(f"condition {self.text!r} ends too early")
+        if value is not None and tok != ("op", value):
+            raise BreakpointError(f"condition {self.text!r}: expected {value!r}, found {tok[1]!r}")
+        self.i += 1
+        return tok
+
+    def parse(self):
+        if not self.tokens:
+            raise BreakpointError("empty condition")
+        tree = self.disjunction()
+        if self.i != len(self.tokens):
+            raise BreakpointError(f"condition {self.text!r}: unexpected {self.peek()[1]!r}")
+        return tree
+
+    def disjunction(self):
+        left = self.conjunction()
+        while self.peek() == ("op", "||"):
+            self.take()
+            left = ("or", left, self.conjunction())
+        return left
+
+    def conjunction(self):
+        left = self.negation()
+        while self.peek() == ("op", "&&"):
+            self.take()
+            left = ("and", left, self.negation())
+        return left
+
+    def negation(self):
+        if self.peek() == ("op", "!"):
+            self.take()
+            return ("not", self.negation())
+        return self.comparison()
+
+    def comparison(self):
+        left = self.sum()
+        tok = self.peek()
+        if tok[0] == "op" and tok[1] in _COMPARE:
+            self.take()
+            right = self.sum()
+            left = ("cmp", tok[1], left, right)
+            nxt = self.peek()
+            if nxt[0] == "op" and nxt[1] in _COMPARE:
+                raise BreakpointError(f"condition {self.text!r}: chain comparisons with `and`")
+        return left
+
+    def sum(self):
+        left = self.unary()
+        while self.peek() in (("op", "+"), ("op", "-")):
+            op = self.take()[1]
+            left = ("arith", op, left, self.unary())
+        return left
+
+    def unary(self):
+        if self.peek() == ("op", "-"):
+            self.take()
+            return ("neg", self.unary())
+        return self.atom()
+
+    def atom(self):
+        kind, value = self.take()
+        if kind == "op" and value == "(":
+            inner = self.disjunction()
+            self.take(")")
+            return inner
+        if kind in ("lit", "reg", "con"):
+            return (kind, value)
+        raise BreakpointError(f"condition {self.text!r}: unexpected {value!r}")
+
+
+def _registers_used(tree) -> set[int]:
+    if tree[0] == "reg":
+        return {tree[1]}
+    out: set[int] = set()
+    for part in tree[1:]:
+        if isinstance(part, tuple):
+            out |= _registers_used(part)
+    return out
+
+
+class Condition:
+    """A parsed condition; `evaluate(registers)` -> bool or raises ConditionError."""
+
+    def __init__(self, text: str):
+        self.text = text.strip()
+        self.tree = _Parser(self.text).parse()
+        self.registers = _registers_used(self.tree)
+
+    def evaluate(self, registers) -> bool:
+        return _truth(self._eval(self.tree, registers))
+
+    def _eval(self, node, regs):
+        kind = node[0]
+        if kind == "lit":
+            return node[1]
+        if kind == "con":
+            return _Con(node[1])
+        if kind == "reg":
+            r = node[1]
+            if not 0 <= r < len(regs):
+                raise ConditionError(f"${r} is outside the register file (size {len(regs)})")
+            return _operand(regs[r], r)
+        if kind == "or":
+            return _truth(self._eval(node[1], regs)) or _truth(self._eval(node[2], regs))
+        if kind == "and":
+            return _truth(self._eval(node[1], regs)) and _truth(self._eval(node[2], regs))
+        if kind == "not":
+            return not _truth(self._eval(node[1], regs))
+        if kind == "neg":
+            v = self._eval(node[1], regs)
+            _need_number(v, "-")
+            return -v
+        if kind == "arith":
+            a, b = self._eval(node[2], regs), self._eval(node[3], regs)
+            _need_number(a, node[1])
+            _need_number(b, node[1])
+            return a + b if node[1] == "+" else a - b
+        if kind == "cmp":
+            return _compare(node[1], self._eval(node[2], regs), self._eval(node[3], regs))
+        raise ConditionError(f"bad condition node {kind}")  # unreachable for parsed trees
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class _Con:
+    """A constructor name in a condition, or an ADT value's constructor."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __eq__(self, other):
+        return isinstance(other, _Con) and other.name == self.name
+
+    def __repr__(self):
+        return self.name
+
+
+def _operand(v, r: int):
+    if v is None:
+        raise ConditionError(f"${r} is empty")
+    if isinstance(v, np.generic):
+        v = np.asarray(v)
+    if isinstance(v, np.ndarray):
+        if v.size != 1:
+            raise ConditionError(f"${r} is a tensor of shape {list(v.shape)}, not a scalar")
+        return v.reshape(()).item()
+    if isinstance(v, ADTValue):
+        if v.con is None:
+            raise ConditionError(f"${r} is a tuple, not a scalar")
+        return _Con(v.con)
+    raise ConditionError(f"${r} holds a {type(v).__name__}, not a scalar")
+
+
+def _need_number(v, op):
+    if isinstance(v, _Con) or not isinstance(v, (int, float, bool)):
+        raise ConditionError(f"`{op}` needs numbers, got {v!r}")
+
+
+def _truth(v) -> bool:
+    if isinstance(v, _Con):
+        raise ConditionError(f"a constructor ({v.name}) is not true or false; compare it")
+    return bool(v)
+
+
+def _compare(op: str, a, b) -> bool:
+    if isinstance(a, _Con) or isinstance(b, _Con):
+        if op not in ("==", "!="):
+            raise ConditionError(f"constructors compare only with == and !=")
+        if not (isinstance(a, _Con) and isinstance(b, _Con)):
+            raise ConditionError(f"cannot compare {a!r} with {b!r}")
+        return (a == b) if op == "==" else not (a == b)
+    if op == "==":
+        return a == b
+    if op == "!=":
+        return a != b
+    if op == "<":
+        return a < b
+    if op == "<=":
+        return a <= b
+    if op == ">":
+        return a > b
+    return a >= b
+
+
+def parse_condition(text: str | None) -> Condition | None:
+    """A Condition, or None for no condition; raises BreakpointError with the reason."""
+    if text is None or not text.strip():
+        return None
+    return Condition(text)
+
+
+# ------------------------------------------------------------------ resolution
+
+_FUNC_PC = re.compile(r"^@?([A-Za-z_][\w.]*)(?::(\d+))?$")
+
+
+def instruction_line(exe, fi: int, pc: int) -> int | None:
+    """The source line an instruction starts on (in the program's own file), or None."""
+    span = exe.span_at(fi, pc)
+    if span is None:
+        return None
+    name = getattr(exe, "source_name", None)
+    if name is not None and span.file is not None and span.file != name:
+        return None  # code from another file (the prelude)
+    return span.line
+
+
+def line_table(exe) -> dict[int, frozenset]:
+    """Source line -> the (function, pc) locations where control enters that line."""
+    table: dict[int, set] = {}
+    for fi, fn in enumerate(exe.functions):
+        lines = [instruction_line(exe, fi, pc) for pc in range(len(fn.instructions))]
+        preds: list[list[int]] = [[] for _ in fn.instructions]
+        for pc, ins in enumerate(fn.instructions):
+            for s in ins.successors(pc):
+                if 0 <= s < len(preds):
+                    preds[s].append(pc)
+        for pc, line in enumerate(lines):
+            if line is None:
+                continue
+            entered = pc == 0 or not preds[pc] or any(lines[p] != line for p in preds[pc])
+            if entered:
+                table.setdefault(line, set()).add((fi, pc))
+    return {line: frozenset(locs) for line, locs in table.items()}
+
+
+def opcode_class(name: str):
+    """The instruction class named `name` (class name or TVM mnemonic, any case)."""
+    want = name.strip().lower()
+    for cls in bc.OPCODES:
+        if cls.name.lower() == want:
+            return cls
+    mnemonics = {"move": bc.Move, "ret": bc.Ret, "invoke": bc.Invoke,
+                 "invoke_closure": bc.InvokeClosure, "invoke_packed": bc.InvokePacked,
+                 "alloc_tensor": bc.AllocTensor, "alloc_tensor_reg": bc.AllocTensorReg,
+                 "alloc_data": bc.AllocADT, "alloc_closure": bc.AllocClosure,
+                 "get_field": bc.GetField, "if": bc.If, "load_const": bc.LoadConst,
+                 "goto": bc.Goto, "get_tag": bc.GetTag, "load_consti": bc.LoadConsti,
+                 "fatal": bc.Fatal, "alloc_storage": bc.AllocStorage, "shape_of": bc.ShapeOf,
+                 "reshape_tensor": bc.ReshapeTensor, "device_copy": bc.DeviceCopy,
+                 "kill_register": bc.KillRegister}
+    cls = mnemonics.get(want)
+    if cls is None:
+        known = ", ".join(c.name for c in bc.OPCODES)
+        raise BreakpointError(f"no opcode {name!r} (opcodes: {known})")
+    return cls
+
+
+# ------------------------------------------------------------------ breakpoints
+
+@dataclass(eq=False)
+class Breakpoint:
+    """A resolved breakpoint. `kind`: "instruction", "function", "line" or "opcode"."""
+
+    id: int
+    spec: str
+    kind: str
+    enabled: bool = True
+    hits: int = 0
+    condition: str | None = None
+    locations: frozenset = frozenset()
+    func_index: int | None = None
+    pc: int | None = None
+    line: int | None = None
+    opcode: str | None = None
+    line_text: str | None = None        # the source line's text, to find it again after edits
+    moved_from: int | None = None       # a line breakpoint moved to the next line with code
+    _cond: Condition | None = field(default=None, repr=False)
+
+    def where(self, exe) -> str:
+        if self.kind == "instruction":
+            return f"@{exe.functions[self.func_index].name}:{self.pc}"
+        if self.kind == "function":
+            return f"@{exe.functions[self.func_index].name}"
+        if self.kind == "line":
+            moved = f" (moved from line {self.moved_from})" if self.moved_from else ""
+            name = getattr(exe, "source_name", None) or "line"
+            return f"{name}:{self.line}{moved}"
+        return f"op:{self.opcode}"
+
+    def test(self, registers) -> tuple[bool, str | None]:
+        """(stop?, message): a condition that fails to evaluate stops, saying why."""
+        if self._cond is None:
+            return True, None
+        try:
+            return self._cond.evaluate(registers), None
+        except ConditionError as exc:
+            return True, f"condition `{self.condition}` could not be evaluated: {exc}"
+
+
+@dataclass(eq=False)
+class Watchpoint:
+    """Register `register` of the activation `serial` (at `depth`, running `func_index`).
+
+    `on="write"` stops after every write to it, `on="change"` only after a write that gives
+    it a different value."""
+
+    id: int
+    register: int
+    depth: int
+    serial: int
+    func_index: int
+    func_name: str
+    on: str = "write"
+    enabled: bool = True
+    hits: int = 0
+
+    @property
+    def spec(self) -> str:
+        return f"${self.register}"
+
+    @property
+    def kind(self) -> str:
+        return "watchpoint"
+
+    def where(self, exe=None) -> str:
+        return f"${self.register} of @{self.func_name} (at depth {self.depth})" + (
+            " on change" if self.on == "change" else "")
+
+    def triggered(self, old, new) -> bool:
+        if self.on == "write":
+            return True
+        if old is new:
+            return False
+        try:
+            return not values_equal(old, new)
+        except RecursionError:
+            return True
+
+
+class BreakpointTable:
+    """The breakpoints of one session, resolved against its executable.
+
+    `add(spec, condition)`, `delete(id)`, `enable(id)`, `disable(id)`, `set_condition(id, c)`,
+    `toggle_at(fi, pc)`, `toggle_line(line)`, `at(fi, pc)`, iteration in id order.
+    `on_change` (if set) is called after every change, to save the table.
+    """
+
+    def __init__(self, exe, ids=None):
+        self.exe = exe
+        self._bps: dict[int, Breakpoint] = {}
+        self._ids = ids if ids is not None else IdCounter()
+        self._lines: dict[int, frozenset] | None = None
+        self._locs: dict | None = None
+        self.on_change = None
+
+    # ------------------------------------------------------------ queries
+
+    def __iter__(self):
+        return iter(sorted(self._bps.values(), key=lambda b: b.id))
+
+    def __len__(self) -> int:
+        return len(self._bps)
+
+    def __contains__(self, bp_id) -> bool:
+        return bp_id in self._bps
+
+    def get(self, bp_id: int) -> Breakpoint:
+        try:
+            return self._bps[bp_id]
+        except KeyError:
+            raise BreakpointError(f"no breakpoint number {bp_id}") from None
+
+    def at(self, func_index: int, pc: int) -> list[Breakpoint]:
+        """Every breakpoint (enabled or not) with a location at this instruction."""
+        return [b for b in self if (func_index, pc) in b.locations]
+
+    def locations(self) -> dict[tuple[int, int], list[Breakpoint]]:
+        """Enabled breakpoints by location (cached until the table changes)."""
+        if self._locs is None:
+            locs: dict = {}
+            for b in self:
+                if b.enabled:
+                    for loc in b.locations:
+                        locs.setdefault(loc, []).append(b)
+            self._locs = locs
+        return self._locs
+
+    @property
+    def lines(self) -> dict[int, frozenset]:
+        if self._lines is None:
+            self._lines = line_table(self.exe)
+        return self._lines
+
+    # ------------------------------------------------------------ changes
+
+    def resolve(self, spec: str, current: tuple[int, int] | None = None) -> dict:
+        """The fields of a breakpoint for `spec` (without id); raises BreakpointError."""
+        text = spec.strip()
+        exe = self.exe
+        if not text:
+            if current is None:
+                raise BreakpointError("no current instruction to put a breakpoint on")
+            fi, pc = current
+            return dict(spec=f"@{exe.functions[fi].name}:{pc}", kind="instruction",
+                        locations=frozenset([current]), func_index=fi, pc=pc)
+        if text.lower().startswith("op:"):
+            cls = opcode_class(text[3:])
+            locs = frozenset((fi, pc) for fi, fn in enumerate(exe.functions)
+                             for pc, ins in enumerate(fn.instructions) if type(ins) is cls)
+            return dict(spec=f"op:{cls.name}", kind="opcode", locations=locs, opcode=cls.name)
+        if re.fullmatch(r"\d+", text):
+            return self._resolve_line(int(text))
+        m = _FUNC_PC.match(text)
+        if m is None:
+            raise BreakpointError(f"cannot read breakpoint spec {spec!r}: use @f, @f:PC, "
+                                  f"LINE or op:NAME")
+        name, pc_text = m.group(1), m.group(2)
+        try:
+            fi = exe.func_index(name)
+        except KeyError:
+            known = ", ".join("@" + n for n in exe.function_names())
+            raise BreakpointError(f"no function @{name} (functions: {known})") from None
+        fn = exe.functions[fi]
+        if pc_text is None:
+            return dict(spec=f"@{fn.name}", kind="function", locations=frozenset([(fi, 0)]),
+                        func_index=fi, pc=0)
+        pc = int(pc_text)
+        if not 0 <= pc < len(fn.instructions):
+            raise BreakpointError(f"@{fn.name} has pcs 0..{len(fn.instructions) - 1}, not {pc}")
+        return dict(spec=f"@{fn.name}:{pc}", kind="instruction",
+                    locations=frozenset([(fi, pc)]), func_index=fi, pc=pc)
+
+    def _resolve_line(self, line: int) -> dict:
+        lines = self.lines
+        if not lines:
+            raise BreakpointError("this executable has no source map: break on @f:PC instead")
+        total = len(_source_lines(self.exe))
+        if line < 1 or (total and line > total):
+            raise BreakpointError(f"line {line} is outside the program (lines 1..{total})")
+        target = line
+        while target not in lines and (not total or target <= total):
+            target += 1
+            if target - line > 1000:
+                break
+        if target not in lines:
+            raise BreakpointError(f"no code at or after line {line}")
+        src = _source_lines(self.exe)
+        text = src[target - 1] if 0 < target <= len(src) else None
+        return dict(spec=str(target), kind="line", locations=lines[target], line=target,
+                    line_text=text, moved_from=line if target != line else None)
+
+    def add(self, spec: str, condition: str | None = None, enabled: bool = True,
+            current: tuple[int, int] | None = None) -> Breakpoint:
+        fields = self.resolve(spec, current)
+        cond = parse_condition(condition)
+        bp = Breakpoint(id=self._ids.next(), enabled=enabled,
+                        condition=cond.text if cond else None, _cond=cond, **fields)
+        self._bps[bp.id] = bp
+        self._changed()
+        return bp
+
+    def delete(self, bp_id: int) -> Breakpoint:
+        bp = self.get(bp_id)
+        del self._bps[bp_id]
+        self._changed()
+        return bp
+
+    def clear(self) -> None:
+        self._bps.clear()
+        self._changed()
+
+    def enable(self, bp_id: int) -> Breakpoint:
+        bp = self.get(bp_id)
+        bp.enabled = True
+        self._changed()
+        return bp
+
+    def disable(self, bp_id: int) -> Breakpoint:
+        bp = self.get(bp_id)
+        bp.enabled = False
+        self._changed()
+        return bp
+
+    def set_condition(self, bp_id: int, condition: str | None) -> Breakpoint:
+        bp = self.get(bp_id)
+        cond = parse_condition(condition)
+        bp._cond = cond
+        bp.condition = cond.text if cond else None
+        self._changed()
+        return bp
+
+    def toggle_at(self, func_index: int, pc: int) -> Breakpoint | None:
+        """Delete the instruction breakpoints at (fi, pc) if any, else add one (returned)."""
+        found = [b for b in self if b.kind in ("instruction", "function")
+                 and b.locations == frozenset([(func_index, pc)])]
+        if found:
+            for b in found:
+                del self._bps[b.id]
+            self._changed()
+            return None
+        return self.add(f"@{self.exe.functions[func_index].name}:{pc}")
+
+    def toggle_line(self, line: int) -> Breakpoint | None:
+        """Delete the breakpoints on source line `line` if any, else add one (returned)."""
+        found = [b for b in self if b.kind == "line" and (b.line == line or b.moved_from == line)]
+        if found:
+            for b in found:
+                del self._bps[b.id]
+            self._changed()
+            return None
+        return self.add(str(line))
+
+    def _changed(self) -> None:
+        self._locs = None
+        if self.on_change is not None:
+            self.on_change()
+
+
+class IdCounter:
+    """Numbers shared by breakpoints and watchpoints."""
+
+    def __init__(self):
+        self.last = 0
+
+    def next(self) -> int:
+        self.last += 1
+        return self.last
+
+
+def _source_lines(exe) -> list[str]:
+    text = getattr(exe, "source_text", None)
+    return text.split("\n") if text else []
+
+
+__all__ = ["Breakpoint", "Watchpoint", "BreakpointTable", "BreakpointError", "Condition",
+           "ConditionError", "IdCounter", "parse_condition", "line_table", "instruction_line",
+           "opcode_class"]

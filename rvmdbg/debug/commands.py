@@ -1,0 +1,563 @@
+"""The debugger's command language (gdb-like), for batch mode and the screen's command line.
+
+`CommandInterpreter(session).execute(line) -> str` runs one command and returns what it
+prints: a motion prints the stop line (plus the error, a watchpoint's old and new values,
+...); an inspection prints its table or tree. A mistake in a command comes back as text
+starting with `error:`; nothing is raised, so a batch script goes on.
+
+Commands (short forms in brackets): break [b] SPEC [if EXPR], tbreak-free; delete [d] [N...],
+disable N..., enable N..., condition N [EXPR]; step [s, si, stepi] [K], next [n, ni],
+finish [f], continue [c], run-to [until, advance] SPEC; rstep [rs, reverse-step] [K],
+rnext [rn, reverse-next], rfinish [rf, reverse-finish], rcontinue [rc, reverse-continue],
+goto [g] STEP, last-write $N; info registers|frame|breakpoints|watchpoints|history;
+backtrace [bt, where] [N]; frame N, up [N], down [N]; print [p] $N; heap; deps;
+watch [-c] $N [change]; list [l]; source; restart [run]; help [h].
+`run_batch(session, lines, write)` runs a script, echoing each command.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from rvmdbg.debug.breakpoints import BreakpointError
+from rvmdbg.debug.heap import format_heap, heap_of, value_text, value_tree, value_type
+from rvmdbg.debug.session import DebugError, DebugSession, StopEvent
+from rvmdbg.values import format_value
+
+HELP = """\
+Forward:   step|s [K]   next|n   finish|f   continue|c   run-to SPEC
+Backward:  rstep|rs [K]   rnext|rn   rfinish|rf   rcontinue|rc   goto STEP   last-write $N
+Stops:     break|b SPEC [if EXPR]   watch $N [change]   delete|d [N...]   disable N   enable N
+           condition N [EXPR]      SPEC: @f  @f:PC  LINE  op:AllocADT   EXPR: $3 == 0 and $1 != Nil
+Inspect:   info registers|frame|breakpoints|history   backtrace|bt [N]   print|p $N   heap
+           deps   list|l   source   frame N   up [N]   down [N]
+Other:     restart   help
+Backward moves replay recorded history; `rcontinue` stops at the last breakpoint or watchpoint
+hit before now, or at the start of history."""
+
+_INT = re.compile(r"^-?\d+$")
+
+
+class CommandError(Exception):
+    """A command that cannot be read (unknown word, missing or bad argument)."""
+
+
+def _register(text: str) -> int:
+    t = text.strip()
+    if not re.fullmatch(r"\$?\d+", t):
+        raise CommandError(f"expected a register like $3, got {text!r}")
+    return int(t.lstrip("$"))
+
+
+def _count(args: list[str], default: int = 1) -> int:
+    if not args:
+        return default
+    if len(args) > 1 or not _INT.match(args[0]):
+        raise CommandError(f"expected a count, got {' '.join(args)!r}")
+    return int(args[0])
+
+
+def _numbers(args: list[str]) -> list[int]:
+    out = []
+    for a in args:
+        for part in a.split(","):
+            if not part:
+                continue
+            if "-" in part[1:] and re.fullmatch(r"\d+-\d+", part):
+                lo, hi = (int(x) for x in part.split("-"))
+                out.extend(range(lo, hi + 1))
+            elif re.fullmatch(r"\d+", part):
+                out.append(int(part))
+            else:
+                raise CommandError(f"expected breakpoint numbers, got {a!r}")
+    return out
+
+
+class CommandInterpreter:
+    """Runs commands against one DebugSession; `selected` is the frame depth that `info`,
+    `print`, `heap`, `deps` and `watch` look at (reset to the innermost at every stop)."""
+
+    def __init__(self, session: DebugSession):
+        self.session = session
+        self.selected: int | None = None  # None: the innermost frame
+        self._handlers = {}
+        for names, handler in [
+            (("break", "b", "br"), self.cmd_break),
+            (("delete", "d"), self.cmd_delete),
+            (("disable",), self.cmd_disable),
+            (("enable",), self.cmd_enable),
+            (("condition",), self.cmd_condition),
+            (("step", "s", "si", "stepi"), self.cmd_step),
+            (("next", "n", "ni", "nexti"), self.cmd_next),
+            (("finish", "f", "fin"), self.cmd_finish),
+            (("continue", "c", "cont"), self.cmd_continue),
+            (("rstep", "rs", "reverse-step", "reverse-stepi", "rsi"), self.cmd_rstep),
+            (("rnext", "rn", "reverse-next", "reverse-nexti"), self.cmd_rnext),
+            (("rfinish", "rf", "reverse-finish"), self.cmd_rfinish),
+            (("rcontinue", "rc", "reverse-continue"), self.cmd_rcontinue),
+            (("goto", "g"), self.cmd_goto),
+            (("run-to", "until", "advance"), self.cmd_run_to),
+            (("info", "i"), self.cmd_info),
+            (("backtrace", "bt", "where"), self.cmd_backtrace),
+            (("print", "p"), self.cmd_print),
+            (("heap",), self.cmd_heap),
+            (("deps",), self.cmd_deps),
+            (("last-write", "lw"), self.cmd_last_write),
+            (("watch",), self.cmd_watch),
+            (("list", "l"), self.cmd_list),
+            (("source",), self.cmd_source),
+            (("frame", "fr"), self.cmd_frame),
+            (("up",), self.cmd_up),
+            (("down",), self.cmd_down),
+            (("restart", "run", "r"), self.cmd_restart),
+            (("help", "h", "?"), self.cmd_help),
+        ]:
+            for name in names:
+                self._handlers[name] = handler
+
+    # ------------------------------------------------------------ entry point
+
+    def execute(self, line: str) -> str:
+        """Run one command; returns its output (errors as `error: ...` text)."""
+        text = line.strip()
+        if not text or text.startswith("#"):
+            return ""
+        word, _, rest = text.partition(" ")
+        handler = self._handlers.get(word.lower())
+        if handler is None:
+            return f"error: unknown command {word!r} (try `help`)"
+        try:
+            return handler(rest.strip())
+        except (CommandError, DebugError, BreakpointError) as exc:
+            return f"error: {exc}"
+        except RecursionError:
+            return "error: the value is nested too deeply to show"
+
+    @property
+    def depth(self) -> int | None:
+        return self.selected
+
+    def _stopped(self, ev: StopEvent) -> str:
+        self.selected = None
+        out = [ev.line()]
+        if ev.message:
+            out.extend("  " + m for m in ev.message.splitlines())
+        return "\n".join(out)
+
+    # ------------------------------------------------------------ breakpoints
+
+    def cmd_break(self, rest: str) -> str:
+        spec, cond = rest, None
+        m = re.search(r"(?:^|\s)if\s+(.*)$", rest)
+        if m:
+            spec, cond = rest[:m.start()].strip(), m.group(1)
+        s = self.session
+        bp = s.breakpoints.add(spec, cond, current=s.location())
+        out = f"breakpoint {bp.id} at {bp.where(s.exe)}"
+        if bp.condition:
+            out += f" if {bp.condition}"
+        n = len(bp.locations)
+        if bp.kind in ("line", "opcode"):
+            out += f" ({n} location{'s' if n != 1 else ''})"
+        return out
+
+    def cmd_delete(self, rest: str) -> str:
+        s = self.session
+        args = rest.split()
+        if args and args[0] in ("breakpoints", "watchpoints", "display"):
+            args = args[1:]
+        if not args:
+            n = len(s.breakpoints) + len(s.watches)
+            s.breakpoints.clear()
+            s.watches.clear()
+            return f"deleted all {n} breakpoints and watchpoints"
+        done = []
+        for n in _numbers(args):
+            s.delete(n)
+            done.append(str(n))
+        return f"deleted {', '.join(done)}"
+
+    def cmd_disable(self, rest: str) -> str:
+        return self._set_enabled(rest, False)
+
+    def cmd_enable(self, rest: str) -> str:
+        return self._set_enabled(rest, True)
+
+    def _set_enabled(self, rest: str, enabled: bool) -> str:
+        s = self.session
+        nums = _numbers(rest.split())
+        if not nums:
+            nums = [b.id for b in s.breakpoints] + [w.id for w in s.watches]
+        for n in nums:
+            s.enable(n, enabled)
+        word = "enabled" if enabled else "disabled"
+        return f"{word} {', '.join(str(n) for n in nums)}" if nums else f"nothing to {word[:-1]}"
+
+    def cmd_condition(self, rest: str) -> str:
+        num, _, expr = rest.partition(" ")
+        if not _INT.match(num or ""):
+            raise CommandError("usage: condition N [EXPR]")
+        bp = self.session.breakpoints.set_condition(int(num), expr or None)
+        return (f"breakpoint {bp.id} stops if {bp.condition}" if bp.condition
+                else f"breakpoint {bp.id} is now unconditional")
+
+    def cmd_watch(self, rest: str) -> str:
+        args = rest.split()
+        on = "write"
+        if "-c" in args or "change" in args:
+            on = "change"
+            args = [a for a in args if a not in ("-c", "change")]
+        if len(args) != 1:
+            raise CommandError("usage: watch $N [change]")
+        wp = self.session.watch(_register(args[0]), self.selected, on)
+        return f"watchpoint {wp.id}: {wp.where()}"
+
+    # ------------------------------------------------------------ motion
+
+    def cmd_step(self, rest: str) -> str:
+        return self._stopped(self.session.step(_count(rest.split())))
+
+    def cmd_next(self, rest: str) -> str:
+        n = _count(rest.split())
+        ev = None
+        for _ in range(n):
+            ev = self.session.next()
+            if ev.reason != "step":
+                break
+        return self._stopped(ev)
+
+    def cmd_finish(self, rest: str) -> str:
+        return self._stopped(self.session.finish())
+
+    def cmd_continue(self, rest: str) -> str:
+        n = _count(rest.split())
+        ev = None
+        for _ in range(n):
+            ev = self.session.cont()
+            if ev.reason not in ("breakpoint", "watchpoint"):
+                break
+        return self._stopped(ev)
+
+    def cmd_rstep(self, rest: str) -> str:
+        return self._stopped(self.session.rstep(_count(rest.split())))
+
+    def cmd_rnext(self, rest: str) -> str:
+        n = _count(rest.split())
+        ev = None
+        for _ in range(n):
+            ev = self.session.rnext()
+            if ev.reason != "step":
+                break
+        return self._stopped(ev)
+
+    def cmd_rfinish(self, rest: str) -> str:
+        return self._stopped(self.session.rfinish())
+
+    def cmd_rcontinue(self, rest: str) -> str:
+        return self._stopped(self.session.rcontinue())
+
+    def cmd_goto(self, rest: str) -> str:
+        args = rest.split()
+        if len(args) != 1 or not _INT.match(args[0]):
+            raise CommandError("usage: goto STEP")
+        return self._stopped(self.session.goto(int(args[0])))
+
+    def cmd_run_to(self, rest: str) -> str:
+        if not rest:
+            raise CommandError("usage: run-to @f:PC (or @f, LINE, op:NAME)")
+        s = self.session
+        fields = s.breakpoints.resolve(rest)
+        if not fields["locations"]:
+            raise CommandError(f"{rest} matches no instruction")
+        return self._stopped(s.run_to_locations(fields["locations"]))
+
+    def cmd_last_write(self, rest: str) -> str:
+        return self._stopped(self.session.last_write(_register(rest), self.selected))
+
+    def cmd_restart(self, rest: str) -> str:
+        return self._stopped(self.session.restart())
+
+    # ------------------------------------------------------------ frames
+
+    def _frame(self):
+        return self.session.frame(self.selected)
+
+    def cmd_frame(self, rest: str) -> str:
+        if rest:
+            n = _count(rest.split())
+            fs = self.session.vm.frames
+            # gdb numbering: #0 is the innermost
+            if not 0 <= n < len(fs):
+                raise DebugError(f"no frame #{n} (0..{len(fs) - 1}, 0 = innermost)")
+            self.selected = len(fs) - 1 - n
+        return self._frame_line(self._frame())
+
+    def cmd_up(self, rest: str) -> str:
+        return self._move_frame(-_count(rest.split()))
+
+    def cmd_down(self, rest: str) -> str:
+        return self._move_frame(_count(rest.split()))
+
+    def _move_frame(self, delta: int) -> str:
+        fs = self.session.vm.frames
+        if not fs:
+            raise DebugError("the program is not running: no frames")
+        cur = len(fs) - 1 if self.selected is None else self.selected
+        new = cur + delta
+        if not 0 <= new < len(fs):
+            raise DebugError("no frame " + ("above: this is the outermost" if new < 0
+                                            else "below: this is the innermost"))
+        self.selected = new
+        return self._frame_line(self._frame())
+
+    def _frame_line(self, f) -> str:
+        n = len(self.session.vm.frames) - 1 - f.depth
+        text = f.instruction.text() if f.instruction is not None else "?"
+        where = f"    ({f.span})" if f.span is not None else ""
+        return f"#{n}  @{f.func_name} pc={f.pc}: {text}{where}"
+
+    def cmd_backtrace(self, rest: str) -> str:
+        s = self.session
+        fs = s.vm.frames
+        if not fs:
+            return "no frames: the program " + ("finished" if s.finished else "is not running")
+        args = rest.split()
+        full = "full" in args
+        args = [a for a in args if a != "full"]
+        limit = _count(args, 0) if args else 0
+        n = len(fs)
+        if limit > 0:
+            shown = list(range(n - 1, max(-1, n - 1 - limit), -1))
+            gap = None
+        elif n <= 40 or full:
+            shown, gap = list(range(n - 1, -1, -1)), None
+        else:
+            shown = list(range(n - 1, n - 21, -1)) + list(range(4, -1, -1))
+            gap = 20
+        out = []
+        for i, d in enumerate(shown):
+            if gap is not None and i == gap:
+                out.append(f"... {n - 25} more frames (backtrace full shows all)")
+            out.append(self._frame_line(s.frame(d)))
+        if limit and limit < n:
+            out.append(f"(more frames: {n - limit})")
+        return "\n".join(out)
+
+    # ------------------------------------------------------------ inspection
+
+    def cmd_info(self, rest: str) -> str:
+        what = rest.split()[0].lower() if rest.split() else ""
+        if what in ("registers", "reg", "r", "registers-all"):
+            return self.info_registers()
+        if what in ("frame", "f"):
+            return self.info_frame()
+        if what in ("breakpoints", "break", "b", "watchpoints", "watch"):
+            return self.info_breakpoints()
+        if what in ("history", "h"):
+            return self.info_history()
+        raise CommandError("usage: info registers | frame | breakpoints | history")
+
+    def info_registers(self) -> str:
+        s = self.session
+        f = self._frame()
+        innermost = f.depth == len(s.vm.frames) - 1
+        changed = s.changed_registers() if innermost else set()
+        out = [f"registers of @{f.func_name} (frame #{len(s.vm.frames) - 1 - f.depth}, "
+               f"pc={f.pc})" + ("    * = changed since the last stop" if changed else "")]
+        width = max((len(value_type(v)) for v in f.registers), default=0)
+        width = min(max(width, 5), 28)
+        for r, v in enumerate(f.registers):
+            mark = "*" if r in changed else " "
+            name = f"${r}"
+            param = f"  (%{f.params[r]})" if r < len(f.params) else ""
+            out.append(f"{mark} {name:<5} {value_type(v):<{width}} {value_text(v, 60)}{param}")
+        return "\n".join(out)
+
+    def info_frame(self) -> str:
+        s = self.session
+        f = self._frame()
+        fs = s.vm.frames
+        n = len(fs) - 1 - f.depth
+        out = [f"frame #{n} of {len(fs)} (depth {f.depth}, activation {f.serial}): "
+               f"@{f.func_name} pc={f.pc}"]
+        if f.instruction is not None:
+            out.append(f"  next instruction: {f.instruction.text()}")
+        if f.span is not None:
+            out.append(f"  source: {f.span}")
+        params = ", ".join(f"%{p} in ${i}" for i, p in enumerate(f.params)) or "none"
+        out.append(f"  {len(f.registers)} registers; parameters: {params}")
+        if f.depth > 0:
+            caller = s.frame(f.depth - 1)
+            out.append(f"  called from @{caller.func_name} pc={caller.pc}, "
+                       f"result to ${fs[f.depth].caller_return_register}")
+        else:
+            out.append("  the outermost frame (the entry function)")
+        if f.depth < len(fs) - 1:
+            out.append(f"  waiting for the call at pc={f.pc} to return")
+        out.append(f"  step {s.step_count}; history from step {s.history_start} "
+                   f"to step {s.last_step}")
+        return "\n".join(out)
+
+    def info_breakpoints(self) -> str:
+        s = self.session
+        rows = []
+        for bp in s.breakpoints:
+            cond = f"if {bp.condition}" if bp.condition else ""
+            rows.append((str(bp.id), "breakpoint", "y" if bp.enabled else "n",
+                         bp.where(s.exe), str(bp.hits), cond))
+        for wp in s.watches:
+            live = [f for f in s.vm.frames[wp.depth:wp.depth + 1] if f.serial == wp.serial]
+            scope = "" if live else "(frame not live now)"
+            rows.append((str(wp.id), "watchpoint", "y" if wp.enabled else "n",
+                         wp.where(), str(wp.hits), scope))
+        if not rows:
+            return "no breakpoints or watchpoints"
+        rows.sort(key=lambda r: int(r[0]))
+        head = ("Num", "Type", "Enb", "Where", "Hits", "Condition")
+        widths = [max(len(r[i]) for r in rows + [head]) for i in range(5)]
+        lines = []
+        for r in [head] + rows:
+            lines.append("  ".join(c.ljust(widths[i]) for i, c in enumerate(r[:5])) +
+                         ("  " + r[5] if r[5] else ""))
+        return "\n".join(line.rstrip() for line in lines)
+
+    def info_history(self) -> str:
+        h = self.session.history_info()
+        n = h["checkpoints"]
+        return (f"step {self.session.step_count}; history from step {h['start']} to step "
+                f"{h['last_step']}; {n} checkpoint{'' if n == 1 else 's'} every "
+                f"{h['interval']} steps, "
+                f"about {h['bytes_estimate'] / 2 ** 20:.1f} MB of {h['budget'] / 2 ** 20:.0f} MB")
+
+    def cmd_print(self, rest: str) -> str:
+        if not rest:
+            raise CommandError("usage: print $N")
+        r = _register(rest)
+        f = self._frame()
+        if not 0 <= r < len(f.registers):
+            raise DebugError(f"${r} is outside the register file (size {len(f.registers)})")
+        v = f.registers[r]
+        if v is None:
+            return f"${r} is empty"
+        kind = value_type(v)
+        lines = value_tree(v)
+        if len(lines) == 1:
+            text = _full_text(v)
+            return f"${r} = {text}    ({kind})"
+        return f"${r} = {value_text(v, 70)}    ({kind})\n" + "\n".join(lines)
+
+    def cmd_heap(self, rest: str) -> str:
+        f = self._frame()
+        nodes, truncated = heap_of(f.registers)
+        return format_heap(nodes, truncated)
+
+    def cmd_deps(self, rest: str) -> str:
+        s = self.session
+        f = self._frame()
+        d = s.deps(f.depth)
+        out = [f"@{f.func_name} pc={f.pc}: "
+               f"{f.instruction.text() if f.instruction is not None else '?'}"]
+        if d.reads:
+            out.append("reads:")
+            for dep in d.reads:
+                if dep.write_step is not None:
+                    fname = s.func_name(dep.write_func)
+                    src = (f"written at step {dep.write_step} by @{fname} pc={dep.write_pc}: "
+                           f"{dep.write_text}")
+                else:
+                    src = dep.write_text
+                out.append(f"  ${dep.register:<3} = {value_text(dep.value, 30):<12} {src}")
+        else:
+            out.append("reads: nothing")
+        out.append("writes: " + (", ".join(f"${r}" for r in d.writes) or "nothing"))
+        return "\n".join(out)
+
+    def cmd_list(self, rest: str) -> str:
+        s = self.session
+        f = self._frame()
+        fn = s.exe.functions[f.func_index]
+        names, kernels = s.exe.function_names(), s.exe.kernel_names()
+        if rest.strip():
+            fields = s.breakpoints.resolve(rest)
+            if fields.get("func_index") is None:
+                raise CommandError("usage: list [@f[:PC]]")
+            fn = s.exe.functions[fields["func_index"]]
+            center, fi = fields.get("pc", 0), fields["func_index"]
+        else:
+            center, fi = f.pc, f.func_index
+        lo = max(0, center - 6)
+        hi = min(len(fn.instructions), lo + 13)
+        out = [f"@{fn.name} ({len(fn.instructions)} instructions, "
+               f"{fn.register_file_size} registers)"]
+        for pc in range(lo, hi):
+            bps = s.breakpoints.at(fi, pc)
+            mark = "B" if any(b.enabled for b in bps) else ("b" if bps else " ")
+            here = "=>" if (fi == f.func_index and pc == f.pc) else "  "
+            out.append(f"{here}{mark} {pc:>3}: {fn.instructions[pc].text(names, kernels)}")
+        return "\n".join(out)
+
+    def cmd_source(self, rest: str) -> str:
+        s = self.session
+        f = self._frame()
+        span = f.span
+        if span is None:
+            return f"no source location for @{f.func_name} pc={f.pc}"
+        text = None
+        if span.file == getattr(s.exe, "source_name", None) or span.file is None:
+            text = getattr(s.exe, "source_text", None)
+        if text is None and span.file:
+            try:
+                text = Path(span.file).read_text(encoding="utf-8")
+            except OSError:
+                text = None
+        if text is None:
+            return f"source {span} is not available"
+        lines = text.split("\n")
+        lo = max(1, span.line - 5)
+        hi = min(len(lines), span.line + 5)
+        own_file = span.file == getattr(s.exe, "source_name", None)
+        bp_lines = {b.line for b in s.breakpoints if b.kind == "line" and b.enabled}
+        out = [f"{span}"]
+        for n in range(lo, hi + 1):
+            here = "=>" if n == span.line else "  "
+            mark = "B" if own_file and n in bp_lines else " "
+            out.append(f"{here}{mark}{n:>5} | {lines[n - 1]}")
+            if n == span.line and span.end_line == span.line and span.end_col > span.col:
+                out.append(" " * (10 + span.col - 1) + "^" + "~" * (span.end_col - span.col - 1))
+        return "\n".join(out)
+
+    def cmd_help(self, rest: str) -> str:
+        return HELP
+
+
+def _full_text(v) -> str:
+    try:
+        return format_value(v)
+    except RecursionError:
+        return value_text(v, 200)
+
+
+def run_batch(session: DebugSession, lines, write, stop=None) -> int:
+    """Run each command of `lines`, writing `(rvmdbg) COMMAND` then its output; returns the
+    number of commands that reported an error. `stop` (a threading.Event), once set, ends
+    the script after the command running then (Ctrl-C: that command stops `interrupted`)."""
+    interp = CommandInterpreter(session)
+    for note in session.notes:
+        write(f"note: {note}\n")
+    errors = 0
+    for raw in lines:
+        if stop is not None and stop.is_set():
+            break
+        line = raw.rstrip("\n")
+        if not line.strip() or line.strip().startswith("#"):
+            continue
+        write(f"(rvmdbg) {line.strip()}\n")
+        out = interp.execute(line)
+        if out.startswith("error:"):
+            errors += 1
+        if out:
+            write(out + "\n")
+    return errors
+
+
+__all__ = ["CommandInterpreter", "CommandError", "run_batch", "HELP"]

@@ -1,0 +1,190 @@
+"""Breakpoints saved per program under the user's config directory, restored on the next start.
+
+Files live in `$XDG_CONFIG_HOME/rvmdbg/breakpoints/` (or `~/.config/rvmdbg/breakpoints/`),
+one JSON file per program, named after the program's file name and a hash of its absolute
+path. JSON only: nothing is ever unpickled or evaluated.
+
+A source-line breakpoint stores the line's text and two lines of context on each side. On
+load, when the line at the stored number no longer has that text (the file was edited above
+it), the line is found again by content: among the lines with the same text, the one whose
+context matches best, then the one nearest the old number. A line that is gone drops its
+breakpoint, with a note. Instruction breakpoints store the instruction's text and are found
+again the same way within their function.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+FORMAT = 1
+CONTEXT = 2
+
+
+def config_root(config_dir: str | os.PathLike | None = None) -> Path:
+    """The rvmdbg config directory: `config_dir` if given, else the XDG location."""
+    if config_dir is not None:
+        return Path(config_dir)
+    base = os.environ.get("XDG_CONFIG_HOME")
+    if not base:
+        base = os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "rvmdbg"
+
+
+def breakpoint_file(program_path: str, config_dir=None) -> Path:
+    """Where the breakpoints of `program_path` are kept."""
+    full = os.path.abspath(program_path)
+    digest = hashlib.sha1(full.encode("utf-8")).hexdigest()[:12]
+    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in Path(full).name)
+    return config_root(config_dir) / "breakpoints" / f"{stem}-{digest}.json"
+
+
+def _context(lines: list[str], line: int) -> tuple[list[str], list[str]]:
+    i = line - 1
+    before = [s.strip() for s in lines[max(0, i - CONTEXT):i]]
+    after = [s.strip() for s in lines[i + 1:i + 1 + CONTEXT]]
+    return before, after
+
+
+def breakpoint_records(table, exe) -> list[dict]:
+    """The JSON-ready records of a BreakpointTable."""
+    source = (getattr(exe, "source_text", None) or "").split("\n")
+    out = []
+    for bp in table:
+        rec = {"kind": bp.kind, "spec": bp.spec, "enabled": bp.enabled,
+               "condition": bp.condition}
+        if bp.kind == "line":
+            rec["line"] = bp.line
+            rec["text"] = (bp.line_text or "").strip()
+            rec["before"], rec["after"] = _context(source, bp.line) if source else ([], [])
+        elif bp.kind in ("instruction", "function"):
+            fn = exe.functions[bp.func_index]
+            rec["function"] = fn.name
+            rec["pc"] = bp.pc
+            rec["text"] = fn.instructions[bp.pc].text()
+        out.append(rec)
+    return out
+
+
+def save_breakpoints(table, exe, program_path: str, config_dir=None) -> Path | None:
+    """Write the table's breakpoints for `program_path` (atomically); None if it failed."""
+    path = breakpoint_file(program_path, config_dir)
+    data = {"format": FORMAT, "program": os.path.abspath(program_path),
+            "breakpoints": breakpoint_records(table, exe)}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        os.replace(tmp, path)
+        return path
+    except OSError:
+        return None  # an unwritable config dir must not stop the debugger
+
+
+def load_records(program_path: str, config_dir=None) -> list[dict]:
+    """The saved records for `program_path` ([] when there are none or the file is unusable)."""
+    path = breakpoint_file(program_path, config_dir)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(data, dict) or not isinstance(data.get("breakpoints"), list):
+        return []
+    return [r for r in data["breakpoints"] if isinstance(r, dict)]
+
+
+def find_line(lines: list[str], rec: dict) -> int | None:
+    """The line number where the saved line now is, or None when it is gone."""
+    want = str(rec.get("text", "")).strip()
+    old = rec.get("line")
+    if not isinstance(old, int):
+        return None
+    if 1 <= old <= len(lines) and lines[old - 1].strip() == want:
+        return old
+    if not want:
+        return None
+    candidates = [i + 1 for i, s in enumerate(lines) if s.strip() == want]
+    if not candidates:
+        return None
+    before = [str(s) for s in rec.get("before", [])]
+    after = [str(s) for s in rec.get("after", [])]
+
+    def score(n: int):
+        b, a = _context(lines, n)
+        same = sum(1 for x, y in zip(reversed(b), reversed(before)) if x == y)
+        same += sum(1 for x, y in zip(a, after) if x == y)
+        return (-same, abs(n - old))
+    return min(candidates, key=score)
+
+
+def _find_instruction(exe, rec: dict) -> tuple[int, int] | None:
+    name = rec.get("function")
+    pc = rec.get("pc")
+    if not isinstance(name, str) or not isinstance(pc, int):
+        return None
+    try:
+        fi = exe.func_index(name)
+    except KeyError:
+        return None
+    code = exe.functions[fi].instructions
+    text = rec.get("text")
+    if 0 <= pc < len(code) and (text is None or code[pc].text() == text):
+        return fi, pc
+    same = [i for i, ins in enumerate(code) if ins.text() == text]
+    if same:
+        return fi, min(same, key=lambda i: abs(i - pc))
+    return None
+
+
+def restore_breakpoints(table, exe, program_path: str, config_dir=None) -> list[str]:
+    """Add the saved breakpoints of `program_path` to `table`; returns notes for the user."""
+    from rvmdbg.debug.breakpoints import BreakpointError
+    notes: list[str] = []
+    records = load_records(program_path, config_dir)
+    if not records:
+        return notes
+    lines = (getattr(exe, "source_text", None) or "").split("\n")
+    saved_hook, table.on_change = table.on_change, None  # one save at the end, not per add
+    try:
+        for rec in records:
+            kind = rec.get("kind")
+            cond = rec.get("condition") if isinstance(rec.get("condition"), str) else None
+            enabled = rec.get("enabled", True) is not False
+            try:
+                if kind == "line":
+                    line = find_line(lines, rec)
+                    if line is None:
+                        notes.append(f"dropped the breakpoint on line {rec.get('line')}: "
+                                     f"`{rec.get('text', '')}` is no longer in the file")
+                        continue
+                    spec = str(line)
+                    if line != rec.get("line"):
+                        notes.append(f"breakpoint on line {rec.get('line')} moved to line {line}, "
+                                     f"where its line now is")
+                elif kind in ("instruction", "function"):
+                    loc = _find_instruction(exe, rec)
+                    if loc is None:
+                        notes.append(f"dropped the breakpoint {rec.get('spec')}: "
+                                     f"the instruction is gone")
+                        continue
+                    fi, pc = loc
+                    spec = (f"@{exe.functions[fi].name}" if kind == "function"
+                            else f"@{exe.functions[fi].name}:{pc}")
+                elif kind == "opcode":
+                    spec = str(rec.get("spec", ""))
+                else:
+                    continue
+                bp = table.add(spec, cond, enabled=enabled)
+                notes.append(f"restored breakpoint {bp.id} at {bp.where(exe)}"
+                             + (f" if {bp.condition}" if bp.condition else "")
+                             + ("" if bp.enabled else " (disabled)"))
+            except BreakpointError as exc:
+                notes.append(f"dropped the breakpoint {rec.get('spec')}: {exc}")
+    finally:
+        table.on_change = saved_hook
+    return notes
+
+
+__all__ = ["config_root", "breakpoint_file", "save_breakpoints", "restore_breakpoints",
+           "load_records", "find_line", "breakpoint_records"]

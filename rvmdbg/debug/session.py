@@ -1,0 +1,992 @@
+"""The debugger protocol: one `DebugSession` per program run, shared by the screen, batch mode
+and any future adapter (it never imports Textual).
+
+A session owns a `VirtualMachine` started on the entry function, its `History` (checkpoints
+plus replay, see history.py), the breakpoints and watchpoints, and answers questions about the
+current position: frames with their registers, the current instruction and its Relay span,
+the heap, data dependencies. Every motion returns a `StopEvent` saying where execution
+stopped and why:
+
+- forward: `step(n)` (into calls), `next()` (over calls), `finish()` (until the frame
+  returns), `cont()`, `run_to(fi, pc)`;
+- backward: `rstep(n)`, `rnext()`, `rfinish()` (back to the call), `rcontinue()` (to the most
+  recent breakpoint or watchpoint hit, or the start of history), `goto(step)`,
+  `last_write(register)`.
+
+Forward motion runs the VM's fast path in chunks that end on checkpoint boundaries, with
+breakpoint locations armed as traps; with a watchpoint enabled it steps one instruction at a
+time and checks each write. Backward motion restores a checkpoint and replays; searches
+backwards (reverse continue, last writes, where a frame was called) replay one segment between
+checkpoints at a time, newest first. Because the program is deterministic, going forward
+after going back replays exactly the same steps.
+
+"Hit at step s" means: a breakpoint whose location is the instruction about to run at step s
+and whose condition holds there, or a watchpoint whose register the instruction at step s-1
+wrote. Forward continue from p stops at the first hit after p; reverse continue at the last
+hit before p.
+"""
+from __future__ import annotations
+
+import contextlib
+import gc
+import threading
+import time
+from dataclasses import dataclass, field
+
+from rvmdbg.debug import deps as deps_mod
+from rvmdbg.debug.breakpoints import BreakpointError, BreakpointTable, IdCounter, Watchpoint
+from rvmdbg.debug.config import restore_breakpoints, save_breakpoints
+from rvmdbg.debug.deps import DepRead, Deps
+from rvmdbg.debug.heap import HeapNode, heap_of, same_value, value_text, value_type
+from rvmdbg.debug.history import DEFAULT_INTERVAL, History, RefJournal, instrument
+from rvmdbg.limits import DEFAULT_LIMITS
+from rvmdbg.values import ADTValue, RefCell
+from rvmdbg.vm.machine import VirtualMachine, VMError
+
+PROGRESS_PERIOD = 0.1   # seconds between progress callbacks during long runs
+_PUSH_CHUNK = 256       # steps run at full speed while looking for a frame's push
+
+
+class DebugError(Exception):
+    """A request the session cannot carry out (bad register, no such frame, nothing running)."""
+
+
+_gc_lock = threading.Lock()
+_gc_depth = 0
+_gc_saved = None
+
+
+@contextlib.contextmanager
+def _no_full_collections():
+    """Run without the cyclic GC's full collections (young generations still run).
+
+    History keeps many long-lived objects (saved frames); every full collection during a
+    long run would rescan all of them, which costs more than recording itself. Nothing the
+    VM creates forms reference cycles except reference cells pointing back at themselves,
+    and those are collected by the next full collection after the run.
+    """
+    global _gc_depth, _gc_saved
+    with _gc_lock:
+        if _gc_depth == 0:
+            _gc_saved = gc.get_threshold()
+            gc.set_threshold(_gc_saved[0], _gc_saved[1], 1 << 30)
+        _gc_depth += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_depth -= 1
+            if _gc_depth == 0 and _gc_saved is not None:
+                gc.set_threshold(*_gc_saved)
+
+
+def _quiet_gc(method):
+    """Decorator: the method runs inside `_no_full_collections()`."""
+    def wrapper(*args, **kwargs):
+        with _no_full_collections():
+            return method(*args, **kwargs)
+    wrapper.__name__ = method.__name__
+    wrapper.__doc__ = method.__doc__
+    return wrapper
+
+
+# ------------------------------------------------------------------ what the session answers
+
+@dataclass
+class StopEvent:
+    """Where and why execution stopped.
+
+    `reason`: "breakpoint", "watchpoint", "step", "finished", "error", "start of history",
+    "interrupted" or "limit"; `number`: the breakpoint or watchpoint id; `func_name`, `pc`,
+    `text`: the instruction about to run (pc None once the program finished, `text` then
+    says what it returned); `message`: extra lines (the error, a watchpoint's old and new
+    values, a condition that failed to evaluate)."""
+
+    reason: str
+    number: int | None
+    step: int
+    func_name: str | None
+    pc: int | None
+    text: str
+    message: str | None = None
+    span: object = None
+
+    def line(self) -> str:
+        """`[step 42] @sum_up pc=7: invoke $5 VMFunc[0]($4)    (breakpoint 1)`"""
+        where = f"@{self.func_name}" if self.func_name is not None else "?"
+        if self.pc is not None:
+            where += f" pc={self.pc}"
+        why = self.reason if self.number is None else f"{self.reason} {self.number}"
+        return f"[step {self.step}] {where}: {self.text}    ({why})"
+
+    def __str__(self) -> str:
+        return self.line()
+
+
+@dataclass
+class FrameView:
+    """One frame: `depth` 0 is the outermost; `pc` is the next instruction (for a caller, the
+    invoke it waits on); `registers` a copy of the register file (None = empty)."""
+
+    depth: int
+    func_index: int
+    func_name: str
+    pc: int
+    registers: list
+    instruction: object
+    serial: int = 0
+    span: object = None
+    params: list = field(default_factory=list)
+
+    @property
+    def types(self) -> list[str]:
+        """The type of each register's value ("" when empty)."""
+        return [value_type(v) for v in self.registers]
+
+
+def _copy_value(v, memo: dict):
+    """A copy of an argument value with fresh reference cells (everything else is immutable)."""
+    if isinstance(v, RefCell):
+        got = memo.get(id(v))
+        if got is None:
+            got = memo[id(v)] = RefCell(None)
+            got.value = _copy_value(v.value, memo)
+        return got
+    if isinstance(v, ADTValue):
+        fields = tuple(_copy_value(f, memo) for f in v.fields)
+        if all(a is b for a, b in zip(fields, v.fields)):
+            return v
+        return ADTValue(v.tag, v.con, fields)
+    return v
+
+
+def _copy_args(args) -> list:
+    memo: dict = {}
+    return [_copy_value(a, memo) for a in args]
+
+
+class DebugSession:
+    """A program under the debugger. See the module docstring for the protocol."""
+
+    def __init__(self, exe, args, entry: str = "main", limits=None,
+                 history_bytes: int = 256 * 2 ** 20, config_dir=None, program_path=None,
+                 interval: int = DEFAULT_INTERVAL):
+        self.original_exe = exe
+        self.journal = RefJournal()
+        self.exe = instrument(exe, self.journal)
+        self.entry = entry.lstrip("@")
+        self.limits = limits or DEFAULT_LIMITS
+        self._pristine_args = _copy_args(args)
+        self.vm = VirtualMachine(self.exe, self.limits)
+        self.vm.start(self.entry, _copy_args(self._pristine_args))  # VMError: bad entry/args
+        self.history = History(self.vm, self.journal, interval, history_bytes)
+        self.history.take()
+        self.last_step = 0
+        self._end: tuple | None = None   # ("finished", step, result) | ("error", step, VMError)
+        self._ids = IdCounter()
+        self.breakpoints = BreakpointTable(self.exe, self._ids)
+        self.watches: list[Watchpoint] = []
+        self._interrupt = threading.Event()
+        self.on_progress = None          # callable(steps, steps_per_s), set by the screen
+        self._push_steps: dict[int, int] = {}
+        self._def_use: dict[int, dict] = {}
+        self._deps_cache: dict = {}
+        self._baseline: dict[int, tuple] = {}
+        self.last_event: StopEvent | None = None
+        self.heap_truncated = False
+        self.program_path = program_path
+        self.config_dir = config_dir
+        self.notes: list[str] = []
+        if program_path is not None:
+            self.notes = restore_breakpoints(self.breakpoints, self.exe, program_path, config_dir)
+            self.breakpoints.on_change = self._save_breakpoints
+
+    # ------------------------------------------------------------ state
+
+    @property
+    def step_count(self) -> int:
+        return self.vm.steps
+
+    @property
+    def history_start(self) -> int:
+        return self.history.start
+
+    @property
+    def finished(self) -> bool:
+        return self.vm.halted
+
+    @property
+    def result(self):
+        return self.vm.result if self.vm.halted else None
+
+    @property
+    def error(self) -> VMError | None:
+        """The failure, when the current position is the failing instruction."""
+        if self._at_error():
+            return self._end[2]
+        return None
+
+    @property
+    def end_step(self) -> int | None:
+        """The step at which the program finished or failed, once known."""
+        return self._end[1] if self._end is not None else None
+
+    def _at_error(self) -> bool:
+        end = self._end
+        return (end is not None and end[0] == "error" and self.vm.steps == end[1]
+                and not self.vm.halted)
+
+    def func_name(self, func_index: int) -> str:
+        return self.exe.functions[func_index].name
+
+    def location(self) -> tuple[int, int] | None:
+        return self.vm.location
+
+    def current_instruction(self):
+        return self.vm.current_instruction()
+
+    def current_span(self):
+        loc = self.vm.location
+        return self.exe.span_at(*loc) if loc is not None else None
+
+    def frames(self, innermost: int | None = None) -> list[FrameView]:
+        """Every frame, outermost first (`innermost=N`: only the N innermost)."""
+        fs = self.vm.frames
+        lo = 0 if innermost is None else max(0, len(fs) - innermost)
+        return [self._view(d, fs[d]) for d in range(lo, len(fs))]
+
+    def frame(self, depth: int | None = None) -> FrameView:
+        fs = self.vm.frames
+        if not fs:
+            raise DebugError("the program is not running: no frames")
+        d = len(fs) - 1 if depth is None else depth
+        if not 0 <= d < len(fs):
+            raise DebugError(f"no frame #{d} (frames 0..{len(fs) - 1}, 0 = outermost)")
+        return self._view(d, fs[d])
+
+    def _view(self, depth: int, f) -> FrameView:
+        fn = self.exe.functions[f.func_index]
+        ins = fn.instructions[f.pc] if 0 <= f.pc < len(fn.instructions) else None
+        return FrameView(depth, f.func_index, fn.name, f.pc, list(f.registers), ins, f.serial,
+                         self.exe.span_at(f.func_index, f.pc), list(fn.params))
+
+    def depth(self) -> int:
+        """The depth of the innermost frame (-1 once finished)."""
+        return len(self.vm.frames) - 1
+
+    # ------------------------------------------------------------ stop events
+
+    def _event(self, reason: str, number=None, message=None) -> StopEvent:
+        vm = self.vm
+        if vm.halted:
+            ev = StopEvent(reason, number, vm.steps, self.entry, None,
+                           f"returned {value_text(vm.result, 60)}", message)
+        else:
+            top = vm.frames[-1]
+            fn = self.exe.functions[top.func_index]
+            ins = fn.instructions[top.pc] if 0 <= top.pc < len(fn.instructions) else None
+            ev = StopEvent(reason, number, vm.steps, fn.name, top.pc,
+                           ins.text() if ins is not None else "?", message,
+                           self.exe.span_at(top.func_index, top.pc))
+        self.last_event = ev
+        return ev
+
+    def _end_event(self) -> StopEvent:
+        """The event for a position at the program's end (finished, or the failing step)."""
+        if self.vm.halted:
+            return self._event("finished")
+        err = self._end[2]
+        return self._event("limit" if err.limit else "error", message=err.format())
+
+    def _failed(self, err: VMError) -> StopEvent:
+        self._end = ("error", self.vm.steps, err)
+        self.last_step = max(self.last_step, self.vm.steps)
+        return self._end_event()
+
+    def _finished(self) -> StopEvent:
+        self._end = ("finished", self.vm.steps, self.vm.result)
+        self.last_step = max(self.last_step, self.vm.steps)
+        return self._event("finished")
+
+    # ------------------------------------------------------------ changed registers
+
+    def _mark_stop(self) -> None:
+        """Remember the innermost frames' registers: the baseline of `changed_registers`."""
+        fs = self.vm.frames
+        self._baseline = {f.serial: tuple(f.registers) for f in fs[-4:]}
+
+    def changed_registers(self) -> set[int]:
+        """Registers of the current frame whose value differs from the last stop (all written
+        registers, for a frame that was not among the innermost then)."""
+        fs = self.vm.frames
+        if not fs:
+            return set()
+        top = fs[-1]
+        before = self._baseline.get(top.serial)
+        regs = top.registers
+        if before is None:
+            return {r for r, v in enumerate(regs) if v is not None}
+        # Values are compared, not objects: a replay recomputes equal values as new objects.
+        return {r for r, v in enumerate(regs)
+                if not same_value(v, before[r] if r < len(before) else None)}
+
+    # ------------------------------------------------------------ progress and interrupts
+
+    def interrupt(self) -> None:
+        """Ask a running motion to stop at the next instruction boundary it checks (within a
+        few milliseconds). Safe to call from any thread."""
+        self._interrupt.set()
+
+    def _progress(self, state: list) -> None:
+        cb = self.on_progress
+        if cb is None:
+            return
+        now = time.monotonic()
+        if now - state[0] >= PROGRESS_PERIOD:
+            rate = (self.vm.steps - state[1]) / max(1e-9, now - state[0])
+            state[0], state[1] = now, self.vm.steps
+            try:
+                cb(self.vm.steps, rate)
+            except Exception:
+                pass  # a broken progress display must not break the run
+
+    # ------------------------------------------------------------ the forward engine
+
+    def _note_position(self) -> None:
+        vm = self.vm
+        s = vm.steps
+        if s > self.last_step:
+            self.last_step = s
+        if s % self.history.interval == 0 and not self.history.has(s):
+            self.history.take()
+
+    @_quiet_gc
+    def _forward(self, until: int | None = None, stop=None, use_breaks: bool = True,
+                 count_hits: bool = True) -> StopEvent:
+        """Run forward until a breakpoint or watchpoint hit, `stop` (a pair: locations, and a
+        predicate that must also hold there), step `until`, the end, or an interrupt."""
+        vm = self.vm
+        self._interrupt.clear()
+        if vm.halted or self._at_error():
+            return self._end_event()
+        start = vm.steps
+        if until is not None and until <= start:
+            return self._event("step")
+        bps = self.breakpoints.locations() if use_breaks else {}
+        stop_locs, stop_pred = stop if stop is not None else (frozenset(), None)
+        traps = frozenset(bps) | stop_locs
+        watches = self._live_watches() if use_breaks else []
+        interval = self.history.interval
+        progress = [time.monotonic(), start]
+        while True:
+            end = (vm.steps // interval + 1) * interval
+            if until is not None and until < end:
+                end = until
+            hit = None
+            try:
+                if watches:
+                    hit = self._step_until(end, traps, watches, count_hits)
+                else:
+                    vm.run(until_step=end, breakpoints=traps or None)
+            except VMError as err:
+                self._note_position()
+                return self._failed(err)
+            self._note_position()
+            if hit is not None:
+                return hit
+            if vm.halted:
+                return self._finished()
+            if traps and vm.steps > start:
+                loc = vm.location
+                if loc in traps:
+                    ev = self._check_stop(loc, bps, stop_locs, stop_pred, count_hits)
+                    if ev is not None:
+                        return ev
+            if until is not None and vm.steps >= until:
+                return self._event("step")
+            if self._interrupt.is_set():
+                return self._event("interrupted")
+            self._progress(progress)
+
+    def _live_watches(self) -> list[Watchpoint]:
+        """Enabled watchpoints whose activation is on the stack or not pushed yet: a frame
+        that has returned is never written again going forward."""
+        frames, pushes = self.vm.frames, self.vm.pushes
+        return [w for w in self.watches if w.enabled and (
+            w.serial > pushes
+            or (w.depth < len(frames) and frames[w.depth].serial == w.serial))]
+
+    def _check_stop(self, loc, bps, stop_locs, stop_pred, count_hits) -> StopEvent | None:
+        regs = self.vm.frames[-1].registers
+        hits = []
+        message = None
+        for bp in bps.get(loc, ()):
+            ok, msg = bp.test(regs)
+            if ok:
+                hits.append(bp)
+                message = message or msg
+        if hits:
+            if count_hits:
+                for bp in hits:
+                    bp.hits += 1
+            return self._event("breakpoint", hits[0].id, message)
+        if loc in stop_locs and (stop_pred is None or stop_pred()):
+            return self._event("step")
+        return None
+
+    def _step_until(self, end: int, traps, watches, count_hits) -> StopEvent | None:
+        """Step one instruction at a time to `end`, stopping after a watched write (returns its
+        event) or before a trap location other than the first (returns None)."""
+        vm = self.vm
+        frames = vm.frames
+        first = True
+        while vm.steps < end and not vm.halted:
+            if not first and traps and vm.location in traps:
+                return None
+            first = False
+            info = vm.step()
+            for w in info.writes:
+                for wp in watches:
+                    if (w.register == wp.register and w.depth == wp.depth
+                            and w.depth < len(frames) and frames[w.depth].serial == wp.serial
+                            and wp.triggered(w.old, w.new)):
+                        if count_hits:
+                            wp.hits += 1
+                        msg = (f"${w.register} of @{wp.func_name}: {value_text(w.old, 50)} -> "
+                               f"{value_text(w.new, 50)}")
+                        self._note_position()
+                        return self._event("watchpoint", wp.id, msg)
+            if vm.steps % 1024 == 0 and self._interrupt.is_set():
+                return None
+        return None
+
+    # ------------------------------------------------------------ forward commands
+
+    def _motion(self):
+        self._mark_stop()
+        if not self.vm.halted and not self.vm.frames:
+            raise DebugError("the program is not running")
+
+    def step(self, n: int = 1) -> StopEvent:
+        """Execute `n` instructions, into calls (stops early at a breakpoint or watchpoint)."""
+        if n < 1:
+            raise DebugError("step count must be at least 1")
+        self._motion()
+        return self._forward(until=self.vm.steps + n)
+
+    def next(self) -> StopEvent:
+        """One instruction of this frame: a call runs until it returns (stopping at
+        breakpoints inside it)."""
+        self._motion()
+        vm = self.vm
+        if vm.halted or self._at_error():
+            return self._end_event()
+        ins = vm.current_instruction()
+        if ins is None or not ins.is_call:
+            return self._forward(until=vm.steps + 1)
+        top = vm.frames[-1]
+        depth = len(vm.frames)
+        back = (top.func_index, top.pc + 1)
+        return self._forward(stop=(frozenset([back]), lambda: len(vm.frames) == depth))
+
+    def finish(self) -> StopEvent:
+        """Run until the current frame returns (in the outermost frame: to the end)."""
+        self._motion()
+        vm = self.vm
+        if vm.halted or self._at_error():
+            return self._end_event()
+        d = len(vm.frames) - 1
+        if d == 0:
+            return self._forward()
+        caller = vm.frames[d - 1]
+        back = (caller.func_index, caller.pc + 1)
+        return self._forward(stop=(frozenset([back]), lambda: len(vm.frames) == d))
+
+    def cont(self) -> StopEvent:
+        """Continue to the next breakpoint or watchpoint hit, or the end."""
+        self._motion()
+        return self._forward()
+
+    def run_to(self, func_index: int, pc: int) -> StopEvent:
+        """Continue until the instruction (func_index, pc) is about to run (breakpoints on the
+        way stop it first)."""
+        return self.run_to_locations(frozenset([(func_index, pc)]))
+
+    def run_to_locations(self, locations) -> StopEvent:
+        self._motion()
+        return self._forward(stop=(frozenset(locations), None))
+
+    # ------------------------------------------------------------ moving in history
+
+    @_quiet_gc
+    def _goto_exact(self, target: int) -> None:
+        """Put the VM in the state of step `target` (history_start <= target <= last_step)."""
+        vm = self.vm
+        if vm.steps == target:
+            return
+        cp = self.history.at_or_before(target)
+        if cp is None:
+            raise DebugError(f"step {target} is before the start of history "
+                             f"(step {self.history.start})")
+        # Replay from where the VM is when that is on the way (a VM stopped by an error is
+        # still exactly at the failing step), else from the checkpoint.
+        if not cp.step <= vm.steps <= target:
+            self.history.restore(cp)
+        self._replay(target)
+
+    @_quiet_gc
+    def _replay(self, target: int) -> None:
+        """Run forward without breakpoints to step `target` (which the program reaches)."""
+        vm = self.vm
+        interval = self.history.interval
+        while vm.steps < target and not vm.halted:
+            end = min(target, (vm.steps // interval + 1) * interval)
+            try:
+                vm.run(until_step=end)
+            except VMError as err:
+                self._failed(err)
+                return
+            self._note_position()
+        if vm.halted and self._end is None:
+            self._finished()
+
+    def goto(self, step: int) -> StopEvent:
+        """Go to the state before instruction number `step` runs (forward or back)."""
+        self._motion()
+        start = self.history.start
+        if step < start:
+            self._goto_exact(start)
+            return self._event("start of history")
+        if self._end is not None and step >= self._end[1]:
+            self._goto_exact(self._end[1])
+            return self._end_event()
+        if step <= self.last_step:
+            self._goto_exact(step)
+            return self._event("step")
+        if self.vm.steps < self.last_step:
+            self._goto_exact(self.last_step)
+        return self._forward(until=step, use_breaks=False)
+
+    def rstep(self, n: int = 1) -> StopEvent:
+        """Go back `n` instructions (stopping at a breakpoint or watchpoint hit on the way)."""
+        if n < 1:
+            raise DebugError("step count must be at least 1")
+        self._motion()
+        now = self.vm.steps
+        target = now - n
+        if target < self.history.start:
+            self._goto_exact(self.history.start)
+            return self._event("start of history")
+        if n > 1:
+            hit = self._last_hit(target + 1, now)
+            if hit is not None:
+                return self._land(hit, now)
+        self._goto_exact(target)
+        return self._event("step")
+
+    def rcontinue(self) -> StopEvent:
+        """Go back to the most recent breakpoint or watchpoint hit, or the start of history."""
+        self._motion()
+        now = self.vm.steps
+        hit = self._last_hit(self.history.start, now)
+        if hit is not None:
+            return self._land(hit, now)
+        self._goto_exact(self.history.start)
+        return self._event("start of history")
+
+    def rfinish(self) -> StopEvent:
+        """Go back to the call that created the current frame (the invoke, about to run)."""
+        self._motion()
+        vm = self.vm
+        if vm.halted or not vm.frames:
+            return self.rstep(1)
+        now = vm.steps
+        serial = vm.frames[-1].serial
+        p = self.push_step(serial)
+        if p is None or p < self.history.start:
+            hit = self._last_hit(self.history.start, now)
+            if hit is not None:
+                return self._land(hit, now)
+            self._goto_exact(self.history.start)
+            return self._event("start of history")
+        hit = self._last_hit(p + 1, now)
+        if hit is not None:
+            return self._land(hit, now)
+        self._goto_exact(p)
+        return self._event("step")
+
+    def rnext(self) -> StopEvent:
+        """Go back one instruction of this frame: a call that returned just now is undone as a
+        whole, back to its invoke (stopping at breakpoints inside it)."""
+        self._motion()
+        vm = self.vm
+        now = vm.steps
+        if now <= self.history.start:
+            self._goto_exact(self.history.start)
+            return self._event("start of history")
+        if vm.halted:
+            self._goto_exact(now - 1)
+            return self._event("step")
+        depth = len(vm.frames)
+        self._goto_exact(now - 1)
+        if len(vm.frames) == depth + 1:
+            # The previous step was a callee's return into this frame.
+            p = self.push_step(vm.frames[-1].serial)
+            if p is None or p < self.history.start:
+                self._goto_exact(self.history.start)
+                return self._event("start of history")
+            hit = self._last_hit(p + 1, now)
+            if hit is not None:
+                return self._land(hit, now)
+            self._goto_exact(p)
+        return self._event("step")
+
+    def _land(self, hit, origin: int) -> StopEvent:
+        step, kind, number = hit
+        if kind == "interrupted":
+            self._goto_exact(step)
+            return self._event("interrupted")
+        self._goto_exact(step)
+        return self._event(kind, number)
+
+    def restart(self) -> StopEvent:
+        """Back to step 0, keeping breakpoints and watchpoints."""
+        self._motion()
+        if self.history.start == 0:
+            self._goto_exact(0)
+        else:
+            # Step 0 fell out of the history budget: start over from fresh arguments.
+            self.history.reset()
+            self.journal.reset()
+            self.vm.start(self.entry, _copy_args(self._pristine_args))
+            self.history.take()
+        self._mark_stop()
+        self._baseline = {}
+        return self._event("step", message="restarted")
+
+    # ------------------------------------------------------------ searching backwards
+
+    @_quiet_gc
+    def _last_hit(self, lo: int, hi: int):
+        """(step, "breakpoint"|"watchpoint", id) of the last hit with lo <= step < hi, or
+        (step, "interrupted", None) when interrupted (no hit at or after that step), or None.
+        Leaves the VM anywhere: callers go to the step they want."""
+        if lo >= hi:
+            return None
+        bps = self.breakpoints.locations()
+        watches = [w for w in self.watches if w.enabled]
+        if not bps and not watches:
+            return None
+        self._interrupt.clear()
+        progress = [time.monotonic(), self.vm.steps]
+        seg_end = hi
+        cp = self.history.before(hi)
+        while cp is not None and seg_end > lo:
+            hits = [h for h in self._segment_hits(cp, seg_end, bps, watches) if lo <= h[0] < hi]
+            if hits:
+                return max(hits, key=lambda h: h[0])
+            if cp.step <= lo:
+                break
+            seg_end = cp.step
+            if self._interrupt.is_set():
+                return (seg_end, "interrupted", None)
+            self._progress(progress)
+            cp = self.history.before(seg_end)
+        return None
+
+    def _segment_hits(self, cp, seg_end: int, bps, watches) -> list:
+        """Hits from the checkpoint `cp` to `seg_end`: breakpoints at states cp.step..seg_end-1
+        and watchpoints written by the instructions run there (states up to seg_end)."""
+        vm = self.vm
+        self.history.restore(cp)
+        frames = vm.frames
+        traps = frozenset(bps)
+        hits = []
+
+        def bp_hit():
+            loc = vm.location
+            if loc in bps:
+                regs = frames[-1].registers
+                for bp in bps[loc]:
+                    if bp.test(regs)[0]:
+                        return bp.id
+            return None
+
+        if watches:
+            while vm.steps < seg_end and not vm.halted:
+                s = vm.steps
+                if traps and vm.location in traps:
+                    n = bp_hit()
+                    if n is not None:
+                        hits.append((s, "breakpoint", n))
+                info = vm.step()
+                for w in info.writes:
+                    for wp in watches:
+                        if (w.register == wp.register and w.depth == wp.depth
+                                and w.depth < len(frames)
+                                and frames[w.depth].serial == wp.serial
+                                and wp.triggered(w.old, w.new)):
+                            hits.append((s + 1, "watchpoint", wp.id))
+            return hits
+        if not vm.halted and vm.location in traps:
+            n = bp_hit()
+            if n is not None:
+                hits.append((vm.steps, "breakpoint", n))
+        while vm.steps < seg_end and not vm.halted:
+            vm.run(until_step=seg_end, breakpoints=traps)
+            if vm.steps < seg_end and not vm.halted:
+                n = bp_hit()
+                if n is not None:
+                    hits.append((vm.steps, "breakpoint", n))
+        return hits
+
+    @_quiet_gc
+    def push_step(self, serial: int) -> int | None:
+        """The step of the invoke that pushed activation `serial` (None for the outermost
+        frame, or when that call is older than the history). Moves the VM: callers go back."""
+        if serial <= 0:
+            return None
+        cached = self._push_steps.get(serial)
+        if cached is not None:
+            return cached
+        cp = self.history.checkpoint_for_push(serial)
+        if cp is None:
+            return None
+        vm = self.vm
+        self.history.restore(cp)
+        # Full speed in small chunks, then one instruction at a time in the chunk with the push.
+        # The push lies before the current position, so never past the program's end.
+        limit = self._end[1] if self._end is not None else None
+        while True:
+            before = vm.steps
+            end = before + _PUSH_CHUNK if limit is None else min(before + _PUSH_CHUNK, limit)
+            if end <= before:
+                return None
+            vm.run(until_step=end)
+            if vm.pushes >= serial or vm.halted:
+                break
+        self._goto_exact(before)
+        while vm.pushes < serial:
+            info = vm.step()
+            if info.pushed is not None and info.pushed.serial == serial:
+                self._push_steps[serial] = info.step
+                return info.step
+        return None  # unreachable for a serial that exists
+
+    # ------------------------------------------------------------ data dependencies
+
+    def static_def_use(self, func_index: int) -> dict:
+        """pc -> {register read: [pcs that may produce it]} (-1: the function's parameter)."""
+        table = self._def_use.get(func_index)
+        if table is None:
+            table = deps_mod.static_def_use(self.exe.functions[func_index])
+            self._def_use[func_index] = table
+        return table
+
+    def may_swap(self, func_index: int, pc_a: int, pc_b: int) -> bool:
+        return deps_mod.may_swap(self.exe.functions[func_index], pc_a, pc_b, self.exe)
+
+    def read_write_sets(self, func_index: int, pc: int) -> tuple[tuple, tuple]:
+        return deps_mod.read_write_sets(self.exe.functions[func_index].instructions[pc])
+
+    def deps(self, depth: int | None = None) -> Deps:
+        """The instruction's reads, each with the step and instruction that last wrote it in
+        this activation, and its writes (for the innermost frame unless `depth` is given)."""
+        vm = self.vm
+        if not vm.frames:
+            return Deps([], [])
+        d = len(vm.frames) - 1 if depth is None else depth
+        if not 0 <= d < len(vm.frames):
+            raise DebugError(f"no frame #{d}")
+        key = (vm.steps, d)
+        cached = self._deps_cache.get(key)
+        if cached is not None:
+            return cached
+        frame = vm.frames[d]
+        fn = self.exe.functions[frame.func_index]
+        ins = fn.instructions[frame.pc]
+        reads, writes = deps_mod.read_write_sets(ins)
+        wanted = sorted(set(reads))
+        values = {r: frame.registers[r] for r in wanted}
+        found = self._last_writes(d, wanted)
+        out = []
+        for r in reads:
+            step, wfi, wpc, text = found.get(r, (None, None, None, "never written"))
+            out.append(DepRead(r, values[r], step, wfi, wpc, text))
+        result = Deps(out, list(writes))
+        if len(self._deps_cache) > 64:
+            self._deps_cache.clear()
+        self._deps_cache[key] = result
+        return result
+
+    @_quiet_gc
+    def _last_writes(self, depth: int, registers) -> dict:
+        """register -> (step, func_index, pc, text) of its last write in the activation at
+        `depth`; absent when it was never written. Returns to the current step."""
+        vm = self.vm
+        now = vm.steps
+        frame = vm.frames[depth]
+        serial, fi = frame.serial, frame.func_index
+        fn = self.exe.functions[fi]
+        nparams = len(fn.params)
+        top = depth == len(vm.frames) - 1
+        writers: dict[int, list[int]] = {}
+        for r in registers:
+            for pc in deps_mod.writer_pcs(fn, r):
+                writers.setdefault(pc, []).append(r)
+        remaining = set(registers)
+        found: dict = {}
+        try:
+            traps = frozenset((fi, pc) for pc in writers)
+            # A caller waits on the call at its pc: that call's write has not happened yet.
+            pending = None if top else frame.pc
+            seg_end = now
+            cp = self.history.before(now)
+            # Newest segment first; events are filtered by activation serial, so the scan
+            # ends with the segment in which this activation was pushed.
+            while remaining and traps and cp is not None:
+                events = self._segment_writes(cp, seg_end, traps, serial)
+                for s, pc in reversed(events):
+                    if pending is not None:
+                        if pc == pending:
+                            pending = None
+                            continue
+                        pending = None
+                    for r in writers[pc]:
+                        if r in remaining:
+                            found[r] = (s, fi, pc, fn.instructions[pc].text())
+                            remaining.discard(r)
+                if cp.pushes < serial:
+                    break
+                seg_end = cp.step
+                cp = self.history.before(seg_end)
+            # Did this activation begin before the oldest checkpoint (its early writes lost)?
+            if serial == 0:
+                older = self.history.start > 0
+            else:
+                older = bool(remaining) and self.history.checkpoint_for_push(serial) is None
+            push = self.push_step(serial) if remaining and serial > 0 and not older else None
+            for r in list(remaining):
+                if older:
+                    found[r] = (None, None, None, "before the start of history")
+                elif r < nparams:
+                    if depth == 0 and serial == 0:
+                        found[r] = (None, None, None, f"argument of @{fn.name}")
+                    elif push is None or push < self.history.start:
+                        found[r] = (None, None, None, "before the start of history")
+                    else:
+                        found[r] = self._instruction_at_step(push)
+        finally:
+            self._goto_exact(now)
+        return found
+
+    def _segment_writes(self, cp, seg_end: int, traps, serial: int) -> list:
+        """(step, pc) of each trap location reached in activation `serial`, from the
+        checkpoint `cp` up to (not including) step `seg_end`."""
+        vm = self.vm
+        self.history.restore(cp)
+        frames = vm.frames
+        events = []
+        if not vm.halted and vm.location in traps and frames[-1].serial == serial:
+            events.append((vm.steps, frames[-1].pc))
+        while vm.steps < seg_end and not vm.halted:
+            vm.run(until_step=seg_end, breakpoints=traps)
+            if vm.steps < seg_end and not vm.halted and frames[-1].serial == serial:
+                events.append((vm.steps, frames[-1].pc))
+        return events
+
+    def _instruction_at_step(self, step: int) -> tuple:
+        self._goto_exact(step)
+        top = self.vm.frames[-1]
+        text = self.exe.functions[top.func_index].instructions[top.pc].text()
+        return (step, top.func_index, top.pc, text)
+
+    def last_write(self, register: int, depth: int | None = None) -> StopEvent:
+        """Travel back to the instruction that last wrote `register` in the frame at `depth`
+        (the innermost by default): the stop is just before that instruction runs."""
+        self._motion()
+        vm = self.vm
+        if not vm.frames:
+            raise DebugError("the program has finished: no frames")
+        d = len(vm.frames) - 1 if depth is None else depth
+        if not 0 <= d < len(vm.frames):
+            raise DebugError(f"no frame #{d}")
+        size = len(vm.frames[d].registers)
+        if not 0 <= register < size:
+            raise DebugError(f"${register} is outside the register file (size {size})")
+        step, wfi, wpc, text = self._last_writes(d, [register]).get(
+            register, (None, None, None, None))
+        if step is None:
+            if text is not None and text.startswith("argument"):
+                self._goto_exact(self.history.start)
+                return self._event("start of history" if self.history.start else "step",
+                                   message=f"${register} is an {text}: set before step 0")
+            raise DebugError(f"${register} has not been written in this frame" if text is None
+                             else f"${register} was written {text}")
+        self._goto_exact(step)
+        return self._event("step", message=f"${register} is written by this instruction")
+
+    # ------------------------------------------------------------ watchpoints
+
+    def watch(self, register: int, depth: int | None = None, on: str = "write") -> Watchpoint:
+        """Watch `register` of the frame at `depth` (the innermost by default)."""
+        if on not in ("write", "change"):
+            raise DebugError(f"watch on {on!r}: use 'write' or 'change'")
+        fs = self.vm.frames
+        if not fs:
+            raise DebugError("the program is not running: nothing to watch")
+        d = len(fs) - 1 if depth is None else depth
+        if not 0 <= d < len(fs):
+            raise DebugError(f"no frame #{d}")
+        f = fs[d]
+        if not 0 <= register < len(f.registers):
+            raise DebugError(f"${register} is outside the register file (size {len(f.registers)})")
+        wp = Watchpoint(self._ids.next(), register, d, f.serial, f.func_index,
+                        self.exe.functions[f.func_index].name, on)
+        self.watches.append(wp)
+        return wp
+
+    def watch_by_id(self, wp_id: int) -> Watchpoint:
+        for w in self.watches:
+            if w.id == wp_id:
+                return w
+        raise DebugError(f"no breakpoint or watchpoint number {wp_id}")
+
+    def delete(self, number: int) -> None:
+        """Delete breakpoint or watchpoint `number`."""
+        if number in self.breakpoints:
+            self.breakpoints.delete(number)
+        else:
+            self.watches.remove(self.watch_by_id(number))
+
+    def enable(self, number: int, enabled: bool = True) -> None:
+        if number in self.breakpoints:
+            (self.breakpoints.enable if enabled else self.breakpoints.disable)(number)
+        else:
+            self.watch_by_id(number).enabled = enabled
+
+    def disable(self, number: int) -> None:
+        self.enable(number, False)
+
+    def _save_breakpoints(self) -> None:
+        if self.program_path is not None:
+            save_breakpoints(self.breakpoints, self.exe, self.program_path, self.config_dir)
+
+    # ------------------------------------------------------------ the heap
+
+    def heap(self, depth: int | None = None) -> list[HeapNode]:
+        """ADT values, tuples, closures and cells reachable from the frame's registers."""
+        f = self.frame(depth)
+        nodes, self.heap_truncated = heap_of(f.registers)
+        return nodes
+
+    # ------------------------------------------------------------ history figures
+
+    def history_info(self) -> dict:
+        h = self.history
+        return {"start": h.start, "last_step": self.last_step, "checkpoints": len(h),
+                "interval": h.interval, "bytes_estimate": h.bytes_used, "budget": h.budget,
+                "dropped": h.dropped, "journal_entries": len(self.journal.entries)}
+
+
+__all__ = ["DebugSession", "StopEvent", "FrameView", "DebugError", "BreakpointError"]
