@@ -537,6 +537,9 @@ def _full_text(v) -> str:
         return value_text(v, 200)
 
 
+QUIT_WORDS = ("quit", "q", "exit")  # end a batch script early, as in gdb
+
+
 def run_batch(session: DebugSession, lines, write, stop=None) -> int:
     """Run each command of `lines`, writing `(rvmdbg) COMMAND` then its output; returns the
     number of commands that reported an error. `stop` (a threading.Event), once set, ends
@@ -552,6 +555,8 @@ def run_batch(session: DebugSession, lines, write, stop=None) -> int:
         if not line.strip() or line.strip().startswith("#"):
             continue
         write(f"(rvmdbg) {line.strip()}\n")
+        if line.split()[0].lower() in QUIT_WORDS:
+            break
         out = interp.execute(line)
         if out.startswith("error:"):
             errors += 1
