@@ -300,11 +300,12 @@ def test_ctrl_c_interrupts_a_running_continue(tmp_path):
     assert stop(lines)[4] == "interrupted" and "info history" not in rest
 
 
-def test_quit_ends_a_batch_script_early():
-    import subprocess, sys
+def test_quit_ends_a_batch_script_early(tmp_path):
+    import os, subprocess, sys
     script = "step\nquit\nstep\n"
+    env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path))  # no saved breakpoints
     out = subprocess.run([sys.executable, "-m", "rvmdbg", "debug", "programs/fib.relay", "3",
-                          "--batch", "-"], input=script, capture_output=True, text=True,
+                          "--batch", "-"], input=script, capture_output=True, text=True, env=env,
                          cwd=str(__import__("pathlib").Path(__file__).resolve().parents[2]))
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("(step)") == 1 and "(rvmdbg) quit" in out.stdout
