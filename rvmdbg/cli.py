@@ -411,13 +411,17 @@ def _configure_screen(p: argparse.ArgumentParser) -> None:
                    help="the function to debug (default main)")
     p.add_argument("--no-mouse", action="store_true", help="do not capture the mouse")
     p.add_argument("--ascii", action="store_true", help="draw with ASCII characters only")
+    p.add_argument("--history-mb", type=_positive, default=256, metavar="MB",
+                   help="memory for reverse-execution history (default 256)")
     add_limit_options(p)
 
 
 def cmd_screen(ns: argparse.Namespace) -> int:
     from rvmdbg.tui import run_screen  # imported here: the engine never loads Textual
+    history_mb = getattr(ns, "history_mb", None)
     return run_screen(ns.program, ns.args, entry=ns.entry.lstrip("@"), mouse=not ns.no_mouse,
-                      ascii_only=ns.ascii, limits=limits_from(ns))
+                      ascii_only=ns.ascii, limits=limits_from(ns),
+                      history_bytes=history_mb * 2 ** 20 if history_mb else None)
 
 
 COMMANDS: dict[str, Command] = {

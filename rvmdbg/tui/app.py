@@ -1,0 +1,125 @@
+"""The rvmdbg screen application: `rvmdbg PROGRAM [ARG...]`.
+
+`DebuggerApp(program, arg_texts)` shows the `DebuggerScreen`; when the program's arguments are
+complete (from the command line or its `// args:` line) it starts the `DebugSession` at once,
+otherwise it first asks for the missing ones in `ArgumentsModal`. `run_screen()` is what the
+command line calls: it loads the program before any screen opens, so a bad program prints its
+error like every other command.
+"""
+from __future__ import annotations
+
+import gc
+import sys
+
+from textual.app import App
+
+from rvmdbg.tui.args_modal import ArgumentsModal
+from rvmdbg.tui.glyphs import glyphs_for
+from rvmdbg.tui.program import DebugProgram, ProgramLoadError, load_program
+from rvmdbg.tui.screen import DebuggerScreen
+
+
+class DebuggerApp(App):
+    CSS_PATH = "debugger.tcss"
+    TITLE = "rvmdbg"
+    ENABLE_COMMAND_PALETTE = False
+
+    def __init__(self, program: DebugProgram, arg_texts: list[str] | None = None, *,
+                 ascii_only: bool = False, limits=None, config_dir=None,
+                 history_bytes: int | None = None) -> None:
+        super().__init__()
+        self.animation_level = "none"   # scrolling never animates: it costs frames over ssh
+        self.program = program
+        self.arg_texts = program.initial_arg_texts(arg_texts or [])
+        self.ascii_only = ascii_only
+        self.glyphs = glyphs_for(ascii_only)
+        self.limits = limits
+        self.config_dir = config_dir
+        self.history_bytes = history_bytes
+        self.session = None
+        self.start_error: str | None = None
+        self._interpreter = None
+        self._interpreter_session = None
+
+    def get_default_screen(self) -> DebuggerScreen:
+        screen = DebuggerScreen(self.glyphs)
+        if self.ascii_only:
+            screen.add_class("-ascii")
+        return screen
+
+    @property
+    def debugger(self) -> DebuggerScreen:
+        return self.screen_stack[0]
+
+    def begin(self) -> None:
+        """Called by the debugger screen once mounted: start, or ask for arguments first."""
+        params = self.program.params()
+        values = None
+        if len(self.arg_texts) == len(params):
+            try:
+                values = self.program.parse_args(self.arg_texts)
+            except Exception as exc:
+                self.start_error = str(getattr(exc, "message", exc))
+        if values is not None:
+            self.start(values)
+        else:
+            self.push_screen(ArgumentsModal(self.program, self.arg_texts), self._arguments_given)
+            if self.start_error:
+                self.call_after_refresh(self._show_argument_error)
+
+    def _show_argument_error(self) -> None:
+        try:
+            self.screen.query_one("#args-error").update(self.start_error)
+        except Exception:
+            pass
+
+    def _arguments_given(self, values) -> None:
+        if values is None:
+            self.exit(return_code=2)
+            return
+        self.start(values)
+
+    def start(self, values: list) -> None:
+        """Create the session on `values` and show its first stop."""
+        kwargs = {"entry": self.program.entry, "limits": self.limits,
+                  "config_dir": self.config_dir, "program_path": self.program.path}
+        if self.history_bytes is not None:
+            kwargs["history_bytes"] = self.history_bytes
+        screen = self.debugger
+        try:
+            from rvmdbg.debug import DebugSession
+            self.session = DebugSession(self.program.exe, values, **kwargs)
+        except Exception as exc:
+            screen.status.set_stop(f"cannot start @{self.program.entry}: {exc}", "error")
+            return
+        screen.start_session()
+
+    def interpreter(self):
+        """The command-language interpreter on the session (made on first use)."""
+        if self._interpreter is None or self._interpreter_session is not self.session:
+            from rvmdbg.debug import CommandInterpreter
+            self._interpreter = CommandInterpreter(self.session)
+            self._interpreter_session = self.session
+        return self._interpreter
+
+
+def run_screen(path: str, arg_texts: list[str], *, entry: str = "main", mouse: bool = True,
+               ascii_only: bool = False, limits=None, history_bytes: int | None = None,
+               config_dir=None) -> int:
+    """Open the screen on a program; returns the exit code (2 when it cannot be loaded)."""
+    try:
+        program = load_program(path, entry)
+    except ProgramLoadError as exc:
+        print(exc.message, file=sys.stderr)
+        return 2
+    # The program's AST and bytecode live as long as the screen: keep the collector from
+    # rescanning them (a full collection over them is a visible pause while stepping).
+    gc.collect()
+    gc.freeze()
+    app = DebuggerApp(program, arg_texts, ascii_only=ascii_only, limits=limits,
+                      history_bytes=history_bytes, config_dir=config_dir)
+    code = app.run(mouse=mouse)
+    return code if isinstance(code, int) else (app.return_code or 0)
+
+
+__all__ = ["DebuggerApp", "run_screen"]

@@ -1,0 +1,110 @@
+"""`?`: every key of the screen, read from the bindings themselves, and the command language.
+
+The table is built from the `BINDINGS` of the debugger screen and of each pane, so it can
+never disagree with what the keys do.
+"""
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+COMMANDS_HELP = [
+    ("break @f | @f:PC | LINE | op:NAME [if EXPR]", "set a breakpoint (b)"),
+    ("delete N | disable N | enable N", "change breakpoints"),
+    ("step [K] | next | finish | continue", "run forward (s n f c)"),
+    ("rstep [K] | rnext | rfinish | rcontinue", "run backward"),
+    ("goto STEP | run-to @f:PC", "travel to a step or a place"),
+    ("info registers | info frame | info breakpoints", "show state"),
+    ("backtrace | print $N | heap | deps", "frames, values, dependencies (bt p)"),
+    ("last-write $N | watch $N", "go back to a write, watch a register"),
+    ("list | source", "bytecode or Relay lines around the pc"),
+]
+
+
+_KEY_NAMES = {
+    "question_mark": "?", "colon": ":", "slash": "/", "full_stop": ".",
+    "left_square_bracket": "[", "right_square_bracket": "]", "escape": "Esc",
+    "enter": "Enter", "space": "Space", "tab": "Tab", "pageup": "PgUp", "pagedown": "PgDn",
+    "home": "Home", "end": "End", "up": "Up", "down": "Down", "left": "Left", "right": "Right",
+    "delete": "Delete", "backspace": "Backspace",
+}
+
+
+def key_text(key: str) -> str:
+    """A key as the help shows it, in plain ASCII: `Shift+F11`, `Ctrl+C`, `?`."""
+    parts = key.split("+")
+    name = parts[-1]
+    if name in _KEY_NAMES:
+        name = _KEY_NAMES[name]
+    elif len(name) > 1 and name[0] == "f" and name[1:].isdigit():
+        name = name.upper()
+    elif len(name) == 1 and len(parts) > 1:
+        name = name.upper()
+    mods = [m.capitalize() for m in parts[:-1]]
+    return "+".join(mods + [name])
+
+
+def _key_text(binding: Binding) -> str:
+    return ", ".join(key_text(k.strip()) for k in binding.key.split(","))
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [
+        Binding("escape", "dismiss", "Close"),
+        Binding("question_mark", "dismiss", "Close"),
+        Binding("q", "dismiss", "Close"),
+    ]
+
+    def __init__(self, sections: list[tuple[str, list[Binding]]]) -> None:
+        super().__init__()
+        self.sections = sections
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-dialog", classes="dialog"):
+            yield Static(self._table(), id="help-keys")
+
+    def rows(self) -> list[tuple[str, str]]:
+        """(keys, what they do) per binding, section titles as ("", title) rows."""
+        out: list[tuple[str, str]] = []
+        for title, bindings in self.sections:
+            out.append(("", title))
+            seen = set()
+            for b in bindings:
+                desc = b.tooltip or b.description
+                if not desc or (b.key, b.action) in seen:
+                    continue
+                seen.add((b.key, b.action))
+                out.append((_key_text(b), desc))
+        return out
+
+    def _table(self) -> Table:
+        table = Table(box=None, show_header=False, padding=(0, 2, 0, 0), expand=True)
+        table.add_column("key", style="bold", no_wrap=True, ratio=1)
+        table.add_column("does", ratio=3)
+        for keys, does in self.rows():
+            if not keys:
+                table.add_row("", "")
+                table.add_row(Text(does, style="bold underline"), "")
+            else:
+                table.add_row(keys, does)
+        table.add_row("", "")
+        table.add_row(Text("Command line (:)", style="bold underline"), "")
+        for syntax, does in COMMANDS_HELP:
+            table.add_row(syntax, does)
+        table.add_row("", "")
+        table.add_row("", Text("Esc, q or ? closes this help", style="italic"))
+        return table
+
+    def on_mount(self) -> None:
+        self.query_one("#help-dialog").focus()
+
+    async def action_dismiss(self, result=None) -> None:
+        self.dismiss(None)
+
+
+__all__ = ["HelpScreen"]

@@ -1,0 +1,290 @@
+"""The base of the screen's list-like panes: a Line API `ScrollView` with a line cursor.
+
+Only the lines on screen are rendered, each once per state: a subclass says what a line's
+state is (`line_state`) and how to draw it (`render_full_line`); strips are kept in an
+`LRUCache` keyed by (line, cursor, state), so moving the cursor or the pc repaints two lines
+and scrolling a 20,000-line listing renders only what comes into view. Scrolling never
+animates.
+"""
+from __future__ import annotations
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding
+from textual.cache import LRUCache
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBarRender
+from textual.strip import Strip
+
+from rvmdbg.tui.glyphs import UNICODE, Glyphs
+
+
+class AsciiScrollBarRender(ScrollBarRender):
+    """Scrollbars without the eighth-block characters: the thumb is a coloured blank."""
+
+    VERTICAL_BARS = [" "] * 8
+    HORIZONTAL_BARS = [" "] * 8
+
+
+def use_ascii_scrollbars(widget) -> None:
+    """Give a scrolling widget ASCII-only scrollbars (for `--ascii`)."""
+    widget.vertical_scrollbar.renderer = AsciiScrollBarRender
+    widget.horizontal_scrollbar.renderer = AsciiScrollBarRender
+
+
+class LinePane(ScrollView, can_focus=True):
+    """A focusable pane of lines with a cursor, cached rendering and text search."""
+
+    COMPONENT_CLASSES = {"pane--cursor", "pane--cursor-blurred", "pane--dim"}
+
+    BINDINGS = [
+        Binding("up", "cursor(-1)", "Up", show=False, tooltip="Cursor up"),
+        Binding("down", "cursor(1)", "Down", show=False, tooltip="Cursor down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, tooltip="A page up"),
+        Binding("pagedown", "page(1)", "Page down", show=False, tooltip="A page down"),
+        Binding("home", "cursor_to(0)", "First line", show=False, tooltip="First line"),
+        Binding("end", "cursor_to(-1)", "Last line", show=False, tooltip="Last line"),
+        Binding("left", "scroll_columns(-8)", "Scroll left", show=False,
+                tooltip="Scroll left (in the source: move the cursor column)"),
+        Binding("right", "scroll_columns(8)", "Scroll right", show=False,
+                tooltip="Scroll right (in the source: move the cursor column)"),
+    ]
+
+    cursor: reactive[int] = reactive(0, repaint=False, init=False)
+
+    # Human name of the pane (status messages, the help screen, the narrow-mode tabs).
+    title = "pane"
+
+    class CursorMoved(Message):
+        """The user moved a pane's cursor (not sent for moves the screen makes itself)."""
+
+        def __init__(self, pane: "LinePane", index: int) -> None:
+            super().__init__()
+            self.pane = pane
+            self.index = index
+
+    def __init__(self, *, glyphs: Glyphs = UNICODE, id: str | None = None,
+                 classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.glyphs = glyphs
+        self.line_count = 0
+        self._strips: LRUCache[tuple, tuple[Strip, Style]] = LRUCache(1024)
+        self._styles: dict[tuple[str, ...], Style] = {}
+        self._base_style: Style | None = None
+        self._quiet = False
+        self.border_title = self.title
+
+    def on_mount(self) -> None:
+        if self.glyphs is not UNICODE:
+            use_ascii_scrollbars(self)
+
+    # ------------------------------------------------------------ content size
+
+    def set_lines(self, count: int, width: int, clear: bool = True) -> None:
+        """Declare the content: `count` lines at most `width` cells wide. `clear` drops the
+        cached lines and repaints (new content); without it only the size is updated."""
+        self.line_count = count
+        size = Size(max(width, 1), count)
+        if size != self.virtual_size:
+            self.virtual_size = size
+        if self.cursor >= count:
+            self.set_cursor(max(0, count - 1), quiet=True)
+        if clear:
+            self._strips.clear()
+            self.refresh()
+
+    def invalidate(self) -> None:
+        """Forget every rendered line (state the keys do not capture changed)."""
+        self._strips.clear()
+        self.refresh()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._strips.clear()
+        self._styles = {}
+        self._base_style = None
+
+    @property
+    def base_style(self) -> Style:
+        """The pane's own Rich style (`rich_style` walks the ancestors: kept until the
+        styles change)."""
+        style = self._base_style
+        if style is None:
+            style = self._base_style = self.rich_style
+        return style
+
+    # ------------------------------------------------------------ what subclasses provide
+
+    def line_state(self, index: int) -> tuple:
+        """Everything besides the cursor that changes how line `index` looks."""
+        return ()
+
+    def render_full_line(self, index: int, cursor: str) -> tuple[list[Segment], Style]:
+        """Line `index` unclipped, and the style to fill the rest of the row with.
+        `cursor` is "" (no cursor), "focused" or "blurred"."""
+        raise NotImplementedError
+
+    def line_text(self, index: int) -> str:
+        """The plain text of a line, for search."""
+        return ""
+
+    # ------------------------------------------------------------ rendering
+
+    def cursor_style(self, cursor: str) -> Style:
+        if cursor == "focused":
+            return self.style("pane--cursor")
+        if cursor == "blurred":
+            return self.style("pane--cursor-blurred")
+        return Style()
+
+    @property
+    def has_rows(self) -> bool:
+        """False while the pane only shows a message (no cursor is drawn then)."""
+        return self.line_count > 0
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        index = y + scroll_y
+        width = self.size.width
+        base = self.base_style
+        if index >= self.line_count or index < 0:
+            return Strip.blank(width, base)
+        cursor = ""
+        if index == self.cursor and self.has_rows:
+            cursor = "focused" if self.has_focus else "blurred"
+        key = (index, cursor, self.line_state(index))
+        cached = self._strips.get(key)
+        if cached is None:
+            segments, fill = self.render_full_line(index, cursor)
+            cached = (Strip(segments), fill)
+            self._strips[key] = cached
+        strip, fill = cached
+        return strip.crop_extend(scroll_x, scroll_x + width, fill)
+
+    def refresh_content_line(self, index: int | None) -> None:
+        if index is not None and 0 <= index < self.line_count:
+            self.refresh_line(index)
+
+    def refresh_content_lines(self, start: int, end: int) -> None:
+        """Repaint content lines start..end (inclusive) where they are on screen."""
+        top = self.scroll_offset.y
+        lo = max(start, top)
+        hi = min(end, top + self.size.height - 1, self.line_count - 1)
+        if lo <= hi:
+            self.refresh_lines(lo, hi - lo + 1)
+
+    # ------------------------------------------------------------ cursor
+
+    def set_cursor(self, index: int, quiet: bool = False, center: bool = False) -> None:
+        """Move the cursor; `quiet` moves made by the screen itself send no CursorMoved."""
+        if self.line_count == 0:
+            return
+        index = max(0, min(index, self.line_count - 1))
+        self._quiet = quiet
+        try:
+            if index == self.cursor:
+                self.scroll_to_line(index, center)
+            else:
+                self._center_next = center
+                self.cursor = index
+        finally:
+            self._quiet = False
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        self.refresh_content_line(old)
+        self.refresh_content_line(new)
+        self.scroll_to_line(new, getattr(self, "_center_next", False))
+        self._center_next = False
+        if not self._quiet:
+            self.post_message(self.CursorMoved(self, new))
+
+    def scroll_to_line(self, index: int, center: bool = False) -> None:
+        """Bring a line into view without animation, keeping a few lines of context around
+        it (centred when asked, or when it is more than a page away)."""
+        height = self.scrollable_content_region.height or self.size.height
+        if height <= 0:
+            return
+        margin = min(3, max(0, (height - 1) // 4))
+        top = self.scroll_offset.y
+        if not center and top + margin <= index < top + height - margin:
+            return
+        if center or index < top - height or index >= top + 2 * height:
+            y = index - height // 2
+        elif index < top + margin:
+            y = index - margin
+        else:
+            y = index - height + 1 + margin
+        y = max(0, min(y, self.line_count - height))
+        if y != top:
+            self.scroll_to(y=y, animate=False, immediate=True)
+
+    def action_cursor(self, delta: int) -> None:
+        self.set_cursor(self.cursor + delta)
+
+    def action_page(self, direction: int) -> None:
+        height = max(1, self.scrollable_content_region.height - 1)
+        self.set_cursor(self.cursor + direction * height)
+
+    def action_cursor_to(self, index: int) -> None:
+        self.set_cursor(index if index >= 0 else self.line_count - 1)
+
+    def action_scroll_columns(self, delta: int) -> None:
+        self.scroll_to(x=max(0, self.scroll_offset.x + delta), animate=False, immediate=True)
+
+    def on_click(self, event) -> None:
+        index = event.y + self.scroll_offset.y
+        if 0 <= index < self.line_count:
+            self.set_cursor(index)
+
+    def on_focus(self) -> None:
+        self.refresh_content_line(self.cursor)
+
+    def on_blur(self) -> None:
+        self.refresh_content_line(self.cursor)
+
+    # ------------------------------------------------------------ search
+
+    def search(self, text: str, start: int | None = None) -> int | None:
+        """The first line at or after `start` (wrapping) whose text contains `text`
+        (case-insensitive); moves the cursor there."""
+        if not text or self.line_count == 0:
+            return None
+        needle = text.lower()
+        first = self.cursor + 1 if start is None else start
+        n = self.line_count
+        for k in range(n):
+            i = (first + k) % n
+            if needle in self.line_text(i).lower():
+                self.set_cursor(i, center=True)
+                return i
+        return None
+
+    # ------------------------------------------------------------ helpers for subclasses
+
+    def style(self, *names: str) -> Style:
+        """The combined style of component classes: only what each class sets, with a
+        translucent background (`$accent 30%`) already blended onto the pane's."""
+        cached = self._styles.get(names)
+        if cached is None:
+            cached = Style()
+            for name in names:
+                part = self.get_component_rich_style(name, partial=True)
+                if part.bgcolor is not None:
+                    full = self.get_component_rich_style(name)
+                    part = part + Style(bgcolor=full.bgcolor)
+                cached += part
+            self._styles[names] = cached
+        return cached
+
+    def visible_range(self) -> tuple[int, int]:
+        top = self.scroll_offset.y
+        return top, top + self.size.height - 1
+
+    def region_for(self, index: int) -> Region:
+        return Region(0, index, self.virtual_size.width, 1)
+
+
+__all__ = ["LinePane"]

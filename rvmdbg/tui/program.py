@@ -1,0 +1,151 @@
+"""The program the debugger screen opens: a `.relay` file compiled here, or a saved `.rvmx`.
+
+`load_program(path, entry)` does the front end before the screen starts, so a parse or type
+error prints like every other command's and never opens the screen. It keeps what the panes
+need beside the executable: the typed module (types on demand), the source text, the
+constructor-to-type table and the `// args:` defaults. A saved executable that carries its
+source text gets its module back by checking that text again; without source it is shown as a
+listing only.
+
+No Textual here: loading and argument parsing are tested without a screen.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from rvmdbg.relay.diagnostics import RelayError
+
+
+class ProgramLoadError(Exception):
+    """The program cannot be opened; `message` is ready to print (with FILE:LINE:COL)."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass
+class DebugProgram:
+    path: str
+    name: str                      # the file's base name: what the screen shows
+    exe: object                    # rvmdbg.vm.executable.Executable
+    module: object | None          # the type-checked module, when there is one
+    source_text: str | None
+    source_file: str | None        # the span file name of the program's own lines
+    default_args: list[str] | None
+    entry: str = "main"
+    saved: bool = False            # opened from a .rvmx
+    constructor_types: dict = field(default_factory=dict)
+    expression_types: object = None  # ExpressionTypes: the source pane's types on demand
+
+    def params(self) -> list[tuple[str, str]]:
+        """The entry's parameters as (name, type text); the type is "" when unknown."""
+        if self.module is not None and self.entry in self.module.functions:
+            from rvmdbg.args import param_types
+            fn = self.module.functions[self.entry]
+            types = param_types(fn)
+            return [(p.name, "" if t is None else str(t)) for p, t in zip(fn.params, types)]
+        try:
+            fn = self.exe.function(self.entry)
+        except KeyError:
+            return []
+        return [(p, "") for p in fn.params]
+
+    def parse_args(self, texts: list[str]) -> list:
+        """Runtime values for the entry's parameters; raises ArgumentError saying why not."""
+        from rvmdbg.args import ArgumentError, convert_value, parse_program_args, parse_value
+        if self.module is not None and self.entry in self.module.functions:
+            return parse_program_args(self.module, self.entry, texts)
+        params = self.params()
+        if len(texts) != len(params):
+            raise ArgumentError(f"@{self.entry} takes {len(params)} arguments, got {len(texts)}")
+        return [convert_value(parse_value(t, None, f"argument {i + 1}"), None, None,
+                              f"argument {i + 1}") for i, t in enumerate(texts)]
+
+    def initial_arg_texts(self, given: list[str]) -> list[str]:
+        """The argument texts to start with: the command line's, else the `// args:` line."""
+        if given:
+            return list(given)
+        return list(self.default_args or [])
+
+
+def _check_entry(exe, entry: str, path: str) -> None:
+    try:
+        exe.func_index(entry)
+    except KeyError as exc:
+        raise ProgramLoadError(f"{path}: error: {exc.args[0]}") from None
+
+
+def load_program(path: str, entry: str = "main") -> DebugProgram:
+    """Load, check and compile `path` (or read a saved executable); raises ProgramLoadError."""
+    from rvmdbg.relay.loader import program_default_args
+    name = os.path.basename(path)
+    if path.endswith(".rvmx"):
+        from rvmdbg.vm.serialize import ExecutableFormatError, load
+        try:
+            exe = load(path)
+        except ExecutableFormatError as exc:
+            raise ProgramLoadError(str(exc)) from None
+        except OSError as exc:
+            raise ProgramLoadError(f"{path}: error: {exc.strerror or exc}") from None
+        _check_entry(exe, entry, path)
+        module = None
+        text = exe.source_text
+        if text is not None:
+            module = _recheck(text, exe.source_name or path)
+        prog = DebugProgram(path, name, exe, module, text, exe.source_name,
+                            program_default_args(text) if text else None, entry, saved=True)
+    else:
+        from rvmdbg.relay.loader import load_file
+        from rvmdbg.relay.typecheck import check_module
+        from rvmdbg.vm.compiler import compile_module
+        try:
+            module = check_module(load_file(path))
+        except RelayError as exc:
+            raise ProgramLoadError(exc.format()) from None
+        text = module.source.text if module.source is not None else None
+        # The type index is taken from this module before the passes see it.
+        from rvmdbg.tui.expr_types import ExpressionTypes
+        types = ExpressionTypes(module, path)
+        try:
+            exe = compile_module(module)
+        except RelayError as exc:
+            raise ProgramLoadError(exc.format()) from None
+        except Exception as exc:  # the compiler's own errors carry their message
+            raise ProgramLoadError(f"{path}: error: cannot compile: {exc}") from None
+        _check_entry(exe, entry, path)
+        prog = DebugProgram(path, name, exe, module, text, path,
+                            program_default_args(text) if text else None, entry)
+        prog.expression_types = types
+    from rvmdbg.tui.summary import constructor_types
+    prog.constructor_types = constructor_types(prog.module)
+    if prog.expression_types is None:
+        from rvmdbg.tui.expr_types import ExpressionTypes
+        prog.expression_types = ExpressionTypes(prog.module, prog.source_file)
+    return prog
+
+
+def _recheck(text: str, filename: str):
+    """The typed module of a saved executable's source, or None if it no longer checks."""
+    from rvmdbg.relay.loader import load_module
+    from rvmdbg.relay.typecheck import check_module
+    try:
+        return check_module(load_module(text, filename))
+    except Exception:
+        return None
+
+
+def program_from_executable(exe, name: str = "<executable>", entry: str = "main",
+                            module=None) -> DebugProgram:
+    """A program around an executable built in memory (benchmarks, tests of big listings)."""
+    from rvmdbg.tui.expr_types import ExpressionTypes
+    from rvmdbg.tui.summary import constructor_types
+    text = exe.source_text
+    prog = DebugProgram(name, name, exe, module, text, exe.source_name, None, entry, saved=True)
+    prog.constructor_types = constructor_types(module)
+    prog.expression_types = ExpressionTypes(module, exe.source_name)
+    return prog
+
+
+__all__ = ["DebugProgram", "ProgramLoadError", "load_program", "program_from_executable"]

@@ -1,0 +1,1059 @@
+"""The debugger screen: the panes, the keys, and the one place that drives the DebugSession.
+
+Every key that moves execution goes through `drive()`: a single step runs at once; anything
+that may run long (continue, finish, next, run to cursor, go to step, commands) runs in a
+worker thread while the screen stays live, shows progress batched to ~0.1 s and can be
+interrupted with Esc or Ctrl+C (`session.interrupt()`). Every call into the session is
+guarded: whatever the program does, the screen shows it and stays up.
+
+After each stop `show_stop()` reads the session once (frames, deps, breakpoints) and hands
+each pane what it shows. Panes never call the session themselves.
+
+Layout: at 150 columns and more, source and listing sit side by side; from 100 they are
+stacked; below 100 columns or 28 rows each column shows one pane at a time with a tab bar
+(Tab, 1-6 and clicks switch).
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+
+from rvmdbg.tui.breakpoints import BreakpointPane, BreakpointRow
+from rvmdbg.tui.command_line import CommandLine
+from rvmdbg.tui.command_output import CommandOutput
+from rvmdbg.tui.glyphs import Glyphs
+from rvmdbg.tui.goto_modal import GotoStepModal
+from rvmdbg.tui.heap import HeapTree
+from rvmdbg.tui.help_screen import HelpScreen
+from rvmdbg.tui.line_pane import LinePane
+from rvmdbg.tui.links import SourceLinks
+from rvmdbg.tui.listing import BytecodeListing, DepRead
+from rvmdbg.tui.pane_tabs import PaneTabs
+from rvmdbg.tui.registers import RegisterPane
+from rvmdbg.tui.search_bar import SearchBar
+from rvmdbg.tui.source_view import SourceView
+from rvmdbg.tui.stack import CallStackPane
+from rvmdbg.tui.status import StatusLine
+from rvmdbg.tui.summary import value_summary
+
+NARROW_WIDTH = 100
+NARROW_HEIGHT = 28
+WIDE_WIDTH = 150
+PROGRESS_INTERVAL = 0.1   # seconds between progress updates while running
+
+CODE_PANES = [("source", "Source", "1"), ("listing", "Bytecode", "2")]
+STATE_PANES = [("registers", "Regs", "3"), ("stack", "Stack", "4"), ("heap", "Heap", "5"),
+               ("breakpoints", "Bkpts", "6")]
+
+
+class Progress(Message):
+    """Sent from the worker thread about every PROGRESS_INTERVAL while a run is going."""
+
+    def __init__(self, steps: int, rate: float) -> None:
+        super().__init__()
+        self.steps = steps
+        self.rate = rate
+
+
+class RunFinished(Message):
+    """The worker thread's session call returned (or raised). For a command line, `event` is
+    the text the command printed."""
+
+    def __init__(self, label: str, event, error: BaseException | None,
+                 command: str | None = None) -> None:
+        super().__init__()
+        self.label = label
+        self.event = event
+        self.error = error
+        self.command = command
+
+
+def _human_rate(rate: float) -> str:
+    if rate >= 1e6:
+        return f"{rate / 1e6:.1f}M"
+    if rate >= 1e3:
+        return f"{rate / 1e3:.0f}k"
+    return f"{rate:.0f}"
+
+
+class DebuggerScreen(Screen):
+    """The main screen. `app.program` and `app.session` are what it shows."""
+
+    # Keys that move execution are disabled (shown dim) while a run is in progress.
+    DRIVING = {"step", "next", "finish", "cont", "rstep", "rnext", "rfinish", "rcont", "goto",
+               "run_to_cursor", "toggle_breakpoint", "watch_cursor", "command", "restart"}
+
+    BINDINGS = [
+        Binding("s,f11", "step", "Step", tooltip="Step one instruction, into calls (F11)", id="step"),
+        Binding("n,f10", "next", "Next", tooltip="Step over a call (F10)", id="next"),
+        Binding("f,shift+f11", "finish", "Finish", tooltip="Run until this frame returns (Shift+F11)", id="finish"),
+        Binding("c,f5", "cont", "Cont", tooltip="Continue to the next breakpoint (F5)", id="continue"),
+        Binding("S", "rstep", "Back", show=False, tooltip="Reverse step one instruction", id="rstep"),
+        Binding("N", "rnext", "RNext", show=False, tooltip="Reverse next: back over a call", id="rnext"),
+        Binding("F", "rfinish", "RFinish", show=False, tooltip="Reverse finish: back to the call", id="rfinish"),
+        Binding("C,shift+f5", "rcont", "RCont", show=False,
+                tooltip="Reverse continue to the previous breakpoint hit (Shift+F5)", id="rcontinue"),
+        Binding("g", "goto", "Goto", show=False, tooltip="Go to step N (back or forward)", id="goto"),
+        Binding("u", "frame_up", "Up", show=False, tooltip="Select the caller's frame (up the stack)", id="up"),
+        Binding("d", "frame_down", "Down", show=False, tooltip="Select the callee's frame (down the stack)", id="down"),
+        Binding("colon", "command", "Cmd", tooltip="Command line (the batch-mode commands)", id="command"),
+        Binding("slash", "search", "Search", show=False, tooltip="Search in the focused pane", id="search"),
+        Binding("o", "toggle_output", "Output", show=False, tooltip="Show or hide the command output", id="output"),
+        Binding("ctrl+r", "restart", "Restart", show=False, tooltip="Restart the program (keeps breakpoints)", id="restart"),
+        Binding("question_mark", "help", "Help", tooltip="Every key", id="help"),
+        Binding("q", "quit", "Quit", tooltip="Quit rvmdbg", id="quit"),
+        Binding("tab", "cycle_pane(1)", "Next pane", show=False, tooltip="Focus the next pane"),
+        Binding("shift+tab", "cycle_pane(-1)", "Previous pane", show=False, tooltip="Focus the previous pane"),
+        Binding("1", "focus_pane('source')", "Source", show=False, tooltip="Focus the source"),
+        Binding("2", "focus_pane('listing')", "Bytecode", show=False, tooltip="Focus the bytecode listing"),
+        Binding("3", "focus_pane('registers')", "Registers", show=False, tooltip="Focus the registers"),
+        Binding("4", "focus_pane('stack')", "Stack", show=False, tooltip="Focus the call stack"),
+        Binding("5", "focus_pane('heap')", "Heap", show=False, tooltip="Focus the heap"),
+        Binding("6", "focus_pane('breakpoints')", "Breaks", show=False, tooltip="Focus breakpoints and watches"),
+        Binding("escape", "interrupt", "Interrupt", show=False, tooltip="Interrupt a running continue"),
+        Binding("ctrl+c", "interrupt", "Interrupt", show=False, priority=True,
+                tooltip="Interrupt a running continue"),
+    ]
+
+    def __init__(self, glyphs: Glyphs) -> None:
+        super().__init__()
+        self.glyphs = glyphs
+        self.running = False
+        self.run_label = ""
+        self.frames: list = []
+        self.selected_depth: int | None = None
+        self._run_started = 0.0
+        self._last_progress = 0.0
+        self._heap_stale = True
+        self._layout_mode = ""
+        self._last_event = None
+        self._footer_timer = None
+        self._footer_shows_running = False
+
+    # ------------------------------------------------------------ composition
+
+    @property
+    def program(self):
+        return self.app.program
+
+    @property
+    def session(self):
+        return self.app.session
+
+    def compose(self) -> ComposeResult:
+        program = self.program
+        g = self.glyphs
+        self.links = SourceLinks(program.exe, program.source_file)
+        has_source = program.source_text is not None
+        code_panes = CODE_PANES if has_source else CODE_PANES[1:]
+        with Horizontal(id="main"):
+            with Vertical(id="code-column"):
+                yield PaneTabs(code_panes, id="code-tabs", classes="pane-tabs")
+                with Horizontal(id="code"):
+                    if has_source:
+                        yield SourceView(program.source_text, self.links, program.name, glyphs=g, id="source")
+                    yield BytecodeListing(program.exe, self.links, glyphs=g, id="listing")
+            with Vertical(id="state-column"):
+                yield PaneTabs(STATE_PANES, id="state-tabs", classes="pane-tabs")
+                registers = RegisterPane(glyphs=g, id="registers")
+                registers.constructor_types = program.constructor_types
+                yield registers
+                yield CallStackPane(program.exe, glyphs=g, id="stack")
+                heap = HeapTree(glyphs=g, id="heap")
+                heap.constructor_types = program.constructor_types
+                yield heap
+                yield BreakpointPane(glyphs=g, id="breakpoints")
+        yield CommandOutput(id="output")
+        yield SearchBar(id="search")
+        yield CommandLine(id="command")
+        yield StatusLine(id="status")
+        yield Footer(compact=True)
+
+    def pane_ids(self) -> list[str]:
+        ids = [p for p, _, _ in CODE_PANES + STATE_PANES]
+        return [p for p in ids if self.query(f"#{p}")]
+
+    def pane(self, pane_id: str):
+        return self.query_one(f"#{pane_id}")
+
+    @property
+    def listing(self) -> BytecodeListing:
+        return self.query_one("#listing", BytecodeListing)
+
+    @property
+    def source(self) -> SourceView | None:
+        found = self.query("#source")
+        return found.first() if found else None
+
+    @property
+    def status(self) -> StatusLine:
+        return self.query_one("#status", StatusLine)
+
+    def on_mount(self) -> None:
+        exe = self.program.exe
+        entry = exe.func_index(self.program.entry)
+        self.listing.show_function(entry)
+        self.query_one("#registers", RegisterPane).clear("not started")
+        self.query_one("#heap", HeapTree).show_message("not started")
+        self.query_one("#breakpoints", BreakpointPane).set_rows([])
+        self.query_one("#stack", CallStackPane).set_frames([], 0)
+        if self.has_class("-ascii"):
+            from rvmdbg.tui.line_pane import use_ascii_scrollbars
+            use_ascii_scrollbars(self.query_one("#output"))
+        self.status.set_stop(f"{self.program.name}: waiting for arguments", "stop")
+        self._apply_layout(self.size.width, self.size.height)
+        self.listing.focus()
+        # the first frame (listing and source) paints before the session is built
+        self.status.set_stop(f"{self.program.name}: starting", "stop")
+        self.call_after_refresh(self.app.begin)
+
+    def on_resize(self, event) -> None:
+        self._apply_layout(event.size.width, event.size.height)
+
+    def on_unmount(self) -> None:
+        # Leaving the app must not leave a run going in the worker thread.
+        if self.running and self.session is not None:
+            self.session.interrupt()
+
+    # ------------------------------------------------------------ layout modes
+
+    def _apply_layout(self, width: int, height: int) -> None:
+        if width < NARROW_WIDTH or height < NARROW_HEIGHT:
+            mode = "-narrow"
+        elif width >= WIDE_WIDTH:
+            mode = "-wide"
+        else:
+            mode = "-stacked"
+        if mode == self._layout_mode:
+            return
+        for m in ("-narrow", "-wide", "-stacked"):
+            self.set_class(m == mode, m)
+        self._layout_mode = mode
+        self._show_tab("code-tabs", self.query_one("#code-tabs", PaneTabs).active)
+        self._show_tab("state-tabs", self.query_one("#state-tabs", PaneTabs).active)
+
+    @property
+    def narrow(self) -> bool:
+        return self._layout_mode == "-narrow"
+
+    def _show_tab(self, tabs_id: str, pane_id: str) -> None:
+        tabs = self.query_one(f"#{tabs_id}", PaneTabs)
+        tabs.set_active(pane_id)
+        for pid, _, _ in tabs.panes:
+            self.pane(pid).set_class(pid != pane_id, "-tab-hidden")
+        if pane_id == "heap":
+            self._refresh_heap()
+
+    def _reveal(self, pane_id: str) -> None:
+        """Make a pane visible (in narrow mode, switch its column's tab to it)."""
+        for tabs_id, panes in (("code-tabs", CODE_PANES), ("state-tabs", STATE_PANES)):
+            if any(pid == pane_id for pid, _, _ in panes):
+                self._show_tab(tabs_id, pane_id)
+
+    def on_pane_tabs_chosen(self, event: PaneTabs.Chosen) -> None:
+        self.action_focus_pane(event.pane_id)
+
+    def action_focus_pane(self, pane_id: str) -> None:
+        if not self.query(f"#{pane_id}"):
+            self.status.set_message("this program has no source: the listing is all there is")
+            return
+        self._reveal(pane_id)
+        self.pane(pane_id).focus()
+
+    def action_cycle_pane(self, delta: int) -> None:
+        ids = self.pane_ids()
+        focused = self.focused
+        current = focused.id if focused is not None and focused.id in ids else None
+        k = ids.index(current) if current is not None else (-1 if delta > 0 else 0)
+        self.action_focus_pane(ids[(k + delta) % len(ids)])
+
+    def on_descendant_focus(self, event) -> None:
+        widget = event.widget
+        if widget.id in self.pane_ids() and self.narrow:
+            self._reveal(widget.id)
+        if widget.id == "heap":
+            self._refresh_heap()
+
+    # ------------------------------------------------------------ starting
+
+    def start_session(self) -> None:
+        """Called by the app once the session exists."""
+        session = self.session
+        session.on_progress = self._progress_from_worker
+        self.show_stop(None, "start")
+
+    # ------------------------------------------------------------ driving the session
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action in self.DRIVING and (self.running or self.session is None):
+            return None  # shown disabled
+        return True
+
+    def drive(self, label: str, call: Callable, threaded: bool = True,
+              command: str | None = None) -> None:
+        """Run `call(session)`, then show where it stopped. With `command`, `call` returns
+        the text that command line printed, for the output pane."""
+        if self.session is None:
+            self.status.set_message("no program running", warning=True)
+            return
+        if self.running:
+            self.status.set_message("still running: Esc or Ctrl+C interrupts", warning=True)
+            return
+        if not threaded:
+            try:
+                event = call(self.session)
+                error = None
+            except Exception as exc:
+                event, error = None, exc
+            self._finish(label, event, error, command)
+            return
+        self.running = True
+        self.run_label = label
+        self._run_started = time.monotonic()
+        self._last_progress = 0.0
+        self.status.set_running(f"{self.glyphs.running} {label}: running {self.glyphs.separator} "
+                                f"Esc or Ctrl+C interrupts")
+        # The footer shows the keys disabled only for runs that last: redrawing it costs
+        # more than a short `next` takes.
+        self._footer_timer = self.set_timer(0.25, self._show_running_keys)
+        self._run_in_thread(label, call, command)
+
+    def _show_running_keys(self) -> None:
+        if self.running:
+            self._footer_shows_running = True
+            self.refresh_bindings()
+
+    @work(thread=True, exclusive=True, group="session", exit_on_error=False)
+    def _run_in_thread(self, label: str, call: Callable, command: str | None) -> None:
+        try:
+            event = call(self.session)
+            error = None
+        except BaseException as exc:  # reported on screen, never raised into the worker
+            event, error = None, exc
+        self.post_message(RunFinished(label, event, error, command))
+
+    def on_run_finished(self, message: RunFinished) -> None:
+        self.running = False
+        self.status.set_running("")
+        if self._footer_timer is not None:
+            self._footer_timer.stop()
+            self._footer_timer = None
+        if self._footer_shows_running:
+            self._footer_shows_running = False
+            self.refresh_bindings()
+        self._finish(message.label, message.event, message.error, message.command)
+
+    def _progress_from_worker(self, steps: int, steps_per_s: float = 0.0) -> None:
+        """The session's progress callback (worker thread): batched to PROGRESS_INTERVAL."""
+        now = time.monotonic()
+        if now - self._last_progress >= PROGRESS_INTERVAL:
+            self._last_progress = now
+            self.post_message(Progress(steps, steps_per_s))
+
+    def on_progress(self, message: Progress) -> None:
+        if not self.running:
+            return
+        g = self.glyphs
+        self.status.set_running(
+            f"{g.running} {self.run_label}: step {message.steps:,} {g.separator} "
+            f"{_human_rate(message.rate)} steps/s {g.separator} Esc or Ctrl+C interrupts")
+
+    def _finish(self, label: str, event, error: BaseException | None,
+                command: str | None = None) -> None:
+        message = ""
+        warning = False
+        if command is not None:
+            output = f"error: {_error_text(error)}" if error is not None else event
+            self._show_output(command, output if isinstance(output, str) else str(output))
+            event = None
+            if error is not None and not _is_program_error(error):
+                error = None  # already in the output pane
+        if error is not None and not _is_program_error(error):
+            # a program's failure is an error stop and shows as one; anything else is news
+            message = f"{label}: {_error_text(error)}"
+            warning = True
+        try:
+            self.show_stop(event, label)
+        except Exception as exc:  # the screen must survive a surprise in the session's state
+            message = f"cannot show the state: {type(exc).__name__}: {exc}"
+            warning = True
+        if message:
+            self.status.set_message(message, warning=warning)
+
+    def action_step(self) -> None:
+        self.drive("step", lambda s: s.step(), threaded=False)
+
+    def action_rstep(self) -> None:
+        self.drive("reverse step", lambda s: s.rstep(), threaded=False)
+
+    def action_next(self) -> None:
+        self.drive("next", lambda s: s.next())
+
+    def action_finish(self) -> None:
+        self.drive("finish", lambda s: s.finish())
+
+    def action_cont(self) -> None:
+        self.drive("continue", lambda s: s.cont())
+
+    def action_rnext(self) -> None:
+        self.drive("reverse next", lambda s: s.rnext())
+
+    def action_rfinish(self) -> None:
+        self.drive("reverse finish", lambda s: s.rfinish())
+
+    def action_rcont(self) -> None:
+        self.drive("reverse continue", lambda s: s.rcontinue())
+
+    def action_restart(self) -> None:
+        self.drive("restart", lambda s: s.restart(), threaded=False)
+
+    def action_interrupt(self) -> None:
+        if self.running and self.session is not None:
+            try:
+                self.session.interrupt()
+            except Exception as exc:
+                self.status.set_message(f"cannot interrupt: {exc}", warning=True)
+                return
+            self.status.set_running(f"{self.glyphs.running} {self.run_label}: interrupting")
+            return
+        # not running: Escape leaves the command line or search box if one is open
+        for box_id in ("command", "search"):
+            box = self.query_one(f"#{box_id}")
+            if box.has_class("-shown"):
+                self._close_box(box)
+                return
+
+    def action_quit(self) -> None:
+        if self.running and self.session is not None:
+            try:
+                self.session.interrupt()
+            except Exception:
+                pass
+        self.app.exit()
+
+    def action_goto(self) -> None:
+        s = self.session
+        if s is None or self.running:
+            return
+        try:
+            current, earliest, latest = s.step_count, s.history_start, s.last_step
+        except Exception:
+            current, earliest, latest = 0, 0, 0
+
+        def chosen(step: int | None) -> None:
+            if step is not None:
+                self.drive(f"go to step {step}", lambda s: s.goto(step))
+        self.app.push_screen(GotoStepModal(current, earliest, latest), chosen)
+
+    def action_run_to_cursor(self) -> None:
+        loc = self._cursor_location()
+        if loc is None:
+            if isinstance(self.focused, SourceView):
+                self.status.set_message(f"line {self.focused.cursor + 1} has no instructions",
+                                        warning=True)
+            else:
+                self.status.set_message("t runs to the line or instruction under the cursor: "
+                                        "focus the listing or the source", warning=True)
+            return
+        fi, pc = loc
+        name = self.program.exe.functions[fi].name
+        self.drive(f"run to @{name}:{pc}", lambda s: s.run_to(fi, pc))
+
+    def _cursor_location(self) -> tuple[int, int] | None:
+        focused = self.focused
+        if isinstance(focused, BytecodeListing):
+            return focused.cursor_location()
+        if isinstance(focused, SourceView):
+            line = focused.cursor + 1
+            frame = self._selected_frame()
+            return self.links.best_location(line, frame.func_index if frame is not None else None)
+        return None
+
+    # ------------------------------------------------------------ breakpoints and watches
+
+    def action_toggle_breakpoint(self) -> None:
+        s = self.session
+        if s is None:
+            return
+        focused = self.focused
+        try:
+            if isinstance(focused, BytecodeListing):
+                loc = focused.cursor_location()
+                if loc is None:
+                    return
+                result = s.breakpoints.toggle_at(*loc)
+                where = f"@{self.program.exe.functions[loc[0]].name}:{loc[1]}"
+            elif isinstance(focused, SourceView):
+                line = focused.cursor + 1
+                result = s.breakpoints.toggle_line(line)
+                where = f"line {line}"
+            else:
+                self.status.set_message("b toggles a breakpoint in the listing or the source",
+                                        warning=True)
+                return
+        except Exception as exc:
+            self.status.set_message(f"breakpoint: {_error_text(exc)}", warning=True)
+            return
+        self.status.set_message(_toggle_message(result, where))
+        self._refresh_breakpoints()
+
+    def action_watch_cursor(self) -> None:
+        s = self.session
+        if s is None:
+            return
+        focused = self.focused
+        depth = self.selected_depth
+        if isinstance(focused, RegisterPane):
+            register = focused.cursor_register()
+        elif isinstance(focused, BytecodeListing):
+            register = focused.cursor_written_register()
+            frame = self._selected_frame()
+            if frame is None or frame.func_index != focused.func_index:
+                self.status.set_message("w in the listing watches a register of the selected "
+                                        "frame's function", warning=True)
+                return
+        else:
+            self.status.set_message("w watches the register under the cursor in the registers "
+                                    "pane or the listing", warning=True)
+            return
+        if register is None:
+            self.status.set_message("no register under the cursor", warning=True)
+            return
+        try:
+            w = s.watch(register, depth=depth)
+        except Exception as exc:
+            self.status.set_message(f"watch: {_error_text(exc)}", warning=True)
+            return
+        where = w.where(self.program.exe) if callable(getattr(w, "where", None)) else f"${register}"
+        self.status.set_message(f"watchpoint {w.id}: {where}")
+        self._refresh_breakpoints()
+
+    def on_breakpoint_pane_changed(self, event: BreakpointPane.Changed) -> None:
+        s = self.session
+        if s is None:
+            return
+        row = event.row
+        try:
+            if event.action == "show":
+                if row.location is not None:
+                    fi, pc = row.location
+                    self.listing.show_function(fi, cursor=pc)
+                    self._mark_listing_breakpoints()
+                    self.action_focus_pane("listing")
+                return
+            # breakpoints and watchpoints share one numbering in the session
+            if event.action == "delete":
+                s.delete(row.number)
+            elif row.enabled:
+                s.disable(row.number)
+            else:
+                s.enable(row.number)
+        except Exception as exc:
+            self.status.set_message(f"{event.action}: {_error_text(exc)}", warning=True)
+        self._refresh_breakpoints()
+
+    def _refresh_breakpoints(self) -> None:
+        try:
+            rows = breakpoint_rows(self.session, self.program.exe)
+        except Exception as exc:
+            rows = []
+            self.status.set_message(f"breakpoints: {_error_text(exc)}", warning=True)
+        self.query_one("#breakpoints", BreakpointPane).set_rows(rows)
+        self._mark_listing_breakpoints()
+
+    def _mark_listing_breakpoints(self) -> None:
+        s = self.session
+        if s is None:
+            return
+        try:
+            marks = breakpoint_marks(s, self.program.exe, self.links)
+        except Exception:
+            marks = ({}, {})
+        by_location, by_line = marks
+        fi = self.listing.func_index
+        self.listing.set_breakpoints({pc: m for (f, pc), m in by_location.items() if f == fi})
+        if self.source is not None:
+            self.source.set_breakpoints(by_line)
+
+    # ------------------------------------------------------------ frames
+
+    def _selected_frame(self):
+        d = self.selected_depth
+        if d is None or not (0 <= d < len(self.frames)):
+            return None
+        return self.frames[d]
+
+    def action_frame_up(self) -> None:
+        if self.selected_depth is None:
+            return
+        if self.selected_depth == 0:
+            self.status.set_message("already at the outermost frame")
+            return
+        self.select_frame(self.selected_depth - 1)
+
+    def action_frame_down(self) -> None:
+        if self.selected_depth is None:
+            return
+        if self.selected_depth >= len(self.frames) - 1:
+            self.status.set_message("already at the innermost frame")
+            return
+        self.select_frame(self.selected_depth + 1)
+
+    def on_call_stack_pane_frame_selected(self, event: CallStackPane.FrameSelected) -> None:
+        self.select_frame(event.depth)
+
+    def select_frame(self, depth: int) -> None:
+        self.selected_depth = depth
+        self.query_one("#stack", CallStackPane).select(depth)
+        try:
+            self._show_selected_frame()
+        except Exception as exc:
+            self.status.set_message(f"frame: {_error_text(exc)}", warning=True)
+        frame = self._selected_frame()
+        if frame is not None:
+            self.status.set_message(f"frame #{len(self.frames) - 1 - depth}: @{frame.func_name} "
+                                    f"pc={frame.pc}")
+
+    # ------------------------------------------------------------ showing a stop
+
+    def show_stop(self, event, label: str) -> None:
+        s = self.session
+        if event is None and label != "start":
+            # a command ran (its output is elsewhere): the stop is the session's last one
+            event = getattr(s, "last_event", None)
+        self._last_event = event
+        self.frames = list(s.frames())
+        self.selected_depth = len(self.frames) - 1 if self.frames else None
+        self.query_one("#stack", CallStackPane).set_frames(
+            self.frames, self.selected_depth if self.selected_depth is not None else 0)
+        self._show_selected_frame()
+        self._refresh_breakpoints()
+        self.status.set_stop(*stop_line(s, event, self.program.exe))
+        self.status.set_history(history_line(s, self.glyphs))
+        error = getattr(s, "error", None)
+        self.status.set_message(f"error: {_error_text(error)}" if error is not None else
+                                _event_note(event), warning=error is not None)
+
+    def _show_selected_frame(self) -> None:
+        s = self.session
+        frame = self._selected_frame()
+        registers = self.query_one("#registers", RegisterPane)
+        listing = self.listing
+        source = self.source
+        g = self.glyphs
+        error = getattr(s, "error", None)
+        if frame is None:
+            listing.set_location(None)
+            listing.set_deps([], ())
+            if s.finished and error is None:
+                registers.clear(f"finished: result = {value_summary(s.result, 200, g.ellipsis)}")
+            elif error is not None:
+                registers.clear(f"stopped by an error: {_error_text(error)}")
+            else:
+                registers.clear("no frames")
+            if source is not None:
+                source.set_current(None)
+            self._heap_stale = True
+            self._refresh_heap()
+            return
+        top = self.selected_depth == len(self.frames) - 1
+        kind = "top" if top else "caller"
+        error_note = ""
+        if top and error is not None:
+            kind = "error"
+            error_note = _error_text(error)
+        listing.show_function(frame.func_index)
+        pc_note = _pc_note(frame, self.program.exe) if top else ""
+        listing.set_location(frame.pc, kind, error_note, pc_note)
+        reads: tuple = ()
+        writes: tuple = ()
+        if top:
+            dep_reads, writes = self._deps()
+            listing.set_deps(dep_reads, writes)
+            reads = tuple(r.register for r in dep_reads)
+        else:
+            listing.set_deps([], ())
+        self._mark_listing_breakpoints()
+        changed: set = set()
+        if top:
+            try:
+                changed = set(s.changed_registers())
+            except Exception:
+                changed = set()
+        fn = self.program.exe.functions[frame.func_index]
+        frame_no = len(self.frames) - 1 - self.selected_depth
+        registers.set_frame(frame.registers, changed, reads, writes, len(fn.params),
+                            title=f"Registers #{frame_no} @{fn.name}")
+        if source is not None:
+            span = self.program.exe.span_at(frame.func_index, frame.pc)
+            if span is not None and span.file == self.program.source_file:
+                source.set_current(span.line, kind, span, error_note)
+            else:
+                source.set_current(None)
+        self._heap_stale = True
+        self._refresh_heap()
+
+    def _deps(self) -> tuple[list[DepRead], tuple[int, ...]]:
+        try:
+            deps = self.session.deps()
+        except Exception:
+            return [], ()
+        exe = self.program.exe
+        reads = []
+        for r in getattr(deps, "reads", ()):
+            func = getattr(r, "write_func", None)
+            if isinstance(func, str):
+                try:
+                    func = exe.func_index(func)
+                except KeyError:
+                    func = None
+            reads.append(DepRead(r.register, func, getattr(r, "write_pc", None),
+                                 getattr(r, "write_step", None)))
+        return reads, tuple(getattr(deps, "writes", ()))
+
+    def _refresh_heap(self) -> None:
+        heap = self.query_one("#heap", HeapTree)
+        if not self._heap_stale or self.session is None:
+            return
+        if heap.has_class("-tab-hidden") and self.narrow:
+            return  # rebuilt when it is shown
+        self._heap_stale = False
+        frame = self._selected_frame()
+        if frame is None:
+            s = self.session
+            if s.finished and s.error is None:
+                from rvmdbg.tui.summary import is_heap_object
+                if is_heap_object(s.result):
+                    heap.set_registers([s.result], title="Heap: the result")
+                    return
+            heap.show_message("no frame")
+            return
+        frame_no = len(self.frames) - 1 - self.selected_depth
+        heap.set_registers(frame.registers, title=f"Heap #{frame_no} @{frame.func_name}")
+
+    # ------------------------------------------------------------ the listing and the source
+
+    def on_line_pane_cursor_moved(self, event: LinePane.CursorMoved) -> None:
+        pane = event.pane
+        if isinstance(pane, BytecodeListing) and self.source is not None:
+            loc = pane.cursor_location()
+            line = self.links.line_of(*loc) if loc is not None else None
+            self.source.set_linked(line)
+        elif isinstance(pane, SourceView):
+            line = event.index + 1
+            frame = self._selected_frame()
+            prefer = self.listing.func_index
+            loc = self.links.best_location(line, prefer)
+            if loc is None:
+                self.listing.set_linked(())
+                return
+            if loc[0] != self.listing.func_index:
+                self.listing.show_function(loc[0])
+                self._show_location_of_selected_frame(frame)
+            self.listing.set_linked(self.links.pcs_in(line, loc[0]))
+            self.listing.set_cursor(loc[1], quiet=True)
+            self.source.set_typed(None)
+
+    def _show_location_of_selected_frame(self, frame) -> None:
+        """After switching the listing's function: mark the pc if the frame is in it."""
+        listing = self.listing
+        if frame is not None and frame.func_index == listing.func_index:
+            top = self.selected_depth == len(self.frames) - 1
+            error = getattr(self.session, "error", None) if self.session else None
+            kind = "error" if top and error is not None else "top" if top else "caller"
+            listing.set_location(frame.pc, kind, _error_text(error) if kind == "error" else "",
+                                 _pc_note(frame, self.program.exe) if top else "", follow=False)
+            if top:
+                listing.set_deps(*self._deps())
+        self._mark_listing_breakpoints()
+
+    def action_show_function(self, delta: int) -> None:
+        n = len(self.program.exe.functions)
+        fi = self.listing.func_index or 0
+        self.listing.show_function((fi + delta) % n)
+        self._show_location_of_selected_frame(self._selected_frame())
+        fn = self.program.exe.functions[self.listing.func_index]
+        self.status.set_message(f"showing @{fn.name} (VMFunc[{self.listing.func_index}])")
+
+    def action_show_pc(self) -> None:
+        frame = self._selected_frame()
+        if frame is None:
+            return
+        self.listing.show_function(frame.func_index, cursor=frame.pc)
+        self._show_location_of_selected_frame(frame)
+
+    def action_type_at_cursor(self) -> None:
+        source = self.source
+        types = self.program.expression_types
+        if source is None:
+            return
+        line, col = source.cursor_position()
+        entry = types.innermost_at(line, col) if types is not None else None
+        if entry is None:
+            source.set_typed(None)
+            why = "" if self.program.module is not None else " (no typed module for this executable)"
+            self.status.set_message(f"no typed expression at {line}:{col}{why}")
+            return
+        source.set_typed((entry.line, entry.col, entry.end_line, entry.end_col))
+        what = f"%{entry.name}" if entry.kind == "Var" else (f"@{entry.name}" if entry.name else entry.kind)
+        self.status.set_message(f"{entry.line}:{entry.col} {what} : {entry.type}")
+
+    # ------------------------------------------------------------ registers
+
+    def action_print_register(self) -> None:
+        registers = self.query_one("#registers", RegisterPane)
+        r = registers.cursor_register()
+        if r is None:
+            return
+        from rvmdbg.values import format_value
+        try:
+            text = format_value(registers.registers[r])
+        except Exception as exc:
+            text = f"<cannot print: {exc}>"
+        self._show_output(f"print ${r}", f"${r} = {text}")
+
+    # ------------------------------------------------------------ command line and search
+
+    def action_command(self) -> None:
+        box = self.query_one("#command", CommandLine)
+        self._close_box(self.query_one("#search", SearchBar), refocus=False)
+        box.add_class("-shown")
+        self.query_one("#output", CommandOutput).add_class("-shown")
+        box.value = ""
+        box.focus()
+
+    def action_search(self) -> None:
+        focused = self.focused
+        if not isinstance(focused, (LinePane, HeapTree)):
+            focused = self.listing
+        bar = self.query_one("#search", SearchBar)
+        self._close_box(self.query_one("#command", CommandLine), refocus=False)
+        bar.open_for(focused, getattr(focused, "title", "pane"))
+        bar.add_class("-shown")
+        bar.focus()
+
+    def action_toggle_output(self) -> None:
+        self.query_one("#output", CommandOutput).toggle_class("-shown")
+
+    def action_help(self) -> None:
+        sections = [("Everywhere", self.BINDINGS)]
+        for cls in (BytecodeListing, SourceView, RegisterPane, CallStackPane, BreakpointPane):
+            own = [b for b in cls.BINDINGS if b.show or b.tooltip]
+            if own:
+                sections.append((cls.title, own))
+        sections.append(("Every pane", LinePane.BINDINGS))
+        self.app.push_screen(HelpScreen(sections))
+
+    def _close_box(self, box, refocus: bool = True) -> None:
+        if not box.has_class("-shown"):
+            return
+        box.remove_class("-shown")
+        target = getattr(box, "target", None)
+        if refocus:
+            (target if target is not None else self.listing).focus()
+
+    def on_command_line_closed(self, event: CommandLine.Closed) -> None:
+        self._close_box(self.query_one("#command", CommandLine))
+
+    def on_search_bar_closed(self, event: SearchBar.Closed) -> None:
+        self._close_box(self.query_one("#search", SearchBar))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if isinstance(event.input, SearchBar):
+            self._search(event.input, event.value)
+        elif isinstance(event.input, CommandLine):
+            line = event.value.strip()
+            event.input.remember(line)
+            event.input.value = ""
+            if line:
+                self.run_command(line)
+
+    def _search(self, bar: SearchBar, text: str) -> None:
+        target = bar.target
+        if not text or target is None:
+            return
+        if isinstance(target, HeapTree):
+            found = target.search(text)
+        else:
+            found = target.search(text) is not None
+        self.status.set_message(f"/{text}: " + ("found" if found else "no match"),
+                                warning=not found)
+
+    def run_command(self, line: str) -> None:
+        """Run one command-language line; its output goes to the output pane. Commands that
+        only read or edit state run at once, the rest in the worker like `c`."""
+        if self.session is None:
+            return
+        try:
+            interpreter = self.app.interpreter()
+        except Exception as exc:
+            self._show_output(line, f"error: {_error_text(exc)}")
+            return
+        if _is_quick_command(line):
+            try:
+                text = interpreter.execute(line)
+            except Exception as exc:
+                text = f"error: {_error_text(exc)}"
+            self._show_output(line, text)
+            self._refresh_breakpoints()
+            return
+        self.drive(line, lambda s: interpreter.execute(line), command=line)
+
+    def _show_output(self, line: str, text) -> None:
+        out = self.query_one("#output", CommandOutput)
+        out.add_class("-shown")
+        out.show_command(line, text if isinstance(text, str) else str(text))
+
+
+# ---------------------------------------------------------------- reading the session
+
+def _is_program_error(error: BaseException) -> bool:
+    return type(error).__name__ == "VMError"
+
+
+def _error_text(error) -> str:
+    if error is None:
+        return ""
+    message = getattr(error, "message", None)
+    if isinstance(message, str) and message:
+        return message
+    return str(error).split("\n")[0]
+
+
+def _toggle_message(result, where: str) -> str:
+    """`toggle_at` and `toggle_line` return the new breakpoint, or None when they removed."""
+    if result is None:
+        return f"breakpoint removed at {where}"
+    return f"breakpoint {result.id} at {where}"
+
+
+def _is_quick_command(line: str) -> bool:
+    """Commands that only read or edit state run at once; the rest may run long."""
+    word = line.split()[0] if line.split() else ""
+    return word in {"info", "i", "backtrace", "bt", "print", "p", "heap", "deps", "list",
+                    "source", "break", "b", "delete", "disable", "enable", "watch", "help",
+                    "tbreak", "condition"}
+
+
+def _pc_note(frame, exe) -> str:
+    """A short note on the instruction at the pc: where a closure call goes, what an `if`
+    compares."""
+    ins = getattr(frame, "instruction", None)
+    regs = getattr(frame, "registers", None)
+    if ins is None or regs is None:
+        return ""
+    name = type(ins).__name__
+    try:
+        if name == "InvokeClosure":
+            closure = regs[ins.closure]
+            target = getattr(closure, "name", None)
+            return f"-> @{target}" if target else ""
+        if name == "If":
+            a, b = regs[ins.test], regs[ins.target]
+            return f"${ins.test}={value_summary(a, 12)} ${ins.target}={value_summary(b, 12)}"
+        if name in ("GetTag", "GetField"):
+            obj = regs[ins.object]
+            con = getattr(obj, "con", None)
+            return f"${ins.object} is {con}" if con else ""
+    except Exception:
+        return ""
+    return ""
+
+
+def stop_line(session, event, exe) -> tuple[str, str]:
+    """(the stop line, its kind) for the status bar."""
+    error = getattr(session, "error", None)
+    kind = "error" if error is not None else "finished" if session.finished else "stop"
+    if event is not None and hasattr(event, "line"):
+        try:
+            return event.line(), kind
+        except Exception:
+            return str(event), kind
+    loc = session.location()
+    if session.finished and error is None:
+        return (f"[step {session.step_count}] finished: result = "
+                f"{value_summary(session.result, 120)}", "finished")
+    if loc is None:
+        if error is not None:
+            return f"[step {session.step_count}] error: {_error_text(error)}", "error"
+        return f"[step {session.step_count}]", kind
+    fi, pc = loc
+    ins = session.current_instruction()
+    text = ins.text() if ins is not None else "?"
+    reason = f"error: {_error_text(error)}" if error is not None else "start"
+    return f"[step {session.step_count}] @{exe.functions[fi].name} pc={pc}: {text}    ({reason})", kind
+
+
+def _event_note(event) -> str:
+    """The first line of a stop's extra message (a watchpoint's values, a condition that
+    could not be evaluated), or ""."""
+    message = getattr(event, "message", None)
+    if not message or getattr(event, "reason", "") in ("error", "limit"):
+        return ""
+    return str(message).strip().split("\n")[0]
+
+
+def history_line(session, glyphs) -> str:
+    try:
+        step, last, start = session.step_count, session.last_step, session.history_start
+    except Exception:
+        return ""
+    text = f"step {step} of {last}"
+    text += f" {glyphs.separator} history from step {start}"
+    return text
+
+
+def breakpoint_rows(session, exe) -> list[BreakpointRow]:
+    """The session's breakpoints and watches as rows for the breakpoints pane."""
+    rows: list[BreakpointRow] = []
+    for bp in list(session.breakpoints):
+        kind = getattr(bp, "kind", "")
+        if kind == "line":
+            moved = getattr(bp, "moved_from", None)
+            where = f"line {bp.line}" + (f" (from {moved})" if moved else "")
+        elif callable(getattr(bp, "where", None)):
+            where = bp.where(exe)
+        else:
+            where = str(getattr(bp, "spec", bp))
+        locs = sorted(getattr(bp, "locations", ()) or ())
+        if kind == "opcode" and locs:
+            where += f" ({len(locs)} places)"
+        rows.append(BreakpointRow("break", bp.id, bool(bp.enabled), where, bp.condition or "",
+                                  getattr(bp, "hits", None), tuple(locs[0]) if locs else None))
+    for w in list(getattr(session, "watches", ()) or ()):
+        where = w.where(exe) if callable(getattr(w, "where", None)) else f"${w.register}"
+        rows.append(BreakpointRow("watch", w.id, bool(w.enabled), where, "",
+                                  getattr(w, "hits", None), None))
+    rows.sort(key=lambda r: r.number)
+    return rows
+
+
+def breakpoint_marks(session, exe, links: SourceLinks):
+    """({(func_index, pc): mark}, {source line: mark}) for the gutters: "on", "off", "cond"."""
+    by_location: dict[tuple[int, int], str] = {}
+    by_line: dict[int, str] = {}
+    for bp in list(session.breakpoints):
+        enabled = bool(getattr(bp, "enabled", True))
+        mark = ("cond" if getattr(bp, "condition", None) else "on") if enabled else "off"
+        for loc in getattr(bp, "locations", ()) or ():
+            loc = tuple(loc)
+            if by_location.get(loc) in (None, "off"):
+                by_location[loc] = mark
+            line = links.line_of(*loc)
+            if line is not None and by_line.get(line) in (None, "off"):
+                by_line[line] = mark
+        line = getattr(bp, "line", None)
+        if isinstance(line, int) and by_line.get(line) in (None, "off"):
+            by_line[line] = mark
+    return by_location, by_line
+
+
+__all__ = ["DebuggerScreen", "stop_line", "history_line", "breakpoint_rows", "breakpoint_marks"]

@@ -1,0 +1,68 @@
+"""Screenshots of the debugger screen for the README, made from the real app.
+
+Run from anywhere: `python3 scripts/make_screenshots.py` writes `screenshots/*.svg`. Each
+scene opens a program headless at a fixed size, drives it with keys, and saves the screen
+with `app.save_screenshot` inside `run_test`.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+# (file name, program, arguments, size, breakpoints, keys, options)
+SCENES = [
+    ("overview.svg", "programs/bst.relay", [], (160, 48), ["@insert:18"], ["c", "c", "c"], {}),
+    ("heap.svg", "programs/bst.relay", [], (140, 40), ["@in_order"],
+     ["c", "5", "space", "down", "space", "down", "down", "down", "space"], {}),
+    ("error.svg", "tests/tui/programs/empty_head.relay", [], (120, 36), [], ["c"], {}),
+    ("narrow.svg", "programs/sum_up.relay", ["3"], (80, 24), ["@sum_up:15"], ["c", "s", "s"], {}),
+    ("command_line.svg", "programs/fib.relay", ["6"], (120, 36), [],
+     ["colon", *"break @fib:14 if $0 == 3", "enter", *"continue", "enter", *"backtrace", "enter",
+      *"deps", "enter"], {}),
+    ("ascii.svg", "programs/quicksort.relay", [], (100, 30), ["@qsort"],
+     ["c", "c", "s", "s", "s", "s", "s"], {"ascii_only": True}),
+    ("help.svg", "programs/sum_up.relay", [], (120, 40), [], ["question_mark"], {}),
+]
+
+
+async def shoot(name, path, args, size, breakpoints, keys, options, out_dir, config_dir) -> None:
+    from rvmdbg.tui.app import DebuggerApp
+    from rvmdbg.tui.program import load_program
+    from textual.screen import ModalScreen
+    app = DebuggerApp(load_program(path), args, config_dir=config_dir, **options)
+    async with app.run_test(size=size) as pilot:
+        for _ in range(200):
+            if app.session is not None or isinstance(app.screen, ModalScreen):
+                break
+            await pilot.pause()
+        for spec in breakpoints:
+            app.session.breakpoints.add(spec)
+        app.screen_stack[0]._refresh_breakpoints()
+        for key in keys:
+            await pilot.press(key)
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        await pilot.pause()
+        app.save_screenshot(filename=name, path=out_dir)
+    print(f"screenshots/{name}: {path} at {size[0]}x{size[1]}")
+
+
+def main() -> None:
+    os.chdir(ROOT)  # program paths are relative, as a user in the repository types them
+    out_dir = os.path.join(ROOT, "screenshots")
+    os.makedirs(out_dir, exist_ok=True)
+    only = set(sys.argv[1:])
+    for scene in SCENES:
+        if not only or scene[0] in only:
+            # a fresh config directory per scene: no breakpoints saved by another scene
+            with tempfile.TemporaryDirectory() as config_dir:
+                asyncio.run(shoot(*scene, out_dir, config_dir))
+
+
+if __name__ == "__main__":
+    main()
