@@ -16,15 +16,13 @@ projections make no nodes: they only route entries (multi-output plumbing).
 from __future__ import annotations
 
 import hashlib
-import sys
-from contextlib import contextmanager
 
 from rvmdbg.graph.graph import CONSTANT, INPUT, KERNEL, Graph, GraphNode, GraphRefusal
 from rvmdbg.passes.fold_constant import fold_constant
 from rvmdbg.passes.fuse_ops import fuse_ops
 from rvmdbg.relay.ast import (Call, Constant, ConstructorRef, Function, GlobalVar, If, Let, Match,
                               Module, OpRef, PatternConstructor, PatternTuple, RefCreate, RefRead,
-                              RefWrite, Tuple, TupleGetItem, Var, children)
+                              RefWrite, Tuple, TupleGetItem, Var, children, room_for_recursion)
 from rvmdbg.relay.printer import print_expr
 from rvmdbg.relay.typecheck import check_module
 from rvmdbg.relay.types import FuncType, RefType, TensorType, TupleType, TypeCall, TypeVar
@@ -37,20 +35,6 @@ _ADVICE = "; run it on the VM"
 RESHAPE_OPS = frozenset({"reshape", "squeeze", "expand_dims", "nn.batch_flatten"})
 # TVM shortens longer kernel names and appends a hash of the full one
 _MAX_NAME = 80
-# the passes and the builder recurse once per level of nesting; long chains nest deeply
-_RECURSION_LIMIT = 200_000
-
-
-@contextmanager
-def _room_for_recursion():
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, _RECURSION_LIMIT))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(old)
-
-
 def _checked(mod: Module) -> Module:
     out = check_module(mod)
     return mod if out is None else out
@@ -477,7 +461,7 @@ class _Builder:
 
 def lower_to_graph(mod: Module, entry: str = "main") -> Graph:
     """The static graph of `entry`, or `GraphRefusal` naming the first dynamic construct."""
-    with _room_for_recursion():
+    with room_for_recursion():
         mod = _checked(mod)
         refusal = find_refusal(mod, entry)
         if refusal is not None:

@@ -9,8 +9,6 @@ stage is a typed module, and its printed text is kept for `rvmdbg compile --pass
 """
 from __future__ import annotations
 
-import sys
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -22,7 +20,7 @@ from rvmdbg.passes.fuse_ops import fuse_ops
 from rvmdbg.passes.lambda_lift import lambda_lift
 from rvmdbg.passes.manifest_alloc import manifest_alloc
 from rvmdbg.passes.manifest_lifetimes import manifest_lifetimes
-from rvmdbg.relay.ast import Module
+from rvmdbg.relay.ast import Module, room_for_recursion
 from rvmdbg.relay.printer import print_expr, print_module
 from rvmdbg.relay.typecheck import check_module
 
@@ -63,20 +61,6 @@ class Stage:
             self._function_texts = {name: print_expr(fn)
                                     for name, fn in self.module.functions.items()}
         return self._function_texts
-
-
-# The passes recurse once per level of expression nesting; long operator chains nest deeply.
-_RECURSION_LIMIT = 200_000
-
-
-@contextmanager
-def _room_for_recursion():
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, _RECURSION_LIMIT))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(old)
 
 
 def _check(mod: Module) -> Module:
@@ -136,7 +120,7 @@ class Pipeline:
     def run(self, mod: Module, include_input: bool = True) -> list[Stage]:
         """Stages in order: the type-checked input (named "Input", unless include_input is
         False), then one per pass. Raises whatever a pass or the type checker raises."""
-        with _room_for_recursion():
+        with room_for_recursion():
             mod = _check(mod)
             stages: list[Stage] = []
             if include_input:
@@ -148,7 +132,7 @@ class Pipeline:
 
     def apply(self, mod: Module) -> Module:
         """Only the final module (no printing of intermediate stages)."""
-        with _room_for_recursion():
+        with room_for_recursion():
             mod = _check(mod)
             for p in self.passes:
                 mod = p.run_checked(mod)

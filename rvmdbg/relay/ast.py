@@ -10,7 +10,8 @@ Every node carries `span` (its source region, or None for nodes a pass made) and
 from __future__ import annotations
 
 import itertools
-from typing import Any
+import sys
+from contextlib import contextmanager
 
 from rvmdbg.relay.diagnostics import Source, Span
 from rvmdbg.relay.types import Type, TypeVar
@@ -420,3 +421,19 @@ def map_functions(mod: Module, fn) -> Module:
     out = mod.copy_shallow()
     out.functions = {name: fn(name, f) for name, f in mod.functions.items()}
     return out
+
+
+# Passes and builders recurse once per level of expression nesting; long operator chains
+# (`a + b + c + ...`, left-associative) nest as deep as they are long.
+RECURSION_LIMIT = 200_000
+
+
+@contextmanager
+def room_for_recursion(limit: int = RECURSION_LIMIT):
+    """Raise Python's recursion limit for a deep walk, and restore it afterwards."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, limit))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)

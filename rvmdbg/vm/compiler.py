@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import sys
 from contextlib import contextmanager
 
 import numpy as np
@@ -35,7 +34,7 @@ from rvmdbg.passes.manifest_alloc import (ALLOC_STORAGE, ALLOC_TENSOR, INVOKE_TV
 from rvmdbg.relay.ast import (Call, Constant, ConstructorRef, Function, GlobalVar, If, Let, Match,
                               Module, OpRef, PatternConstructor, PatternTuple, PatternVar,
                               PatternWildcard, RefCreate, RefRead, RefWrite, Tuple, TupleGetItem,
-                              Var)
+                              Var, room_for_recursion)
 from rvmdbg.vm import bytecode as bc
 from rvmdbg.vm.executable import Executable, Kernel, VMFunction
 from rvmdbg.vm.kernels import BUILTIN_KERNELS, build_kernel, post_order
@@ -43,7 +42,6 @@ from rvmdbg.vm.kernels import BUILTIN_KERNELS, build_kernel, post_order
 # TVM shortens longer kernel names and appends a hash of the full one
 MAX_KERNEL_NAME = 80
 # passes recurse once per nested node: a 10,000-let program needs room beyond Python's default
-_PASS_RECURSION_LIMIT = 200_000
 
 
 class CompileError(Exception):
@@ -465,14 +463,12 @@ def codegen(mod: Module) -> Executable:
 def _compiling():
     """Room for the passes' recursion, and no cyclic GC passes meanwhile: compiling makes many
     small objects next to a large AST, which the collector would rescan over and over."""
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, _PASS_RECURSION_LIMIT))
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        yield
+        with room_for_recursion():
+            yield
     finally:
-        sys.setrecursionlimit(old)
         if gc_was_enabled:
             gc.enable()
 
