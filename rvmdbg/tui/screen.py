@@ -108,6 +108,9 @@ class DebuggerScreen(Screen):
         Binding("slash", "search", "Search", show=False, tooltip="Search in the focused pane", id="search"),
         Binding("o", "toggle_output", "Output", show=False, tooltip="Show or hide the command output", id="output"),
         Binding("ctrl+r", "restart", "Restart", show=False, tooltip="Restart the program (keeps breakpoints)", id="restart"),
+        Binding("v", "views", "Views", show=False,
+                tooltip="Teaching views (1 compile flow, 2 VM vs graph, 3 control flow; 0 or Esc back)",
+                id="views"),
         Binding("question_mark", "help", "Help", tooltip="Every key", id="help"),
         Binding("q", "quit", "Quit", tooltip="Quit rvmdbg", id="quit"),
         Binding("tab", "cycle_pane(1)", "Next pane", show=False, tooltip="Focus the next pane"),
@@ -842,6 +845,10 @@ class DebuggerScreen(Screen):
 
     def action_toggle_output(self) -> None:
         self.query_one("#output", CommandOutput).toggle_class("-shown")
+
+    def action_views(self) -> None:
+        from rvmdbg.tui.views.base import show_view
+        show_view(self.app, getattr(self.app, "last_teaching_view", "flow"))
 
     def action_help(self) -> None:
         sections = [("Everywhere", self.BINDINGS)]

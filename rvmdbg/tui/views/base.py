@@ -1,0 +1,167 @@
+"""What the three teaching views share: their screen, how they are opened over the debugger,
+and how they move the debugger's session.
+
+Each view is a widget (`FlowView`, `ExecutorsView`, `ControlFlowView`) on its own screen,
+pushed over the debugger screen, which stays exactly where it was underneath. Keys 1, 2 and 3
+switch between the views, 0 or Esc go back. The screens are installed once per app and kept,
+so a view keeps its own position (stage, selection, scroll) between visits.
+
+A host app provides `program` (a `DebugProgram`: module, exe, source) and `session` (the
+`DebugSession`, or None before it starts). Stepping from a view goes through the debugger
+screen's `drive()` when there is one, so its panes follow; otherwise the session is stepped
+directly.
+"""
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from rvmdbg.views.context import ViewContext
+from rvmdbg.views.text import symbols_for
+
+VIEW_ORDER = ("flow", "executors", "control")
+VIEW_SCREENS = {"flow": ("rvmdbg.tui.views.flow", "FlowScreen"),
+                "executors": ("rvmdbg.tui.views.executors", "ExecutorsScreen"),
+                "control": ("rvmdbg.tui.views.control_flow", "ControlFlowScreen")}
+VIEW_TITLES = {"flow": "1 Compile & execute", "executors": "2 VM vs graph",
+               "control": "3 Control flow & ADTs"}
+
+
+def view_context(app) -> ViewContext:
+    """The app's one ViewContext (stages are computed once and shared by the views), with
+    the current session."""
+    given = getattr(app, "teaching_context", None)   # a host may hand one over (demos, tests)
+    if given is not None:
+        if hasattr(app, "session"):
+            given.session = app.session
+        return given
+    program = getattr(app, "program", None)
+    ctx = getattr(app, "_teaching_context", None)
+    if ctx is None or getattr(app, "_teaching_program", None) is not program:
+        if program is None:
+            raise RuntimeError("the app has no program to show")
+        ctx = ViewContext.from_program(program)
+        app._teaching_context = ctx
+        app._teaching_program = program
+    ctx.session = getattr(app, "session", None)
+    return ctx
+
+
+def _screen_key(name: str) -> str:
+    return f"rvmdbg-view-{name}"
+
+
+def show_view(app, name: str) -> None:
+    """Open view `name` over the debugger (or switch to it from another view)."""
+    import importlib
+    app.last_teaching_view = name   # `v` on the debugger reopens it
+    key = _screen_key(name)
+    if not app.is_screen_installed(key):
+        module, cls = VIEW_SCREENS[name]
+        screen_class = getattr(importlib.import_module(module), cls)
+        app.install_screen(screen_class(ascii_only=bool(getattr(app, "ascii_only", False))), key)
+    current = app.screen
+    if isinstance(current, TeachingScreen):
+        if current.view_name == name:
+            return
+        app.switch_screen(key)
+    else:
+        app.push_screen(key)
+
+
+def leave_views(app) -> None:
+    """Back to the screen under the views (the debugger)."""
+    while isinstance(app.screen, TeachingScreen):
+        app.pop_screen()
+
+
+def drive_session(app, forward: bool = True) -> str | None:
+    """One instruction forward or back, through the debugger screen when there is one.
+    Returns an error message, or None."""
+    session = getattr(app, "session", None)
+    if session is None:
+        return "the program has not started"
+    debugger = None
+    stack = getattr(app, "screen_stack", [])
+    if stack and hasattr(stack[0], "drive"):
+        debugger = stack[0]
+    try:
+        if debugger is not None:
+            if getattr(debugger, "running", False):
+                return "the debugger is running: wait for it or interrupt it there"
+            call = (lambda s: s.step()) if forward else (lambda s: s.rstep())
+            debugger.drive("step" if forward else "reverse step", call, threaded=False)
+        else:
+            session.step() if forward else session.rstep()
+    except Exception as exc:  # the view reports it; the session stays usable
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+class TeachingScreen(Screen):
+    """A view's screen: a title bar, the view, a status line and the footer."""
+
+    BINDINGS = [
+        Binding("1", "view('flow')", "Flow", tooltip="View 1: compile and execute flow"),
+        Binding("2", "view('executors')", "VM/graph", tooltip="View 2: VM versus graph executor"),
+        Binding("3", "view('control')", "CFG/ADTs", tooltip="View 3: control flow and ADTs"),
+        Binding("0,escape", "back", "Debugger", tooltip="Back to the debugger"),
+        Binding("s", "step(True)", "Step", tooltip="Step the program one instruction"),
+        Binding("S", "step(False)", "Back", tooltip="Step the program back one instruction"),
+        Binding("q", "app.quit", "Quit", show=False),
+    ]
+
+    view_name = ""
+
+    def __init__(self, ascii_only: bool = False) -> None:
+        super().__init__()
+        self.ascii_only = ascii_only
+        self.symbols = symbols_for(ascii_only)
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title_text(), id="view-title")
+        yield from self.compose_view()
+        yield Static("", id="view-status")
+        yield Footer(compact=True)
+
+    def compose_view(self) -> ComposeResult:
+        raise NotImplementedError
+
+    def _title_text(self) -> str:
+        sep = " | " if self.ascii_only else " │ "
+        parts = []
+        for name in VIEW_ORDER:
+            title = VIEW_TITLES[name]
+            parts.append(f"[b reverse] {title} [/]" if name == self.view_name else f" {title} ")
+        return sep.join(parts) + f"{sep} 0 debugger"
+
+    @property
+    def view(self):
+        raise NotImplementedError
+
+    def context(self) -> ViewContext:
+        return view_context(self.app)
+
+    def set_status(self, text: str) -> None:
+        self.query_one("#view-status", Static).update(text)
+
+    def on_screen_resume(self) -> None:
+        self.view.refresh_from_session()
+        self.view.focus_main()
+
+    def action_view(self, name: str) -> None:
+        show_view(self.app, name)
+
+    def action_back(self) -> None:
+        leave_views(self.app)
+
+    def action_step(self, forward: bool) -> None:
+        err = drive_session(self.app, forward)
+        self.set_status(err or "")
+        self.view.refresh_from_session(stepped=True)
+
+
+__all__ = ["TeachingScreen", "view_context", "show_view", "leave_views", "drive_session",
+           "VIEW_ORDER", "VIEW_TITLES"]

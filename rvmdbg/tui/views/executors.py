@@ -1,0 +1,363 @@
+"""View 2, VM versus graph executor: the same program and inputs on both.
+
+Left, the VM's instruction stream (every dispatch, the instruction the debugger is about to
+run marked); right, the graph executor's node list with each node's storage block drawn
+across the memory plan (written, held, free), or, for a dynamic program, what the graph
+executor refuses and where. Below, the measurements side by side and the cost model
+(a one-off compile cost against a per-dispatch cost) fitted to a workload of growing inputs
+and drawn as a chart.
+
+Nothing is timed until `m` is pressed (the timings run in a worker thread); figures handed
+over in the context (`ViewContext.measurements`, `cost_samples`) are shown as they are.
+Keys: up/down/pageup/pagedown move through the stream, `m` measure, `w` the cost model's
+workload, `c` the chart's drawing (braille, blocks, ASCII).
+"""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Static
+
+from rvmdbg.tui.views.base import TeachingScreen
+from rvmdbg.tui.views.rows_pane import RowsPane
+from rvmdbg.views.costmodel import WORKLOADS, compare_models, cost_chart, fit_cost_model
+from rvmdbg.views.executors import compare_executors, measure_executors, storage_strip
+from rvmdbg.views.flow import quote
+from rvmdbg.views.plot import format_number
+from rvmdbg.views.text import UNICODE
+
+CHART_MODES = ("braille", "block", "ascii")
+
+
+class ExecutorsView(Vertical, can_focus=True):
+    BINDINGS = [
+        Binding("up,k", "move(-1)", "Up", show=False),
+        Binding("down,j", "move(1)", "Down", show=False),
+        Binding("pageup", "move(-20)", "Page up", show=False),
+        Binding("pagedown", "move(20)", "Page down", show=False),
+        Binding("m", "measure", "Measure", tooltip="Time both executors and the cost model"),
+        Binding("w", "workload", "Workload", tooltip="The cost model's workload"),
+        Binding("c", "chart_mode", "Chart", tooltip="Braille, block or ASCII chart"),
+    ]
+
+    def __init__(self, context, symbols=UNICODE, *, id: str | None = None,
+                 classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._view_source = context
+        self.symbols = symbols
+        self.comparison = None
+        self.cursor = 0
+        self.chart_mode = "ascii" if symbols is not UNICODE else "braille"
+        self.workload = None
+        self.measuring = False
+        self._comparing = False
+
+    @property
+    def context(self):
+        return self._view_source() if callable(self._view_source) else self._view_source
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="exec-summary")
+        with Horizontal(id="exec-main"):
+            yield RowsPane("VM", id="exec-stream")
+            yield RowsPane("graph executor", id="exec-graph")
+        with Horizontal(id="exec-bottom"):
+            yield RowsPane("measured", id="exec-measure")
+            yield RowsPane("cost model", id="exec-cost")
+
+    def focus_main(self) -> None:
+        self.focus()
+
+    def on_resize(self) -> None:
+        if self.comparison is not None:
+            self.call_after_refresh(self._draw_cost)   # the chart fits its pane
+
+    def on_mount(self) -> None:
+        for pane in self.query(RowsPane):
+            pane.can_focus = False
+        self._start()
+
+    def _start(self) -> None:
+        ctx = self.context
+        args = ctx.session_args()
+        if args is None:
+            self.query_one("#exec-summary", Static).update(
+                "the program has not started: the executors compare on its arguments")
+            return
+        self.query_one("#exec-summary", Static).update(
+            "running the program on both executors...")
+        self._comparing = True
+        self._compare(ctx, args)
+
+    @work(thread=True, exclusive=True, group="compare", exit_on_error=False)
+    def _compare(self, ctx, args) -> None:
+        """Both runs off the event loop (a long program's stream takes a while to record)."""
+        try:
+            cmp, error = compare_executors(ctx.module, ctx.run_exe(), args, ctx.entry), None
+        except Exception as exc:  # shown; the view stays up
+            cmp, error = None, f"{type(exc).__name__}: {exc}"
+        self.app.call_from_thread(self._compared, cmp, error)
+
+    def _compared(self, cmp, error) -> None:
+        self._comparing = False
+        if cmp is None:
+            self.query_one("#exec-summary", Static).update(f"cannot compare: {error}")
+            return
+        self.comparison = cmp
+        if self.workload is None:
+            self.workload = "chain" if cmp.static else "list"
+        self.draw_all()
+        self.refresh_from_session()
+
+    def refresh_from_session(self, stepped: bool = False) -> None:
+        if self.comparison is None:
+            if self.is_mounted and self.context.session is not None and not self._comparing:
+                self._start()   # the program started after the view first opened
+            return
+        s = self.context.session
+        if s is not None:
+            self.cursor = min(s.step_count, max(0, len(self.comparison.stream) - 1))
+        self._draw_stream()
+
+    # ---- drawing ----
+
+    def draw_all(self) -> None:
+        self._draw_summary()
+        self._draw_stream()
+        self._draw_graph()
+        self._draw_measurements()
+        self._draw_cost()
+
+    def _draw_summary(self) -> None:
+        c = self.comparison
+        sym = self.symbols
+        if c.static:
+            if c.results_equal:
+                verdict = f"[b green]{sym.taken} results agree[/]"
+            elif c.results_equal is None:
+                verdict = f"[b red]{sym.failed} a run failed: {c.vm_error or c.graph_error}[/]"
+            else:
+                verdict = f"[b red]{sym.failed} results differ[/]"
+            text = (f"static program, the same inputs on both executors: {verdict}   VM "
+                    f"{c.stream_total} dispatches, graph {c.graph_dispatches} kernel calls "
+                    f"over {len(c.nodes)} nodes")
+        else:
+            text = (f"dynamic program: the graph executor refuses it; the VM runs it in "
+                    f"{c.stream_total} dispatches"
+                    + (f" ([red]{c.vm_error}[/])" if c.vm_error else ""))
+        self.query_one("#exec-summary", Static).update(text)
+
+    def _draw_stream(self) -> None:
+        c = self.comparison
+        if c is None:
+            return
+        pane = self.query_one("#exec-stream", RowsPane)
+        s = self.context.session
+        current = s.step_count if s is not None else None
+        names = self.context.exe.function_names()
+        rows = []
+        gutter = []
+        for d in c.stream:
+            mark = self.symbols.current if d.step == current else " "
+            gutter.append([(mark, "current" if mark != " " else "plain"), (" ", "plain")])
+            role = {"free": "free-op"}.get(d.kind, d.kind)
+            row = [(f"{d.step:>6}  @{names[d.func_index]}:{d.pc:<4}", "dim"), (d.text, role)]
+            if d.allocated:
+                row.append((f"   +{d.allocated} B", "alloc"))
+            if d.freed:
+                row.append((f"   -{d.freed} B", "free-op"))
+            rows.append(row)
+        if c.stream_total > len(c.stream):
+            rows.append([(f"{self.symbols.ellipsis} {c.stream_total - len(c.stream)} more "
+                          f"dispatches (counted, not listed)", "dim")])
+            gutter.append([])
+        pane.set_rows(rows, gutter)
+        pane.border_title = f"VM: every dispatch ({c.stream_total})"
+        if rows:
+            pane.set_cursor(min(self.cursor, len(rows) - 1))
+
+    def _draw_graph(self) -> None:
+        c = self.comparison
+        pane = self.query_one("#exec-graph", RowsPane)
+        if not c.static:
+            ctx = self.context
+            width = max(30, (pane.size.width or 72) - 4)
+            rows = [[("the graph executor refuses this program", "error")], []]
+            rows += [[(line, "plain")] for line in textwrap.wrap(c.refusal or "", width)]
+            if c.refusal_span is not None:
+                rows.append([])
+                rows += [[(line, "plain")] for line in
+                         quote(c.refusal_span, ctx.source_text, ctx.source_file)]
+            rows.append([])
+            rows += [[(line, "dim")] for line in textwrap.wrap(
+                "A graph executor runs a fixed list of kernels over memory planned before the "
+                "run: control flow, recursion, ADTs and closures need the VM, which decides at "
+                "run time (left).", width)]
+            pane.set_rows(rows)
+            pane.border_title = "graph executor: refused"
+            return
+        strips = storage_strip(c.graph, c.plan, c.nodes, self.symbols)
+        nblocks = len(c.plan.block_sizes)
+        cells = "█▒·" if self.symbols is UNICODE else "#=."
+        rows = [[("node  op      name                         sid    bytes  ", "header"),
+                 ("".join(str(i % 10) for i in range(nblocks)), "header")],
+                [(f"storage blocks: {cells[0]} written here  {cells[1]} held for a later "
+                  f"node  {cells[2]} free", "dim")]]
+        for n, strip in zip(c.nodes, strips):
+            op = "tvm_op" if n.kind == "kernel" else "null"
+            note = ""
+            if n.alias:
+                note = "  aliases its input (reshape: no kernel call)"
+            elif n.reuses is not None:
+                note = f"  reuses node {n.reuses}'s block"
+            name = str(n.name)
+            if len(name) > 28:
+                name = name[:27] + self.symbols.ellipsis[:1]
+            rows.append([(f"{n.node:>4}  {op:<6}  {name:<28} {n.storage_id if n.storage_id is not None else '-':>3} "
+                          f"{n.bytes:>8}  ", "kernel" if n.kind == "kernel" else "plain")]
+                        + strip + [(note, "binding" if n.reuses is not None else "dim")])
+        plan = c.plan
+        rows += [[], [(f"pool: {plan.num_blocks} blocks, {plan.pool_bytes} bytes for "
+                       f"{plan.tensor_bytes} bytes of tensors ({plan.reuse_ratio:.2f}x reuse)",
+                       "plain")]]
+        pane.set_rows(rows)
+        pane.border_title = f"graph executor: {len(c.nodes)} nodes and their storage"
+
+    def _draw_measurements(self) -> None:
+        c = self.comparison
+        pane = self.query_one("#exec-measure", RowsPane)
+        ms = self.context.measurements
+        vm_alloc = (f"{c.vm_allocations} storage + {c.vm_tensor_allocations} tensors + "
+                    f"{c.vm_adt_allocations} ADTs")
+        rows = [[(f"{'':<14}{'VM':<32}{'graph' if c.static else ''}", "header")]]
+        graph_alloc = ""
+        if c.static:
+            graph_alloc = f"{c.plan.num_blocks} pool blocks, once"
+        rows.append([(f"{'dispatches':<14}{c.stream_total:<32}"
+                      f"{str(c.graph_dispatches) + ' kernel calls' if c.static else ''}",
+                      "plain")])
+        rows.append([(f"{'allocations':<14}{vm_alloc:<32}{graph_alloc}", "plain")])
+        rows.append([(f"{'peak bytes':<14}{c.vm_peak_bytes:<32}"
+                      f"{c.plan.pool_bytes if c.static else ''}", "plain")])
+        if ms is None:
+            rows += [[], [("no timings yet: press m to measure (time per dispatch, time in "
+                           "kernels, compile)", "dim")]]
+            if self.measuring:
+                rows[-1] = [("measuring...", "next")]
+        else:
+            vm, g = ms.get("VM"), ms.get("graph") if c.static else None
+
+            def fmt(m, what):
+                if m is None:
+                    return ""
+                if what == "total":
+                    return format_number(m.total_seconds, "s")
+                if what == "kernel":
+                    return (f"{format_number(m.kernel_seconds, 's')} "
+                            f"({m.kernel_share * 100:.0f}%)")
+                if what == "dispatch":
+                    return format_number(m.per_dispatch_seconds, "s")
+                return format_number(m.compile_seconds, "s")
+            for label, what in (("one run", "total"), ("in kernels", "kernel"),
+                                ("per dispatch", "dispatch"), ("compile", "compile")):
+                rows.append([(f"{label:<14}{fmt(vm, what):<32}{fmt(g, what)}", "plain")])
+            rows.append([("per dispatch = time outside kernels / dispatches", "dim")])
+        pane.set_rows(rows)
+
+    def _draw_cost(self) -> None:
+        pane = self.query_one("#exec-cost", RowsPane)
+        samples_by = self.context.cost_samples or {}
+        wl = WORKLOADS.get(self.workload or "list")
+        samples = samples_by.get(wl.name) if wl is not None else None
+        pane.border_title = f"cost model: {wl.description} (w: other workload)"
+        rows = []
+        if not samples:
+            rows.append([("not measured yet: press m", "dim")])
+            pane.set_rows(rows)
+            return
+        models = {}
+        for name in sorted({s.executor for s in samples}):
+            models[name] = fit_cost_model([s for s in samples if s.executor == name])
+            rows.append([(f"{models[name].describe()}", f"series{len(models) - 1}")])
+        if "VM" in models and "graph" in models:
+            n_vm = max(s.dispatches for s in samples if s.executor == "VM")
+            n_g = max(s.dispatches for s in samples if s.executor == "graph")
+            rows.append([(compare_models(models["VM"], n_vm, models["graph"], n_g)
+                          + " (time outside kernels)", "plain")])
+        width = max(24, (pane.size.width or 60) - 16)
+        height = max(4, (pane.size.height or 16) - 2 - len(rows) - 4)
+        rows += cost_chart(samples, models, wl, width=width, height=height,
+                           mode=self.chart_mode)
+        pane.set_rows(rows)
+
+    # ---- keys ----
+
+    def action_move(self, delta: int) -> None:
+        if self.comparison is None:
+            return
+        self.cursor = max(0, min(len(self.comparison.stream) - 1, self.cursor + delta))
+        self.query_one("#exec-stream", RowsPane).set_cursor(self.cursor)
+
+    def action_chart_mode(self) -> None:
+        self.chart_mode = CHART_MODES[(CHART_MODES.index(self.chart_mode) + 1) % len(CHART_MODES)]
+        if self.comparison is not None:
+            self._draw_cost()
+
+    def action_workload(self) -> None:
+        names = list(WORKLOADS)
+        self.workload = names[(names.index(self.workload) + 1) % len(names)] \
+            if self.workload in names else names[0]
+        if self.comparison is not None:
+            self._draw_cost()
+
+    def action_measure(self) -> None:
+        if self.comparison is None or self.measuring:
+            return
+        self.measuring = True
+        self._draw_measurements()
+        self._measure(self.workload)
+
+    @work(thread=True, exclusive=True, group="measure", exit_on_error=False)
+    def _measure(self, workload: str) -> None:
+        from rvmdbg.views.costmodel import measure_family
+        ctx = self.context
+        try:
+            ms = measure_executors(ctx.module, ctx.run_exe(), ctx.session_args(), ctx.entry,
+                                   comparison=self.comparison)
+            samples = measure_family(WORKLOADS[workload])
+            error = None
+        except Exception as exc:  # shown; the view stays up
+            ms, samples, error = None, None, f"{type(exc).__name__}: {exc}"
+        self.app.call_from_thread(self._measured, ms, workload, samples, error)
+
+    def _measured(self, ms, workload, samples, error) -> None:
+        self.measuring = False
+        ctx = self.context
+        if error is None:
+            ctx.measurements = ms
+            ctx.cost_samples = dict(ctx.cost_samples or {})
+            ctx.cost_samples[workload] = samples
+        else:
+            self.query_one("#exec-summary", Static).update(f"measuring failed: {error}")
+        self._draw_measurements()
+        self._draw_cost()
+
+
+class ExecutorsScreen(TeachingScreen):
+    CSS_PATH = str(Path(__file__).with_name("executors.tcss"))
+    view_name = "executors"
+
+    def compose_view(self) -> ComposeResult:
+        yield ExecutorsView(self.context, self.symbols, id="executors")
+
+    @property
+    def view(self) -> ExecutorsView:
+        return self.query_one(ExecutorsView)
+
+
+__all__ = ["ExecutorsView", "ExecutorsScreen"]

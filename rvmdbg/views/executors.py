@@ -1,0 +1,341 @@
+"""View 2's data: the Relay VM and the static graph executor on the same program and inputs.
+
+`compare_executors` runs both (no timing): the VM one `step()` at a time, recording every
+dispatch (the instruction stream) with the bytes it allocated, and, when the program is a
+static dataflow graph, the graph executor over its planned pool; it compares the results and
+lists each graph node with its storage block and the node whose block it reuses. For a
+dynamic program it keeps the graph executor's refusal (what and where) instead.
+
+`measure_executors` adds timings: the VM's fast path with a timer around each kernel (on a
+copy of the executable: the session's is never touched) and the graph executor's profiled
+run, each the best of a few rounds. The screen shows measurements it is given, so tests can
+pass fixed ones; nothing here is timed unless asked.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from rvmdbg.vm import bytecode as bc
+
+MAX_STREAM = 200_000   # dispatches recorded one by one; a longer run is counted, not listed
+
+_KIND = {
+    bc.InvokePacked: "kernel", bc.AllocStorage: "alloc", bc.AllocTensor: "alloc",
+    bc.AllocTensorReg: "alloc", bc.AllocADT: "alloc", bc.AllocClosure: "alloc",
+    bc.Invoke: "call", bc.InvokeClosure: "call", bc.Ret: "return", bc.If: "control",
+    bc.Goto: "control", bc.Fatal: "control", bc.KillRegister: "free",
+}
+
+
+@dataclass
+class Dispatch:
+    """One executed VM instruction."""
+
+    step: int
+    func_index: int
+    pc: int
+    text: str
+    kind: str           # kernel, alloc, free, call, return, control, data
+    allocated: int = 0  # storage bytes this instruction allocated
+    freed: int = 0
+
+
+@dataclass
+class ExecutorMeasurement:
+    """Timings and memory of one executor on one program (seconds, bytes)."""
+
+    executor: str
+    dispatches: int
+    total_seconds: float
+    kernel_seconds: float
+    allocations: int
+    peak_bytes: int
+    compile_seconds: float = 0.0
+
+    @property
+    def overhead_seconds(self) -> float:
+        return max(0.0, self.total_seconds - self.kernel_seconds)
+
+    @property
+    def per_dispatch_seconds(self) -> float:
+        return self.overhead_seconds / self.dispatches if self.dispatches else 0.0
+
+    @property
+    def kernel_share(self) -> float:
+        return self.kernel_seconds / self.total_seconds if self.total_seconds else 0.0
+
+
+@dataclass
+class NodeStorage:
+    """A graph node and the memory its first output lives in."""
+
+    node: int
+    name: str
+    kind: str                   # input, constant, kernel
+    storage_id: int | None
+    bytes: int
+    reuses: int | None = None   # the earlier node whose block this one takes over
+    alias: bool = False         # a reshape-only kernel: its output is its input's bytes
+    live: tuple = (0, 0)        # (first, last) node positions the entry must stay in its block
+
+
+@dataclass
+class ExecutorComparison:
+    entry: str
+    static: bool
+    refusal: str | None = None          # why the graph executor refuses (formatted)
+    refusal_span: object = None
+    stream: list = field(default_factory=list)
+    stream_total: int = 0               # dispatches executed (the stream may be cut short)
+    vm_result: object = None
+    vm_error: str | None = None
+    vm_allocations: int = 0             # alloc_storage executed
+    vm_tensor_allocations: int = 0      # alloc_tensor(_reg) executed
+    vm_adt_allocations: int = 0         # alloc_data / alloc_closure executed
+    vm_allocated_bytes: int = 0
+    vm_peak_bytes: int = 0
+    graph: object = None
+    plan: object = None
+    graph_result: object = None
+    graph_error: str | None = None
+    results_equal: bool | None = None
+    nodes: list = field(default_factory=list)
+    measurements: dict | None = None    # executor name -> ExecutorMeasurement
+
+    @property
+    def graph_dispatches(self) -> int:
+        if self.graph is None:
+            return 0
+        return sum(1 for n in self.nodes if n.kind == "kernel" and not n.alias)
+
+
+# ---------------------------------------------------------------- the VM's instruction stream
+
+def trace_vm(exe, entry: str, args, max_dispatches: int = MAX_STREAM) -> dict:
+    """Run a fresh VM to the end, one step at a time: every dispatch (up to max_dispatches,
+    then the rest at full speed), allocation counts, bytes and the peak of live bytes."""
+    from rvmdbg.vm.machine import VirtualMachine, VMError
+    vm = VirtualMachine(exe)
+    names, kernels = exe.function_names(), exe.kernel_names()
+    stream: list = []
+    out = {"stream": stream, "result": None, "error": None, "storage": 0, "tensors": 0,
+           "adts": 0, "bytes": 0, "peak": 0, "total": 0}
+    try:
+        vm.start(entry, args)
+        peak = 0
+        while not vm.halted and len(stream) < max_dispatches:
+            info = vm.step()
+            ins = info.instruction
+            kind = _KIND.get(type(ins), "data")
+            if isinstance(ins, bc.AllocStorage):
+                out["storage"] += 1
+            elif isinstance(ins, (bc.AllocTensor, bc.AllocTensorReg)):
+                out["tensors"] += 1
+            elif isinstance(ins, (bc.AllocADT, bc.AllocClosure)):
+                out["adts"] += 1
+            out["bytes"] += info.allocated_bytes
+            if vm.live_bytes > peak:
+                peak = vm.live_bytes
+            stream.append(Dispatch(info.step, info.func_index, info.pc,
+                                   ins.text(names, kernels) if ins is not None else "?", kind,
+                                   info.allocated_bytes, info.freed_bytes))
+        if not vm.halted:
+            vm.run()  # counts only: the figures above cover the recorded part
+        out["peak"] = peak
+        out["result"] = vm.result
+    except VMError as exc:
+        out["error"] = exc.message
+    out["total"] = vm.steps
+    return out
+
+
+# ---------------------------------------------------------------- the graph side
+
+def node_storage(graph, plan) -> list:
+    """Each node's first output: its storage block, and the node whose block it reuses
+    (the previous holder of the same storage id, in execution order)."""
+    ranges = plan.live_ranges(graph)
+    holder: dict = {}
+    out = []
+    for nid, node in enumerate(graph.nodes):
+        if node.num_outputs == 0:
+            out.append(NodeStorage(nid, node.name if node.kind != "kernel" else node.func_name,
+                                   node.kind, None, 0))
+            continue
+        eid = graph.entry_id(nid, 0)
+        sid = plan.storage_ids[eid]
+        alias = eid in plan.aliased
+        prev = holder.get(sid)
+        reuses = prev if (prev is not None and not alias) else None
+        for i in range(node.num_outputs):
+            holder[plan.storage_ids[graph.entry_id(nid, i)]] = nid
+        out.append(NodeStorage(nid, node.func_name if node.kind == "kernel" else node.name,
+                               node.kind, sid, plan.entry_bytes[eid], reuses, alias,
+                               tuple(ranges[eid])))
+    return out
+
+
+def storage_strip(graph, plan, nodes: list, symbols=None) -> list:
+    """Per node, one cell per storage block: `write` where the node writes its output, `live`
+    where a block holds a value some later node still reads, `free` where it holds nothing
+    needed. Returns rows of (text, role) pieces."""
+    from rvmdbg.views.text import UNICODE
+    symbols = symbols or UNICODE
+    ascii_only = symbols is not UNICODE
+    cells = {"write": "#" if ascii_only else "█", "live": "=" if ascii_only else "▒",
+             "free": "." if ascii_only else "·"}
+    ranges = plan.live_ranges(graph)
+    nblocks = len(plan.block_sizes)
+    entries_of: list = [[] for _ in range(nblocks)]
+    for eid, sid in enumerate(plan.storage_ids):
+        entries_of[sid].append(eid)
+    rows = []
+    for n in nodes:
+        lo, hi = graph.node_row_ptr[n.node], graph.node_row_ptr[n.node + 1]
+        row = []
+        for sid in range(nblocks):
+            state = "free"
+            for eid in entries_of[sid]:
+                if lo <= eid < hi:
+                    state = "write"
+                    break
+                first, last = ranges[eid]
+                if first < n.node <= last:
+                    state = "live"
+            row.append((cells[state], state))
+        rows.append(_merge(row))
+    return rows
+
+
+def _merge(pieces: list) -> list:
+    out: list = []
+    for text, role in pieces:
+        if out and out[-1][1] == role:
+            out[-1] = (out[-1][0] + text, role)
+        else:
+            out.append((text, role))
+    return out
+
+
+# ---------------------------------------------------------------- both
+
+def compare_executors(module, exe, args, entry: str = "main",
+                      max_dispatches: int = MAX_STREAM) -> ExecutorComparison:
+    """Both executors on `args` (fresh copies are made); no timing."""
+    from rvmdbg.views.context import copy_args as _copy_args
+    from rvmdbg.values import values_equal
+    cmp = ExecutorComparison(entry, static=False)
+    vm = trace_vm(exe, entry, _copy_args(args), max_dispatches)
+    cmp.stream, cmp.stream_total = vm["stream"], vm["total"]
+    cmp.vm_result, cmp.vm_error = vm["result"], vm["error"]
+    cmp.vm_allocations, cmp.vm_tensor_allocations = vm["storage"], vm["tensors"]
+    cmp.vm_adt_allocations = vm["adts"]
+    cmp.vm_allocated_bytes, cmp.vm_peak_bytes = vm["bytes"], vm["peak"]
+    if module is None:
+        cmp.refusal = "the graph executor needs the Relay program (this executable has no source)"
+        return cmp
+    from rvmdbg.graph import GraphExecutor, GraphRefusal, find_refusal, lower_to_graph, \
+        plan_memory
+    refusal = find_refusal(module, entry)
+    if refusal is not None:
+        cmp.refusal = refusal.message
+        cmp.refusal_span = refusal.span
+        return cmp
+    try:
+        graph = lower_to_graph(module, entry)
+    except GraphRefusal as exc:
+        cmp.refusal, cmp.refusal_span = exc.message, exc.span
+        return cmp
+    cmp.static = True
+    cmp.graph = graph
+    cmp.plan = plan_memory(graph)
+    cmp.nodes = node_storage(graph, cmp.plan)
+    try:
+        ex = GraphExecutor(graph, cmp.plan)
+        cmp.graph_result = ex.run(_copy_args(args))
+    except Exception as exc:  # a run error is part of the comparison, not a crash
+        cmp.graph_error = getattr(exc, "message", None) or str(exc)
+    if cmp.vm_error is None and cmp.graph_error is None:
+        cmp.results_equal = values_equal(cmp.vm_result, cmp.graph_result)
+    return cmp
+
+
+def _timed_copy(exe, spent: list):
+    """A copy of exe whose kernels add their time to spent[0]."""
+    from rvmdbg.vm.executable import Executable, Kernel
+    clock = time.perf_counter
+    kernels = []
+    for k in exe.kernels:
+        impl = k.impl
+        if impl is not None and not k.builtin:
+            def timed(inputs, _impl=impl):
+                t0 = clock()
+                try:
+                    return _impl(inputs)
+                finally:
+                    spent[0] += clock() - t0
+            impl = timed
+        kernels.append(Kernel(k.name, k.source, k.num_inputs, k.num_outputs, k.builtin, impl))
+    return Executable(exe.functions, exe.constants, kernels, exe.source_map, exe.source_text,
+                      exe.source_name, exe.adt_constructor)
+
+
+def measure_executors(module, exe, args, entry: str = "main", rounds: int = 3,
+                      comparison: ExecutorComparison | None = None) -> dict:
+    """{"VM": ..., "graph": ...} ExecutorMeasurements (graph only for a static program), each
+    the run with the shortest total of `rounds`, compile times included."""
+    from rvmdbg.views.context import copy_args as _copy_args
+    from rvmdbg.vm.compiler import compile_module
+    from rvmdbg.vm.machine import VirtualMachine
+    cmp = comparison or compare_executors(module, exe, args, entry)
+    out: dict = {}
+    vm_compile = 0.0
+    if module is not None:
+        vm_compile = float("inf")
+        for _ in range(max(1, rounds)):
+            t0 = time.perf_counter()
+            compile_module(module)
+            vm_compile = min(vm_compile, time.perf_counter() - t0)
+    spent = [0.0]
+    vm = VirtualMachine(_timed_copy(exe, spent))
+    best = None
+    for _ in range(max(1, rounds)):
+        a = _copy_args(args)
+        spent[0] = 0.0
+        t0 = time.perf_counter()
+        try:
+            vm.invoke(entry, a)
+        except Exception:
+            pass  # a failing program is measured up to its failure
+        total = time.perf_counter() - t0
+        if best is None or total < best[0]:
+            best = (total, spent[0], vm.steps)
+    out["VM"] = ExecutorMeasurement("VM", best[2], best[0], best[1], cmp.vm_allocations,
+                                    cmp.vm_peak_bytes, vm_compile)
+    if cmp.static and cmp.graph is not None and cmp.graph_error is None:
+        from rvmdbg.graph import GraphExecutor, lower_to_graph, plan_memory
+        graph_compile = float("inf")
+        for _ in range(max(1, rounds)):
+            t0 = time.perf_counter()
+            graph = lower_to_graph(module, entry)
+            plan = plan_memory(graph)
+            ex = GraphExecutor(graph, plan)
+            graph_compile = min(graph_compile, time.perf_counter() - t0)
+        ex.run(_copy_args(args))  # the first run checks every output: not representative
+        best = None
+        for _ in range(max(1, rounds)):
+            a = _copy_args(args)
+            ex.run(a, profile=True)
+            st = ex.stats
+            if best is None or st.total_seconds < best[0]:
+                best = (st.total_seconds, st.kernel_seconds)
+        out["graph"] = ExecutorMeasurement("graph", ex.stats.dispatches, best[0], best[1],
+                                           ex.stats.allocations, ex.stats.peak_bytes,
+                                           graph_compile)
+    return out
+
+
+__all__ = ["Dispatch", "ExecutorMeasurement", "NodeStorage", "ExecutorComparison", "trace_vm",
+           "node_storage", "storage_strip", "compare_executors", "measure_executors",
+           "MAX_STREAM"]
