@@ -144,20 +144,37 @@ class FrameView:
         return [value_type(v) for v in self.registers]
 
 
-def _copy_value(v, memo: dict):
-    """A copy of an argument value with fresh reference cells (everything else is immutable)."""
-    if isinstance(v, RefCell):
-        got = memo.get(id(v))
-        if got is None:
-            got = memo[id(v)] = RefCell(None)
-            got.value = _copy_value(v.value, memo)
-        return got
-    if isinstance(v, ADTValue):
-        fields = tuple(_copy_value(f, memo) for f in v.fields)
-        if all(a is b for a, b in zip(fields, v.fields)):
-            return v
-        return ADTValue(v.tag, v.con, fields)
-    return v
+def _copy_value(root, memo: dict):
+    """A copy of an argument value with fresh reference cells (everything else is immutable).
+
+    Iterative (a list argument may be a million cells long); sharing is kept, and a cycle
+    through a reference cell ends at that cell's copy."""
+    nodes = (ADTValue, RefCell)
+    if not isinstance(root, nodes):
+        return root
+    stack = [(root, False)]
+    entered: set = set()
+    while stack:
+        v, children_done = stack.pop()
+        if not children_done:
+            if id(v) in memo or id(v) in entered:
+                continue
+            entered.add(id(v))
+            stack.append((v, True))
+            if isinstance(v, RefCell):
+                memo[id(v)] = RefCell(None)  # made before its contents: cycles end here
+                kids = (v.value,)
+            else:
+                kids = v.fields
+            stack.extend((k, False) for k in reversed(kids) if isinstance(k, nodes))
+        elif isinstance(v, RefCell):
+            inner = v.value
+            memo[id(v)].value = memo.get(id(inner), inner) if isinstance(inner, nodes) else inner
+        else:
+            fields = tuple(memo.get(id(f), f) if isinstance(f, nodes) else f for f in v.fields)
+            same = all(a is b for a, b in zip(fields, v.fields))
+            memo[id(v)] = v if same else ADTValue(v.tag, v.con, fields)
+    return memo[id(root)]
 
 
 def _copy_args(args) -> list:

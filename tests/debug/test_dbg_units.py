@@ -357,3 +357,21 @@ def test_values_types_and_trees():
     text = value_text(long, 40)
     assert len(text) <= 40 and text.startswith("Cons(4999, Cons(")
     assert len(value_tree(long)) <= 402
+
+
+def test_argument_copy_is_iterative_keeps_sharing_and_refreshes_reference_cells():
+    import numpy as np
+    from rvmdbg.debug.session import _copy_args
+    from rvmdbg.values import ADTValue, RefCell
+    long_list = ADTValue(1, "Nil", ())
+    for i in range(50_000):  # deeper than Python's recursion limit
+        long_list = ADTValue(0, "Cons", (np.array(i, dtype="int32"), long_list))
+    assert _copy_args([long_list])[0] is long_list  # nothing mutable inside: shared as is
+    cell = RefCell(np.array(1))
+    pair = ADTValue(0, None, (cell, cell))
+    copied = _copy_args([pair])[0]
+    assert copied.fields[0] is copied.fields[1] and copied.fields[0] is not cell
+    loop = RefCell(None)
+    loop.value = ADTValue(0, None, (loop,))
+    again = _copy_args([loop])[0]
+    assert again is not loop and again.value.fields[0] is again
