@@ -18,7 +18,7 @@ sys.path.insert(0, ROOT)
 SCENES = [
     ("overview.svg", "programs/bst.relay", [], (160, 48), ["@insert:18"], ["c", "c", "c"], {}),
     ("heap.svg", "programs/bst.relay", [], (140, 40), ["@in_order"],
-     ["c", "5", "space", "down", "space", "down", "down", "down", "space"], {}),
+     ["c", "tab", "tab", "tab", "space", "down", "space", "down", "down", "down", "space"], {}),
     ("error.svg", "tests/tui/programs/empty_head.relay", [], (120, 36), [], ["c"], {}),
     ("narrow.svg", "programs/sum_up.relay", ["3"], (80, 24), ["@sum_up:15"], ["c", "s", "s"], {}),
     ("command_line.svg", "programs/fib.relay", ["6"], (120, 36), [],

@@ -2,7 +2,7 @@
 
 Run from anywhere: `python3 scripts/make_view_screenshots.py [--png DIR] [NAME...]` writes
 `screenshots/view_*.svg`. Each scene opens a program headless at a fixed size, drives the
-debugger with keys, opens a view (`v`, then 1, 2 or 3) and saves the screen with
+debugger with keys, opens a view (1, 2 or 3) and saves the screen with
 `app.save_screenshot` inside `run_test`. View 2's figures are measured for real (`m`), so
 they change from run to run. With `--png DIR`, each SVG is also converted to PNG with
 `rsvg-convert` when it is installed (spaces kept as they are on screen).
@@ -23,17 +23,17 @@ sys.path.insert(0, ROOT)
 # (file name, program, size, breakpoints, keys before the view, keys in the view, options)
 SCENES = [
     ("view_flow.svg", "tests/examples/list_length.relay", (160, 44), ["@length:9"],
-     ["c"], ["v", "e", "right", "right", "right", "right", "right"], {}),
+     ["c"], ["1", "e", "right", "right", "right", "right", "right"], {}),
     ("view_flow_narrow.svg", "tests/examples/list_length.relay", (80, 24), ["@length:9"],
-     ["c"], ["v", "1", "e", *["right"] * 10], {}),
+     ["c"], ["1", "e", *["right"] * 10], {}),
     ("view_executors_static.svg", "programs/mlp.relay", (160, 44), [],
-     ["s", "s", "s", "s"], ["v", "2", "m"], {}),
+     ["s", "s", "s", "s"], ["2", "m"], {}),
     ("view_executors_dynamic.svg", "tests/examples/list_length.relay", (160, 44), [],
-     ["s", "s", "s", "s", "s", "s"], ["v", "2", "m"], {}),
+     ["s", "s", "s", "s", "s", "s"], ["2", "m"], {}),
     ("view_control.svg", "programs/bst.relay", (160, 44), ["@insert:11"],
-     ["c", "c", "c"], ["v", "3"], {}),
+     ["c", "c", "c"], ["3"], {}),
     ("view_control_ascii.svg", "programs/bst.relay", (110, 32), ["@in_order:3"],
-     ["c", "c"], ["v", "3"], {"ascii_only": True}),
+     ["c", "c"], ["3"], {"ascii_only": True}),
 ]
 
 

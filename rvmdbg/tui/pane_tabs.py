@@ -2,7 +2,8 @@
 
 Below 100 columns the screen shows one pane per column at a time; this bar names them all,
 marks the one shown (reverse video and brackets, so it reads without colour), and switches on
-a click. Keys do the same from anywhere: Tab cycles panes, 1-6 jump to one.
+a click. Keys do the same from anywhere: Tab and Shift+Tab cycle the panes (the digits
+open the teaching views, so the labels carry none).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from textual.widget import Widget
 
 
 class PaneTabs(Widget):
-    COMPONENT_CLASSES = {"tabs--active", "tabs--inactive", "tabs--key"}
+    COMPONENT_CLASSES = {"tabs--active", "tabs--inactive"}
 
     class Chosen(Message):
         def __init__(self, tabs: "PaneTabs", pane_id: str) -> None:
@@ -20,8 +21,8 @@ class PaneTabs(Widget):
             self.tabs = tabs
             self.pane_id = pane_id
 
-    def __init__(self, panes: list[tuple[str, str, str]], **kwargs) -> None:
-        """`panes`: (pane id, label, hot key) in order."""
+    def __init__(self, panes: list[tuple[str, str]], **kwargs) -> None:
+        """`panes`: (pane id, label) in order."""
         super().__init__(**kwargs)
         self.panes = panes
         self.active = panes[0][0] if panes else ""
@@ -35,13 +36,12 @@ class PaneTabs(Widget):
     def render(self) -> Text:
         out = Text(no_wrap=True, overflow="ellipsis")
         self._spans = []
-        for pane_id, label, key in self.panes:
+        for pane_id, label in self.panes:
             start = len(out.plain)
             active = pane_id == self.active
             style = self.get_component_rich_style("tabs--active" if active else "tabs--inactive",
                                                   partial=True)
             out.append("[" if active else " ", style)
-            out.append(key, style + self.get_component_rich_style("tabs--key", partial=True))
             out.append(label, style)
             out.append("]" if active else " ", style)
             self._spans.append((start, len(out.plain), pane_id))

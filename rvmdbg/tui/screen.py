@@ -11,7 +11,7 @@ each pane what it shows. Panes never call the session themselves.
 
 Layout: at 150 columns and more, source and listing sit side by side; from 100 they are
 stacked; below 100 columns or 28 rows each column shows one pane at a time with a tab bar
-(Tab, 1-6 and clicks switch).
+(Tab, Shift+Tab and clicks switch).
 """
 from __future__ import annotations
 
@@ -49,9 +49,10 @@ NARROW_HEIGHT = 28
 WIDE_WIDTH = 150
 PROGRESS_INTERVAL = 0.1   # seconds between progress updates while running
 
-CODE_PANES = [("source", "Source", "1"), ("listing", "Bytecode", "2")]
-STATE_PANES = [("registers", "Regs", "3"), ("stack", "Stack", "4"), ("heap", "Heap", "5"),
-               ("breakpoints", "Bkpts", "6")]
+# (pane id, tab label); Tab and Shift+Tab cycle the panes (digits open the teaching views)
+CODE_PANES = [("source", "Source"), ("listing", "Bytecode")]
+STATE_PANES = [("registers", "Regs"), ("stack", "Stack"), ("heap", "Heap"),
+               ("breakpoints", "Bkpts")]
 
 
 class Progress(Message):
@@ -108,19 +109,21 @@ class DebuggerScreen(Screen):
         Binding("slash", "search", "Search", show=False, tooltip="Search in the focused pane", id="search"),
         Binding("o", "toggle_output", "Output", show=False, tooltip="Show or hide the command output", id="output"),
         Binding("ctrl+r", "restart", "Restart", show=False, tooltip="Restart the program (keeps breakpoints)", id="restart"),
-        Binding("v", "views", "Views", show=False,
-                tooltip="Teaching views (1 compile flow, 2 VM vs graph, 3 control flow; 0 or Esc back)",
-                id="views"),
         Binding("question_mark", "help", "Help", tooltip="Every key", id="help"),
         Binding("q", "quit", "Quit", tooltip="Quit rvmdbg", id="quit"),
+        # The teaching views are modes of the app: 1-3 open one over the debugger, which stays
+        # where it was; 0 or Esc in a view come back. The footer shows one "1-3 Views" entry,
+        # after Help and Quit so that a narrow footer cuts it rather than them.
+        Binding("1", "open_view('flow')", "Views", key_display="1-3",
+                tooltip="View 1: compile and execute flow (0 or Esc comes back)", id="view-flow"),
+        Binding("2", "open_view('executors')", "VM/graph", show=False,
+                tooltip="View 2: VM versus graph executor", id="view-executors"),
+        Binding("3", "open_view('control')", "CFG/ADTs", show=False,
+                tooltip="View 3: control flow and ADTs", id="view-control"),
+        Binding("v", "views", "Last view", show=False, tooltip="Reopen the last teaching view",
+                id="views"),
         Binding("tab", "cycle_pane(1)", "Next pane", show=False, tooltip="Focus the next pane"),
         Binding("shift+tab", "cycle_pane(-1)", "Previous pane", show=False, tooltip="Focus the previous pane"),
-        Binding("1", "focus_pane('source')", "Source", show=False, tooltip="Focus the source"),
-        Binding("2", "focus_pane('listing')", "Bytecode", show=False, tooltip="Focus the bytecode listing"),
-        Binding("3", "focus_pane('registers')", "Registers", show=False, tooltip="Focus the registers"),
-        Binding("4", "focus_pane('stack')", "Stack", show=False, tooltip="Focus the call stack"),
-        Binding("5", "focus_pane('heap')", "Heap", show=False, tooltip="Focus the heap"),
-        Binding("6", "focus_pane('breakpoints')", "Breaks", show=False, tooltip="Focus breakpoints and watches"),
         Binding("escape", "interrupt", "Interrupt", show=False, tooltip="Interrupt a running continue"),
         Binding("ctrl+c", "interrupt", "Interrupt", show=False, priority=True,
                 tooltip="Interrupt a running continue"),
@@ -181,7 +184,7 @@ class DebuggerScreen(Screen):
         yield Footer(compact=True)
 
     def pane_ids(self) -> list[str]:
-        ids = [p for p, _, _ in CODE_PANES + STATE_PANES]
+        ids = [p for p, _ in CODE_PANES + STATE_PANES]
         return [p for p in ids if self.query(f"#{p}")]
 
     def pane(self, pane_id: str):
@@ -250,7 +253,7 @@ class DebuggerScreen(Screen):
     def _show_tab(self, tabs_id: str, pane_id: str) -> None:
         tabs = self.query_one(f"#{tabs_id}", PaneTabs)
         tabs.set_active(pane_id)
-        for pid, _, _ in tabs.panes:
+        for pid, _ in tabs.panes:
             self.pane(pid).set_class(pid != pane_id, "-tab-hidden")
         if pane_id == "heap":
             self._refresh_heap()
@@ -258,7 +261,7 @@ class DebuggerScreen(Screen):
     def _reveal(self, pane_id: str) -> None:
         """Make a pane visible (in narrow mode, switch its column's tab to it)."""
         for tabs_id, panes in (("code-tabs", CODE_PANES), ("state-tabs", STATE_PANES)):
-            if any(pid == pane_id for pid, _, _ in panes):
+            if any(pid == pane_id for pid, _ in panes):
                 self._show_tab(tabs_id, pane_id)
 
     def on_pane_tabs_chosen(self, event: PaneTabs.Chosen) -> None:
@@ -846,9 +849,12 @@ class DebuggerScreen(Screen):
     def action_toggle_output(self) -> None:
         self.query_one("#output", CommandOutput).toggle_class("-shown")
 
-    def action_views(self) -> None:
+    def action_open_view(self, name: str) -> None:
         from rvmdbg.tui.views.base import show_view
-        show_view(self.app, getattr(self.app, "last_teaching_view", "flow"))
+        show_view(self.app, name)
+
+    def action_views(self) -> None:
+        self.action_open_view(getattr(self.app, "last_teaching_view", "flow"))
 
     def action_help(self) -> None:
         sections = [("Everywhere", self.BINDINGS)]

@@ -79,7 +79,8 @@ async def test_breakpoint_continue_step_in_finish_and_back(app_factory):
         assert len(stack.frames) == depth + 1
 
         # disable the breakpoint from its pane, then finish: back in the caller after the call
-        await press(app, pilot, "6", "space")
+        screen.action_focus_pane("breakpoints")
+        await press(app, pilot, "space")
         assert not list(session.breakpoints)[0].enabled
         await press(app, pilot, "f")
         assert len(session.frames()) == depth

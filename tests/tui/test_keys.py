@@ -31,6 +31,12 @@ async def press(app, pilot, *keys):
     await settle(app, pilot)
 
 
+async def focus(app, pilot, pane_id):
+    """Focus a pane the way a tab click does (digits open the teaching views now)."""
+    screen_of(app).action_focus_pane(pane_id)
+    await settle(app, pilot)
+
+
 # ---------------------------------------------------------------- moving execution
 
 @pytest.mark.parametrize("keys, steps", [
@@ -129,7 +135,7 @@ async def test_run_to_cursor_in_the_source_and_the_listing(app_factory):
         await settle(app, pilot)
         screen = screen_of(app)
         # source line 9 (`%n + @sum_up(%n - 1)`) starts at pc 10 (computing `%n - 1`)
-        await press(app, pilot, "1")
+        await focus(app, pilot, "source")
         source = screen.query_one("#source", SourceView)
         assert app.focused is source
         source.set_cursor(8)
@@ -137,7 +143,8 @@ async def test_run_to_cursor_in_the_source_and_the_listing(app_factory):
         assert app.session.location() == (0, 10)
         # pc 9 (the `goto` after `0`) runs only once the recursion reaches n = 0
         listing = screen.query_one("#listing", BytecodeListing)
-        await press(app, pilot, "2", "home", *["down"] * 9, "t")
+        await focus(app, pilot, "listing")
+        await press(app, pilot, "home", *["down"] * 9, "t")
         assert app.session.location() == (0, 9)
         assert len(app.session.frames()) == 5
 
@@ -149,11 +156,12 @@ async def test_b_toggles_in_the_listing_and_the_source(app_factory):
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         screen = screen_of(app)
-        await press(app, pilot, "2", "b")
+        await focus(app, pilot, "listing")
+        await press(app, pilot, "b")
         assert [b.spec for b in app.session.breakpoints] == ["@main:0"]
         await press(app, pilot, "b")
         assert list(app.session.breakpoints) == []
-        await press(app, pilot, "1")
+        await focus(app, pilot, "source")
         source = screen.query_one("#source", SourceView)
         source.set_cursor(8)     # line 9
         await press(app, pilot, "b")
@@ -173,7 +181,7 @@ async def test_breakpoint_pane_toggle_and_delete(app_factory):
         app.session.breakpoints.add("@sum_up:26")
         screen._refresh_breakpoints()
         pane = screen.query_one("#breakpoints", BreakpointPane)
-        await press(app, pilot, "6")
+        await focus(app, pilot, "breakpoints")
         assert app.focused is pane and len(pane.rows) == 2
         await press(app, pilot, "space")
         assert [b.enabled for b in app.session.breakpoints] == [False, True]
@@ -181,7 +189,8 @@ async def test_breakpoint_pane_toggle_and_delete(app_factory):
         await press(app, pilot, "enter")
         listing = screen.query_one("#listing", BytecodeListing)
         assert app.focused is listing and listing.listing.name == "sum_up" and listing.cursor == 15
-        await press(app, pilot, "6", "down", "x")
+        await focus(app, pilot, "breakpoints")
+        await press(app, pilot, "down", "x")
         assert [b.spec for b in app.session.breakpoints] == ["@sum_up:15"]
 
 
@@ -190,7 +199,8 @@ async def test_w_watches_the_register_under_the_cursor(app_factory):
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         screen = screen_of(app)
-        await press(app, pilot, "s", "3")
+        await press(app, pilot, "s")
+        await focus(app, pilot, "registers")
         registers = screen.query_one("#registers", RegisterPane)
         assert app.focused is registers and registers.cursor_register() == 0
         await press(app, pilot, "w")
@@ -198,7 +208,8 @@ async def test_w_watches_the_register_under_the_cursor(app_factory):
         rows = screen.query_one("#breakpoints", BreakpointPane).rows
         assert rows[0].kind == "watch"
         # in the listing, w watches what the instruction under the cursor writes
-        await press(app, pilot, "2", "down", "w")
+        await focus(app, pilot, "listing")
+        await press(app, pilot, "down", "w")
         assert [w.register for w in app.session.watches] == [0, 2]
 
 
@@ -227,7 +238,8 @@ async def test_u_and_d_move_along_the_stack(app_factory):
         assert screen.selected_depth == 2 and listing.pc_kind == "top"
         # Enter in the stack pane selects the frame under the cursor
         stack = screen.query_one("#stack", CallStackPane)
-        await press(app, pilot, "4", "down", "down", "enter")
+        await focus(app, pilot, "stack")
+        await press(app, pilot, "down", "down", "enter")
         assert app.focused is stack and screen.selected_depth == 0
 
 
@@ -265,7 +277,9 @@ async def test_search_in_the_focused_pane(app_factory):
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         screen = screen_of(app)
-        await press(app, pilot, "s", "2", "slash")
+        await press(app, pilot, "s")
+        await focus(app, pilot, "listing")
+        await press(app, pilot, "slash")
         bar = screen.query_one("#search", SearchBar)
         assert app.focused is bar and bar.has_class("-shown")
         await pilot.press(*"goto", "enter")
@@ -290,7 +304,7 @@ async def test_help_lists_every_key(app_factory):
         keys = {k for k, _ in app.screen.rows()}
         for key in ("s, F11", "S", "n, F10", "N", "f, Shift+F11", "F", "c, F5", "C, Shift+F5",
                     "g", "u", "d", "b", "w", "t", "i", ":", "/", "?", "q", "Tab", "Shift+Tab",
-                    "Esc", "Ctrl+C", "Ctrl+R", "o", "1", "6", "[", "]", ".", "Space",
+                    "Esc", "Ctrl+C", "Ctrl+R", "o", "1", "2", "3", "v", "[", "]", ".", "Space",
                     "x, Delete", "Enter", "Up", "PgDn", "Home", "Left"):
             assert key in keys, key
         await pilot.press("escape")
@@ -324,25 +338,28 @@ async def test_tab_reaches_every_pane(app_factory):
         assert app.focused.id == seen[-2]
 
 
-async def test_number_keys_focus_panes_and_narrow_mode_switches_tabs(app_factory):
+async def test_tab_reaches_every_pane_in_narrow_mode_and_switches_tabs(app_factory):
     app = app_factory(SUM_UP, ["3"])
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
         screen = screen_of(app)
         assert screen.has_class("-narrow")
-        for key, pane_id in (("1", "source"), ("2", "listing"), ("3", "registers"),
-                             ("4", "stack"), ("5", "heap"), ("6", "breakpoints")):
-            await press(app, pilot, key)
+        # the tab bars name the panes without digits: 1-3 open the teaching views
+        for tabs_id in ("#code-tabs", "#state-tabs"):
+            label = screen.query_one(tabs_id).render().plain
+            assert not any(ch.isdigit() for ch in label), label
+        assert app.focused.id == "listing"
+        for pane_id in ("registers", "stack", "heap", "breakpoints", "source", "listing"):
+            await press(app, pilot, "tab")
             pane = screen.query_one(f"#{pane_id}")
             assert app.focused is pane
             assert pane.display and not pane.has_class("-tab-hidden")
         # in a column only the chosen pane shows
         assert screen.query_one("#registers").has_class("-tab-hidden")
-        assert not screen.query_one("#listing").has_class("-tab-hidden")
+        assert not screen.query_one("#breakpoints").has_class("-tab-hidden")
         assert screen.query_one("#source").has_class("-tab-hidden")
-        # Tab cycles through hidden panes too
-        await press(app, pilot, "tab")
-        assert app.focused.id == "source"
+        await press(app, pilot, "shift+tab")
+        assert app.focused.id == "source" and not screen.query_one("#source").has_class("-tab-hidden")
 
 
 async def test_listing_function_keys(app_factory):
@@ -351,7 +368,8 @@ async def test_listing_function_keys(app_factory):
         await settle(app, pilot)
         screen = screen_of(app)
         listing = screen.query_one("#listing", BytecodeListing)
-        await press(app, pilot, "2", "left_square_bracket")
+        await focus(app, pilot, "listing")
+        await press(app, pilot, "left_square_bracket")
         assert listing.listing.name == "sum_up" and listing.pc is None
         await press(app, pilot, "right_square_bracket")
         assert listing.listing.name == "main" and listing.pc == 0
@@ -365,7 +383,7 @@ async def test_i_shows_the_type_at_the_cursor(app_factory):
         await settle(app, pilot)
         screen = screen_of(app)
         source = screen.query_one("#source", SourceView)
-        await press(app, pilot, "1")
+        await focus(app, pilot, "source")
         source.set_cursor(4)             # line 5: def @sum_up(%n: int32) -> int32 {
         await press(app, pilot, *["right"] * 13, "i")   # on %n
         assert screen.status.message.endswith("%n : int32")
@@ -377,7 +395,8 @@ async def test_enter_on_a_register_prints_it(app_factory):
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         screen = screen_of(app)
-        await press(app, pilot, "3", "enter")
+        await focus(app, pilot, "registers")
+        await press(app, pilot, "enter")
         output = screen.query_one("#output", CommandOutput)
         assert output.has_class("-shown")
         assert any(line.startswith("$0 = Cons(5, Cons(3,") for line in output.lines)
@@ -400,7 +419,7 @@ async def test_heap_pane_expands_lazily(app_factory):
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         screen = screen_of(app)
-        await press(app, pilot, "5")
+        await focus(app, pilot, "heap")
         heap = screen.query_one("#heap", HeapTree)
         assert app.focused is heap
         roots = heap.root.children

@@ -91,7 +91,7 @@ async def test_a_saved_executable_without_source_shows_the_listing_only(tmp_path
         screen = app.screen
         assert not screen.query("#source")
         assert screen.pane_ids() == ["listing", "registers", "stack", "heap", "breakpoints"]
-        await pilot.press("1")
+        screen.action_focus_pane("source")
         await pilot.pause()
         assert "no source" in screen.status.message
         await pilot.press("c")

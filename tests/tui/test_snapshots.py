@@ -47,8 +47,9 @@ def test_breakpoint_with_arrows(snap_compare, tmp_path, size):
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_heap_open(snap_compare, tmp_path, size):
     # @in_order on the finished tree, its root and left subtree expanded in the heap pane
+    # (Tab from the listing: registers, stack, heap)
     assert snap_compare(_app(tmp_path, "programs/bst.relay"), terminal_size=size,
-                        run_before=_scene(["@in_order"], ["c", "5", "space", "down", "space"]))
+                        run_before=_scene(["@in_order"], ["c", "tab", "tab", "tab", "space", "down", "space"]))
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")

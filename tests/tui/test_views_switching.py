@@ -1,7 +1,9 @@
 """Opening the teaching views over the debugger and moving between them (keys 1, 2, 3,
-0 / Esc), in the demo app and in the real debugger (`v` opens them there)."""
+0 / Esc), in the demo app and in the real debugger (1, 2, 3 open them there, `v` reopens
+the last one)."""
 from __future__ import annotations
 
+import pytest
 from views_support import demo_app, settle
 
 from rvmdbg.tui.views.base import TeachingScreen
@@ -56,7 +58,7 @@ async def test_in_the_debugger(app_factory):
         await pilot.pause()
         debugger = app.screen
         assert isinstance(debugger, DebuggerScreen)
-        await pilot.press("v")
+        await pilot.press("1")
         assert isinstance(app.screen, FlowScreen)
         # a step from the view goes through the debugger, whose panes follow
         await pilot.press("s", "s")
@@ -69,13 +71,53 @@ async def test_in_the_debugger(app_factory):
         await pilot.press("escape")
         assert app.screen is debugger
         assert debugger.session.step_count == 2
-        # the debugger's own keys are untouched: 1-6 still focus its panes
-        await pilot.press("2")
-        assert app.focused.id == "listing"
         await pilot.press("v")                       # reopens the last view
         assert isinstance(app.screen, ControlFlowScreen)
         await pilot.press("0")
         assert app.screen is debugger
+
+
+@pytest.mark.parametrize("key, screen_class", [
+    ("1", FlowScreen), ("2", ExecutorsScreen), ("3", ControlFlowScreen)])
+@pytest.mark.parametrize("back", ["0", "escape"])
+async def test_digit_opens_a_view_from_the_debugger_and_back_leaves_it_unchanged(
+        app_factory, key, screen_class, back):
+    from rvmdbg.tui.screen import DebuggerScreen
+    app = app_factory(LIST)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        debugger = app.screen
+        assert isinstance(debugger, DebuggerScreen)
+        await pilot.press("s", "s", "s")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        debugger.action_focus_pane("registers")
+        await pilot.pause()
+        before = (app.session.step_count, app.session.location(), debugger.status.stop_text)
+        assert before[0] == 3
+        await pilot.press(key)
+        await pilot.pause()
+        assert isinstance(app.screen, screen_class)
+        assert len(app.screen_stack) == 2            # the debugger stays underneath
+        await pilot.press(back)
+        await pilot.pause()
+        assert app.screen is debugger
+        after = (app.session.step_count, app.session.location(), debugger.status.stop_text)
+        assert after == before
+        assert app.focused.id == "registers"          # the debugger is where it was
+
+
+async def test_the_footer_shows_one_entry_for_the_views(app_factory):
+    from textual.widgets import Footer
+    app = app_factory(LIST)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        keys = [b.key_display or b.key for (_, b, enabled, _) in
+                app.screen.active_bindings.values() if b.show]
+        assert "1-3" in keys and "2" not in keys and "3" not in keys
+        assert app.screen.query_one(Footer).display
 
 
 async def test_ascii_mode_draws_only_ascii_in_every_view():

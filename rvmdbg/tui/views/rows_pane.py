@@ -222,12 +222,20 @@ class RowsPane(ScrollView, can_focus=True):
     # ---- scrolling ----
 
     def scroll_to_row(self, row: int, center: bool = False) -> None:
-        """Bring a row into view without animation (centred when far away or asked); before
-        the pane has a size, once it has one."""
-        if not self.size.height:
-            self._pending_scroll = (row, center)
+        """Bring a row into view without animation (centred when far away or asked), once
+        the layout after the latest `set_lines` is done: scrolling before it would be clamped
+        to the previous content's height."""
+        first_request = getattr(self, "_pending_scroll", None) is None
+        self._pending_scroll = (row, center)
+        if self.size.height and first_request:
+            self.call_after_refresh(self._apply_pending_scroll)
+
+    def _apply_pending_scroll(self) -> None:
+        pending = getattr(self, "_pending_scroll", None)
+        if pending is None or not self.size.height:
             return
         self._pending_scroll = None
+        row, center = pending
         height = self.scrollable_content_region.height or self.size.height or 1
         top = self.scroll_offset.y
         if top <= row < top + height and not center:
@@ -237,9 +245,8 @@ class RowsPane(ScrollView, can_focus=True):
         self.scroll_to(y=y, animate=False, immediate=True)
 
     def on_resize(self, event) -> None:
-        pending = getattr(self, "_pending_scroll", None)
-        if pending is not None:
-            self.call_after_refresh(self.scroll_to_row, *pending)
+        if getattr(self, "_pending_scroll", None) is not None:
+            self.call_after_refresh(self._apply_pending_scroll)
 
     def action_page(self, direction: int) -> None:
         height = max(1, self.scrollable_content_region.height - 1)
