@@ -223,7 +223,7 @@ class _Converter:
         return n
 
 
-def _names_in(fn: Function) -> set:
+def local_names(fn: Function) -> set:
     """Every local variable name used in fn, so fresh names never collide with them."""
     names = {p.name for p in fn.params}
     stack, seen = [fn.body], set()
@@ -256,7 +256,7 @@ def to_a_normal_form(mod: Module) -> Module:
             out = Function(fn.params, inner, fn.ret_type, fn.type_params, fn.attrs, fn.span)
             out.checked_type = fn.checked_type
             return out
-        conv = _Converter(_names_in(fn))
+        conv = _Converter(local_names(fn))
         root = _Scope(None)
         conv.analyse(fn.body, root)
         body = conv.scope_block(fn.body, root)

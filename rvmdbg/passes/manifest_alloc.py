@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from rvmdbg.passes.anf import local_names
 from rvmdbg.relay.ast import (Call, Clause, Constant, ExprMutator, Function, GlobalVar, If, Let, Match,
-                              Module, OpRef, Tuple, TupleGetItem, Var, pattern_vars)
+                              Module, OpRef, Tuple, TupleGetItem, Var)
 from rvmdbg.relay.types import UNIT, FuncType, StorageType, TensorType, TupleType, scalar
 
 ALIGNMENT = 64
@@ -116,41 +117,6 @@ class _Substitute(ExprMutator):
 
     def visit_Var(self, e):
         return self.mapping.get(e, e)
-
-
-def _local_names(fn: Function) -> set:
-    names = {p.name for p in fn.params}
-    stack, seen = [fn.body], set()
-    while stack:
-        e = stack.pop()
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
-        if isinstance(e, Var):
-            names.add(e.name)
-        elif isinstance(e, Let):
-            names.add(e.var.name)
-            stack += [e.value, e.body]
-        elif isinstance(e, Function):
-            if not e.is_primitive:
-                names.update(p.name for p in e.params)
-                stack.append(e.body)
-        elif isinstance(e, Match):
-            stack.append(e.data)
-            for c in e.clauses:
-                names.update(v.name for v in pattern_vars(c.lhs))
-                stack.append(c.rhs)
-        elif isinstance(e, Call):
-            stack += [e.op, *e.args]
-        elif isinstance(e, If):
-            stack += [e.cond, e.true_branch, e.false_branch]
-        elif isinstance(e, Tuple):
-            stack += e.fields
-        elif isinstance(e, TupleGetItem):
-            stack.append(e.tuple_value)
-        else:
-            stack += [getattr(e, a) for a in ("value", "ref") if hasattr(e, a)]
-    return names
 
 
 class _Manifester:
@@ -383,7 +349,7 @@ def manifest_alloc(mod: Module) -> Module:
     for name, fn in mod.functions.items():
         if fn.is_primitive:
             continue
-        m = _Manifester(mod, _local_names(fn))
+        m = _Manifester(mod, local_names(fn))
         new = Function(fn.params, m.expr(fn.body), fn.ret_type, fn.type_params, fn.attrs, fn.span)
         new.checked_type = fn.checked_type
         out.functions[name] = new
