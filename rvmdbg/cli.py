@@ -106,10 +106,6 @@ def program_arguments(program: Program, entry: str, texts: list[str]) -> list:
 
 # ------------------------------------------------------------------------------------ executors
 
-class ExecutorUnavailable(Exception):
-    """An executor this build cannot provide yet (exit 2)."""
-
-
 def execute_interp(program: Program, entry: str, args: list, limits: Limits):
     """The reference interpreter, on the type-checked module."""
     from rvmdbg.relay.interpreter import Interpreter, InterpreterError
@@ -122,19 +118,21 @@ def execute_interp(program: Program, entry: str, args: list, limits: Limits):
         raise ProgramFailed(e.format(program.source)) from None
 
 
+def executable_of(program: Program):
+    """The program's executable: the loaded .rvmx, or the .relay program compiled now."""
+    if program.executable is not None:
+        return program.executable
+    from rvmdbg.vm.compiler import CompileError, compile_module
+    try:
+        return compile_module(program.module)
+    except CompileError as e:
+        raise UsageError(f"{program.path}: cannot compile for the VM: {e}") from None
+
+
 def execute_vm(program: Program, entry: str, args: list, limits: Limits):
     """Compile (unless it is a loaded .rvmx) and run on the Relay VM."""
-    try:
-        from rvmdbg.vm.compiler import CompileError, compile_module
-        from rvmdbg.vm.machine import VirtualMachine, VMError
-    except ImportError as e:
-        raise ExecutorUnavailable(f"the VM executor is not available yet ({e})") from None
-    exe = program.executable
-    if exe is None:
-        try:
-            exe = compile_module(program.module)
-        except CompileError as e:
-            raise UsageError(f"{program.path}: cannot compile for the VM: {e}") from None
+    from rvmdbg.vm.machine import VirtualMachine, VMError
+    exe = executable_of(program)
     try:
         return VirtualMachine(exe, limits).invoke(entry, args)
     except VMError as e:
@@ -365,17 +363,11 @@ def _configure_trace(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_trace(ns: argparse.Namespace) -> int:
-    from rvmdbg.vm.compiler import CompileError, compile_module
     from rvmdbg.vm.machine import VirtualMachine, VMError, trace_lines
     program = load_program(ns.program)
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args)
-    exe = program.executable
-    if exe is None:
-        try:
-            exe = compile_module(program.module)
-        except CompileError as e:
-            raise UsageError(f"{program.path}: cannot compile for the VM: {e}") from None
+    exe = executable_of(program)
     vm = VirtualMachine(exe, limits_from(ns))
     write = sys.stdout.write
     try:
@@ -457,7 +449,6 @@ def cmd_debug(ns: argparse.Namespace) -> int:
 
     from rvmdbg.debug import DebugSession, run_batch
     from rvmdbg.relay.interpreter import call_with_deep_stack
-    from rvmdbg.vm.compiler import CompileError, compile_module
     from rvmdbg.vm.machine import VMError
     if ns.batch is None and "screen" in COMMANDS:
         # no script: the same program on the debugger screen
@@ -469,12 +460,7 @@ def cmd_debug(ns: argparse.Namespace) -> int:
     program = load_program(ns.program)
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args)
-    exe = program.executable
-    if exe is None:
-        try:
-            exe = compile_module(program.module)
-        except CompileError as e:
-            raise UsageError(f"{program.path}: cannot compile for the VM: {e}") from None
+    exe = executable_of(program)
     try:
         session = DebugSession(exe, args, entry=entry, limits=limits_from(ns),
                                history_bytes=ns.history_mb * 2 ** 20, program_path=ns.program)
@@ -569,7 +555,7 @@ def main(argv: list[str] | None = None) -> int:
     except ArgumentError as e:
         _error(f"error: {e.message}")
         return EXIT_USAGE
-    except (UsageError, ExecutorUnavailable) as e:
+    except UsageError as e:
         _error(f"error: {e}")
         return EXIT_USAGE
     except ProgramFailed as e:
