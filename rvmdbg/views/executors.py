@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from rvmdbg.views.text import merge_pieces
 from rvmdbg.vm import bytecode as bc
 
 MAX_STREAM = 200_000   # dispatches recorded one by one; a longer run is counted, not listed
@@ -204,18 +205,8 @@ def storage_strip(graph, plan, nodes: list, symbols=None) -> list:
                 if first < n.node <= last:
                     state = "live"
             row.append((cells[state], state))
-        rows.append(_merge(row))
+        rows.append(merge_pieces(row))
     return rows
-
-
-def _merge(pieces: list) -> list:
-    out: list = []
-    for text, role in pieces:
-        if out and out[-1][1] == role:
-            out[-1] = (out[-1][0] + text, role)
-        else:
-            out.append((text, role))
-    return out
 
 
 # ---------------------------------------------------------------- both

@@ -131,11 +131,11 @@ def draw_gutter(arrows: list, rows: int, symbols: Symbols) -> list:
                 continue
             table = symbols.heavy if heavy[r][c] else symbols.light
             pieces.append((table[f] if f else " ", roles[r][c] or "plain"))
-        out.append(_merge(pieces))
+        out.append(merge_pieces(pieces))
     return out
 
 
-def _merge(pieces: list) -> list:
+def merge_pieces(pieces: list) -> list:
     """Adjacent pieces with the same role joined."""
     out: list = []
     for text, role in pieces:
