@@ -116,6 +116,33 @@ class LinePane(ScrollView, can_focus=True):
             style = self._base_style = self.rich_style
         return style
 
+    def line_base(self, prefix: str, marked_kind: str | None, linked: bool, cursor: str) -> Style:
+        """A line's base style: the marked line (pc or current; `marked_kind` "error",
+        "caller", or "" for the plain mark) and linked lines coloured from the pane's
+        `PREFIX--...` components, then the cursor; on the marked line the cursor only
+        reverses the gutter, so the mark's colour stays."""
+        st = self.style
+        if marked_kind is not None:
+            line_bg = st(f"{prefix}--error" if marked_kind == "error" else
+                         f"{prefix}--caller" if marked_kind == "caller" else self.MARK_COMPONENT)
+        elif linked:
+            line_bg = st(f"{prefix}--linked")
+        else:
+            line_bg = Style()
+        base = self.base_style + line_bg
+        if cursor and marked_kind is None:
+            base = base + self.cursor_style(cursor)
+        return base
+
+    def breakpoint_segment(self, state: str, base: Style, on: str, off: str) -> Segment:
+        """The breakpoint gutter cell: "on", "off" (disabled), "cond" (conditional) or ""."""
+        if not state:
+            return Segment(" ", base)
+        g = self.glyphs
+        mark = {"on": g.breakpoint, "off": g.breakpoint_disabled,
+                "cond": g.breakpoint_conditional}[state]
+        return Segment(mark, base + self.style(off if state == "off" else on))
+
     # ------------------------------------------------------------ what subclasses provide
 
     def line_state(self, index: int) -> tuple:

@@ -79,6 +79,8 @@ class FunctionListing:
 class BytecodeListing(LinePane):
     """The listing pane: one function at a time, following the selected frame."""
 
+    MARK_COMPONENT = "listing--pc"  # the pc / current line
+
     title = "Bytecode"
 
     COMPONENT_CLASSES = LinePane.COMPONENT_CLASSES | {
@@ -255,28 +257,14 @@ class BytecodeListing(LinePane):
         g = self.glyphs
         st = self.style
         is_pc = index == self.pc
-        if is_pc:
-            kind = self.pc_kind
-            line_bg = st("listing--error" if kind == "error" else
-                         "listing--caller" if kind == "caller" else "listing--pc")
-        elif index in self.linked:
-            line_bg = st("listing--linked")
-        else:
-            line_bg = Style()
-        base = self.base_style + line_bg
-        # On the pc line the cursor only reverses the address: the pc's colour stays.
-        if cursor and not is_pc:
-            base = base + self.cursor_style(cursor)
+        base = self.line_base("listing", self.pc_kind if is_pc else None, index in self.linked,
+                              cursor)
         segs: list[Segment] = []
         add = segs.append
 
         # breakpoint and pc markers
-        bp = self.breakpoints.get(index, "")
-        if bp:
-            mark = {"on": g.breakpoint, "off": g.breakpoint_disabled, "cond": g.breakpoint_conditional}[bp]
-            add(Segment(mark, base + st("listing--breakpoint" if bp != "off" else "listing--breakpoint-off")))
-        else:
-            add(Segment(" ", base))
+        add(self.breakpoint_segment(self.breakpoints.get(index, ""), base,
+                                    "listing--breakpoint", "listing--breakpoint-off"))
         if is_pc:
             mark = {"error": g.error, "caller": g.caller_pc}.get(self.pc_kind, g.pc)
             add(Segment(mark, base + st("listing--pc-marker")))

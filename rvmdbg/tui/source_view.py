@@ -98,6 +98,8 @@ def lex_lines(text: str) -> list[list[tuple[str | None, str]]]:
 class SourceView(LinePane):
     """The program's Relay text, linked to the listing."""
 
+    MARK_COMPONENT = "source--current"  # the pc / current line
+
     title = "Source"
 
     COMPONENT_CLASSES = LinePane.COMPONENT_CLASSES | {
@@ -219,26 +221,12 @@ class SourceView(LinePane):
         st = self.style
         line = index + 1
         is_current = line == self.current
-        if is_current:
-            kind = self.current_kind
-            line_bg = st("source--error" if kind == "error" else
-                         "source--caller" if kind == "caller" else "source--current")
-        elif line == self.linked:
-            line_bg = st("source--linked")
-        else:
-            line_bg = Style()
-        base = self.base_style + line_bg
-        # On the current line the cursor only reverses the line number: its colour stays.
-        if cursor and not is_current:
-            base = base + self.cursor_style(cursor)
+        base = self.line_base("source", self.current_kind if is_current else None,
+                              line == self.linked, cursor)
         segs: list[Segment] = []
         add = segs.append
-        bp = self.breakpoint_lines.get(line, "")
-        if bp:
-            mark = {"on": g.breakpoint, "off": g.breakpoint_disabled, "cond": g.breakpoint_conditional}[bp]
-            add(Segment(mark, base + st("source--breakpoint")))
-        else:
-            add(Segment(" ", base))
+        add(self.breakpoint_segment(self.breakpoint_lines.get(line, ""), base,
+                                    "source--breakpoint", "source--breakpoint"))
         if is_current:
             mark = {"error": g.error, "caller": g.caller_pc}.get(self.current_kind, g.pc)
             add(Segment(mark, base + st("source--marker")))
