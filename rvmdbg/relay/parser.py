@@ -76,17 +76,21 @@ class ParseInfo:
         self.env_uses: dict[tuple, Span] = {}
 
 
-def parse(text: str, filename: str = "<input>", env: Module | None = None) -> Module:
+def parse(text: str, filename: str = "<input>", env: Module | None = None,
+          extra_ops=()) -> Module:
     """Parse a whole program (which must start with `#[version = "0.0.5"]`).
 
     `env` is a module whose types, constructors and functions the program may use without
-    defining them (the loader passes the prelude); they are not copied into the result."""
-    return parse_with_info(text, filename, env)[0]
+    defining them (the loader passes the prelude); they are not copied into the result.
+    `extra_ops` are operator names accepted besides the registry's (the memory dialect of
+    a printed pass stage: `memory.alloc_storage`, `vm.invoke_tvm_op`, ...)."""
+    return parse_with_info(text, filename, env, extra_ops)[0]
 
 
-def parse_with_info(text: str, filename: str = "<input>", env: Module | None = None):
+def parse_with_info(text: str, filename: str = "<input>", env: Module | None = None,
+                    extra_ops=()):
     """parse() that also returns the ParseInfo the loader needs."""
-    p = _Parser(text, filename, env, None)
+    p = _Parser(text, filename, env, None, extra_ops)
     return p.run(p.parse_module), p.info
 
 
@@ -109,8 +113,10 @@ def _span(a, b, file: str) -> Span:
 
 
 class _Parser:
-    def __init__(self, text: str, filename: str, env: Module | None, expr_module: Module | None):
+    def __init__(self, text: str, filename: str, env: Module | None, expr_module: Module | None,
+                 extra_ops=()):
         self.file = filename
+        self.extra_ops = frozenset(extra_ops)
         self.source = Source(filename, text)
         self.text = text
         self.env = env
@@ -1015,7 +1021,7 @@ class _Parser:
         opname = ".".join(parts)
         span = _span(tok, end, self.file)
         ops = _known_ops()
-        if ops is not None and opname not in ops:
+        if ops is not None and opname not in ops and opname not in self.extra_ops:
             cands = list(ops) + list(self.mod.constructors)
             if self.env is not None:
                 cands += list(self.env.constructors)

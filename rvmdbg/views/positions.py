@@ -6,14 +6,11 @@ one side by side (same shape, same child order) pairs each node with its region 
 Tensor constants print as `meta[relay.Constant][k] /* ty=... */`, which the parser refuses:
 they are blanked to a literal `0` padded with spaces first, so every column stays where it was.
 The memory dialect of ManifestAlloc (`memory.alloc_storage`, ...) is not made of user
-operators either: while re-parsing, the parser's operator table also knows those names.
+operators either: it is re-parsed with `parse(..., extra_ops=DIALECT_OPS)`.
 """
 from __future__ import annotations
 
 import re
-import threading
-from collections import ChainMap
-from contextlib import contextmanager
 
 from rvmdbg.relay import ast as A
 from rvmdbg.relay.diagnostics import Span
@@ -24,26 +21,6 @@ _META = re.compile(r"meta\[relay\.Constant\]\[\d+\](?: /\*.*?\*/)?")
 def blank_metadata(text: str) -> str:
     """`text` with each metadata reference replaced by `0` and spaces (same length)."""
     return _META.sub(lambda m: "0" + " " * (len(m.group(0)) - 1), text)
-
-
-_parser_lock = threading.Lock()
-
-
-@contextmanager
-def _dialect_known():
-    """The parser's operator table plus the memory dialect's names, for the duration."""
-    from rvmdbg.passes.manifest_alloc import DIALECT_OPS
-    from rvmdbg.relay import parser
-    ops = parser._known_ops()
-    if ops is None:
-        yield
-        return
-    with _parser_lock:
-        parser._ops_table = ChainMap(ops, dict.fromkeys(DIALECT_OPS))
-        try:
-            yield
-        finally:
-            parser._ops_table = ops
 
 
 def _pattern_pairs(a, b, out: list) -> bool:
@@ -97,10 +74,10 @@ def text_regions(module, text: str, filename: str = "<printed>") -> dict:
     """id(node of `module`) -> Span of it in `text` (the module's printed form), per global;
     a global whose re-parsed shape differs from the module's is left out. Empty when the text
     does not parse at all."""
+    from rvmdbg.passes.manifest_alloc import DIALECT_OPS
     from rvmdbg.relay.parser import parse
     try:
-        with _dialect_known():
-            reparsed = parse(blank_metadata(text), filename)
+        reparsed = parse(blank_metadata(text), filename, extra_ops=DIALECT_OPS)
     except Exception:
         return {}
     regions: dict = {}

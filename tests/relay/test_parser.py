@@ -683,3 +683,13 @@ def test_operator_and_projection_spans_start_at_their_own_tokens_not_a_binder():
     assert (proj.span.line, proj.span.col, proj.span.end_col) == (3, 8, 12)
     neg = mul.args[1]
     assert (neg.span.line, neg.span.col, neg.span.end_col) == (3, 15, 18)
+
+
+def test_extra_ops_admit_the_memory_dialect_of_a_printed_stage_and_nothing_else():
+    text = HEADER + "def @f(%s) { memory.kill(%s) }"
+    with pytest.raises(NameResolutionError):
+        parse(text)
+    mod = parse(text, extra_ops={"memory.kill"})
+    assert mod.functions["f"].body.op.name == "memory.kill"
+    with pytest.raises(NameResolutionError):
+        parse(HEADER + "def @f(%s) { memory.nope(%s) }", extra_ops={"memory.kill"})
