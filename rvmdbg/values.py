@@ -152,3 +152,43 @@ def values_equal(a, b) -> bool:
     if na is not None and nb is not None:
         return na == nb
     return False
+
+
+def _copy_value(root, memo: dict):
+    """A copy of an argument value with fresh reference cells (everything else is immutable).
+
+    Iterative (a list argument may be a million cells long); sharing is kept, and a cycle
+    through a reference cell ends at that cell's copy."""
+    nodes = (ADTValue, RefCell)
+    if not isinstance(root, nodes):
+        return root
+    stack = [(root, False)]
+    entered: set = set()
+    while stack:
+        v, children_done = stack.pop()
+        if not children_done:
+            if id(v) in memo or id(v) in entered:
+                continue
+            entered.add(id(v))
+            stack.append((v, True))
+            if isinstance(v, RefCell):
+                memo[id(v)] = RefCell(None)  # made before its contents: cycles end here
+                kids = (v.value,)
+            else:
+                kids = v.fields
+            stack.extend((k, False) for k in reversed(kids) if isinstance(k, nodes))
+        elif isinstance(v, RefCell):
+            inner = v.value
+            memo[id(v)].value = memo.get(id(inner), inner) if isinstance(inner, nodes) else inner
+        else:
+            fields = tuple(memo.get(id(f), f) if isinstance(f, nodes) else f for f in v.fields)
+            same = all(a is b for a, b in zip(fields, v.fields))
+            memo[id(v)] = v if same else ADTValue(v.tag, v.con, fields)
+    return memo[id(root)]
+
+
+def copy_values(values) -> list:
+    """Fresh copies of values for another run (arguments): new reference cells, the rest
+    shared, since reference cells are the only mutable values."""
+    memo: dict = {}
+    return [_copy_value(v, memo) for v in values]

@@ -40,7 +40,7 @@ from rvmdbg.debug.deps import DepRead, Deps
 from rvmdbg.debug.heap import HeapNode, heap_of, same_value, value_text, value_type
 from rvmdbg.debug.history import DEFAULT_INTERVAL, History, RefJournal, instrument
 from rvmdbg.limits import DEFAULT_LIMITS
-from rvmdbg.values import ADTValue, RefCell
+from rvmdbg.values import copy_values
 from rvmdbg.vm.machine import VirtualMachine, VMError
 
 PROGRESS_PERIOD = 0.1   # seconds between progress callbacks during long runs
@@ -144,44 +144,6 @@ class FrameView:
         return [value_type(v) for v in self.registers]
 
 
-def _copy_value(root, memo: dict):
-    """A copy of an argument value with fresh reference cells (everything else is immutable).
-
-    Iterative (a list argument may be a million cells long); sharing is kept, and a cycle
-    through a reference cell ends at that cell's copy."""
-    nodes = (ADTValue, RefCell)
-    if not isinstance(root, nodes):
-        return root
-    stack = [(root, False)]
-    entered: set = set()
-    while stack:
-        v, children_done = stack.pop()
-        if not children_done:
-            if id(v) in memo or id(v) in entered:
-                continue
-            entered.add(id(v))
-            stack.append((v, True))
-            if isinstance(v, RefCell):
-                memo[id(v)] = RefCell(None)  # made before its contents: cycles end here
-                kids = (v.value,)
-            else:
-                kids = v.fields
-            stack.extend((k, False) for k in reversed(kids) if isinstance(k, nodes))
-        elif isinstance(v, RefCell):
-            inner = v.value
-            memo[id(v)].value = memo.get(id(inner), inner) if isinstance(inner, nodes) else inner
-        else:
-            fields = tuple(memo.get(id(f), f) if isinstance(f, nodes) else f for f in v.fields)
-            same = all(a is b for a, b in zip(fields, v.fields))
-            memo[id(v)] = v if same else ADTValue(v.tag, v.con, fields)
-    return memo[id(root)]
-
-
-def _copy_args(args) -> list:
-    memo: dict = {}
-    return [_copy_value(a, memo) for a in args]
-
-
 class DebugSession:
     """A program under the debugger. See the module docstring for the protocol."""
 
@@ -193,9 +155,9 @@ class DebugSession:
         self.exe = instrument(exe, self.journal)
         self.entry = entry.lstrip("@")
         self.limits = limits or DEFAULT_LIMITS
-        self._pristine_args = _copy_args(args)
+        self._pristine_args = copy_values(args)
         self.vm = VirtualMachine(self.exe, self.limits)
-        self.vm.start(self.entry, _copy_args(self._pristine_args))  # VMError: bad entry/args
+        self.vm.start(self.entry, copy_values(self._pristine_args))  # VMError: bad entry/args
         self.history = History(self.vm, self.journal, interval, history_bytes)
         self.history.take()
         self.last_step = 0
@@ -666,6 +628,10 @@ class DebugSession:
         self._goto_exact(step)
         return self._event(kind, number)
 
+    def arguments(self) -> list:
+        """Fresh copies of the entry's arguments as the session started with them."""
+        return copy_values(self._pristine_args)
+
     def restart(self) -> StopEvent:
         """Back to step 0, keeping breakpoints and watchpoints."""
         self._motion()
@@ -675,7 +641,7 @@ class DebugSession:
             # Step 0 fell out of the history budget: start over from fresh arguments.
             self.history.reset()
             self.journal.reset()
-            self.vm.start(self.entry, _copy_args(self._pristine_args))
+            self.vm.start(self.entry, copy_values(self._pristine_args))
             self.history.take()
         self._mark_stop()
         self._baseline = {}

@@ -11,6 +11,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from rvmdbg.values import copy_values
+
 _STAGES_LOCK = threading.Lock()
 
 
@@ -86,10 +88,7 @@ class ViewContext:
         s = self.session
         if s is None:
             return None
-        args = getattr(s, "_pristine_args", None)  # the session keeps an untouched copy
-        if args is None:
-            return None
-        return copy_args(args)
+        return s.arguments()
 
     def run_exe(self):
         """The executable to run fresh copies of the program on: the one the session was
@@ -98,49 +97,7 @@ class ViewContext:
         return getattr(s, "original_exe", None) or self.exe
 
 
-def copy_args(args) -> list:
-    """Fresh copies of argument values for another run: reference cells are the only
-    mutable values, so only they (and the constructed values holding them) are copied.
-    Iterative: a list argument may be a chain of a million cells."""
-    from rvmdbg.values import ADTValue, RefCell
-    memo: dict = {}
-
-    def has_cells(root) -> bool:
-        stack, seen = [root], set()
-        while stack:
-            v = stack.pop()
-            if isinstance(v, RefCell):
-                return True
-            if isinstance(v, ADTValue) and id(v) not in seen:
-                seen.add(id(v))
-                stack.extend(v.fields)
-        return False
-
-    def copy(root):
-        if not has_cells(root):
-            return root
-        # post-order rebuild with an explicit stack
-        stack = [(root, False)]
-        while stack:
-            v, expanded = stack.pop()
-            if id(v) in memo or not isinstance(v, (ADTValue, RefCell)):
-                continue
-            kids = v.fields if isinstance(v, ADTValue) else (v.value,)
-            if not expanded:
-                if isinstance(v, RefCell):
-                    memo[id(v)] = RefCell(None)  # made first: a cell may reach itself
-                stack.append((v, True))
-                stack.extend((k, False) for k in kids)
-                continue
-            if isinstance(v, RefCell):
-                memo[id(v)].value = memo.get(id(v.value), v.value)
-            else:
-                fields = tuple(memo.get(id(f), f) for f in v.fields)
-                memo[id(v)] = v if all(a is b for a, b in zip(fields, v.fields)) else \
-                    ADTValue(v.tag, v.con, fields)
-        return memo.get(id(root), root)
-
-    return [copy(a) for a in args]
+copy_args = copy_values  # the views' name for it
 
 
 __all__ = ["ViewContext", "copy_args"]

@@ -361,7 +361,7 @@ def test_values_types_and_trees():
 
 def test_argument_copy_is_iterative_keeps_sharing_and_refreshes_reference_cells():
     import numpy as np
-    from rvmdbg.debug.session import _copy_args
+    from rvmdbg.values import copy_values as _copy_args
     from rvmdbg.values import ADTValue, RefCell
     long_list = ADTValue(1, "Nil", ())
     for i in range(50_000):  # deeper than Python's recursion limit

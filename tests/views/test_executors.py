@@ -98,3 +98,13 @@ def test_node_storage_marks_reshape_aliases():
     nodes = node_storage(graph, plan)
     aliases = [n for n in nodes if n.alias]
     assert aliases and all(n.reuses is None for n in aliases)
+
+
+def test_argument_copies_for_reruns_keep_reference_cell_contents():
+    import numpy as np
+    from rvmdbg.values import ADTValue, RefCell
+    from rvmdbg.views.context import copy_args
+    cell = RefCell(np.array(5, dtype="int32"))
+    out = copy_args([ADTValue(0, None, (cell, cell))])[0]
+    assert out.fields[0] is out.fields[1] and out.fields[0] is not cell
+    assert int(out.fields[0].value) == 5
