@@ -9,6 +9,8 @@ Each is compiled once with `rvmdbg.vm.compiler.compile_module` and run by:
 - `VirtualMachine.run()`: the fast path (instructions per second, and wall time);
 - `VirtualMachine.step()`: one `StepInfo` per instruction, as the debugger drives it;
 - `rvmdbg.relay.interpreter.Interpreter(mod).run`: the reference interpreter, for the ratio.
+- the same computation written directly in Python over the operators' 0-d functions: the
+  floor that any executor calling those kernels pays.
 The toy VM of `benchmarks/minivm_seed.py` runs the same sum as `loop` with an if/elif chain
 over opcode names (the seed style), the same chain over numbers, and table dispatch.
 
@@ -41,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import minivm_seed as toy  # noqa: E402
 from rvmdbg.relay.interpreter import Interpreter  # noqa: E402
 from rvmdbg.relay.loader import load_file  # noqa: E402
+from rvmdbg.relay.ops import SCALAR_FAST  # noqa: E402
 from rvmdbg.relay.typecheck import check_module  # noqa: E402
 from rvmdbg.values import format_value, values_equal  # noqa: E402
 from rvmdbg.vm.machine import VirtualMachine  # noqa: E402
@@ -49,6 +52,26 @@ try:
     from rvmdbg.vm.compiler import compile_module
 except ImportError:  # the compiler is written by another helper; the rest still runs
     compile_module = None
+
+LESS, GREATER = SCALAR_FAST["less"], SCALAR_FAST["greater"]
+ADD, SUB = SCALAR_FAST["add"], SCALAR_FAST["subtract"]
+ONE, TWO = np.array(1, dtype=np.int32), np.array(2, dtype=np.int32)
+
+
+def direct_fib(n):
+    if LESS(n, TWO).item():
+        return n
+    return ADD(direct_fib(SUB(n, ONE)), direct_fib(SUB(n, TWO)))
+
+
+def direct_loop(n):
+    i, acc = ONE, np.array(0, dtype=np.int32)
+    while not GREATER(i, n).item():
+        i, acc = ADD(i, ONE), ADD(acc, i)
+    return acc
+
+
+DIRECT = {"fib": direct_fib, "loop": direct_loop}
 
 RUN_TARGET = 1_000_000     # instructions/s of run() on scalar code
 INTERP_RATIO_TARGET = 2.0  # interpreter time / VM run() time
@@ -113,6 +136,13 @@ class Workload:
     def run_interpreter(self):
         return Interpreter(self.mod).run("main", self.args)
 
+    def run_direct(self):
+        """The same computation written directly in Python over the operators' 0-d functions
+        (`SCALAR_FAST`, the ones the VM's and the interpreter's kernels call on scalars):
+        no dispatch, no frames, no storage. A floor for any executor of this program that
+        computes with those kernels."""
+        return DIRECT[self.label](self.args[0])
+
 
 def toy_jobs(n: int) -> dict:
     """The three toy dispatchers on the counting loop to n, as benchmark jobs."""
@@ -131,6 +161,7 @@ def measure(workloads: list, toy_n: int, repeats: int, step_repeats: int) -> dic
             w.compile()
             jobs[f"{w.label} run"] = w.run_vm
         jobs[f"{w.label} interp"] = w.run_interpreter
+        jobs[f"{w.label} direct"] = w.run_direct
     jobs.update(toy_jobs(toy_n))
     best = best_of_rounds(jobs, repeats)
     if compile_module is not None:
@@ -139,6 +170,9 @@ def measure(workloads: list, toy_n: int, repeats: int, step_repeats: int) -> dic
     for w in workloads:
         f = w.figures
         f["interp_s"], f["interp_result"] = best[f"{w.label} interp"]
+        f["direct_s"], f["direct_result"] = best[f"{w.label} direct"]
+        if not values_equal(f["direct_result"], f["interp_result"]):
+            raise SystemExit(f"{w.title()}: the direct Python version disagrees")
         if compile_module is not None:
             f["run_s"], (f["vm_result"], f["steps"]) = best[f"{w.label} run"]
             f["step_s"], step_result = best[f"{w.label} step"]
@@ -222,6 +256,7 @@ def report(workloads: list, toy_figs: dict, repeats: int, step_repeats: int) -> 
     rows: list = []
     all_met = True
     loop_ns = None
+    bounds = []  # (workload, ns per VM instruction the interpreter-ratio target leaves)
     for w in workloads:
         f = w.figures
         t = w.title()
@@ -238,6 +273,8 @@ def report(workloads: list, toy_figs: dict, repeats: int, step_repeats: int) -> 
             _row(rows, f"{t}: step() / run() time", f"{f['step_s'] / f['run_s']:.1f}x")
         if "interp_s" in f:
             _row(rows, f"{t}: interpreter run", f"{f['interp_s']:.3f} s")
+            _row(rows, f"{t}: direct Python, same 0-d kernels",
+                 f"{f['direct_s']:.3f} s  (interpreter {f['interp_s'] / f['direct_s']:.1f}x this)")
         if "interp_s" in f and "run_s" in f:
             ratio = f["interp_s"] / f["run_s"]
             ratio_met = ratio >= INTERP_RATIO_TARGET
@@ -247,6 +284,9 @@ def report(workloads: list, toy_figs: dict, repeats: int, step_repeats: int) -> 
             if not values_equal(f["interp_result"], f["vm_result"]):
                 raise SystemExit(f"{t}: VM gave {format_value(f['vm_result'])}, interpreter "
                                  f"{format_value(f['interp_result'])}")
+        if "interp_s" in f and "run_s" in f:
+            left = f["interp_s"] / INTERP_RATIO_TARGET - f["direct_s"]
+            bounds.append((t, left / f["steps"] * 1e9))
         if w.label == "loop" and "run_s" in f:
             loop_ns = (f["run_s"] / f["steps"] * 1e9, f["steps"] / w.n, f["run_s"] / w.n * 1e9)
 
@@ -267,6 +307,13 @@ def report(workloads: list, toy_figs: dict, repeats: int, step_repeats: int) -> 
         _row(rows, f"rvmdbg VM loop({n}) run()",
              f"{ns:.1f} ns/instr  {iter_ns:.0f} ns/iteration ({instr_per_iter:.0f} instr/iter)")
         _row(rows, "rvmdbg VM / toy table, per instr", f"{ns / (toy_figs['table'] * 1e9):.2f}x")
+    # What the interpreter-ratio target leaves each VM instruction once the kernels' own work
+    # (the direct version's time) is paid, next to what the toy's table dispatch costs per
+    # instruction doing nothing else.
+    toy_ns = toy_figs["table"] * 1e9
+    for t, left in bounds:
+        _row(rows, f"{t}: 2x the interpreter leaves, beyond kernels",
+             f"{left:.1f} ns per VM instruction (toy table dispatch, no work: {toy_ns:.1f} ns)")
 
     print(f"rvmdbg VM benchmark: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, "
           f"best of {repeats} interleaved rounds ({step_repeats} for step())")
