@@ -22,7 +22,7 @@ from rvmdbg.passes.manifest_alloc import manifest_alloc
 from rvmdbg.passes.manifest_lifetimes import manifest_lifetimes
 from rvmdbg.relay.ast import Module, room_for_recursion
 from rvmdbg.relay.printer import print_expr, print_module
-from rvmdbg.relay.typecheck import check_module
+from rvmdbg.relay.typecheck import check_module, is_checked, mark_checked
 
 
 @dataclass(frozen=True)
@@ -40,9 +40,16 @@ class Pass:
         return self.fn(mod)
 
     def run_checked(self, mod: Module) -> Module:
-        """The pass, followed by the type checker unless the pass types its own output."""
+        """The pass, followed by the type checker unless the pass types its own output or
+        left every definition as it was (the same, already typed, objects)."""
         out = self.fn(mod)
-        return out if self.typed_output else _check(out)
+        if self.typed_output:
+            return out
+        if out is not mod and is_checked(mod) and _same_definitions(mod, out):
+            out.warnings = list(mod.warnings)
+            mark_checked(out)
+            return out
+        return _check(out)
 
 
 @dataclass
@@ -63,7 +70,20 @@ class Stage:
         return self._function_texts
 
 
+def _same_definitions(before: Module, after: Module) -> bool:
+    """Whether `after` holds exactly the function, type and constructor objects of `before`
+    (a pass that found nothing to change), so the types the checker wrote into them hold."""
+    for a, b in ((before.functions, after.functions), (before.type_defs, after.type_defs),
+                 (before.constructors, after.constructors)):
+        if a.keys() != b.keys() or any(b[k] is not v for k, v in a.items()):
+            return False
+    return True
+
+
 def _check(mod: Module) -> Module:
+    """`mod` type-checked (as it is when nothing in it changed since its last check)."""
+    if is_checked(mod):
+        return mod
     out = check_module(mod)
     return mod if out is None else out
 
@@ -73,7 +93,8 @@ def _print(mod: Module) -> str:
 
 
 def infer_type(mod: Module) -> Module:
-    """InferType: the type checker as a pass (it fills checked_type everywhere)."""
+    """InferType: the type checker as a pass (it fills checked_type everywhere). A module
+    checked since its last change is already typed: it passes through as it is."""
     return _check(mod)
 
 
@@ -85,7 +106,8 @@ FUSE_OPS = Pass("FuseOps", fuse_ops,
                 "chains of operator calls become primitive functions, one kernel each")
 TO_A_NORMAL_FORM = Pass("ToANormalForm", to_a_normal_form,
                         "every intermediate value is bound to a let, in evaluation order")
-INFER_TYPE = Pass("InferType", infer_type, "the type checker fills in every expression's type")
+INFER_TYPE = Pass("InferType", infer_type, "the type checker fills in every expression's type",
+                  typed_output=True)
 LAMBDA_LIFT = Pass("LambdaLift", lambda_lift,
                    "nested functions become globals; closures capture their free variables")
 DEAD_CODE_ELIMINATION = Pass("DeadCodeElimination", dead_code_elimination,

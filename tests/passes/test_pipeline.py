@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pass_helpers import i32, load, nodes, op_calls_outside_primitives, run, same
+from pass_helpers import HEADER, i32, load, nodes, op_calls_outside_primitives, run, same
 
 from rvmdbg.passes.anf import is_atomic, to_a_normal_form
 from rvmdbg.passes.dead_code import dead_code_elimination
@@ -17,7 +17,7 @@ from rvmdbg.passes.pipeline import (DEFAULT_PASSES, Pass, Pipeline, Stage, chang
 from rvmdbg.relay.ast import Call, Function, Let
 from rvmdbg.relay.loader import load_module
 from rvmdbg.relay.printer import print_module
-from rvmdbg.relay.typecheck import check_module
+from rvmdbg.relay.typecheck import check_module, is_checked
 
 PROGRAMS_DIR = Path(__file__).resolve().parents[2] / "programs"
 PROGRAMS = sorted(PROGRAMS_DIR.glob("*.relay"))
@@ -145,6 +145,39 @@ def test_apply_gives_the_final_stage():
     mod = load("def @main(%x: int32) -> int32 { %x * 2 + 1 }")
     final = default_pipeline().apply(mod)
     assert print_module(final) == default_pipeline().run(mod)[-1].text
+
+
+def test_is_checked_follows_the_definitions():
+    mod = load_module(HEADER + "def @main(%x: int32) -> int32 { %x + 1 }\n"
+                      "def @g(%x: int32) -> int32 { %x }\n", "t.relay")
+    assert not is_checked(mod)
+    check_module(mod)
+    assert is_checked(mod)
+    replaced = mod.copy_shallow()
+    assert not is_checked(replaced)  # a new module: nobody vouched for it
+    mod.functions["g"] = load("def @g(%x: int32) -> int32 { %x * 2 }").functions["g"]
+    assert not is_checked(mod)       # a replaced definition is not typed
+    check_module(mod)
+    del mod.functions["g"]
+    assert not is_checked(mod)
+
+
+def test_the_checker_runs_again_only_after_a_change(monkeypatch):
+    """A pass that changes nothing (EtaExpand here) is not followed by a type check, nor is
+    InferType on a module checked since its last change, nor the input (`load` checked it);
+    FuseOps and ANF change it, so they are."""
+    import rvmdbg.passes.pipeline as pipeline
+    calls = []
+    real = pipeline.check_module
+    monkeypatch.setattr(pipeline, "check_module", lambda m: calls.append(m) or real(m))
+    mod = load("def @main(%x: int32) -> int32 { %x * 2 + 1 }")
+    stages = Pipeline(AST_PASSES).run(mod)
+    by_name = {s.name: s.module for s in stages}
+    checked = [next(name for name, m in by_name.items() if m is c) for c in calls]
+    assert checked == ["FuseOps", "ToANormalForm"]
+    for s in stages:
+        assert_typed(s.module)
+        assert is_checked(s.module)
 
 
 # ---- random programs: deterministic output, same results before and after ----
