@@ -46,29 +46,31 @@ def _lca(a: _Scope, b: _Scope) -> _Scope:
     return a
 
 
+def _call_edges(e):
+    return [(e.op, False)] + [(a, False) for a in e.args]
+
+
+_NO_EDGES: tuple = ()
+
+# type -> (node -> (child, opens_new_scope) pairs); AST classes are not subclassed
+_EDGE_FNS = {
+    Call: _call_edges,
+    Function: lambda e: _NO_EDGES if e.is_primitive else [(e.body, True)],
+    Let: lambda e: [(e.value, False), (e.body, False)],
+    If: lambda e: [(e.cond, False), (e.true_branch, True), (e.false_branch, True)],
+    Tuple: lambda e: [(f, False) for f in e.fields],
+    TupleGetItem: lambda e: [(e.tuple_value, False)],
+    Match: lambda e: [(e.data, False)] + [(c.rhs, True) for c in e.clauses],
+    RefCreate: lambda e: [(e.value, False)],
+    RefRead: lambda e: [(e.ref, False)],
+    RefWrite: lambda e: [(e.ref, False), (e.value, False)],
+}
+
+
 def _edges(e):
     """(child, opens_new_scope) pairs for the scope analysis, in evaluation order."""
-    if isinstance(e, Call):
-        return [(e.op, False)] + [(a, False) for a in e.args]
-    if isinstance(e, Function):
-        return [] if e.is_primitive else [(e.body, True)]
-    if isinstance(e, Let):
-        return [(e.value, False), (e.body, False)]
-    if isinstance(e, If):
-        return [(e.cond, False), (e.true_branch, True), (e.false_branch, True)]
-    if isinstance(e, Tuple):
-        return [(f, False) for f in e.fields]
-    if isinstance(e, TupleGetItem):
-        return [(e.tuple_value, False)]
-    if isinstance(e, Match):
-        return [(e.data, False)] + [(c.rhs, True) for c in e.clauses]
-    if isinstance(e, RefCreate):
-        return [(e.value, False)]
-    if isinstance(e, RefRead):
-        return [(e.ref, False)]
-    if isinstance(e, RefWrite):
-        return [(e.ref, False), (e.value, False)]
-    return []
+    fn = _EDGE_FNS.get(type(e))
+    return _NO_EDGES if fn is None else fn(e)
 
 
 class _Converter:
@@ -78,6 +80,7 @@ class _Converter:
         self.uses: dict = {}          # id(node) -> number of parent edges
         self.atom: dict = {}          # id(node) -> the atom standing for it once bound
         self.keep: list = []          # keeps visited nodes alive so ids stay unique
+        self.edges: dict = {}         # id(node) -> _edges(node), computed once
         self.taken = taken_names
         self.counter = 0
 
@@ -86,9 +89,10 @@ class _Converter:
     def analyse(self, body, root: _Scope) -> None:
         order = self._topological(body)
         self.scope_of[id(body)] = root
+        edges = self.edges
         for node in order:
             scope = self.scope_of[id(node)]
-            for i, (child, opens) in enumerate(_edges(node)):
+            for i, (child, opens) in enumerate(edges[id(node)]):
                 if opens:
                     sub = self.child_scopes.get((id(node), i))
                     if sub is None:
@@ -101,17 +105,20 @@ class _Converter:
 
     def _topological(self, root) -> list:
         """Nodes with every parent before its children (reverse post-order), iteratively."""
-        post, seen = [], {id(root)}
-        stack = [(root, iter(_edges(root)))]
+        post, seen, edges, uses = [], {id(root)}, self.edges, self.uses
+        edges[id(root)] = root_edges = _edges(root)
+        stack = [(root, iter(root_edges))]
         self.keep.append(root)
         while stack:
             node, it = stack[-1]
             for child, _opens in it:
-                self.uses[id(child)] = self.uses.get(id(child), 0) + 1
-                if id(child) not in seen:
-                    seen.add(id(child))
+                key = id(child)
+                uses[key] = uses.get(key, 0) + 1
+                if key not in seen:
+                    seen.add(key)
                     self.keep.append(child)
-                    stack.append((child, iter(_edges(child))))
+                    edges[key] = child_edges = _edges(child)
+                    stack.append((child, iter(child_edges)))
                     break
             else:
                 stack.pop()

@@ -349,12 +349,19 @@ class ExprMutator:
 
     def __init__(self) -> None:
         self.memo: dict = {}
+        self._methods: dict = {}  # node class -> this mutator's visit_<ClassName> or _default
 
     def visit(self, e: Expr) -> Expr:
         key = id(e)
-        if key in self.memo:
-            return self.memo[key][1]
-        out = getattr(self, "visit_" + type(e).__name__, self._default)(e)
+        done = self.memo.get(key)
+        if done is not None:
+            return done[1]
+        kind = type(e)
+        method = self._methods.get(kind)
+        if method is None:
+            method = self._methods[kind] = getattr(self, "visit_" + kind.__name__,
+                                                   self._default)
+        out = method(e)
         self.memo[key] = (e, out)  # keep e alive so its id is not reused
         return out
 
