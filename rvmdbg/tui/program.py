@@ -37,7 +37,21 @@ class DebugProgram:
     entry: str = "main"
     saved: bool = False            # opened from a .rvmx
     constructor_types: dict = field(default_factory=dict)
-    expression_types: object = None  # ExpressionTypes: the source pane's types on demand
+    # The compiler's passes re-type the module's shared nodes, so after compiling here the
+    # source pane's types come from checking the source text again (on the first `t`).
+    compiled_here: bool = False
+    _expression_types: object = field(default=None, repr=False)
+
+    @property
+    def expression_types(self):
+        """ExpressionTypes of the source, built on first use (None without a module)."""
+        if self._expression_types is None and self.module is not None:
+            from rvmdbg.tui.expr_types import ExpressionTypes
+            module = self.module
+            if self.compiled_here:
+                module = _recheck(self.source_text, self.source_file) if self.source_text else None
+            self._expression_types = ExpressionTypes(module, self.source_file)
+        return self._expression_types
 
     def params(self) -> list[tuple[str, str]]:
         """The entry's parameters as (name, type text); the type is "" when unknown."""
@@ -105,9 +119,6 @@ def load_program(path: str, entry: str = "main") -> DebugProgram:
         except RelayError as exc:
             raise ProgramLoadError(exc.format()) from None
         text = module.source.text if module.source is not None else None
-        # The type index is taken from this module before the passes see it.
-        from rvmdbg.tui.expr_types import ExpressionTypes
-        types = ExpressionTypes(module, path)
         try:
             exe = compile_module(module)
         except RelayError as exc:
@@ -116,13 +127,10 @@ def load_program(path: str, entry: str = "main") -> DebugProgram:
             raise ProgramLoadError(f"{path}: error: cannot compile: {exc}") from None
         _check_entry(exe, entry, path)
         prog = DebugProgram(path, name, exe, module, text, path,
-                            program_default_args(text) if text else None, entry)
-        prog.expression_types = types
+                            program_default_args(text) if text else None, entry,
+                            compiled_here=True)
     from rvmdbg.tui.summary import constructor_types
     prog.constructor_types = constructor_types(prog.module)
-    if prog.expression_types is None:
-        from rvmdbg.tui.expr_types import ExpressionTypes
-        prog.expression_types = ExpressionTypes(prog.module, prog.source_file)
     return prog
 
 
@@ -139,12 +147,10 @@ def _recheck(text: str, filename: str):
 def program_from_executable(exe, name: str = "<executable>", entry: str = "main",
                             module=None) -> DebugProgram:
     """A program around an executable built in memory (benchmarks, tests of big listings)."""
-    from rvmdbg.tui.expr_types import ExpressionTypes
     from rvmdbg.tui.summary import constructor_types
     text = exe.source_text
     prog = DebugProgram(name, name, exe, module, text, exe.source_name, None, entry, saved=True)
     prog.constructor_types = constructor_types(module)
-    prog.expression_types = ExpressionTypes(module, exe.source_name)
     return prog
 
 
