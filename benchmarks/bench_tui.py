@@ -49,7 +49,7 @@ async def first_frame(program, size) -> tuple[float, float]:
     painted = loop.create_future()
     stopped = loop.create_future()
     t0 = time.perf_counter()
-    app = DebuggerApp(program, [], config_dir=CONFIG_DIR)
+    app = DebuggerApp(program, [], config_dir=CONFIG_DIR, freeze_heap=True)
 
     def mark(future):
         return lambda: future.done() or future.set_result(time.perf_counter())
@@ -73,7 +73,7 @@ async def first_frame(program, size) -> tuple[float, float]:
 async def step_latency(program, size, steps: int, action: str) -> list[float]:
     """Seconds per step action, each from the action to the refresh after it."""
     from rvmdbg.tui.app import DebuggerApp
-    app = DebuggerApp(program, [], config_dir=CONFIG_DIR)
+    app = DebuggerApp(program, [], config_dir=CONFIG_DIR, freeze_heap=True)
     times = []
     async with app.run_test(size=size) as pilot:
         await pilot.pause()

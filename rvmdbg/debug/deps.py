@@ -198,5 +198,18 @@ def writer_pcs(fn, register: int) -> list[int]:
     return [pc for pc, ins in enumerate(fn.instructions) if register in ins.writes()]
 
 
+def writers_by_register(fn) -> dict[int, list[int]]:
+    """register -> the pcs of the function that write it (`writer_pcs` of every register at
+    once, in one pass over the function)."""
+    out: dict[int, list[int]] = {}
+    for pc, ins in enumerate(fn.instructions):
+        for r in ins.writes():
+            pcs = out.setdefault(r, [])
+            if not pcs or pcs[-1] != pc:
+                pcs.append(pc)
+    return out
+
+
 __all__ = ["ENTRY", "DepRead", "Deps", "read_write_sets", "successors", "jump_targets",
-           "reaching_definitions", "static_def_use", "may_swap", "conflict", "writer_pcs"]
+           "reaching_definitions", "static_def_use", "may_swap", "conflict", "writer_pcs",
+           "writers_by_register"]

@@ -32,6 +32,8 @@ import gc
 import threading
 import time
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import is_not
 
 from rvmdbg.debug import deps as deps_mod
 from rvmdbg.debug.breakpoints import BreakpointError, BreakpointTable, IdCounter, Watchpoint
@@ -169,6 +171,7 @@ class DebugSession:
         self.on_progress = None          # callable(steps, steps_per_s), set by the screen
         self._push_steps: dict[int, int] = {}
         self._def_use: dict[int, dict] = {}
+        self._writers: dict[int, dict] = {}  # func index -> deps.writers_by_register
         self._deps_cache: dict = {}
         self._baseline: dict[int, tuple] = {}
         self.last_event: StopEvent | None = None
@@ -306,8 +309,12 @@ class DebugSession:
         if before is None:
             return {r for r, v in enumerate(regs) if v is not None}
         # Values are compared, not objects: a replay recomputes equal values as new objects.
-        return {r for r, v in enumerate(regs)
-                if not same_value(v, before[r] if r < len(before) else None)}
+        # Most registers hold the very same object as at the last stop: those are skipped
+        # at C speed (a big function's register file has tens of thousands).
+        if len(before) < len(regs):
+            before = before + (None,) * (len(regs) - len(before))
+        return {r for r in compress(range(len(regs)), map(is_not, regs, before))
+                if not same_value(regs[r], before[r])}
 
     # ------------------------------------------------------------ progress and interrupts
 
@@ -813,9 +820,12 @@ class DebugSession:
         fn = self.exe.functions[fi]
         nparams = len(fn.params)
         top = depth == len(vm.frames) - 1
+        by_register = self._writers.get(fi)
+        if by_register is None:
+            by_register = self._writers[fi] = deps_mod.writers_by_register(fn)
         writers: dict[int, list[int]] = {}
         for r in registers:
-            for pc in deps_mod.writer_pcs(fn, r):
+            for pc in by_register.get(r, ()):
                 writers.setdefault(pc, []).append(r)
         remaining = set(registers)
         found: dict = {}

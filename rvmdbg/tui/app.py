@@ -26,8 +26,14 @@ class DebuggerApp(App):
 
     def __init__(self, program: DebugProgram, arg_texts: list[str] | None = None, *,
                  ascii_only: bool = False, limits=None, config_dir=None,
-                 history_bytes: int | None = None) -> None:
+                 history_bytes: int | None = None, freeze_heap: bool = False) -> None:
         super().__init__()
+        # `freeze_heap` (the command line's screen, which owns its process): once the first
+        # stop is on screen, everything alive then (the program, the decoded VM, the widget
+        # tree) is moved out of the cyclic collector's reach with `gc.freeze`, so that its
+        # full collections while stepping scan only what stepping made (a collection over
+        # all of it took about 110 ms with the 20,000-instruction benchmark listing).
+        self.freeze_heap = freeze_heap
         self.animation_level = "none"   # scrolling never animates: it costs frames over ssh
         self.program = program
         self.arg_texts = program.initial_arg_texts(arg_texts or [])
@@ -93,6 +99,13 @@ class DebuggerApp(App):
             screen.status.set_stop(f"cannot start @{self.program.entry}: {exc}", "error")
             return
         screen.start_session()
+        if self.freeze_heap:
+            self.call_after_refresh(self._freeze_heap)
+
+    @staticmethod
+    def _freeze_heap() -> None:
+        gc.collect()  # what startup left behind is collected first, not frozen for good
+        gc.freeze()
 
     def interpreter(self):
         """The command-language interpreter on the session (made on first use)."""
@@ -118,7 +131,7 @@ def run_screen(path: str, arg_texts: list[str], *, entry: str = "main", mouse: b
     # the 20,160-instruction benchmark program freed nothing and took 50 ms).
     gc.freeze()
     app = DebuggerApp(program, arg_texts, ascii_only=ascii_only, limits=limits,
-                      history_bytes=history_bytes, config_dir=config_dir)
+                      history_bytes=history_bytes, config_dir=config_dir, freeze_heap=True)
     code = app.run(mouse=mouse)
     return code if isinstance(code, int) else (app.return_code or 0)
 

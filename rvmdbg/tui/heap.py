@@ -76,7 +76,10 @@ class HeapTree(Tree):
         """Rebuild the roots from a register file (fields are added when expanded). Nodes
         that were open stay open (by their path of names: `$3`, `[1]`, ...)."""
         regs = list(registers)
-        holders = [(r, v) for r, v in enumerate(regs) if is_heap_object(v)]
+        # (tensors and empty registers, nearly all of a big register file, are ruled out
+        # before the call)
+        holders = [(r, v) for r, v in enumerate(regs)
+                   if v is not None and type(v) is not np.ndarray and is_heap_object(v)]
         # Values are immutable (bar reference cells): the same objects need no new tree.
         if (not self._has_refs and title == self.border_title and len(holders) == len(self._shown)
                 and all(a[0] == b[0] and a[1] is b[1] for a, b in zip(holders, self._shown))):

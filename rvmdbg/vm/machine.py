@@ -1150,6 +1150,16 @@ class VirtualMachine:
         self._fused: list[tuple] = []   # per function (handlers, widths), for run()
         self._blocks: list[list] = []   # per function [(start pc, width)] of its blocks
         self._trapped: dict = {}
+        # Tens of thousands of small closures: no cyclic collection passes meanwhile.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self._decode_functions()
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+
+    def _decode_functions(self) -> None:
         for fi, fn in enumerate(self.exe.functions):
             code, meta = [], []
             for pc, ins in enumerate(fn.instructions):

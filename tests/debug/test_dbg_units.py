@@ -12,7 +12,8 @@ from rvmdbg.debug.breakpoints import (BreakpointError, BreakpointTable, Conditio
                                       ConditionError, line_table, parse_condition)
 from rvmdbg.debug.config import (breakpoint_file, config_root, find_line, load_records,
                                  restore_breakpoints, save_breakpoints)
-from rvmdbg.debug.deps import ENTRY, conflict, may_swap, reaching_definitions, static_def_use
+from rvmdbg.debug.deps import (ENTRY, conflict, may_swap, reaching_definitions, static_def_use,
+                               writer_pcs, writers_by_register)
 from rvmdbg.debug.heap import value_text, value_tree, value_type
 from rvmdbg.debug.history import History, RefJournal, instrument
 from rvmdbg.values import ADTValue, RefCell, values_equal
@@ -20,8 +21,8 @@ from rvmdbg.vm import bytecode as bc
 from rvmdbg.vm.executable import Executable, VMFunction
 from rvmdbg.vm.machine import VirtualMachine
 
-from dbg_helpers import (calls_exe, count_loop_exe, fresh_vm_at, i32, i64, kernels, program,
-                         refs_exe, same_state)
+from dbg_helpers import (calls_exe, count_loop_exe, executable, fresh_vm_at, i32, i64, kernels,
+                         program, refs_exe, same_state)
 
 
 # ------------------------------------------------------------------ conditions
@@ -170,6 +171,14 @@ def test_static_def_use_through_a_loop():
     assert du[14] == {1: [0, 11]}
     # the storage $4 is killed at pc 12, then redefined at pc 5 before any use
     assert du[6] == {4: [5], 7: [3]}
+
+
+@pytest.mark.parametrize("name", ["fib.relay", "list_ops.relay", "refs.relay"])
+def test_writers_by_register_is_writer_pcs_of_every_register(name):
+    for fn in executable(name).functions:
+        table = writers_by_register(fn)
+        for r in range(fn.register_file_size):
+            assert table.get(r, []) == writer_pcs(fn, r), (fn.name, r)
 
 
 def test_reaching_definitions_branches():
