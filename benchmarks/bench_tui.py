@@ -10,13 +10,17 @@ lines, so its listing has jump arrows and source links all the way down.
 """
 from __future__ import annotations
 
+import time
+
+PROCESS_START = time.perf_counter()  # before any import: the cold-start figure counts them
+
 import argparse
 import asyncio
 import os
 import statistics
 import sys
+import subprocess
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -41,14 +45,15 @@ def big_program_text(lets: int) -> str:
 CONFIG_DIR = tempfile.mkdtemp(prefix="bench_tui_config_")  # never the user's saved breakpoints
 
 
-async def first_frame(program, size) -> tuple[float, float]:
-    """Seconds from creating the app to its first frame on screen (listing and source drawn,
-    the session still being built), and to the refresh that shows the first stop."""
+async def first_frame(program, size, origin: float | None = None) -> tuple[float, float]:
+    """Seconds from creating the app (or from `origin`) to its first frame on screen (listing
+    and source drawn, the session still being built), and to the refresh that shows the
+    first stop."""
     from rvmdbg.tui.app import DebuggerApp
     loop = asyncio.get_running_loop()
     painted = loop.create_future()
     stopped = loop.create_future()
-    t0 = time.perf_counter()
+    t0 = time.perf_counter() if origin is None else origin
     app = DebuggerApp(program, [], config_dir=CONFIG_DIR, freeze_heap=True)
 
     def mark(future):
@@ -99,6 +104,30 @@ async def step_latency(program, size, steps: int, action: str) -> list[float]:
     return times
 
 
+def cold_start(path: str) -> None:
+    """In this (fresh) process, as `rvmdbg PATH` does: import, load, check and compile the
+    program, freeze it out of the collector, open the app; prints the seconds from the
+    process's first line to the first frame and to the first stop on screen."""
+    import gc
+    from rvmdbg.tui.program import load_program
+    import rvmdbg.tui.app  # noqa: F401
+    program = load_program(path)
+    loaded = time.perf_counter() - PROCESS_START
+    gc.freeze()
+    frame, stop = asyncio.run(first_frame(program, (160, 48), origin=PROCESS_START))
+    print(f"{loaded:.4f} {frame:.4f} {stop:.4f}")
+
+
+def cold_start_figures(path: str, runs: int) -> tuple[float, float, float]:
+    """Medians of `cold_start` over `runs` fresh processes: (loaded, first frame, first stop)."""
+    results = []
+    for _ in range(runs):
+        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--cold-start", path],
+                             capture_output=True, text=True, check=True).stdout
+        results.append([float(x) for x in out.split()[-3:]])
+    return tuple(statistics.median(r[i] for r in results) for i in range(3))
+
+
 def report(name: str, times: list[float]) -> None:
     ms = sorted(t * 1000 for t in times)
     p95 = ms[min(len(ms) - 1, int(len(ms) * 0.95))]
@@ -112,7 +141,11 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--quick", action="store_true",
                         help="a small program and a few steps (a smoke run, not a measurement)")
+    parser.add_argument("--cold-start", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.cold_start:
+        cold_start(args.cold_start)
+        return
     if args.quick:
         args.lets, args.steps = 300, 5
 
@@ -148,6 +181,16 @@ def main() -> None:
         stop = statistics.median(r[1] for r in runs) * 1000
         print(f"{label:<30} first frame {first:6.0f} ms, first stop shown {stop:6.0f} ms"
               f"   (target < 1500 ms; after the load above)")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "big.relay")
+        with open(path, "w") as f:
+            f.write(big_program_text(args.lets))
+        for label, program_path in (("sum_up.relay", os.path.join(ROOT, "programs", "sum_up.relay")),
+                                    (f"{n}-instruction @main", path)):
+            loaded, frame, stop = cold_start_figures(program_path, 1 if args.quick else 3)
+            print(f"{label:<30} cold start: loaded {loaded * 1000:5.0f} ms, first frame "
+                  f"{frame * 1000:5.0f} ms, first stop shown {stop * 1000:5.0f} ms   (target < "
+                  f"1500 ms; from a fresh process's first line, imports included)")
     for size in ((160, 48), (80, 24)):
         times = asyncio.run(step_latency(big, size, args.steps, "action_step"))
         report(f"s (into @inc and out), {size[0]}x{size[1]}", times)

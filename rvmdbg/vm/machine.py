@@ -1149,6 +1149,7 @@ class VirtualMachine:
         self._meta: list[list] = []
         self._fused: list[tuple] = []   # per function (handlers, widths), for run()
         self._blocks: list[list] = []   # per function [(start pc, width)] of its blocks
+        self._fused_ready = False       # the two above are made on the first run()
         self._trapped: dict = {}
         # Tens of thousands of small closures: no cyclic collection passes meanwhile.
         gc_was_enabled = gc.isenabled()
@@ -1171,10 +1172,28 @@ class VirtualMachine:
             code.append(_raiser(f"execution ran past the last instruction of @{fn.name}"))
             self._code.append(code)
             self._meta.append(meta)
-            handlers, widths, blocks = _fuse(self, fi, fn.instructions, code,
-                                             fn.register_file_size)
-            self._fused.append((handlers, widths))
-            self._blocks.append(blocks)
+
+    def blocks(self) -> list[list[tuple[int, int]]]:
+        """Per function, the (start pc, width) of every block run() executes as one handler."""
+        self._fuse_all()
+        return self._blocks
+
+    def _fuse_all(self) -> None:
+        """Make run()'s fused tables (once: a session that only steps never needs them)."""
+        if self._fused_ready:
+            return
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            for fi, fn in enumerate(self.exe.functions):
+                handlers, widths, blocks = _fuse(self, fi, fn.instructions, self._code[fi],
+                                                 fn.register_file_size)
+                self._fused.append((handlers, widths))
+                self._blocks.append(blocks)
+            self._fused_ready = True
+        finally:
+            if gc_was_enabled:
+                gc.enable()
 
     def _handler(self, fi: int, pc: int, ins, register_file_size: int):
         for r in ins.registers():
@@ -1194,6 +1213,7 @@ class VirtualMachine:
         by traps, and no block spanning one (cached per set)."""
         tables = self._trapped.get(breakpoints)
         if tables is None:
+            self._fuse_all()
             table = [list(code) for code in self._code]
             fused = [(list(handlers), list(widths)) for handlers, widths in self._fused]
             frames = self.frames
@@ -1280,6 +1300,7 @@ class VirtualMachine:
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
+            self._fuse_all()
             table, fused = self._code, self._fused
             if breakpoints:
                 breakpoints = frozenset(breakpoints)

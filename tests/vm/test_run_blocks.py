@@ -83,8 +83,8 @@ def stepped_states(name, texts):
 def test_blocks_are_used(name, texts):
     _, exe, _ = compiled(name)
     vm = VirtualMachine(exe)
-    assert any(vm._blocks), "no fused block: the fast path is not exercised"
-    assert all(1 < w <= MAX_BLOCK for blocks in vm._blocks for _, w in blocks)
+    assert any(vm.blocks()), "no fused block: the fast path is not exercised"
+    assert all(1 < w <= MAX_BLOCK for blocks in vm.blocks() for _, w in blocks)
 
 
 @pytest.mark.parametrize("name, texts", SMALL)
@@ -108,7 +108,7 @@ def test_breakpoints_inside_blocks_stop_where_stepping_arrives(name, texts):
     for k, (frames, *_rest) in enumerate(states[:-1]):
         first_at.setdefault((frames[-1][0], frames[-1][1]), k)
     vm0 = VirtualMachine(exe)
-    inside = [(fi, q) for fi, blocks in enumerate(vm0._blocks) for start, w in blocks
+    inside = [(fi, q) for fi, blocks in enumerate(vm0.blocks()) for start, w in blocks
               for q in range(start + 1, start + w)]
     checked = 0
     for where in inside:
@@ -159,7 +159,7 @@ def test_kernel_error_inside_a_block_fails_like_stepping():
     mod = load_module(text, "div.relay")
     exe = compile_module(mod)
     vm = VirtualMachine(exe)
-    assert any(vm._blocks)
+    assert any(vm.blocks())
     results = []
     for drive in ("run", "step"):
         vm = VirtualMachine(exe)
@@ -186,7 +186,7 @@ def test_failing_branch_at_the_end_of_a_block_fails_like_stepping():
     outcomes = []
     for drive in ("run", "step"):
         vm = VirtualMachine(exe)
-        assert vm._blocks[0] and vm._blocks[0][0] == (0, 4)
+        assert vm.blocks()[0] and vm.blocks()[0][0] == (0, 4)
         vm.start("main", [ADTValue(0, "Nil", ())])
         with pytest.raises(VMError) as info:
             if drive == "run":
