@@ -680,12 +680,17 @@ class TypeChecker:
                                  f"argument {i + 1} of operator `{opdef.name}` must be a tensor, "
                                  f"found {t}")
         try:
-            return opdef.type_rel(resolved, call.attrs)
+            out = opdef.type_rel(resolved, call.attrs)
         except relay_ops.OpTypeError as exc:
             msg = getattr(exc, "message", None) or str(exc)
             if not msg.startswith(opdef.name):
                 msg = f"{opdef.name}: {msg}"
             raise self.error(call, msg, self._relation_hint(call, resolved)) from None
+        if opdef.resolve_attrs is not None:
+            fixed = opdef.resolve_attrs(resolved, call.attrs)
+            if fixed is not None:
+                call.attrs = fixed
+        return out
 
     def _relation_hint(self, call: Call, arg_types: list) -> str | None:
         """When an int literal meets a float tensor (or back), how to write the literal."""

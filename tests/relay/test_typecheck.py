@@ -919,3 +919,13 @@ def test_random_values_get_their_constructed_type(value):
     mod = check(f"def @main() {{ let %value = {text}; %value }}")
     assert str(mod.functions["main"].checked_type.ret) == expected
     assert_fully_typed(mod)
+
+
+def test_squeeze_all_on_question_mark_dims_names_the_known_axes():
+    """axis=None becomes the axes statically known to be 1 (the kernel must not drop a `?`
+    that is 1 at run time); with only known dimensions the written attributes stay."""
+    mod = check("def @main(%x: Tensor[(1, ?, 1), float32]) { squeeze(%x) }\n"
+                "def @g(%y: Tensor[(1, 3), float32]) { squeeze(%y) }\n")
+    assert sig(mod, "main") == "fn (Tensor[(1, ?, 1), float32]) -> Tensor[(?,), float32]"
+    assert mod.functions["main"].body.attrs["axis"] == [0, 2]
+    assert mod.functions["g"].body.attrs["axis"] is None

@@ -237,3 +237,21 @@ def test_vm_value_types_match_the_interpreter():
     assert values_equal(got, Interpreter(mod).run("main", args))
     assert [f.dtype for f in got.fields] == [np.int64, np.float32, np.bool_]
     assert int(got.fields[0]) == -2
+
+
+SQUEEZE_UNKNOWN = """#[version = "0.0.5"]
+def @main(%x: Tensor[(1, ?, 1), float32]) -> Tensor[(?,), float32] {
+  squeeze(%x)
+}
+"""
+
+
+@pytest.mark.parametrize("arg, shape", [("[[[2.5]]]", (1,)), ("[[[2.5], [1.0]]]", (2,))])
+def test_squeeze_all_keeps_a_question_mark_dimension_that_is_1(tmp_path, arg, shape):
+    """squeeze with axis=None on (1, ?, 1) removes the two known 1s only: the `?` stays even
+    when it is 1 at run time, so the result has the rank its type says (as in TVM)."""
+    path = tmp_path / "squeeze.relay"
+    path.write_text(SQUEEZE_UNKNOWN)
+    expected, got = both(path, [arg])
+    assert expected.shape == got.shape == shape
+    assert values_equal(expected, got)

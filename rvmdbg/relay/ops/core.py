@@ -127,15 +127,16 @@ class OpDef:
     constructor's `type_rel` has the same signature and is wrapped to check the argument count
     and kinds and to normalise the attributes first;
     `tuple_input` marks operators whose single argument is a tuple of tensors (concatenate,
-    stack); `scalar` (or None) is the fast path taking 0-d arrays positionally.
+    stack); `scalar` (or None) is the fast path taking 0-d arrays positionally;
+    `resolve_attrs` (or None) fixes attributes that depend on the argument types.
     """
 
     __slots__ = ("name", "num_inputs", "attrs", "attr_specs", "type_rel", "kernel", "pattern",
-                 "elementwise", "tuple_input", "scalar", "doc", "_rel_impl")
+                 "elementwise", "tuple_input", "scalar", "doc", "_rel_impl", "resolve_attrs")
 
     def __init__(self, name: str, num_inputs: int, attrs: list, type_rel, kernel,
                  pattern: str = "opaque", elementwise: bool | None = None,
-                 tuple_input: bool = False, scalar=None, doc: str = ""):
+                 tuple_input: bool = False, scalar=None, doc: str = "", resolve_attrs=None):
         if pattern not in PATTERNS:
             raise ValueError(f"unknown fusion pattern {pattern!r}")
         self.name = name
@@ -149,6 +150,10 @@ class OpDef:
         self.tuple_input = tuple_input
         self.scalar = scalar
         self.doc = doc
+        # `resolve_attrs(arg_types, attrs)`: attributes the kernel must get instead of the
+        # written ones once the argument types are known (or None to keep them); the type
+        # checker stores them in the call, as TVM fixes them when it builds the kernel.
+        self.resolve_attrs = resolve_attrs
         self._rel_impl = type_rel
         self.type_rel = self._checked_rel
         if self.attrs:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from rvmdbg.relay.ops.core import (
-    AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, is_int, known_prod, norm_axes,
+    Attrs, AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, is_int, known_prod, norm_axes,
     norm_axis, register, runtime_type_error, unify_dim,
 )
 from rvmdbg.relay.types import TensorType, TupleType
@@ -205,9 +205,21 @@ def _squeeze_kernel(args, attrs):
     return x.reshape(tuple(d for i, d in enumerate(x.shape) if i not in axes)).copy()
 
 
+def _squeeze_static_axes(args, attrs):
+    """axis=None on a tensor with `?` dimensions means the axes known to be 1 (TVM's topi
+    decides them from the static shape when it builds the kernel): a `?` that is 1 at run
+    time stays, as the type says. None when there is nothing to fix."""
+    (x,) = args
+    if attrs["axis"] is not None or all(d is not None for d in x.shape):
+        return None
+    return Attrs("squeeze", axis=[i for i, d in enumerate(x.shape) if d == 1])
+
+
 register("squeeze", 1, _squeeze_rel, _squeeze_kernel, "injective",
          attrs=[AttrSpec("axis", "int_list_or_none", None)],
-         doc="remove the given size-1 axes (all size-1 axes when axis=None)")
+         resolve_attrs=_squeeze_static_axes,
+         doc="remove the given size-1 axes (all size-1 axes when axis=None; with `?` "
+             "dimensions, those known to be 1)")
 
 
 def _reverse_rel(name, args, attrs):
