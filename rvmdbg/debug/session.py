@@ -318,6 +318,12 @@ class DebugSession:
 
     # ------------------------------------------------------------ progress and interrupts
 
+    def warm_up(self) -> None:
+        """Make now what the first continue or next would otherwise make on the spot (the
+        VM's fused tables: tens of milliseconds on a 20,000-instruction function). A screen
+        calls this while idle after its first stop."""
+        self.vm.blocks()
+
     def interrupt(self) -> None:
         """Ask a running motion to stop at the next instruction boundary it checks (within a
         few milliseconds). Safe to call from any thread."""

@@ -102,8 +102,9 @@ class DebuggerApp(App):
         if self.freeze_heap:
             self.call_after_refresh(self._freeze_heap)
 
-    @staticmethod
-    def _freeze_heap() -> None:
+    def _freeze_heap(self) -> None:
+        if self.session is not None:
+            self.session.warm_up()  # frozen with the rest, and the first `n` does not wait
         gc.collect()  # what startup left behind is collected first, not frozen for good
         gc.freeze()
 

@@ -401,7 +401,11 @@ class DebuggerScreen(Screen):
         self.drive("reverse step", lambda s: s.rstep(), threaded=False)
 
     def action_next(self) -> None:
-        self.drive("next", lambda s: s.next())
+        # Over anything but a call, next is one instruction: done at once, like `s`, without
+        # the worker thread's round trip (a call may run for long: that goes to the worker).
+        ins = self.session.current_instruction() if self.session is not None else None
+        one_step = ins is not None and not ins.is_call
+        self.drive("next", lambda s: s.next(), threaded=not one_step)
 
     def action_finish(self) -> None:
         self.drive("finish", lambda s: s.finish())

@@ -61,6 +61,28 @@ async def test_next_steps_over_a_call(app_factory, key):
         assert len(app.session.frames()) == 1
 
 
+async def test_next_over_a_plain_instruction_is_one_step_at_once(app_factory):
+    """`n` on an instruction that is not a call steps it without the worker thread: the
+    screen shows the stop before the action returns (a call still goes to the worker)."""
+    app = app_factory(SUM_UP, ["3"])
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await press(app, pilot, "s")                     # into @sum_up: pc 0, not a call
+        screen = screen_of(app)
+        assert not app.session.current_instruction().is_call
+        before = app.session.step_count
+        screen.action_next()
+        assert not screen.running and app.session.step_count == before + 1
+        while not app.session.current_instruction().is_call:
+            await press(app, pilot, "n")
+        depth, (fi, pc) = len(app.session.frames()), app.session.location()
+        screen.action_next()                             # a call: run by the worker
+        assert screen.running
+        await settle(app, pilot)
+        assert not screen.running
+        assert len(app.session.frames()) == depth and app.session.location() == (fi, pc + 1)
+
+
 @pytest.mark.parametrize("key", ["f", "shift+f11"])
 async def test_finish_returns_to_the_caller(app_factory, key):
     app = app_factory(SUM_UP, ["3"])
