@@ -33,7 +33,8 @@ class Pass:
     fn: Callable[[Module], Module]
     description: str = ""
     # The pass types what it makes itself; the checker does not run after it (ManifestAlloc's
-    # memory dialect is not made of user operators).
+    # memory dialect is not made of user operators; FuseOps gives each primitive function and
+    # call the types of the expressions it groups, which tests compare with the checker's).
     typed_output: bool = False
 
     def __call__(self, mod: Module) -> Module:
@@ -103,7 +104,8 @@ ETA_EXPAND = Pass("EtaExpand", eta_expand,
 FOLD_CONSTANT = Pass("FoldConstant", fold_constant,
                      "operator calls on constants are evaluated; let-bound constants inlined")
 FUSE_OPS = Pass("FuseOps", fuse_ops,
-                "chains of operator calls become primitive functions, one kernel each")
+                "chains of operator calls become primitive functions, one kernel each",
+                typed_output=True)
 TO_A_NORMAL_FORM = Pass("ToANormalForm", to_a_normal_form,
                         "every intermediate value is bound to a let, in evaluation order")
 INFER_TYPE = Pass("InferType", infer_type, "the type checker fills in every expression's type",

@@ -14,7 +14,7 @@ from rvmdbg.passes.fuse_ops import fuse_ops
 from rvmdbg.passes.lambda_lift import lambda_lift
 from rvmdbg.passes.pipeline import (DEFAULT_PASSES, Pass, Pipeline, Stage, changed,
                                     default_pipeline)
-from rvmdbg.relay.ast import Call, Function, Let
+from rvmdbg.relay.ast import Call, Function, Let, room_for_recursion
 from rvmdbg.relay.loader import load_module
 from rvmdbg.relay.printer import print_module
 from rvmdbg.relay.typecheck import check_module, is_checked
@@ -79,6 +79,32 @@ def test_every_stage_is_typed_and_printed(path):
         for n in nodes(body, enter_primitives=False):
             if isinstance(n, Call) and not (isinstance(n.op, Function) and n.op.is_primitive):
                 assert all(is_atomic(a) for a in n.args)
+
+
+def assert_types_agree_with_checker(mod, label: str) -> None:
+    """Every node of mod has a type, and checking mod again writes the same ones."""
+    written = [(n, n.checked_type) for fn in mod.functions.values() for n in nodes(fn)]
+    assert all(t is not None for _, t in written), label
+    texts = [str(t) for _, t in written]
+    check_module(mod)
+    assert [str(n.checked_type) for n, _ in written] == texts, label
+
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.relay"))
+
+
+@pytest.mark.parametrize("path", PROGRAMS + EXAMPLES, ids=lambda p: p.name)
+def test_passes_that_type_their_output_agree_with_the_checker(path):
+    """Every node a typed-output pass makes carries a type, and the type checker, run on that
+    output, writes the same types: the check the pipeline skips would change nothing."""
+    mod = load_module(path.read_text(), str(path))
+    with room_for_recursion():
+        mod = check_module(mod)
+        for p in AST_PASSES:
+            out = p.fn(mod)
+            if p.typed_output and p.name != "InferType":
+                assert_types_agree_with_checker(out, p.name)
+            mod = p.run_checked(mod)
 
 
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.name)
@@ -164,8 +190,8 @@ def test_is_checked_follows_the_definitions():
 
 def test_the_checker_runs_again_only_after_a_change(monkeypatch):
     """A pass that changes nothing (EtaExpand here) is not followed by a type check, nor is
-    InferType on a module checked since its last change, nor the input (`load` checked it);
-    FuseOps and ANF change it, so they are."""
+    InferType on a module checked since its last change, nor the input (`load` checked it),
+    nor FuseOps, which types its own output; ANF changes it, so it is."""
     import rvmdbg.passes.pipeline as pipeline
     calls = []
     real = pipeline.check_module
@@ -174,10 +200,11 @@ def test_the_checker_runs_again_only_after_a_change(monkeypatch):
     stages = Pipeline(AST_PASSES).run(mod)
     by_name = {s.name: s.module for s in stages}
     checked = [next(name for name, m in by_name.items() if m is c) for c in calls]
-    assert checked == ["FuseOps", "ToANormalForm"]
+    assert checked == ["ToANormalForm"]
+    typed_by_pass = {p.name for p in AST_PASSES if p.typed_output}
     for s in stages:
         assert_typed(s.module)
-        assert is_checked(s.module)
+        assert is_checked(s.module) or s.name in typed_by_pass, s.name
 
 
 # ---- random programs: deterministic output, same results before and after ----
@@ -255,6 +282,7 @@ def test_random_programs_deterministic_and_preserved(text, a, b):
     by_name = {s.name: s for s in first}
     assert [s.text for s in first] == [s.text for s in second]
     expected = run(first[0].module, i32(a), i32(b))
+    assert_types_agree_with_checker(by_name["FuseOps"].module, "FuseOps")
     final = by_name["DeadCodeElimination"].module
     assert same(run(final, i32(a), i32(b)), expected)
     assert not op_calls_outside_primitives(final)
