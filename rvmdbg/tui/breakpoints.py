@@ -1,7 +1,8 @@
 """Breakpoints and watchpoints: one row each, with its number, state, place and condition.
 
-Space or Enter enables or disables the one under the cursor, `x` or Delete removes it, and
-Enter on a breakpoint also shows its place in the listing. The screen turns the session's
+Space enables or disables the one under the cursor, `x` or Delete removes it, Enter shows a
+breakpoint's place in the listing, and `e` opens the command line on `condition N EXPR` to
+edit its condition. The screen turns the session's
 breakpoint and watch objects into `BreakpointRow`s; this pane only shows them.
 """
 from __future__ import annotations
@@ -37,10 +38,13 @@ class BreakpointPane(LinePane):
         Binding("space", "toggle", "On/off", tooltip="Enable or disable the breakpoint or watch"),
         Binding("x,delete", "delete", "Delete", tooltip="Delete the breakpoint or watch"),
         Binding("enter", "show", "Show", tooltip="Show the breakpoint's place in the listing"),
+        Binding("e", "condition", "Condition",
+                tooltip="Edit the breakpoint's condition on the command line"),
     ]
 
     class Changed(Message):
-        """The user asked to toggle ("toggle"), delete ("delete") or show ("show") a row."""
+        """The user asked to toggle ("toggle"), delete ("delete"), show ("show") a row or
+        edit its condition ("condition")."""
 
         def __init__(self, action: str, row: BreakpointRow) -> None:
             super().__init__()
@@ -116,6 +120,9 @@ class BreakpointPane(LinePane):
 
     def action_show(self) -> None:
         self._post("show")
+
+    def action_condition(self) -> None:
+        self._post("condition")
 
 
 __all__ = ["BreakpointPane", "BreakpointRow"]

@@ -16,6 +16,7 @@ from textual.widgets import Static
 COMMANDS_HELP = [
     ("break @f | @f:PC | LINE | op:NAME [if EXPR]", "set a breakpoint (b)"),
     ("delete N | disable N | enable N", "change breakpoints"),
+    ("condition N [EXPR]", "set or clear a breakpoint's condition (e in its pane)"),
     ("step [K] | next | finish | continue", "run forward (s n f c)"),
     ("rstep [K] | rnext | rfinish | rcontinue", "run backward"),
     ("goto STEP | run-to @f:PC", "travel to a step or a place"),

@@ -559,6 +559,13 @@ class DebuggerScreen(Screen):
                     self._mark_listing_breakpoints()
                     self.action_focus_pane("listing")
                 return
+            if event.action == "condition":
+                if row.kind != "break":
+                    self.status.set_message("a watchpoint has no condition: it stops on "
+                                            "every write (or change) of its register")
+                    return
+                self.action_command(f"condition {row.number} {row.condition}")
+                return
             # breakpoints and watchpoints share one numbering in the session
             if event.action == "delete":
                 s.delete(row.number)
@@ -832,12 +839,14 @@ class DebuggerScreen(Screen):
 
     # ------------------------------------------------------------ command line and search
 
-    def action_command(self) -> None:
+    def action_command(self, text: str = "") -> None:
+        """Open the command line, holding `text` (the cursor after it)."""
         box = self.query_one("#command", CommandLine)
         self._close_box(self.query_one("#search", SearchBar), refocus=False)
         box.add_class("-shown")
         self.query_one("#output", CommandOutput).add_class("-shown")
-        box.value = ""
+        box.value = text
+        box.cursor_position = len(text)
         box.focus()
 
     def action_search(self) -> None:

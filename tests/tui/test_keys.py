@@ -216,6 +216,46 @@ async def test_breakpoint_pane_toggle_and_delete(app_factory):
         assert [b.spec for b in app.session.breakpoints] == ["@sum_up:15"]
 
 
+async def test_breakpoint_pane_e_edits_the_condition(app_factory, tmp_path):
+    app = app_factory(SUM_UP, ["3"])
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        screen = screen_of(app)
+        app.session.breakpoints.add("@sum_up:15")
+        screen._refresh_breakpoints()
+        pane = screen.query_one("#breakpoints", BreakpointPane)
+        await focus(app, pilot, "breakpoints")
+        await press(app, pilot, "e")
+        box = screen.query_one("#command", CommandLine)
+        assert app.focused is box and box.value == "condition 1 "
+        box.insert_text_at_cursor("$0 == 1")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert [b.condition for b in app.session.breakpoints] == ["$0 == 1"]
+        assert pane.rows[0].condition == "$0 == 1"
+        assert "stops if $0 == 1" in "\n".join(screen.query_one("#output", CommandOutput).lines)
+        # the condition holds only in the last call (n = 1): continue stops there
+        await press(app, pilot, "escape", "c")
+        assert app.session.location() == (0, 15)
+        assert int(app.session.frame().registers[0]) == 1
+        # editing again starts from the condition; a bad one is refused and changes nothing
+        await focus(app, pilot, "breakpoints")
+        await press(app, pilot, "e")
+        assert box.value == "condition 1 $0 == 1"
+        box.insert_text_at_cursor(" ==")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert [b.condition for b in app.session.breakpoints] == ["$0 == 1"]
+        assert "error" in "\n".join(screen.query_one("#output", CommandOutput).lines)
+        # emptied: unconditional again
+        await focus(app, pilot, "breakpoints")
+        await press(app, pilot, "e")
+        box.value = "condition 1"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert [b.condition for b in app.session.breakpoints] == [None]
+
+
 async def test_w_watches_the_register_under_the_cursor(app_factory):
     app = app_factory(SUM_UP, ["3"])
     async with app.run_test(size=(140, 40)) as pilot:
