@@ -10,7 +10,9 @@ Each is compiled once with `rvmdbg.vm.compiler.compile_module` and run by:
 - `VirtualMachine.step()`: one `StepInfo` per instruction, as the debugger drives it;
 - `rvmdbg.relay.interpreter.Interpreter(mod).run`: the reference interpreter, for the ratio.
 - the same computation written directly in Python over the operators' 0-d functions: the
-  floor that any executor calling those kernels pays.
+  floor that any executor calling those kernels pays;
+- `treewalk_baseline.TreeWalker`: a plain tree-walking evaluator of the typed AST (the
+  reference interpreter compiles expressions to closures instead), for the ratio too.
 The toy VM of `benchmarks/minivm_seed.py` runs the same sum as `loop` with an if/elif chain
 over opcode names (the seed style), the same chain over numbers, and table dispatch.
 
@@ -41,6 +43,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import minivm_seed as toy  # noqa: E402
+from treewalk_baseline import TreeWalker  # noqa: E402
+from rvmdbg.relay.interpreter import call_with_deep_stack  # noqa: E402
 from rvmdbg.relay.interpreter import Interpreter  # noqa: E402
 from rvmdbg.relay.loader import load_file  # noqa: E402
 from rvmdbg.relay.ops import SCALAR_FAST  # noqa: E402
@@ -136,6 +140,11 @@ class Workload:
     def run_interpreter(self):
         return Interpreter(self.mod).run("main", self.args)
 
+    def run_treewalk(self):
+        """The plain tree-walking evaluator of `treewalk_baseline.py` (deep recursion runs on
+        the reference interpreter's big-stack thread)."""
+        return call_with_deep_stack(lambda: TreeWalker(self.mod).run("main", self.args))
+
     def run_direct(self):
         """The same computation written directly in Python over the operators' 0-d functions
         (`SCALAR_FAST`, the ones the VM's and the interpreter's kernels call on scalars):
@@ -162,6 +171,7 @@ def measure(workloads: list, toy_n: int, repeats: int, step_repeats: int) -> dic
             jobs[f"{w.label} run"] = w.run_vm
         jobs[f"{w.label} interp"] = w.run_interpreter
         jobs[f"{w.label} direct"] = w.run_direct
+        jobs[f"{w.label} treewalk"] = w.run_treewalk
     jobs.update(toy_jobs(toy_n))
     best = best_of_rounds(jobs, repeats)
     if compile_module is not None:
@@ -171,8 +181,10 @@ def measure(workloads: list, toy_n: int, repeats: int, step_repeats: int) -> dic
         f = w.figures
         f["interp_s"], f["interp_result"] = best[f"{w.label} interp"]
         f["direct_s"], f["direct_result"] = best[f"{w.label} direct"]
-        if not values_equal(f["direct_result"], f["interp_result"]):
-            raise SystemExit(f"{w.title()}: the direct Python version disagrees")
+        f["treewalk_s"], f["treewalk_result"] = best[f"{w.label} treewalk"]
+        for key in ("direct", "treewalk"):
+            if not values_equal(f[f"{key}_result"], f["interp_result"]):
+                raise SystemExit(f"{w.title()}: the {key} version disagrees")
         if compile_module is not None:
             f["run_s"], (f["vm_result"], f["steps"]) = best[f"{w.label} run"]
             f["step_s"], step_result = best[f"{w.label} step"]
@@ -281,6 +293,9 @@ def report(workloads: list, toy_figs: dict, repeats: int, step_repeats: int) -> 
             all_met &= ratio_met
             _row(rows, f"{t}: interpreter time / VM run() time", f"{ratio:.2f}x",
                  f">= {INTERP_RATIO_TARGET:.0f}x", ratio_met)
+            _row(rows, f"{t}: plain tree walker (treewalk_baseline.py)",
+                 f"{f['treewalk_s']:.3f} s  (tree walker time / VM run() time "
+                 f"{f['treewalk_s'] / f['run_s']:.2f}x)")
             if not values_equal(f["interp_result"], f["vm_result"]):
                 raise SystemExit(f"{t}: VM gave {format_value(f['vm_result'])}, interpreter "
                                  f"{format_value(f['interp_result'])}")

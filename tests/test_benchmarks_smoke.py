@@ -38,10 +38,24 @@ def test_bench_frontend_quick_runs():
 def test_bench_vm_quick_runs():
     out = _run_script("bench_vm.py")
     for label in ("interpreter run", "if/elif on names (seed)", "table dispatch",
-                  "figure", "target"):
+                  "direct Python, same 0-d kernels", "plain tree walker", "figure", "target"):
         assert label in out
     if "VM figures skipped" not in out:
         assert "VM run()" in out and "VM step()" in out
+
+
+@pytest.mark.parametrize("name, n", [("fib.relay", 12), ("loop.relay", 300),
+                                     ("sum_up.relay", 50)])
+def test_tree_walking_baseline_agrees_with_the_interpreter(name, n):
+    from treewalk_baseline import TreeWalker
+
+    from rvmdbg.relay.interpreter import Interpreter, call_with_deep_stack
+    from rvmdbg.relay.loader import load_file
+    from rvmdbg.relay.typecheck import check_module
+    mod = check_module(load_file(ROOT / "programs" / name))
+    args = [np.array(n, dtype=np.int32)]
+    got = call_with_deep_stack(lambda: TreeWalker(mod).run("main", args))
+    assert got.item() == Interpreter(mod).run("main", args).item()
 
 
 @pytest.mark.parametrize("n", [0, 1, 7, 300])
