@@ -185,7 +185,8 @@ def main() -> None:
         path = os.path.join(tmp, "big.relay")
         with open(path, "w") as f:
             f.write(big_program_text(args.lets))
-        for label, program_path in (("sum_up.relay", os.path.join(ROOT, "programs", "sum_up.relay")),
+        small_path = os.path.join(ROOT, "programs", "sum_up.relay")
+        for label, program_path in (("sum_up.relay", small_path),
                                     (f"{n}-instruction @main", path)):
             loaded, frame, stop = cold_start_figures(program_path, 1 if args.quick else 3)
             print(f"{label:<30} cold start: loaded {loaded * 1000:5.0f} ms, first frame "
