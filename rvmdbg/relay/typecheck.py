@@ -816,24 +816,22 @@ class TypeChecker:
     def _ref_create(self, e: RefCreate) -> Type:
         return RefType(self.visit(e.value))
 
-    def _ref_read(self, e: RefRead) -> Type:
+    def _referenced(self, e, what: str) -> Type:
+        """The type of the value `e.ref` refers to (`what` names the operation in the error)."""
         rt = self.visit(e.ref)
         value = IncompleteType()
         try:
             self.unify(RefType(value), rt)
         except _Mismatch:
             raise self.error(_at(e.ref, e),
-                             f"ref_read expects a reference, found {self.resolve(rt)}") from None
+                             f"{what} expects a reference, found {self.resolve(rt)}") from None
         return value
 
+    def _ref_read(self, e: RefRead) -> Type:
+        return self._referenced(e, "ref_read")
+
     def _ref_write(self, e: RefWrite) -> Type:
-        rt = self.visit(e.ref)
-        value = IncompleteType()
-        try:
-            self.unify(RefType(value), rt)
-        except _Mismatch:
-            raise self.error(_at(e.ref, e),
-                             f"ref_write expects a reference, found {self.resolve(rt)}") from None
+        value = self._referenced(e, "ref_write")
         vt = self.visit(e.value)
         self._expect(value, vt, _at(e.value, e),
                      "ref_write stores {found} into a reference holding {expected}",

@@ -169,25 +169,28 @@ def _adt_to_tuple(value):
     return value
 
 
+def _slots(fn: Function, params: list) -> tuple[dict, list, list]:
+    """(slot of every node, the Constant nodes, the computing nodes) of a primitive function's
+    body: the inputs take slots 0..n-1, the constants the next ones, then each computing node
+    (Call, Tuple, TupleGetItem) one slot, in evaluation order (after its operands)."""
+    order = post_order(fn.body)
+    slot = {p: i for i, p in enumerate(params)}
+    constants = [node for node in order if isinstance(node, Constant)]
+    computing = [node for node in order if not isinstance(node, (Var, Constant, OpRef))]
+    for i, node in enumerate(constants + computing, start=len(params)):
+        slot[node] = i
+    return slot, constants, computing
+
+
 def compile_kernel(fn: Function):
     """A callable evaluating the typed primitive function `fn` on a list of input arrays."""
     from rvmdbg.relay.ops import get_op, normalize_attrs
 
     params = list(fn.params)
-    slot = {p: i for i, p in enumerate(params)}
-    constants = []   # values preloaded after the inputs
+    slot, constant_nodes, computing = _slots(fn, params)
+    constants = [node.data for node in constant_nodes]   # values preloaded after the inputs
     steps = []       # (function, attrs, operand slots)
-    order = post_order(fn.body)
-    # constants sit right after the inputs, then one slot per step, in evaluation order
-    next_slot = len(params)
-    for node in order:
-        if isinstance(node, Constant):
-            constants.append(node.data)
-            slot[node] = next_slot
-            next_slot += 1
-    for node in order:
-        if isinstance(node, (Var, Constant, OpRef)):
-            continue
+    for node in computing:
         if isinstance(node, Call):
             opdef = get_op(node.op.name)
             if opdef is None:
@@ -198,8 +201,6 @@ def compile_kernel(fn: Function):
             steps.append((_make_tuple, None, tuple(slot[f] for f in node.fields)))
         else:  # TupleGetItem
             steps.append((_project, node.index, (slot[node.tuple_value],)))
-        slot[node] = next_slot
-        next_slot += 1
 
     multi = isinstance(fn.body.checked_type, TupleType)
     tuple_params = [i for i, p in enumerate(params) if isinstance(p.checked_type, TupleType)]
@@ -309,18 +310,10 @@ def compile_shape_kernel(fn: Function):
     for p in params:
         if not isinstance(p.checked_type, TensorType):
             raise KernelBuildError(f"shape kernel input %{p.name} is not a tensor")
-    slot = {p: i for i, p in enumerate(params)}
-    order = post_order(fn.body)
-    constants, steps = [], []
-    next_slot = len(params)
-    for node in order:
-        if isinstance(node, Constant):
-            constants.append(tuple(node.data.shape))
-            slot[node] = next_slot
-            next_slot += 1
-    for node in order:
-        if isinstance(node, (Var, Constant, OpRef)):
-            continue
+    slot, constant_nodes, computing = _slots(fn, params)
+    constants = [tuple(node.data.shape) for node in constant_nodes]
+    steps = []
+    for node in computing:
         if isinstance(node, Call):
             opdef = get_op(node.op.name)
             if opdef is None:
@@ -333,8 +326,6 @@ def compile_shape_kernel(fn: Function):
             steps.append(("tuple", None, tuple(slot[f] for f in node.fields)))
         else:
             steps.append(("get", node.index, (slot[node.tuple_value],)))
-        slot[node] = next_slot
-        next_slot += 1
     result_slot = slot[fn.body]
     consts = tuple(constants)
 
