@@ -405,6 +405,9 @@ def _configure_screen(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ascii", action="store_true", help="draw with ASCII characters only")
     p.add_argument("--history-mb", type=_positive, default=256, metavar="MB",
                    help="memory for reverse-execution history (default 256)")
+    p.add_argument("--keys", metavar="FILE",
+                   help="rebind keys from FILE (default: $XDG_CONFIG_HOME/rvmdbg/keys.conf "
+                        "when it exists; `rvmdbg keys` prints one to start from)")
     add_limit_options(p)
 
 
@@ -413,7 +416,23 @@ def cmd_screen(ns: argparse.Namespace) -> int:
     history_mb = getattr(ns, "history_mb", None)
     return run_screen(ns.program, ns.args, entry=ns.entry.lstrip("@"), mouse=not ns.no_mouse,
                       ascii_only=ns.ascii, limits=limits_from(ns),
-                      history_bytes=history_mb * 2 ** 20 if history_mb else None)
+                      history_bytes=history_mb * 2 ** 20 if history_mb else None,
+                      keys_file=getattr(ns, "keys", None))
+
+
+def _configure_keys(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--check", metavar="FILE",
+                   help="check a keys file instead (exit 2 with the place of a mistake)")
+
+
+def cmd_keys(ns: argparse.Namespace) -> int:
+    from rvmdbg.tui.keymap import load_keymap, template
+    if ns.check:
+        keymap = load_keymap(ns.check)  # a KeymapError is a located error: exit 2
+        print(f"{ns.check}: {len(keymap)} binding(s) rebound")
+        return EXIT_OK
+    print(template(), end="")
+    return EXIT_OK
 
 
 COMMANDS: dict[str, Command] = {
@@ -429,6 +448,8 @@ COMMANDS: dict[str, Command] = {
                               "program needs the VM", _configure_graph, cmd_graph),
     "screen": Command("screen", "open the debugger screen (also: rvmdbg PROGRAM [ARG...])",
                       _configure_screen, cmd_screen),
+    "keys": Command("keys", "print the screen's key bindings as a keys file to edit",
+                    _configure_keys, cmd_keys),
 }
 
 

@@ -15,6 +15,7 @@ from textual.app import App
 
 from rvmdbg.tui.args_modal import ArgumentsModal
 from rvmdbg.tui.glyphs import glyphs_for
+from rvmdbg.tui.keymap import KeymapError, load_keymap
 from rvmdbg.tui.program import DebugProgram, ProgramLoadError, load_program
 from rvmdbg.tui.screen import DebuggerScreen
 
@@ -26,8 +27,11 @@ class DebuggerApp(App):
 
     def __init__(self, program: DebugProgram, arg_texts: list[str] | None = None, *,
                  ascii_only: bool = False, limits=None, config_dir=None,
-                 history_bytes: int | None = None, freeze_heap: bool = False) -> None:
+                 history_bytes: int | None = None, freeze_heap: bool = False,
+                 keymap: dict[str, str] | None = None) -> None:
         super().__init__()
+        # binding id -> keys, from the user's keys file (`rvmdbg.tui.keymap`)
+        self.keymap: dict[str, str] = dict(keymap or {})
         # `freeze_heap` (the command line's screen, which owns its process): once the first
         # stop is on screen, everything alive then (the program, the decoded VM, the widget
         # tree) is moved out of the cyclic collector's reach with `gc.freeze`, so that its
@@ -46,6 +50,10 @@ class DebuggerApp(App):
         self.start_error: str | None = None
         self._interpreter = None
         self._interpreter_session = None
+
+    def on_mount(self) -> None:
+        if self.keymap:
+            self.set_keymap(self.keymap)
 
     def get_default_screen(self) -> DebuggerScreen:
         screen = DebuggerScreen(self.glyphs)
@@ -119,8 +127,15 @@ class DebuggerApp(App):
 
 def run_screen(path: str, arg_texts: list[str], *, entry: str = "main", mouse: bool = True,
                ascii_only: bool = False, limits=None, history_bytes: int | None = None,
-               config_dir=None) -> int:
-    """Open the screen on a program; returns the exit code (2 when it cannot be loaded)."""
+               config_dir=None, keys_file: str | None = None) -> int:
+    """Open the screen on a program; returns the exit code (2 when the program or the keys
+    file cannot be loaded). `keys_file` (default: the config directory's keys.conf, when
+    there is one) rebinds keys."""
+    try:
+        keymap = load_keymap(keys_file, config_dir)
+    except KeymapError as exc:
+        print(exc.format(), file=sys.stderr)
+        return 2
     try:
         program = load_program(path, entry)
     except ProgramLoadError as exc:
@@ -132,7 +147,8 @@ def run_screen(path: str, arg_texts: list[str], *, entry: str = "main", mouse: b
     # the 20,160-instruction benchmark program freed nothing and took 50 ms).
     gc.freeze()
     app = DebuggerApp(program, arg_texts, ascii_only=ascii_only, limits=limits,
-                      history_bytes=history_bytes, config_dir=config_dir, freeze_heap=True)
+                      history_bytes=history_bytes, config_dir=config_dir, freeze_heap=True,
+                      keymap=keymap)
     code = app.run(mouse=mouse)
     return code if isinstance(code, int) else (app.return_code or 0)
 

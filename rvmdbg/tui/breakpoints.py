@@ -35,11 +35,15 @@ class BreakpointPane(LinePane):
     }
 
     BINDINGS = [
-        Binding("space", "toggle", "On/off", tooltip="Enable or disable the breakpoint or watch"),
-        Binding("x,delete", "delete", "Delete", tooltip="Delete the breakpoint or watch"),
-        Binding("enter", "show", "Show", tooltip="Show the breakpoint's place in the listing"),
+        Binding("space", "toggle", "On/off", tooltip="Enable or disable the breakpoint or watch",
+                id="toggle-breakpoint"),
+        Binding("x,delete", "delete", "Delete", tooltip="Delete the breakpoint or watch",
+                id="delete-breakpoint"),
+        Binding("enter", "show", "Show", tooltip="Show the breakpoint's place in the listing",
+                id="show-breakpoint"),
         Binding("e", "condition", "Condition",
-                tooltip="Edit the breakpoint's condition on the command line"),
+                tooltip="Edit the breakpoint's condition on the command line",
+                id="condition"),
     ]
 
     class Changed(Message):

@@ -50,8 +50,10 @@ def key_text(key: str) -> str:
     return "+".join(mods + [name])
 
 
-def _key_text(binding: Binding) -> str:
-    return ", ".join(key_text(k.strip()) for k in binding.key.split(","))
+def _key_text(binding: Binding, keymap: dict | None = None) -> str:
+    """The binding's keys as the help shows them: the keys file's, when it rebinds them."""
+    keys = (keymap or {}).get(binding.id, binding.key) if binding.id else binding.key
+    return ", ".join(key_text(k.strip()) for k in keys.split(","))
 
 
 class HelpScreen(ModalScreen[None]):
@@ -61,9 +63,11 @@ class HelpScreen(ModalScreen[None]):
         Binding("q", "dismiss", "Close"),
     ]
 
-    def __init__(self, sections: list[tuple[str, list[Binding]]]) -> None:
+    def __init__(self, sections: list[tuple[str, list[Binding]]],
+                 keymap: dict | None = None) -> None:
         super().__init__()
         self.sections = sections
+        self.keymap = keymap or {}
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-dialog", classes="dialog"):
@@ -80,7 +84,7 @@ class HelpScreen(ModalScreen[None]):
                 if not desc or (b.key, b.action) in seen:
                     continue
                 seen.add((b.key, b.action))
-                out.append((_key_text(b), desc))
+                out.append((_key_text(b, self.keymap), desc))
         return out
 
     def _table(self) -> Table:

@@ -92,15 +92,17 @@ class BytecodeListing(LinePane):
     } | {f"listing--link-{i}" for i in range(PALETTE_SIZE)}
 
     BINDINGS = [
-        Binding("b", "screen.toggle_breakpoint", "Break", tooltip="Toggle a breakpoint on this instruction"),
-        Binding("t", "screen.run_to_cursor", "Run to", tooltip="Run to this instruction"),
-        Binding("w", "screen.watch_cursor", "Watch", tooltip="Watch the register this instruction writes"),
+        Binding("b", "screen.toggle_breakpoint", "Break", tooltip="Toggle a breakpoint on this instruction",
+                id="break"),
+        Binding("t", "screen.run_to_cursor", "Run to", tooltip="Run to this instruction", id="run-to"),
+        Binding("w", "screen.watch_cursor", "Watch", tooltip="Watch the register this instruction writes",
+                id="watch"),
         Binding("left_square_bracket", "screen.show_function(-1)", "Prev fn", show=False,
-                tooltip="Show the previous function's bytecode"),
+                tooltip="Show the previous function's bytecode", id="previous-function"),
         Binding("right_square_bracket", "screen.show_function(1)", "Next fn", show=False,
-                tooltip="Show the next function's bytecode"),
+                tooltip="Show the next function's bytecode", id="next-function"),
         Binding("full_stop", "screen.show_pc", "Show pc", show=False,
-                tooltip="Back to the selected frame's function and pc"),
+                tooltip="Back to the selected frame's function and pc", id="show-pc"),
     ]
 
     pc: reactive[int | None] = reactive(None, repaint=False, init=False)

@@ -27,8 +27,8 @@ class RegisterPane(LinePane):
     }
 
     BINDINGS = [
-        Binding("w", "screen.watch_cursor", "Watch", tooltip="Watch this register"),
-        Binding("enter", "screen.print_register", "Print", tooltip="Print the whole value"),
+        Binding("w", "screen.watch_cursor", "Watch", tooltip="Watch this register", id="watch"),
+        Binding("enter", "screen.print_register", "Print", tooltip="Print the whole value", id="print"),
     ]
 
     def __init__(self, **kwargs) -> None:

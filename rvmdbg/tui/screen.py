@@ -122,11 +122,13 @@ class DebuggerScreen(Screen):
                 tooltip="View 3: control flow and ADTs", id="view-control"),
         Binding("v", "views", "Last view", show=False, tooltip="Reopen the last teaching view",
                 id="views"),
-        Binding("tab", "cycle_pane(1)", "Next pane", show=False, tooltip="Focus the next pane"),
-        Binding("shift+tab", "cycle_pane(-1)", "Previous pane", show=False, tooltip="Focus the previous pane"),
-        Binding("escape", "interrupt", "Interrupt", show=False, tooltip="Interrupt a running continue"),
+        Binding("tab", "cycle_pane(1)", "Next pane", show=False, tooltip="Focus the next pane", id="next-pane"),
+        Binding("shift+tab", "cycle_pane(-1)", "Previous pane", show=False, tooltip="Focus the previous pane",
+                id="previous-pane"),
+        Binding("escape", "interrupt", "Interrupt", show=False, tooltip="Interrupt a running continue",
+                id="interrupt"),
         Binding("ctrl+c", "interrupt", "Interrupt", show=False, priority=True,
-                tooltip="Interrupt a running continue"),
+                tooltip="Interrupt a running continue"),  # no id: Ctrl+C always interrupts
     ]
 
     def __init__(self, glyphs: Glyphs) -> None:
@@ -876,7 +878,7 @@ class DebuggerScreen(Screen):
             if own:
                 sections.append((cls.title, own))
         sections.append(("Every pane", LinePane.BINDINGS))
-        self.app.push_screen(HelpScreen(sections))
+        self.app.push_screen(HelpScreen(sections, getattr(self.app, "keymap", None)))
 
     def _close_box(self, box, refocus: bool = True) -> None:
         if not box.has_class("-shown"):

@@ -114,9 +114,11 @@ class SourceView(LinePane):
     BINDINGS = [
         Binding("left", "column(-1)", "Left", show=False),
         Binding("right", "column(1)", "Right", show=False),
-        Binding("b", "screen.toggle_breakpoint", "Break", tooltip="Toggle a breakpoint on this line"),
-        Binding("t", "screen.run_to_cursor", "Run to", tooltip="Run to this line"),
-        Binding("i", "screen.type_at_cursor", "Type", tooltip="Show the type of the expression under the cursor"),
+        Binding("b", "screen.toggle_breakpoint", "Break", tooltip="Toggle a breakpoint on this line",
+                id="break"),
+        Binding("t", "screen.run_to_cursor", "Run to", tooltip="Run to this line", id="run-to"),
+        Binding("i", "screen.type_at_cursor", "Type", tooltip="Show the type of the expression under the cursor",
+                id="type"),
     ]
 
     column: reactive[int] = reactive(0, repaint=False, init=False)

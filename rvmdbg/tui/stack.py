@@ -19,7 +19,7 @@ class CallStackPane(LinePane):
     }
 
     BINDINGS = [
-        Binding("enter", "select", "Select frame", tooltip="Inspect this frame"),
+        Binding("enter", "select", "Select frame", tooltip="Inspect this frame", id="select-frame"),
     ]
 
     class FrameSelected(Message):
