@@ -1,8 +1,8 @@
 """Rebinding the screen's keys: a small text file of `binding-id = key, key` lines.
 
 The file is `$XDG_CONFIG_HOME/rvmdbg/keys.conf` (or the one `rvmdbg PROGRAM --keys FILE`
-names). Each line gives one binding of the debugger screen or of one of its panes new keys,
-replacing its defaults; `#` starts a comment. `rvmdbg keys` prints every binding id with its
+names). Each line gives one binding of the debugger screen, one of its panes or the teaching
+views new keys, replacing its defaults; `#` starts a comment. `rvmdbg keys` prints every binding id with its
 default keys, ready to copy:
 
     # step one instruction, into calls
@@ -11,8 +11,9 @@ default keys, ready to copy:
 
 Keys are Textual key names (`f5`, `ctrl+r`, `shift+tab`, `pageup`, `question_mark`) or single
 characters (`?` means `question_mark`, `S` is a capital S). A binding id shared by several
-panes (`break`, `run-to`, `watch`) rebinds it in all of them. Two bindings of one pane (or
-of the screen) may not share a key. Ctrl+C always interrupts and cannot be rebound.
+panes or by the debugger and the views (`break`, `watch`, `step`, `view-flow`) rebinds it in
+all of them. Two bindings that apply together (on one screen, or in a pane or view and its
+screen) may not share a key. Ctrl+C always interrupts and cannot be rebound.
 
 Mistakes are reported like a program's: `FILE:LINE:COL: error: ...` with the line, a caret
 under the spot and what was expected; the screen does not open.
@@ -88,17 +89,26 @@ def canonical_key(text: str) -> str | None:
     return "+".join([*mods, name])
 
 
-def _owners() -> list[tuple[type, str]]:
-    """The screen and its panes, whose bindings a keys file may change."""
+def _owners() -> list[tuple[type, str, str | None]]:
+    """(class, name, the screen it sits on) of the debugger screen, the teaching views'
+    screen, and the panes and views on them: whose bindings a keys file may change."""
     from rvmdbg.tui.breakpoints import BreakpointPane
     from rvmdbg.tui.listing import BytecodeListing
     from rvmdbg.tui.registers import RegisterPane
     from rvmdbg.tui.screen import DebuggerScreen
     from rvmdbg.tui.source_view import SourceView
     from rvmdbg.tui.stack import CallStackPane
-    return [(DebuggerScreen, "screen"), (BytecodeListing, "bytecode"), (SourceView, "source"),
-            (RegisterPane, "registers"), (CallStackPane, "stack"),
-            (BreakpointPane, "breakpoints")]
+    from rvmdbg.tui.views.base import TeachingScreen
+    from rvmdbg.tui.views.control_flow import ControlFlowView
+    from rvmdbg.tui.views.executors import ExecutorsView
+    from rvmdbg.tui.views.flow import FlowView
+    return [(DebuggerScreen, "screen", None), (BytecodeListing, "bytecode pane", "screen"),
+            (SourceView, "source pane", "screen"), (RegisterPane, "registers pane", "screen"),
+            (CallStackPane, "stack pane", "screen"),
+            (BreakpointPane, "breakpoints pane", "screen"),
+            (TeachingScreen, "teaching views", None), (FlowView, "flow view", "teaching views"),
+            (ExecutorsView, "executors view", "teaching views"),
+            (ControlFlowView, "control-flow view", "teaching views")]
 
 
 def _chain(cls) -> list:
@@ -115,7 +125,7 @@ def _chain(cls) -> list:
 def bindings() -> list[BindingInfo]:
     """Every binding a keys file may change, by owner (the screen first, then its panes)."""
     out = []
-    for owner, where in _owners():
+    for owner, where, _on in _owners():
         for b in owner.BINDINGS:
             if b.id:
                 keys = tuple(k.strip() for k in b.key.split(","))
@@ -200,9 +210,9 @@ def parse_keymap(text: str, filename: str) -> dict[str, str]:
 def _check_clashes(keymap: dict, where: dict, fail) -> None:
     """A key changed by the keymap may not also be the key of another binding where both
     apply: on the screen, or in a pane (its own bindings and the screen's)."""
-    owners = _owners()
-    screen = _chain(owners[0][0])
-    spaces = [("screen", screen)] + [(name, screen + _chain(cls)) for cls, name in owners[1:]]
+    screens = {name: _chain(cls) for cls, name, on in _owners() if on is None}
+    spaces = [(name, screens[on] + _chain(cls) if on else screens[name])
+              for cls, name, on in _owners()]
     for space, chain in spaces:
         occupied: dict[str, str] = {}
         for b in chain:
@@ -217,7 +227,7 @@ def _check_clashes(keymap: dict, where: dict, fail) -> None:
                     changed = b.id if b.id in keymap else other
                     fail(where[changed], 1, len(changed),
                          f"`{key}` would be the key of both `{other}` and `{label}` "
-                         f"({'on the screen' if space == 'screen' else 'in the ' + space + ' pane'})",
+                         f"({'on the screen' if space == 'screen' else 'in the ' + space})",
                          "give one of them another key")
                 occupied[key] = label
 

@@ -27,8 +27,8 @@ def test_canonical_key(text, key):
 
 
 def test_a_keys_file_with_comments_and_several_keys():
-    keymap = parse_keymap("# mine\n\nstep = j, F6   # like F11\n  break = B\n", "k.conf")
-    assert keymap == {"step": "j,f6", "break": "B"}
+    keymap = parse_keymap("# mine\n\nstep = y, F6   # like F11\n  break = B\n", "k.conf")
+    assert keymap == {"step": "y,f6", "break": "B"}
 
 
 def test_the_template_is_a_valid_file_of_the_defaults():
@@ -39,14 +39,15 @@ def test_the_template_is_a_valid_file_of_the_defaults():
 
 
 @pytest.mark.parametrize("text, where, message", [
-    ("step j", "k.conf:1:1", "expected `binding-id = key, key`"),
-    ("stepp = j", "k.conf:1:1", "unknown binding `stepp`"),
-    ("step = j, foo", "k.conf:1:11", "`foo` is not a key"),
-    ("step = ,j", "k.conf:1:8", "expected a key"),
-    ("step = j, j", "k.conf:1:11", "`j` is listed twice"),
-    ("step = j\n\nstep = k", "k.conf:3:1", "`step` was given keys already on line 1"),
+    ("step y", "k.conf:1:1", "expected `binding-id = key, key`"),
+    ("stepp = y", "k.conf:1:1", "unknown binding `stepp`"),
+    ("step = y, foo", "k.conf:1:11", "`foo` is not a key"),
+    ("step = ,y", "k.conf:1:8", "expected a key"),
+    ("step = y, y", "k.conf:1:11", "`y` is listed twice"),
+    ("step = y\n\nstep = z", "k.conf:3:1", "`step` was given keys already on line 1"),
     ("step = n", "k.conf:1:1", "`n` would be the key of both `step` and `next` (on the screen)"),
     ("step = b", "k.conf:1:1", "(in the bytecode pane)"),
+    ("step = j", "k.conf:1:1", "(in the flow view)"),     # the views share the step binding
     ("step = ctrl+c", "k.conf:1:1", "would be the key of both"),
 ])
 def test_mistakes_are_located(text, where, message):
@@ -59,8 +60,8 @@ def test_mistakes_are_located(text, where, message):
 
 def test_default_file_and_named_file(tmp_path):
     assert load_keymap(None, tmp_path) == {}           # no keys.conf: the defaults
-    (tmp_path / "keys.conf").write_text("next = j\n")
-    assert load_keymap(None, tmp_path) == {"next": "j"}
+    (tmp_path / "keys.conf").write_text("next = y\n")
+    assert load_keymap(None, tmp_path) == {"next": "y"}
     with pytest.raises(KeymapError, match="no such keys file"):
         load_keymap(tmp_path / "missing.conf")
 
@@ -82,18 +83,32 @@ def test_command_line_keys_and_a_bad_keys_file(tmp_path):
 
 
 async def test_a_rebound_key_steps_and_the_help_shows_it(app_factory):
-    app = app_factory(SUM_UP, ["3"], keymap={"step": "j", "break": "B"})
+    app = app_factory(SUM_UP, ["3"], keymap={"step": "y", "break": "B"})
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(app, pilot)
         await pilot.press("s")
         await settle(app, pilot)
         assert app.session.step_count == 0           # s no longer steps
-        await pilot.press("j")
+        await pilot.press("y")
         await settle(app, pilot)
         assert app.session.step_count == 1
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
         rows = dict((does, keys) for keys, does in app.screen.rows())
-        assert rows["Step one instruction, into calls (F11)"] == "j"
+        assert rows["Step one instruction, into calls (F11)"] == "y"
         assert rows["Toggle a breakpoint on this instruction"] == "B"
+
+
+async def test_the_teaching_views_follow_the_keymap(app_factory):
+    from rvmdbg.tui.views.base import TeachingScreen
+    app = app_factory(SUM_UP, ["3"], keymap={"step": "y", "view-flow": "V"})
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("V")                       # view 1, on its new key
+        await pilot.pause()
+        assert isinstance(app.screen, TeachingScreen)
+        await pilot.press("y")                       # the views' step shares the binding
+        await pilot.pause()
+        await settle(app, pilot)
+        assert app.session.step_count == 1

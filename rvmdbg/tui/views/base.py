@@ -104,13 +104,18 @@ class TeachingScreen(Screen):
     """A view's screen: a title bar, the view, a status line and the footer."""
 
     BINDINGS = [
-        Binding("1", "view('flow')", "Flow", tooltip="View 1: compile and execute flow"),
-        Binding("2", "view('executors')", "VM/graph", tooltip="View 2: VM versus graph executor"),
-        Binding("3", "view('control')", "CFG/ADTs", tooltip="View 3: control flow and ADTs"),
-        Binding("0,escape", "back", "Debugger", tooltip="Back to the debugger"),
-        Binding("s", "step(True)", "Step", tooltip="Step the program one instruction"),
-        Binding("S", "step(False)", "Back", tooltip="Step the program back one instruction"),
-        Binding("q", "app.quit", "Quit", show=False),
+        Binding("1", "view('flow')", "Flow", tooltip="View 1: compile and execute flow",
+                id="view-flow"),
+        Binding("2", "view('executors')", "VM/graph", tooltip="View 2: VM versus graph executor",
+                id="view-executors"),
+        Binding("3", "view('control')", "CFG/ADTs", tooltip="View 3: control flow and ADTs",
+                id="view-control"),
+        Binding("0,escape", "back", "Debugger", tooltip="Back to the debugger", id="view-back"),
+        Binding("s", "step(True)", "Step", tooltip="Step the program one instruction",
+                id="step"),
+        Binding("S", "step(False)", "Back", tooltip="Step the program back one instruction",
+                id="rstep"),
+        Binding("q", "app.quit", "Quit", show=False, id="quit"),
     ]
 
     view_name = ""

@@ -30,8 +30,8 @@ from rvmdbg.vm import bytecode as bc
 
 class ControlFlowView(Vertical):
     BINDINGS = [
-        Binding("u", "frame(-1)", "Up frame", tooltip="The caller's frame"),
-        Binding("d", "frame(1)", "Down frame", tooltip="The callee's frame"),
+        Binding("u", "frame(-1)", "Up frame", tooltip="The caller's frame", id="up"),
+        Binding("d", "frame(1)", "Down frame", tooltip="The callee's frame", id="down"),
     ]
 
     def __init__(self, context, symbols=UNICODE, *, id: str | None = None,

@@ -40,9 +40,10 @@ class ExecutorsView(Vertical, can_focus=True):
         Binding("down,j", "move(1)", "Down", show=False),
         Binding("pageup", "move(-20)", "Page up", show=False),
         Binding("pagedown", "move(20)", "Page down", show=False),
-        Binding("m", "measure", "Measure", tooltip="Time both executors and the cost model"),
-        Binding("w", "workload", "Workload", tooltip="The cost model's workload"),
-        Binding("c", "chart_mode", "Chart", tooltip="Braille, block or ASCII chart"),
+        Binding("m", "measure", "Measure", tooltip="Time both executors and the cost model",
+                id="measure"),
+        Binding("w", "workload", "Workload", tooltip="The cost model's workload", id="workload"),
+        Binding("c", "chart_mode", "Chart", tooltip="Braille, block or ASCII chart", id="chart"),
     ]
 
     def __init__(self, context, symbols=UNICODE, *, id: str | None = None,

@@ -33,8 +33,8 @@ class FlowView(Vertical, can_focus=True):
     returning one, read again on every refresh)."""
 
     BINDINGS = [
-        Binding("left,h", "stage(-1)", "Prev stage", tooltip="The previous stage"),
-        Binding("right,l", "stage(1)", "Next stage", tooltip="The next stage"),
+        Binding("left,h", "stage(-1)", "Prev stage", tooltip="The previous stage", id="previous-stage"),
+        Binding("right,l", "stage(1)", "Next stage", tooltip="The next stage", id="next-stage"),
         Binding("up,k", "line(-1)", "Up", show=False, tooltip="The expression on the line above"),
         Binding("down,j", "line(1)", "Down", show=False,
                 tooltip="The expression on the line below"),
@@ -42,8 +42,9 @@ class FlowView(Vertical, can_focus=True):
                 tooltip="The previous expression (inner ones too)"),
         Binding("full_stop", "item(1)", "Next expr", show=False,
                 tooltip="The next expression (inner ones too)"),
-        Binding("o", "outer", "Outer", tooltip="The enclosing expression"),
-        Binding("e", "follow", "Exec", tooltip="The current instruction's expression"),
+        Binding("o", "outer", "Outer", tooltip="The enclosing expression", id="outer"),
+        Binding("e", "follow", "Exec", tooltip="The current instruction's expression",
+                id="follow"),
         Binding("pageup", "line(-10)", "Page up", show=False),
         Binding("pagedown", "line(10)", "Page down", show=False),
     ]
