@@ -47,18 +47,26 @@ class BindingInfo:
     where: str              # "screen" or the pane's name
 
 
-def _char_name(c: str) -> str:
+def _char_name(c: str) -> str | None:
     """Textual's name of a one-character key: letters and digits are themselves, `/` is
-    `slash`, `?` is `question_mark` (its Unicode name, with Textual's replacements)."""
+    `slash`, `?` is `question_mark` (its Unicode name, with Textual's replacements); None
+    for a character no key types (control characters, unnamed code points)."""
     if c.isalnum():
         return c
-    name = unicodedata.name(c).lower().replace(" ", "_").replace("-", "_")
+    if not c.isprintable() or c.isspace():
+        return None
+    try:
+        name = unicodedata.name(c)
+    except ValueError:
+        return None
+    name = name.lower().replace(" ", "_").replace("-", "_")
     return KEY_NAME_REPLACEMENTS.get(name, name)
 
 
 def _known_names() -> frozenset:
     names = {k.value.split("+")[-1] for k in Keys}
     names.update(_char_name(chr(c)) for c in range(33, 127))
+    names.discard(None)
     names.add("space")
     return frozenset(names)
 
@@ -73,7 +81,7 @@ def canonical_key(text: str) -> str | None:
     if not text:
         return None
     if len(text) == 1:
-        return _char_name(text) if not text.isspace() else None
+        return _char_name(text)
     *mods, name = text.split("+")   # the key `+` itself is written plus
     mods = [m.strip().lower() for m in mods]
     if any(m not in _MODIFIERS for m in mods) or len(set(mods)) != len(mods):
@@ -82,6 +90,8 @@ def canonical_key(text: str) -> str | None:
     if len(name) == 1:
         # with a modifier a letter is lower case (ctrl+r), alone it is itself (S is Shift+s)
         name = _char_name(name.lower() if mods else name)
+        if name is None:
+            return None
     elif name.lower() in _NAMES:
         name = name.lower()
     else:

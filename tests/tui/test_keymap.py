@@ -5,6 +5,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rvmdbg.tui.help_screen import HelpScreen
 from rvmdbg.tui.keymap import (KeymapError, bindings, canonical_key, load_keymap, parse_keymap,
@@ -20,7 +22,7 @@ SUM_UP = "programs/sum_up.relay"
     ("shift+F11", "shift+f11"), ("shift+tab", "shift+tab"), ("pageup", "pageup"),
     ("space", "space"), ("[", "left_square_bracket"), (" j ", "j"),
     ("", None), (" ", None), ("ctrl+", None), ("foo", None), ("hyper+hyper+a", None),
-    ("cmd+a", None),
+    ("cmd+a", None), ("\x01", None), ("ctrl+\x7f", None), ("\ue000", None),
 ])
 def test_canonical_key(text, key):
     assert canonical_key(text) == key
@@ -112,3 +114,23 @@ async def test_the_teaching_views_follow_the_keymap(app_factory):
         await pilot.pause()
         await settle(app, pilot)
         assert app.session.step_count == 1
+
+
+_PIECES = ["step", "break", "next", "view-flow", "=", " = ", ",", ", ", "#", "\n", " ", "y",
+           "f5", "ctrl+", "shift+tab", "?", "S", "n", "foo", "\t", "é", "+", "0", "\x01",
+           "\ue000"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join) | st.text(max_size=80))
+def test_any_text_gives_a_keymap_or_a_located_error(text):
+    try:
+        keymap = parse_keymap(text, "k.conf")
+    except KeymapError as exc:
+        shown = exc.format()
+        assert shown.startswith("k.conf:") and ": error: " in shown
+        return
+    ids = {b.id for b in bindings()}
+    assert set(keymap) <= ids
+    for keys in keymap.values():
+        assert all(canonical_key(k) == k for k in keys.split(","))
