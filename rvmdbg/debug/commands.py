@@ -57,6 +57,14 @@ def _count(args: list[str], default: int = 1) -> int:
     return int(args[0])
 
 
+def _repeat(rest: str) -> int:
+    """The count of a motion command (`next 3`): at least 1."""
+    n = _count(rest.split())
+    if n < 1:
+        raise CommandError(f"the count must be at least 1, got {n}")
+    return n
+
+
 def _numbers(args: list[str]) -> list[int]:
     out = []
     for a in args:
@@ -215,10 +223,10 @@ class CommandInterpreter:
     # ------------------------------------------------------------ motion
 
     def cmd_step(self, rest: str) -> str:
-        return self._stopped(self.session.step(_count(rest.split())))
+        return self._stopped(self.session.step(_repeat(rest)))
 
     def cmd_next(self, rest: str) -> str:
-        n = _count(rest.split())
+        n = _repeat(rest)
         ev = None
         for _ in range(n):
             ev = self.session.next()
@@ -230,7 +238,7 @@ class CommandInterpreter:
         return self._stopped(self.session.finish())
 
     def cmd_continue(self, rest: str) -> str:
-        n = _count(rest.split())
+        n = _repeat(rest)
         ev = None
         for _ in range(n):
             ev = self.session.cont()
@@ -239,10 +247,10 @@ class CommandInterpreter:
         return self._stopped(ev)
 
     def cmd_rstep(self, rest: str) -> str:
-        return self._stopped(self.session.rstep(_count(rest.split())))
+        return self._stopped(self.session.rstep(_repeat(rest)))
 
     def cmd_rnext(self, rest: str) -> str:
-        n = _count(rest.split())
+        n = _repeat(rest)
         ev = None
         for _ in range(n):
             ev = self.session.rnext()

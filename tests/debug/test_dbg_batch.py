@@ -222,6 +222,13 @@ def test_usage_errors(tmp_path):
     assert proc.returncode == 2 and "nope" in proc.stderr
 
 
+@pytest.mark.parametrize("line", ["continue 0", "next 0", "rnext 0", "step 0", "rstep -2"])
+def test_a_motion_count_below_one_is_an_error_line(tmp_path, line):
+    proc = debug(tmp_path, SUM_UP, ["3"], f"{line}\ninfo frame\n")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    assert "error: the count must be at least 1" in proc.stdout
+
+
 def test_rvmx_executable(tmp_path):
     rvmx = tmp_path / "sum_up.rvmx"
     env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path / "config"))

@@ -114,3 +114,28 @@ def test_reverse_continue_mirrors_forward_continue(name, data):
     if after:
         ev2 = s.cont()
         assert ev2.reason == "breakpoint" and ev2.step == after[0]
+
+
+_WORDS = ["break", "b", "delete", "d", "disable", "enable", "condition", "step", "s", "next",
+          "n", "finish", "f", "continue", "c", "rstep", "rnext", "rfinish", "rcontinue", "goto",
+          "run-to", "info", "backtrace", "bt", "print", "p", "heap", "deps", "last-write",
+          "watch", "list", "source", "frame", "up", "down", "restart", "help", "bogus", ""]
+_ARGS = ["1", "0", "-1", "3", "99999999999999999999", "$0", "$3", "$-1", "$x", "@main",
+         "@map:2", "@nope", "@main:999", "op:AllocADT", "op:Nope", "registers", "frame",
+         "breakpoints", "if", "$0 == 1", "==", "and", "Nil", "(", ")", "change", "-c", "7",
+         "x", "", "\t", "é", "#"]
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.lists(st.tuples(st.sampled_from(_WORDS),
+                          st.lists(st.sampled_from(_ARGS), max_size=4)), min_size=1, max_size=6))
+def test_any_command_line_answers_with_text(lines):
+    """Whatever is typed on the command line (or in a batch script), the interpreter answers
+    with text, an `error: ...` line at worst; it never raises."""
+    from rvmdbg.debug import CommandInterpreter
+    exe, args = program("list_ops.relay")
+    interp = CommandInterpreter(DebugSession(exe, args, interval=16))
+    for word, rest in lines:
+        out = interp.execute(" ".join([word, *rest]))
+        assert isinstance(out, str)
