@@ -22,7 +22,7 @@ from rvmdbg.passes.manifest_alloc import manifest_alloc
 from rvmdbg.passes.manifest_lifetimes import manifest_lifetimes
 from rvmdbg.relay.ast import Module, room_for_recursion
 from rvmdbg.relay.printer import print_expr, print_module
-from rvmdbg.relay.typecheck import check_module, is_checked, mark_checked
+from rvmdbg.relay.typecheck import check_module, is_checked
 
 
 @dataclass(frozen=True)
@@ -46,10 +46,10 @@ class Pass:
         out = self.fn(mod)
         if self.typed_output:
             return out
-        if out is not mod and is_checked(mod) and _same_definitions(mod, out):
+        if out is not mod and is_checked(mod):
+            # what was checked in mod still is in out, if out holds the same definitions
+            out.checked_definitions = mod.checked_definitions
             out.warnings = list(mod.warnings)
-            mark_checked(out)
-            return out
         return _check(out)
 
 
@@ -69,16 +69,6 @@ class Stage:
             self._function_texts = {name: print_expr(fn)
                                     for name, fn in self.module.functions.items()}
         return self._function_texts
-
-
-def _same_definitions(before: Module, after: Module) -> bool:
-    """Whether `after` holds exactly the function, type and constructor objects of `before`
-    (a pass that found nothing to change), so the types the checker wrote into them hold."""
-    for a, b in ((before.functions, after.functions), (before.type_defs, after.type_defs),
-                 (before.constructors, after.constructors)):
-        if a.keys() != b.keys() or any(b[k] is not v for k, v in a.items()):
-            return False
-    return True
 
 
 def _check(mod: Module) -> Module:

@@ -358,7 +358,8 @@ class Interpreter:
     # ---- applying function values
 
     def _enter(self, code: _Code, env: dict, span):
-        """Run code's body in env: the one place calls are counted (also inlined below)."""
+        """Run code's body in env: the one place calls are counted (inlined in call_global,
+        the hot path of calls to globals)."""
         depth = self._depth + 1
         if depth > self.limits.max_depth:
             raise self._depth_error(span)
@@ -648,39 +649,11 @@ class Interpreter:
         return call_global
 
     def _compile_value_call(self, callee, args: list, span):
-        limits = self.limits
         apply = self._apply
 
         def call_value(env):
             f = callee(env)
-            if type(f) is not Closure:
-                return apply(f, [a(env) for a in args], span)
-            code = f.code
-            params = code.params
-            if len(params) != len(args):
-                return apply(f, [a(env) for a in args], span)  # reports the mismatch
-            new = dict(f.env)
-            if f.self_var is not None:
-                new[f.self_var] = f
-            for p, a in zip(params, args):
-                new[p] = a(env)
-            depth = self._depth + 1
-            if depth > limits.max_depth:
-                raise self._depth_error(span)
-            self._budget -= 1
-            if self._budget < 0:
-                raise self._out_of_steps(span)
-            self._depth = depth
-            try:
-                result = code.body(new)
-            except InterpreterError as err:
-                err.frames.append((f.name, span))
-                raise err.with_traceback(None)  # a Relay error needs no Python traceback
-            except RecursionError:
-                # out of Python stack: retried one frame up until there is room to build the error
-                raise self._stack_exhausted(span) from None
-            self._depth = depth - 1
-            return result
+            return apply(f, [a(env) for a in args], span)
         return call_value
 
     def _compile_op_call(self, e: Call, args: list):

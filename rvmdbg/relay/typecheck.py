@@ -38,7 +38,7 @@ from rvmdbg.relay.types import (
     free_type_vars, scalar, substitute,
 )
 
-__all__ = ["check_module", "check_expr", "TypeWarning", "is_checked", "mark_checked"]
+__all__ = ["check_module", "check_expr", "TypeWarning", "is_checked"]
 
 BOOL = scalar("bool")
 _CONSTANT_TYPES: dict = {}  # (shape, numpy dtype) -> TensorType: literals repeat a lot
@@ -1266,7 +1266,7 @@ def check_module(mod: Module) -> Module:
     Safe to call again on a module passes have transformed: everything is re-inferred."""
     with _checking():
         out = TypeChecker(mod).check_module()
-    mark_checked(out)
+    out.checked_definitions = tuple(dict(d) for d in _definitions(out))
     return out
 
 
@@ -1274,16 +1274,12 @@ def _definitions(mod: Module) -> tuple:
     return (mod.functions, mod.type_defs, mod.constructors)
 
 
-def mark_checked(mod: Module) -> None:
-    """Record that every definition now in `mod` carries its checked types (`is_checked`)."""
-    mod.checked_definitions = tuple(dict(d) for d in _definitions(mod))
-
-
 def is_checked(mod: Module) -> bool:
-    """Whether `check_module` typed `mod` (or `mark_checked` vouched for it) and none of its
-    functions, type definitions or constructors was added, removed or replaced since: then
-    checking it again would write the same types. Passes build new nodes rather than change
-    old ones, so a replaced definition is how a module changes."""
+    """Whether `check_module` typed `mod` and none of its functions, type definitions or
+    constructors was added, removed or replaced since (`checked_definitions` records them; a
+    pass may hand its input's record on to the module it makes): then checking it again would
+    write the same types. Passes build new nodes rather than change old ones, so a replaced
+    definition is how a module changes."""
     snapshot = getattr(mod, "checked_definitions", None)
     if snapshot is None:
         return False

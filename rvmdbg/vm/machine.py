@@ -363,54 +363,14 @@ def _invoke_packed(vm, fi, pc, ins):
         return invoke_builtin
 
     if nout == 1:
-        handler = _invoke_scalar_fast(kernel, impl, inputs, outputs[0], nxt)
-        if handler is not None:
-            return handler
+        return _invoke_one_output(kernel, impl, inputs, outputs[0], nxt)
 
-    if nout == 1 and len(inputs) in (1, 2):
-        # The common shape of a fused scalar kernel: specialised to skip generic loops.
-        o0 = outputs[0]
-        if len(inputs) == 2:
-            i0, i1 = inputs
-
-            def invoke_packed(regs):
-                out = impl([regs[i0], regs[i1]])
-                if type(out) is not np.ndarray:
-                    out = _single_output(kernel, out)
-                slot = regs[o0]
-                try:
-                    if out.dtype is not slot.dtype or out.shape != slot.shape:
-                        _check_output(kernel, o0, out, slot)
-                except AttributeError:
-                    _check_output(kernel, o0, out, slot)
-                regs[o0] = out
-                return nxt
-        else:
-            i0 = inputs[0]
-
-            def invoke_packed(regs):
-                out = impl([regs[i0]])
-                if type(out) is not np.ndarray:
-                    out = _single_output(kernel, out)
-                slot = regs[o0]
-                try:
-                    if out.dtype is not slot.dtype or out.shape != slot.shape:
-                        _check_output(kernel, o0, out, slot)
-                except AttributeError:
-                    _check_output(kernel, o0, out, slot)
-                regs[o0] = out
-                return nxt
-        return invoke_packed
-
-    def invoke_packed_n(regs):
+    def invoke_packed_n(regs):  # several outputs (or none)
         res = impl([regs[a] for a in inputs])
-        if nout == 1:
-            outs = (res if type(res) is np.ndarray else _single_output(kernel, res),)
-        else:
-            if not isinstance(res, (list, tuple)) or len(res) != nout:
-                raise VMError(f"kernel {kernel.name} returned {_summary(res)}, "
-                              f"expected {nout} outputs")
-            outs = tuple(np.asarray(v) if isinstance(v, np.generic) else v for v in res)
+        if not isinstance(res, (list, tuple)) or len(res) != nout:
+            raise VMError(f"kernel {kernel.name} returned {_summary(res)}, "
+                          f"expected {nout} outputs")
+        outs = tuple(np.asarray(v) if isinstance(v, np.generic) else v for v in res)
         for r, v in zip(outputs, outs):
             if type(v) is not np.ndarray:
                 raise VMError(f"kernel {kernel.name} returned {_summary(v)}, not a tensor")
@@ -421,16 +381,13 @@ def _invoke_packed(vm, fi, pc, ins):
     return invoke_packed_n
 
 
-def _invoke_scalar_fast(kernel, impl, inputs, o0, nxt):
-    """The handler of a one-operator kernel with a 0-d fast path (`impl.scalar_fast`, see
-    `rvmdbg.vm.kernels`): when every input is 0-d it calls the operator's scalar function
-    directly, which is what the operator's kernel would do, else the kernel. None when the
-    kernel has no fast path."""
-    if getattr(impl, "scalar_fast", None) is None:
-        return None
+def _invoke_one_output(kernel, impl, inputs, o0, nxt):
+    """The handler of a one-output kernel: `_kernel_caller` computes the output (through the
+    operator's 0-d function when the kernel has one and the inputs are 0-d, which is what the
+    kernel would do), checked against the tensor allocated in `$o0`."""
     compute = _kernel_caller(impl, inputs)
 
-    def invoke_packed_scalar(regs):
+    def invoke_packed(regs):
         out = compute(regs)
         if type(out) is not np.ndarray:
             out = _single_output(kernel, out)
@@ -442,7 +399,7 @@ def _invoke_scalar_fast(kernel, impl, inputs, o0, nxt):
             _check_output(kernel, o0, out, slot)
         regs[o0] = out
         return nxt
-    return invoke_packed_scalar
+    return invoke_packed
 
 
 def _alloc_tensor(vm, fi, pc, ins):
@@ -936,7 +893,7 @@ def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
 def _kernel_caller(impl, inputs: tuple):
     """`compute(regs) -> output` of a one-output kernel on its input registers, through the
     operator's 0-d function when the kernel has one and the inputs are 0-d (as
-    `_invoke_scalar_fast`)."""
+    `_invoke_one_output`)."""
     plan = getattr(impl, "scalar_fast", None)
     if plan is not None:
         fast, operands = plan
