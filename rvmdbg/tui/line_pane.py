@@ -35,6 +35,24 @@ def use_ascii_scrollbars(widget) -> None:
     widget.horizontal_scrollbar.renderer = AsciiScrollBarRender
 
 
+def overlay_segments(text: str, pos: int, style: Style, marks, segs: list) -> None:
+    """Append `text` (which starts at column `pos` of its line) to `segs`, cut where the
+    overlays `marks` ((start, end, extra style) in line columns) begin or end, each piece in
+    `style` plus the extra styles of the overlays covering it."""
+    cuts = {0, len(text)}
+    for start, end, _ in marks:
+        for c in (start - pos, end - pos):
+            if 0 < c < len(text):
+                cuts.add(c)
+    edges = sorted(cuts)
+    for a, b in zip(edges, edges[1:]):
+        s = style
+        for start, end, extra in marks:
+            if start <= pos + a < end:
+                s = s + extra
+        segs.append(Segment(text[a:b], s))
+
+
 class LinePane(ScrollView, can_focus=True):
     """A focusable pane of lines with a cursor, cached rendering and text search."""
 

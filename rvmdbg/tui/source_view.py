@@ -15,7 +15,7 @@ from rich.style import Style
 from textual.binding import Binding
 from textual.reactive import reactive
 
-from rvmdbg.tui.line_pane import LinePane
+from rvmdbg.tui.line_pane import LinePane, overlay_segments
 from rvmdbg.tui.links import PALETTE_SIZE, SourceLinks
 
 _TOKEN_CLASSES = [
@@ -264,7 +264,7 @@ class SourceView(LinePane):
             if not marks:
                 add(Segment(text, style))
             else:
-                self._marked(text, pos, style, marks, segs)
+                overlay_segments(text, pos, style, marks, segs)
             pos += len(text)
         if cursor == "focused" and self.column >= pos:
             add(Segment(" " * (self.column - pos), base))
@@ -273,21 +273,6 @@ class SourceView(LinePane):
             add(Segment(f"   {g.error} {self.note}" if self.current_kind == "error" else f"   {self.note}",
                         base + st("source--note")))
         return segs, base
-
-    @staticmethod
-    def _marked(text: str, pos: int, style: Style, marks, segs: list) -> None:
-        cuts = {0, len(text)}
-        for start, end, _ in marks:
-            for c in (start - pos, end - pos):
-                if 0 < c < len(text):
-                    cuts.add(c)
-        edges = sorted(cuts)
-        for a, b in zip(edges, edges[1:]):
-            s = style
-            for start, end, extra in marks:
-                if start <= pos + a < end:
-                    s = s + extra
-            segs.append(Segment(text[a:b], s))
 
 
 __all__ = ["SourceView", "lex_lines"]

@@ -18,6 +18,8 @@ from rvmdbg.vm.executable import Executable, Kernel, VMFunction
 from rvmdbg.vm.machine import VirtualMachine
 from rvmdbg.vm.objects import StorageObject, TensorPlaceholder
 
+from kernel_helpers import i32, i64, k_add, k_less, k_sub  # noqa: F401 (re-exported to tests)
+
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = ROOT / "programs"
 PROGRAM_NAMES = sorted(p.name for p in PROGRAMS.glob("*.relay"))
@@ -40,26 +42,6 @@ def program(name: str, args: list[str] | None = None):
     if args is None:
         args = program_default_args((PROGRAMS / name).read_text()) or []
     return exe, parse_program_args(mod, "main", args)
-
-
-def i32(v):
-    return np.array(v, dtype=np.int32)
-
-
-def i64(v):
-    return np.array(v, dtype=np.int64)
-
-
-def k_add(xs):
-    return np.asarray(xs[0] + xs[1])
-
-
-def k_sub(xs):
-    return np.asarray(xs[0] - xs[1])
-
-
-def k_less(xs):
-    return np.asarray(xs[0] < xs[1])
 
 
 def k_ref_create(values):

@@ -16,25 +16,7 @@ from rvmdbg.vm.executable import Executable, Kernel, VMFunction
 from rvmdbg.vm.machine import HANDLERS, VirtualMachine, VMError, format_step, trace_lines
 from rvmdbg.vm.objects import StorageObject, TensorPlaceholder, VMClosure
 
-
-def i32(v):
-    return np.array(v, dtype=np.int32)
-
-
-def i64(v):
-    return np.array(v, dtype=np.int64)
-
-
-def k_add(xs):
-    return np.asarray(xs[0] + xs[1])
-
-
-def k_sub(xs):
-    return np.asarray(xs[0] - xs[1])
-
-
-def k_less(xs):
-    return np.asarray(xs[0] < xs[1])
+from kernel_helpers import i32, i64, k_add, k_less, k_sub
 
 
 ADD, SUB, LESS = 0, 1, 2

@@ -17,6 +17,8 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from rvmdbg.tui.line_pane import overlay_segments
+
 ROLES = (
     "plain", "header", "current", "visited", "dim", "taken", "next", "failed", "pending",
     "done", "binding", "root", "node", "shared", "ref", "leaf", "tree", "axis", "plot",
@@ -194,7 +196,7 @@ class RowsPane(ScrollView, can_focus=True):
             if used < self._gutter_width:
                 out.append(Segment(" " * (self._gutter_width - used), base))
         pieces = self.rows[index]
-        marks = self.row_overlays.get(index, ())
+        marks = [(s, e, self.role_style(r)) for s, e, r in self.row_overlays.get(index, ())]
         col = 0
         line_style = base + self.role_style("cursor") if cursor else base
         for text, role in pieces:
@@ -203,19 +205,7 @@ class RowsPane(ScrollView, can_focus=True):
                 out.append(Segment(text, style))
                 col += len(text)
                 continue
-            # split the piece where overlays start or end
-            cuts = {0, len(text)}
-            for s, e, _ in marks:
-                for c in (s - col, e - col):
-                    if 0 < c < len(text):
-                        cuts.add(c)
-            cuts = sorted(cuts)
-            for a, b in zip(cuts, cuts[1:]):
-                seg_style = style
-                for s, e, r in marks:
-                    if s <= col + a and col + b <= e:
-                        seg_style = seg_style + self.role_style(r)
-                out.append(Segment(text[a:b], seg_style))
+            overlay_segments(text, col, style, marks, out)
             col += len(text)
         return out
 
