@@ -25,6 +25,9 @@ from rvmdbg.relay.diagnostics import RelayError, Source
 from rvmdbg.values import format_value, to_json
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+# The reader of stdout went away (`| head`): as a process ended by SIGPIPE, 128 + 13. Not 1,
+# which says the program failed.
+EXIT_BROKEN_PIPE = 141
 
 
 class UsageError(Exception):
@@ -592,7 +595,7 @@ def main(argv: list[str] | None = None) -> int:
             os.dup2(devnull, sys.stdout.fileno())
         except OSError:
             pass
-        return EXIT_RUNTIME
+        return EXIT_BROKEN_PIPE
     except OSError as e:
         name = f"{e.filename}: " if getattr(e, "filename", None) else ""
         _error(f"error: {name}{e.strerror or e}")

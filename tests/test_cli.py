@@ -415,3 +415,15 @@ def test_missing_arguments_without_an_args_line(capsys, program):
     code, _, err = interp(capsys, path)
     assert code == 2
     assert "@main takes 1 argument (%a: float32), got 0" in err and "// args:" in err
+
+
+def test_a_reader_that_goes_away_is_not_a_program_failure():
+    """`rvmdbg trace ... | head -1`: once the reader closes the pipe, rvmdbg stops quietly
+    with 141 (as a process ended by SIGPIPE), not 1, which says the program failed."""
+    proc = subprocess.Popen([sys.executable, "-m", "rvmdbg", "trace", "programs/loop.relay"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=60)
+    assert first and proc.returncode == 141
+    assert b"Traceback" not in err
