@@ -37,18 +37,18 @@ class DebugProgram:
     entry: str = "main"
     saved: bool = False            # opened from a .rvmx
     constructor_types: dict = field(default_factory=dict)
-    # The compiler's passes re-type the module's shared nodes, so after compiling here the
-    # source pane's types come from checking the source text again (on the first `t`).
-    compiled_here: bool = False
     _expression_types: object = field(default=None, repr=False)
 
     @property
     def expression_types(self):
-        """ExpressionTypes of the source, built on first use (None without a module)."""
+        """ExpressionTypes of the source, built on first use (None without a module). A
+        `.relay` file's module went through the compiler's passes, which re-type its shared
+        nodes, so its types come from checking the source text again; a saved executable's
+        module was checked from its text and never compiled."""
         if self._expression_types is None and self.module is not None:
             from rvmdbg.tui.expr_types import ExpressionTypes
             module = self.module
-            if self.compiled_here:
+            if not self.saved:
                 module = _recheck(self.source_text, self.source_file) if self.source_text else None
             self._expression_types = ExpressionTypes(module, self.source_file)
         return self._expression_types
@@ -127,8 +127,7 @@ def load_program(path: str, entry: str = "main") -> DebugProgram:
             raise ProgramLoadError(f"{path}: error: cannot compile: {exc}") from None
         _check_entry(exe, entry, path)
         prog = DebugProgram(path, name, exe, module, text, path,
-                            program_default_args(text) if text else None, entry,
-                            compiled_here=True)
+                            program_default_args(text) if text else None, entry)
     from rvmdbg.tui.summary import constructor_types
     prog.constructor_types = constructor_types(prog.module)
     return prog
