@@ -328,7 +328,7 @@ TYPE_ERRORS = [
     ("add", [T((2, 3)), T((4,))], {},
      "add: cannot broadcast Tensor[(2, 3), float32] with Tensor[(4,), float32]"),
     ("add", [T((), "int32"), T((), "float32")], {},
-     "add: dtypes int32 and float32 differ; cast one or write the literal with the f suffix"),
+     "add: dtypes int32 and float32 differ; cast one, or write the literal in the other's dtype"),
     ("multiply", [T((), "int64"), T((), "int32")], {}, "dtypes int64 and int32 differ; cast one"),
     ("add", [T((), "bool"), T((), "bool")], {}, "add: not defined for bool tensors"),
     ("exp", [T((2,), "int32")], {}, "exp: needs a float tensor, got Tensor[(2,), int32]"),
