@@ -549,11 +549,29 @@ class BreakpointTable:
             current: tuple[int, int] | None = None) -> Breakpoint:
         fields = self.resolve(spec, current)
         cond = parse_condition(condition)
+        same = self.identical(fields, cond.text if cond else None)
+        if same is not None:
+            # one breakpoint per place and condition: adding it again (a restored file, a
+            # script run twice) gives the one there is, enabled if asked
+            if enabled and not same.enabled:
+                same.enabled = True
+                self._changed()
+            return same
         bp = Breakpoint(id=self._ids.next(), enabled=enabled,
                         condition=cond.text if cond else None, _cond=cond, **fields)
         self._bps[bp.id] = bp
         self._changed()
         return bp
+
+    def identical(self, fields: dict, condition: str | None) -> Breakpoint | None:
+        """The breakpoint that stops where `fields` (from `resolve`) does, on the same
+        condition, if there is one."""
+        for bp in self._bps.values():
+            if (bp.kind == fields["kind"] and bp.locations == fields["locations"]
+                    and bp.line == fields.get("line") and bp.opcode == fields.get("opcode")
+                    and bp.condition == condition):
+                return bp
+        return None
 
     def delete(self, bp_id: int) -> Breakpoint:
         bp = self.get(bp_id)

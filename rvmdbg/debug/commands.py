@@ -23,6 +23,7 @@ from rvmdbg.debug.breakpoints import BreakpointError
 from rvmdbg.debug.heap import format_heap, heap_of, value_text, value_tree, value_type
 from rvmdbg.debug.session import DebugError, DebugSession, StopEvent
 from rvmdbg.values import format_value
+from rvmdbg.wording import plural
 
 HELP = """\
 Forward:   step|s [K]   next|n   finish|f   continue|c   run-to SPEC
@@ -160,13 +161,15 @@ class CommandInterpreter:
         if m:
             spec, cond = rest[:m.start()].strip(), m.group(1)
         s = self.session
+        before = {b.id for b in s.breakpoints}
         bp = s.breakpoints.add(spec, cond, current=s.location())
         out = f"breakpoint {bp.id} at {bp.where(s.exe)}"
         if bp.condition:
             out += f" if {bp.condition}"
-        n = len(bp.locations)
         if bp.kind in ("line", "opcode"):
-            out += f" ({n} location{'s' if n != 1 else ''})"
+            out += f" ({plural(len(bp.locations), 'location')})"
+        if bp.id in before:
+            out += " (already set)"
         return out
 
     def cmd_delete(self, rest: str) -> str:
@@ -175,10 +178,13 @@ class CommandInterpreter:
         if args and args[0] in ("breakpoints", "watchpoints", "display"):
             args = args[1:]
         if not args:
-            n = len(s.breakpoints) + len(s.watches)
+            nb, nw = len(s.breakpoints), len(s.watches)
             s.breakpoints.clear()
             s.watches.clear()
-            return f"deleted all {n} breakpoints and watchpoints"
+            if nb + nw == 0:
+                return "no breakpoints or watchpoints to delete"
+            parts = [plural(n, word) for n, word in ((nb, "breakpoint"), (nw, "watchpoint")) if n]
+            return "deleted " + " and ".join(parts)
         done = []
         for n in _numbers(args):
             s.delete(n)

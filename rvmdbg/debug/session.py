@@ -92,6 +92,16 @@ def _quiet_gc(method):
     return wrapper
 
 
+def _passed_from(call, param: int, nparams: int) -> str:
+    """`: its $10 becomes $0` for the register a call passes as parameter `param` (a
+    closure's captured values come before the call's own arguments)."""
+    args = list(getattr(call, "args", ()) or ())
+    k = param - (nparams - len(args))
+    if 0 <= k < len(args):
+        return f": its ${args[k]} becomes ${param}"
+    return f": ${param} is a value the closure captured"
+
+
 # ------------------------------------------------------------------ what the session answers
 
 @dataclass
@@ -272,6 +282,16 @@ class DebugSession:
                            self.exe.span_at(top.func_index, top.pc))
         self.last_event = ev
         return ev
+
+    def _history_start_event(self, message: str | None = None) -> StopEvent:
+        """A stop at the start of history; when older history was dropped to stay within the
+        budget, the message says so and how to keep more."""
+        h = self.history
+        if h.start > 0:
+            why = (f"history before step {h.start} was dropped to stay within "
+                   f"{h.budget / 2 ** 20:g} MB; give more with --history-mb to keep it")
+            message = f"{message}\n{why}" if message else why
+        return self._event("start of history", message=message)
 
     def _end_event(self) -> StopEvent:
         """The event for a position at the program's end (finished, or the failing step)."""
@@ -548,7 +568,7 @@ class DebugSession:
         start = self.history.start
         if step < start:
             self._goto_exact(start)
-            return self._event("start of history")
+            return self._history_start_event()
         if self._end is not None and step >= self._end[1]:
             self._goto_exact(self._end[1])
             return self._end_event()
@@ -568,7 +588,7 @@ class DebugSession:
         target = now - n
         if target < self.history.start:
             self._goto_exact(self.history.start)
-            return self._event("start of history")
+            return self._history_start_event()
         if n > 1:
             hit = self._last_hit(target + 1, now)
             if hit is not None:
@@ -584,7 +604,7 @@ class DebugSession:
         if hit is not None:
             return self._land(hit, now)
         self._goto_exact(self.history.start)
-        return self._event("start of history")
+        return self._history_start_event()
 
     def rfinish(self) -> StopEvent:
         """Go back to the call that created the current frame (the invoke, about to run)."""
@@ -600,7 +620,7 @@ class DebugSession:
             if hit is not None:
                 return self._land(hit, now)
             self._goto_exact(self.history.start)
-            return self._event("start of history")
+            return self._history_start_event()
         hit = self._last_hit(p + 1, now)
         if hit is not None:
             return self._land(hit, now)
@@ -615,7 +635,7 @@ class DebugSession:
         now = vm.steps
         if now <= self.history.start:
             self._goto_exact(self.history.start)
-            return self._event("start of history")
+            return self._history_start_event()
         if vm.halted:
             self._goto_exact(now - 1)
             return self._event("step")
@@ -626,7 +646,7 @@ class DebugSession:
             p = self.push_step(vm.frames[-1].serial)
             if p is None or p < self.history.start:
                 self._goto_exact(self.history.start)
-                return self._event("start of history")
+                return self._history_start_event()
             hit = self._last_hit(p + 1, now)
             if hit is not None:
                 return self._land(hit, now)
@@ -905,6 +925,7 @@ class DebugSession:
         (the innermost by default): the stop is just before that instruction runs."""
         self._motion()
         vm = self.vm
+        now = vm.steps
         if not vm.frames:
             raise DebugError("the program has finished: no frames")
         d = len(vm.frames) - 1 if depth is None else depth
@@ -918,12 +939,27 @@ class DebugSession:
         if step is None:
             if text is not None and text.startswith("argument"):
                 self._goto_exact(self.history.start)
-                return self._event("start of history" if self.history.start else "step",
-                                   message=f"${register} is an {text}: set before step 0")
+                note = f"${register} is an {text}: set before step 0"
+                if self.history.start:
+                    return self._history_start_event(note)
+                return self._event("step", message=note)
             raise DebugError(f"${register} has not been written in this frame" if text is None
                              else f"${register} was written {text}")
+        frame = vm.frames[d]
+        callee = self.exe.functions[frame.func_index]
+        owner = f"${register} of @{callee.name} (frame #{len(vm.frames) - 1 - d} at step {now})"
+        serial = frame.serial
         self._goto_exact(step)
-        return self._event("step", message=f"${register} is written by this instruction")
+        # The write happened while that activation was the innermost frame, except for a
+        # parameter, which the caller's invoke sets before the callee exists.
+        top = self.vm.frames[-1]
+        if top.serial == serial:
+            note = f"{owner} is written by this instruction"
+        else:
+            call = self.exe.functions[top.func_index].instructions[top.pc]
+            note = (f"{owner} is a parameter, set by this call in @{self.func_name(top.func_index)}"
+                    + _passed_from(call, register, len(callee.params)))
+        return self._event("step", message=note)
 
     # ------------------------------------------------------------ watchpoints
 
