@@ -22,8 +22,10 @@ class CommandLine(Input):
         """The user left the command line without running anything."""
 
     def __init__(self, **kwargs) -> None:
+        # not selected on focus: a pre-filled line (`e` gives `condition 1 `) is added to
+        # by typing, never replaced by it
         super().__init__(placeholder="command (help, break @f:3, step 5, info registers, ...)",
-                         **kwargs)
+                         select_on_focus=False, **kwargs)
         self.history: list[str] = []
         self._position = 0
 

@@ -175,6 +175,9 @@ class BytecodeListing(LinePane):
             self.pc = pc
         if follow and pc is not None:
             self.set_cursor(pc, quiet=True)
+            # again once the layout has caught up: right after a switch of function the
+            # scroll range is still the old function's, and the scroll was cut short by it
+            self.call_after_refresh(self.scroll_to_line, pc)
 
     def watch_pc(self, old: int | None, new: int | None) -> None:
         listing = self.listing

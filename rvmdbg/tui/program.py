@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field
 
 from rvmdbg.relay.diagnostics import RelayError
+from rvmdbg.wording import plural
 
 
 class ProgramLoadError(Exception):
@@ -73,7 +74,7 @@ class DebugProgram:
             return parse_program_args(self.module, self.entry, texts)
         params = self.params()
         if len(texts) != len(params):
-            raise ArgumentError(f"@{self.entry} takes {len(params)} arguments, got {len(texts)}")
+            raise ArgumentError(f"@{self.entry} takes {plural(len(params), 'argument')}, got {len(texts)}")
         return [convert_value(parse_value(t, None, f"argument {i + 1}"), None, None,
                               f"argument {i + 1}") for i, t in enumerate(texts)]
 

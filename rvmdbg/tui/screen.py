@@ -16,6 +16,7 @@ stacked; below 100 columns or 28 rows each column shows one pane at a time with 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Callable
 
 from textual import work
@@ -143,8 +144,8 @@ class DebuggerScreen(Screen):
         self._heap_stale = True
         self._layout_mode = ""
         self._last_event = None
-        self._footer_timer = None
-        self._footer_shows_running = False
+        self._waiting: list[Callable[[], None]] = []   # keys pressed during a run, in order
+        self._file_texts: dict[str, str] = {}   # files other than the program's, once read
 
     # ------------------------------------------------------------ composition
 
@@ -167,7 +168,8 @@ class DebuggerScreen(Screen):
                 yield PaneTabs(code_panes, id="code-tabs", classes="pane-tabs")
                 with Horizontal(id="code"):
                     if has_source:
-                        yield SourceView(program.source_text, self.links, program.name, glyphs=g, id="source")
+                        yield SourceView(program.source_text, self.links, program.name,
+                                         file=program.source_file, glyphs=g, id="source")
                     yield BytecodeListing(program.exe, self.links, glyphs=g, id="listing")
             with Vertical(id="state-column"):
                 yield PaneTabs(STATE_PANES, id="state-tabs", classes="pane-tabs")
@@ -274,7 +276,12 @@ class DebuggerScreen(Screen):
             self.status.set_message("this program has no source: the listing is all there is")
             return
         self._reveal(pane_id)
-        self.pane(pane_id).focus()
+        self.focus_now(self.pane(pane_id))
+
+    def focus_now(self, widget) -> None:
+        """Focus `widget` before the next key is handled (`Widget.focus` waits for the message
+        queue, behind keys that came in the same burst: Tab Tab moved one pane, not two)."""
+        self.set_focus(widget)
 
     def action_cycle_pane(self, delta: int) -> None:
         ids = self.pane_ids()
@@ -301,9 +308,21 @@ class DebuggerScreen(Screen):
     # ------------------------------------------------------------ driving the session
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action in self.DRIVING and (self.running or self.session is None):
+        if action in self.DRIVING and self.session is None:
             return None  # shown disabled
         return True
+
+    def _wait_turn(self, action: Callable[[], None]) -> bool:
+        """True when a run is going: then `action` (a key pressed meanwhile) waits its turn
+        and runs after it, in order; keys that come in one burst all count."""
+        if not self.running:
+            return False
+        self._waiting.append(action)
+        return True
+
+    def _run_waiting(self) -> None:
+        while self._waiting and not self.running:
+            self._waiting.pop(0)()
 
     def drive(self, label: str, call: Callable, threaded: bool = True,
               command: str | None = None) -> None:
@@ -312,8 +331,7 @@ class DebuggerScreen(Screen):
         if self.session is None:
             self.status.set_message("no program running", warning=True)
             return
-        if self.running:
-            self.status.set_message("still running: Esc or Ctrl+C interrupts", warning=True)
+        if self._wait_turn(lambda: self.drive(label, call, threaded, command)):
             return
         if not threaded:
             try:
@@ -329,15 +347,7 @@ class DebuggerScreen(Screen):
         self._last_progress = 0.0
         self.status.set_running(f"{self.glyphs.running} {label}: running {self.glyphs.separator} "
                                 f"Esc or Ctrl+C interrupts")
-        # The footer shows the keys disabled only for runs that last: redrawing it costs
-        # more than a short `next` takes.
-        self._footer_timer = self.set_timer(0.25, self._show_running_keys)
         self._run_in_thread(label, call, command)
-
-    def _show_running_keys(self) -> None:
-        if self.running:
-            self._footer_shows_running = True
-            self.refresh_bindings()
 
     @work(thread=True, exclusive=True, group="session", exit_on_error=False)
     def _run_in_thread(self, label: str, call: Callable, command: str | None) -> None:
@@ -351,13 +361,8 @@ class DebuggerScreen(Screen):
     def on_run_finished(self, message: RunFinished) -> None:
         self.running = False
         self.status.set_running("")
-        if self._footer_timer is not None:
-            self._footer_timer.stop()
-            self._footer_timer = None
-        if self._footer_shows_running:
-            self._footer_shows_running = False
-            self.refresh_bindings()
         self._finish(message.label, message.event, message.error, message.command)
+        self._run_waiting()
 
     def _progress_from_worker(self, steps: int, steps_per_s: float = 0.0) -> None:
         """The session's progress callback (worker thread): batched to PROGRESS_INTERVAL."""
@@ -403,6 +408,8 @@ class DebuggerScreen(Screen):
         self.drive("reverse step", lambda s: s.rstep(), threaded=False)
 
     def action_next(self) -> None:
+        if self._wait_turn(lambda: self.action_next()):
+            return
         # Over anything but a call, next is one instruction: done at once, like `s`, without
         # the worker thread's round trip (a call may run for long: that goes to the worker).
         ins = self.session.current_instruction() if self.session is not None else None
@@ -429,6 +436,7 @@ class DebuggerScreen(Screen):
 
     def action_interrupt(self) -> None:
         if self.running and self.session is not None:
+            self._waiting.clear()  # an interrupt also drops the keys waiting for the run
             try:
                 self.session.interrupt()
             except Exception as exc:
@@ -452,6 +460,8 @@ class DebuggerScreen(Screen):
         self.app.exit()
 
     def action_goto(self) -> None:
+        if self._wait_turn(lambda: self.action_goto()):
+            return
         s = self.session
         if s is None or self.running:
             return
@@ -466,6 +476,8 @@ class DebuggerScreen(Screen):
         self.app.push_screen(GotoStepModal(current, earliest, latest), chosen)
 
     def action_run_to_cursor(self) -> None:
+        if self._wait_turn(lambda: self.action_run_to_cursor()):
+            return
         loc = self._cursor_location()
         if loc is None:
             if isinstance(self.focused, SourceView):
@@ -483,7 +495,7 @@ class DebuggerScreen(Screen):
         focused = self.focused
         if isinstance(focused, BytecodeListing):
             return focused.cursor_location()
-        if isinstance(focused, SourceView):
+        if isinstance(focused, SourceView) and focused.shows_program:
             line = focused.cursor + 1
             frame = self._selected_frame()
             return self.links.best_location(line, frame.func_index if frame is not None else None)
@@ -492,6 +504,8 @@ class DebuggerScreen(Screen):
     # ------------------------------------------------------------ breakpoints and watches
 
     def action_toggle_breakpoint(self) -> None:
+        if self._wait_turn(lambda: self.action_toggle_breakpoint()):
+            return
         s = self.session
         if s is None:
             return
@@ -503,6 +517,10 @@ class DebuggerScreen(Screen):
                     return
                 result = s.breakpoints.toggle_at(*loc)
                 where = f"@{self.program.exe.functions[loc[0]].name}:{loc[1]}"
+            elif isinstance(focused, SourceView) and not focused.shows_program:
+                self.status.set_message("line breakpoints are for the program's own file: "
+                                        "here, b in the listing", warning=True)
+                return
             elif isinstance(focused, SourceView):
                 line = focused.cursor + 1
                 result = s.breakpoints.toggle_line(line)
@@ -518,6 +536,8 @@ class DebuggerScreen(Screen):
         self._refresh_breakpoints()
 
     def action_watch_cursor(self) -> None:
+        if self._wait_turn(lambda: self.action_watch_cursor()):
+            return
         s = self.session
         if s is None:
             return
@@ -600,7 +620,7 @@ class DebuggerScreen(Screen):
         fi = self.listing.func_index
         self.listing.set_breakpoints({pc: m for (f, pc), m in by_location.items() if f == fi})
         if self.source is not None:
-            self.source.set_breakpoints(by_line)
+            self.source.set_breakpoints(by_line if self.source.shows_program else {})
 
     # ------------------------------------------------------------ frames
 
@@ -713,12 +733,32 @@ class DebuggerScreen(Screen):
                             title=f"Registers #{frame_no} @{fn.name}")
         if source is not None:
             span = self.program.exe.span_at(frame.func_index, frame.pc)
-            if span is not None and span.file == self.program.source_file:
+            if span is not None and self._show_source_file(span.file):
                 source.set_current(span.line, kind, span, error_note)
             else:
                 source.set_current(None)
         self._heap_stale = True
         self._refresh_heap()
+
+    def _show_source_file(self, file: str | None) -> bool:
+        """Put `file` in the source pane (the program's, or the prelude's when the pc is
+        there); False when it cannot be read."""
+        source = self.source
+        if file is None:
+            return False
+        if file != source.file:
+            if file == self.program.source_file:
+                source.show_file(file)
+            else:
+                text = self._file_texts.get(file)
+                if text is None:
+                    try:
+                        text = self._file_texts[file] = Path(file).read_text(encoding="utf-8")
+                    except (OSError, UnicodeDecodeError):
+                        return False
+                source.show_file(file, text, Path(file).name)
+            self._mark_listing_breakpoints()
+        return True
 
     def _deps(self) -> tuple[list[DepRead], tuple[int, ...]]:
         try:
@@ -763,10 +803,12 @@ class DebuggerScreen(Screen):
     def on_line_pane_cursor_moved(self, event: LinePane.CursorMoved) -> None:
         pane = event.pane
         if isinstance(pane, BytecodeListing) and self.source is not None:
+            if not self.source.shows_program:
+                return
             loc = pane.cursor_location()
             line = self.links.line_of(*loc) if loc is not None else None
             self.source.set_linked(line)
-        elif isinstance(pane, SourceView):
+        elif isinstance(pane, SourceView) and pane.shows_program:
             line = event.index + 1
             frame = self._selected_frame()
             prefer = self.listing.func_index
@@ -814,6 +856,9 @@ class DebuggerScreen(Screen):
         types = self.program.expression_types
         if source is None:
             return
+        if not source.shows_program:
+            self.status.set_message("types are known for the program's own file only")
+            return
         line, col = source.cursor_position()
         entry = types.innermost_at(line, col) if types is not None else None
         if entry is None:
@@ -843,13 +888,15 @@ class DebuggerScreen(Screen):
 
     def action_command(self, text: str = "") -> None:
         """Open the command line, holding `text` (the cursor after it)."""
+        if self._wait_turn(lambda: self.action_command(text)):
+            return
         box = self.query_one("#command", CommandLine)
         self._close_box(self.query_one("#search", SearchBar), refocus=False)
         box.add_class("-shown")
         self.query_one("#output", CommandOutput).add_class("-shown")
         box.value = text
         box.cursor_position = len(text)
-        box.focus()
+        self.focus_now(box)
 
     def action_search(self) -> None:
         focused = self.focused
@@ -859,7 +906,7 @@ class DebuggerScreen(Screen):
         self._close_box(self.query_one("#command", CommandLine), refocus=False)
         bar.open_for(focused, getattr(focused, "title", "pane"))
         bar.add_class("-shown")
-        bar.focus()
+        self.focus_now(bar)
 
     def action_toggle_output(self) -> None:
         self.query_one("#output", CommandOutput).toggle_class("-shown")
@@ -886,7 +933,7 @@ class DebuggerScreen(Screen):
         box.remove_class("-shown")
         target = getattr(box, "target", None)
         if refocus:
-            (target if target is not None else self.listing).focus()
+            self.focus_now(target if target is not None else self.listing)
 
     def on_command_line_closed(self, event: CommandLine.Closed) -> None:
         self._close_box(self.query_one("#command", CommandLine))
@@ -918,7 +965,7 @@ class DebuggerScreen(Screen):
     def run_command(self, line: str) -> None:
         """Run one command-language line; its output goes to the output pane. Commands that
         only read or edit state run at once, the rest in the worker like `c`."""
-        if self.session is None:
+        if self.session is None or self._wait_turn(lambda: self.run_command(line)):
             return
         try:
             interpreter = self.app.interpreter()

@@ -11,7 +11,7 @@ from rvmdbg.tui.screen import DebuggerScreen
 
 import pytest
 
-from conftest import ROOT, settle
+from conftest import ROOT, settle, wait_for
 
 TWO = "tests/tui/programs/two_params.relay"
 
@@ -42,10 +42,10 @@ async def test_missing_arguments_open_a_form_that_validates(app_factory):
 async def test_a_partial_command_line_prefills_the_form(app_factory):
     app = app_factory(TWO, ["Cons(4, Nil)"])
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
-        assert isinstance(app.screen, ArgumentsModal)
+        await wait_for(pilot, lambda: isinstance(app.screen, ArgumentsModal)
+                       and app.focused is app.screen.query_one("#arg-1"),
+                       "the form, with the first missing argument focused")
         assert app.screen.query_one("#arg-0").value == "Cons(4, Nil)"
-        assert app.focused is app.screen.query_one("#arg-1")
         await pilot.press("2", "enter")
         await settle(app, pilot)
         assert app.session is not None
