@@ -438,34 +438,42 @@ def _configure_screen(p: argparse.ArgumentParser) -> None:
 
 def _commands_without_terminal() -> list[str] | None:
     """None when stdin and stdout are a terminal (the screen can open); else the commands
-    that came on stdin, for batch mode. With no terminal and no commands: a UsageError, since
-    a screen writing escape codes into a pipe or file would wait for keys that never come."""
-    stdin_tty, stdout_tty = sys.stdin.isatty(), sys.stdout.isatty()
-    if stdin_tty and stdout_tty:
+    that came on stdin, for batch mode ([] when none came)."""
+    if sys.stdin.isatty() and sys.stdout.isatty():
         return None
-    if not stdin_tty:
-        lines = sys.stdin.read().splitlines()
-        if any(line.strip() and not line.strip().startswith("#") for line in lines):
-            return lines
+    if sys.stdin.isatty():
+        return []
+    lines = sys.stdin.read().splitlines()
+    return lines if any(line.strip() and not line.strip().startswith("#") for line in lines) else []
+
+
+def _no_terminal_error() -> UsageError:
+    """A screen writing escape codes into a pipe or file would wait for keys that never come."""
+    stdin_tty, stdout_tty = sys.stdin.isatty(), sys.stdout.isatty()
     where = ("stdout is not one" if stdin_tty else "stdin is not one" if stdout_tty
              else "neither stdin nor stdout is one")
-    raise UsageError(f"the debugger screen needs a terminal, and {where}; "
-                     "to run debugger commands without it, pipe them in "
-                     "(`echo step | rvmdbg debug PROGRAM`) or use --batch FILE")
+    return UsageError(f"the debugger screen needs a terminal, and {where}; "
+                      "to run debugger commands without it, pipe them in "
+                      "(`echo step | rvmdbg debug PROGRAM`) or use --batch FILE")
 
 
 def cmd_screen(ns: argparse.Namespace) -> int:
     if not Path(ns.program).is_file():
         read_source(ns.program)  # a missing program is reported first, terminal or not
     lines = _commands_without_terminal()
-    if lines is not None:
+    if lines:
         return run_debug_batch(ns, lines)
     from rvmdbg.tui import run_screen  # imported here: the engine never loads Textual
     history_mb = getattr(ns, "history_mb", None)
-    return run_screen(ns.program, ns.args, entry=ns.entry.lstrip("@"), mouse=not ns.no_mouse,
+    # without a terminal, the settings and the program are still checked (their errors
+    # come first), then the screen is refused
+    code = run_screen(ns.program, ns.args, entry=ns.entry.lstrip("@"), mouse=not ns.no_mouse,
                       ascii_only=ns.ascii, limits=limits_from(ns),
                       history_bytes=history_mb * 2 ** 20 if history_mb else None,
-                      keys_file=getattr(ns, "keys", None))
+                      keys_file=getattr(ns, "keys", None), check_only=lines is not None)
+    if code == EXIT_OK and lines is not None:
+        raise _no_terminal_error()
+    return code
 
 
 def _configure_keys(p: argparse.ArgumentParser) -> None:

@@ -201,3 +201,12 @@ def test_a_dtype_hint_agrees_with_its_error(capsys, tmp_path):
     code, _, err = rvmdbg(capsys, "check", path)
     assert code == 2 and "hint: write 1 for an int32 literal" in err
     assert "f suffix" not in err
+
+
+def test_a_motion_at_the_end_says_nothing_moved_and_restart_says_restarted():
+    proc = _process("debug", "programs/fib.relay", "3", "--batch", "-",
+                    input="continue\nstep\nrestart\n")
+    out = proc.stdout.split("(rvmdbg) ")
+    assert out[2].splitlines()[1].endswith("(finished)")
+    assert "nothing more runs forward" in out[2]
+    assert out[3].splitlines()[1].endswith("(restarted)")

@@ -109,7 +109,7 @@ class StopEvent:
     """Where and why execution stopped.
 
     `reason`: "breakpoint", "watchpoint", "step", "finished", "error", "start of history",
-    "interrupted" or "limit"; `number`: the breakpoint or watchpoint id; `func_name`, `pc`,
+    "interrupted", "limit" or "restarted"; `number`: the breakpoint or watchpoint id; `func_name`, `pc`,
     `text`: the instruction about to run (pc None once the program finished, `text` then
     says what it returned); `message`: extra lines (the error, a watchpoint's old and new
     values, a condition that failed to evaluate)."""
@@ -300,6 +300,14 @@ class DebugSession:
         err = self._end[2]
         return self._event("limit" if err.limit else "error", message=err.format())
 
+    def _no_further(self) -> StopEvent:
+        """A forward motion at the end: the end's stop, saying that nothing moved (instead
+        of repeating the stop as if it had)."""
+        ev = self._end_event()
+        note = ("nothing more runs forward: go back with rstep, rcontinue, goto or restart")
+        ev.message = f"{ev.message}\n{note}" if ev.message else f"the program has finished; {note}"
+        return ev
+
     def _failed(self, err: VMError) -> StopEvent:
         self._end = ("error", self.vm.steps, err)
         self.last_step = max(self.last_step, self.vm.steps)
@@ -380,7 +388,7 @@ class DebugSession:
         vm = self.vm
         self._interrupt.clear()
         if vm.halted or self._at_error():
-            return self._end_event()
+            return self._no_further()
         start = vm.steps
         if until is not None and until <= start:
             return self._event("step")
@@ -492,7 +500,7 @@ class DebugSession:
         self._motion()
         vm = self.vm
         if vm.halted or self._at_error():
-            return self._end_event()
+            return self._no_further()
         ins = vm.current_instruction()
         if ins is None or not ins.is_call:
             return self._forward(until=vm.steps + 1)
@@ -506,7 +514,7 @@ class DebugSession:
         self._motion()
         vm = self.vm
         if vm.halted or self._at_error():
-            return self._end_event()
+            return self._no_further()
         d = len(vm.frames) - 1
         if d == 0:
             return self._forward()
@@ -678,7 +686,7 @@ class DebugSession:
             self.history.take()
         self._mark_stop()
         self._baseline = {}
-        return self._event("step", message="restarted")
+        return self._event("restarted")
 
     # ------------------------------------------------------------ searching backwards
 

@@ -129,12 +129,13 @@ class DebuggerApp(App):
 
 def run_screen(path: str, arg_texts: list[str], *, entry: str = "main", mouse: bool = True,
                ascii_only: bool | None = None, limits=None, history_bytes: int | None = None,
-               config_dir=None, keys_file: str | None = None) -> int:
+               config_dir=None, keys_file: str | None = None, check_only: bool = False) -> int:
     """Open the screen on a program; returns the exit code (2 when the program or the keys
     file cannot be loaded). `keys_file` (default: the config directory's keys.conf, when
     there is one) rebinds keys. `ascii_only` None: ASCII glyphs where the locale is not UTF-8
     or the terminal is the Linux console (`terminal.wants_ascii`). Environment settings with
-    values Textual does not know are refused (2) with the valid ones named."""
+    values Textual does not know are refused (2) with the valid ones named. `check_only`:
+    check all that and return 0 without opening the screen."""
     problem = environment_error(os.environ)
     if problem is not None:
         print(problem, file=sys.stderr)
@@ -151,6 +152,8 @@ def run_screen(path: str, arg_texts: list[str], *, entry: str = "main", mouse: b
     except ProgramLoadError as exc:
         print(exc.message, file=sys.stderr)
         return 2
+    if check_only:
+        return 0
     # The program's AST and bytecode live as long as the screen: keep the collector from
     # rescanning them (a full collection over them is a visible pause while stepping).
     # Loading leaves no cyclic garbage to collect first (a collection right after loading

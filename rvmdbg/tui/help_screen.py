@@ -89,18 +89,19 @@ class HelpScreen(ModalScreen[None]):
 
     def _table(self) -> Table:
         table = Table(box=None, show_header=False, padding=(0, 2, 0, 0), expand=True)
-        table.add_column("key", style="bold", no_wrap=True, ratio=1)
-        table.add_column("does", ratio=3)
+        # the keys and command forms whole (they are what is typed); the descriptions wrap
+        table.add_column("key", style="bold", no_wrap=True)
+        table.add_column("does", ratio=1)
         for keys, does in self.rows():
             if not keys:
                 table.add_row("", "")
                 table.add_row(Text(does, style="bold underline"), "")
             else:
-                table.add_row(keys, does)
+                table.add_row(Text(keys), Text(does))  # Text: `[` and `[if EXPR]` are no markup
         table.add_row("", "")
         table.add_row(Text("Command line (:)", style="bold underline"), "")
         for syntax, does in COMMANDS_HELP:
-            table.add_row(syntax, does)
+            table.add_row(Text(syntax), Text(does))
         table.add_row("", "")
         table.add_row("", Text("Esc, q or ? closes this help", style="italic"))
         return table

@@ -121,3 +121,33 @@ async def test_keys_in_one_burst_are_all_handled_in_order(app_factory):
         await settle(app, pilot)
         ids = screen.pane_ids()
         assert app.focused.id == ids[(ids.index(first) + 2) % len(ids)]
+
+
+# 17. messages on screen: help rows whole where there is room, the form's reason whole
+async def test_help_rows_are_whole_when_there_is_room(app_factory):
+    from rvmdbg.tui.help_screen import COMMANDS_HELP, HelpScreen
+    app = app_factory("programs/fib.relay")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        await press(app, pilot, "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        import io
+        from rich.console import Console
+        width = app.screen.query_one("#help-keys").content_region.width
+        console = Console(width=width, file=io.StringIO(), record=True)
+        console.print(app.screen._table())
+        rows = console.export_text().splitlines()
+        for syntax, does in COMMANDS_HELP:
+            assert any(syntax in row and row.rstrip().endswith(does) for row in rows)
+
+
+async def test_the_arguments_form_shows_the_whole_reason(app_factory):
+    from rvmdbg.tui.args_modal import ArgumentsModal
+    app = app_factory("programs/sum_up.relay", ["Cons(1, Nil)"])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, ArgumentsModal), "the form")
+        error = app.screen.query_one("#args-error")
+        await wait_for(pilot, lambda: str(error.render()).strip(), "the reason")
+        reason = str(error.render())
+        assert len(reason) > error.size.width  # it needs more than one line, and gets them
+        assert error.size.height >= -(-len(reason) // error.size.width)
