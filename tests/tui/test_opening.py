@@ -170,6 +170,7 @@ def test_the_command_line_opens_the_screen(monkeypatch, capsys):
         return 0
 
     monkeypatch.setattr(DebuggerApp, "run", fake_run)
+    monkeypatch.setattr(cli, "_commands_without_terminal", lambda: None)  # "a terminal"
     monkeypatch.setattr("gc.freeze", lambda: None)  # keep this test process collectable
     monkeypatch.chdir(ROOT)
     code = cli.main(["programs/sum_up.relay", "7", "--no-mouse", "--ascii", "--entry", "main"])
