@@ -25,6 +25,10 @@ from rvmdbg.relay.ops.core import (
 )
 from rvmdbg.relay.ops import elemwise as _elemwise
 from rvmdbg.relay.ops import nn as _nn  # noqa: F401  (registers the nn.* operators)
+from rvmdbg.relay.ops import conv as _conv  # noqa: F401  (convolutions)
+from rvmdbg.relay.ops import image as _image  # noqa: F401  (resizing)
+from rvmdbg.relay.ops import norm as _norm  # noqa: F401  (normalisation)
+from rvmdbg.relay.ops import pool as _pool  # noqa: F401  (pooling)
 from rvmdbg.relay.ops import reduce as _reduce  # noqa: F401
 from rvmdbg.relay.ops import transform as _transform
 from rvmdbg.relay.types import TensorType, TupleType
