@@ -44,8 +44,8 @@ def _source_coords(out: int, size: int, mode: str, start: float, end: float) -> 
 
 
 def _nearest(coords: np.ndarray, rounding: str) -> np.ndarray:
-    if rounding == "round":
-        idx = np.rint(coords)
+    if rounding == "round":  # halves away from zero, as TVM's round on LLVM
+        idx = np.sign(coords) * np.floor(np.abs(coords) + _F32(0.5))
     elif rounding == "round_prefer_floor":
         idx = np.ceil(coords - _F32(0.5))
     elif rounding == "round_prefer_ceil":
@@ -154,7 +154,8 @@ register("image.resize2d", 1, _resize_rel, _resize_kernel, "injective",
 
 
 def _upsampled(size, scale):
-    return None if size is None else int(np.rint(size * scale))
+    # TVM rounds the scaled size halves away from zero
+    return None if size is None else int(np.floor(size * scale + 0.5))
 
 
 def _upsampling_rel(name, args, attrs):

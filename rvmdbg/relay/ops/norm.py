@@ -18,14 +18,18 @@ from rvmdbg.relay.types import TensorType, TupleType
 
 
 def _channel_vectors(name, data, vectors, names, axis):
-    """Each of `vectors` must be 1-d, of data's dtype and as long as data's `axis`."""
+    """Each of `vectors` must be 1-d, of data's dtype and as long as data's `axis`; returns
+    that length (None while unknown everywhere)."""
+    dim = data.shape[axis]
     for what, t in zip(names, vectors):
         if t.dtype != data.dtype:
             raise OpTypeError(f"{name}: {what} {t} must have data's dtype {data.dtype}")
         if len(t.shape) != 1:
             raise OpTypeError(f"{name}: {what} must be 1-d, got {t}")
-        unify_dim(name, t.shape[0], data.shape[axis],
-                  f"{what} {t} does not match axis {axis} (attribute 'axis') of data {data}")
+        dim = unify_dim(name, t.shape[0], dim,
+                        f"{what} {t} does not match axis {axis} (attribute 'axis') of data "
+                        f"{data}")
+    return dim
 
 
 def _along(v: np.ndarray, axis: int, ndim: int) -> np.ndarray:
@@ -50,8 +54,9 @@ def _batch_norm_rel(name, args, attrs):
     if len(data.shape) == 0:
         raise OpTypeError(f"{name}: data must have rank >= 1, got {data}")
     axis = norm_axis(name, attrs["axis"], len(data.shape), "attribute 'axis'")
-    _channel_vectors(name, data, args[1:], ("gamma", "beta", "moving_mean", "moving_var"), axis)
-    vec = TensorType((data.shape[axis],), data.dtype)
+    dim = _channel_vectors(name, data, args[1:], ("gamma", "beta", "moving_mean", "moving_var"),
+                           axis)
+    vec = TensorType((dim,), data.dtype)
     return TupleType((TensorType(data.shape, data.dtype), vec, vec))
 
 
