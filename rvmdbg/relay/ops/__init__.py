@@ -6,7 +6,7 @@ Public API (docs/architecture.md, section Operators):
 - `OpDef(name, num_inputs, attrs, type_rel, kernel, pattern, ...)` with `.type_rel(arg_types,
   attrs) -> Type`, `.kernel(args, attrs) -> ndarray | tuple`, `.pattern` (TVM's names:
   elemwise, broadcast, injective, comm_reduce, out_elemwise_fusable, opaque), `.elementwise`
-  (pattern is elemwise or broadcast), `.tuple_input`, `.scalar`;
+  (pattern is elemwise or broadcast), `.tuple_input`, `.scalar`, `.min_inputs`;
 - `AttrSpec(name, kind, default=REQUIRED)`, `normalize_attrs(op, attrs) -> Attrs`;
 - errors `OpTypeError`, `OpAttrError(message, attr_name)`, `KernelError` (all `OpError`);
 - `infer_shape(op_name, input_shapes, input_dtypes, attrs)`: the shape function for `?` dims;
