@@ -13,7 +13,7 @@ import numpy as np
 
 from rvmdbg.relay.diagnostics import Span
 from rvmdbg.vm.bytecode import (DTYPES, AllocADT, AllocClosure, Goto, If, Instruction, Invoke,
-                                InvokePacked, LoadConst)
+                                InvokePacked, KillRegister, LoadConst)
 
 # A frame's register file is a Python list of this many slots; a larger declared size in a
 # file is treated as corrupt rather than allocated.
@@ -304,6 +304,40 @@ def _check_function(exe: Executable, fi: int, func: VMFunction) -> None:
         raise InvalidExecutable(f"{where}: control falls off the end after pc {n - 1} "
                                 f"(`{code[-1].text()}`); the last instruction must be "
                                 f"ret, goto or fatal")
+    _check_defined_before_read(func, where)
+
+
+def _check_defined_before_read(func: VMFunction, where: str) -> None:
+    """Refuse a register read on some path before any write to it (or after its kill).
+
+    A forward must-be-written analysis over the function's control flow: at entry only the
+    parameters hold values; a join keeps what every incoming path wrote. Without it a crafted
+    executable could return or pass on an empty register."""
+    code = func.instructions
+    n = len(code)
+    full = frozenset(range(func.register_file_size))
+    written_in: list = [None] * n     # None: not reached yet
+    written_in[0] = frozenset(range(len(func.params)))
+    work = [0]
+    while work:
+        pc = work.pop()
+        instr = code[pc]
+        have = written_in[pc]
+        for r in instr.reads():
+            if r not in have:
+                raise InvalidExecutable(f"{where}, pc {pc}: `{instr.text()}` reads ${r}, "
+                                        f"which is not written on every path to it")
+        out = have
+        if isinstance(instr, KillRegister):
+            out = out - {instr.dst}
+        elif instr.writes():
+            out = out | frozenset(instr.writes())
+        for nxt in instr.successors(pc):
+            old = written_in[nxt]
+            new = out if old is None else (old & out)
+            if old is None or new != old:
+                written_in[nxt] = new & full
+                work.append(nxt)
 
 
 __all__ = ["VMFunction", "Kernel", "Executable", "InvalidExecutable", "check_executable",

@@ -31,7 +31,7 @@ def sample_executable() -> Executable:
         If(0, 5, 1, 4),
         AllocClosure(1, [4], 6),
         InvokeClosure(6, [2], 7),
-        Goto(3),
+        Goto(2),
         Invoke(1, [4, 2], 7),
         LoadConsti(24, 8),
         AllocStorage(8, 64, "float32", 9),
@@ -169,8 +169,8 @@ def executables(draw):
                 code.append(LoadConsti(draw(st.integers(-(1 << 63), (1 << 63) - 1)), draw(reg)))
             elif kind == "adt":
                 code.append(AllocADT(draw(st.integers(0, 5)), regs(draw(st.integers(0, 3))), draw(reg)))
-                if draw(st.booleans()):
-                    constructors[(fi, pc)] = draw(st.sampled_from(["Cons", "Nil", "Some", "Ünï"]))
+                if draw(st.booleans()):   # pc counts the prefix added below
+                    constructors[(fi, pc + size + 1 - params[fi])] = draw(st.sampled_from(["Cons", "Nil", "Some", "Ünï"]))
             elif kind == "field":
                 code.append(GetField(draw(reg), draw(st.integers(0, 4)), draw(reg)))
             elif kind == "tag":
@@ -197,7 +197,7 @@ def executables(draw):
                 code.append(AllocStorage(draw(reg), draw(st.sampled_from([1, 16, 64])),
                                          draw(DTYPES), draw(reg)))
             elif kind == "kill":
-                code.append(KillRegister(draw(reg)))
+                code.append(KillRegister(size))   # the scratch register: nothing reads it
             elif kind == "fatal":
                 code.append(Fatal())
             elif kind == "const":
@@ -207,9 +207,12 @@ def executables(draw):
                 kern = kernels[k]
                 code.append(InvokePacked(k, kern.arity, kern.num_outputs, regs(kern.arity)))
         code.append(draw(st.sampled_from([Ret(draw(reg)), Fatal()])))
+        # every register written first (the verifier refuses reads before writes); relative
+        # jumps keep their targets under the prefix
+        code = [LoadConsti(r, r) for r in range(params[fi], size + 1)] + code
         names = [f"p{i}" for i in range(params[fi])]
-        functions.append(VMFunction(f"f{fi}" if fi else "main", names, size, code))
-        for pc in draw(st.sets(st.integers(0, n - 1), max_size=3)):
+        functions.append(VMFunction(f"f{fi}" if fi else "main", names, size + 1, code))
+        for pc in draw(st.sets(st.integers(0, len(code) - 1), max_size=3)):
             line = draw(st.integers(1, 1000))
             source_map[(fi, pc)] = Span(line, draw(st.integers(1, 80)), line + draw(st.integers(0, 3)),
                                         draw(st.integers(1, 80)),
