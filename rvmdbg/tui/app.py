@@ -129,7 +129,8 @@ class DebuggerApp(App):
 
 def run_screen(path: str, arg_texts: list[str], *, entry: str = "main", mouse: bool = True,
                ascii_only: bool | None = None, limits=None, history_bytes: int | None = None,
-               config_dir=None, keys_file: str | None = None, check_only: bool = False) -> int:
+               config_dir=None, keys_file: str | None = None, inputs: str | None = None,
+               check_only: bool = False) -> int:
     """Open the screen on a program; returns the exit code (2 when the program or the keys
     file cannot be loaded). `keys_file` (default: the config directory's keys.conf, when
     there is one) rebinds keys. `ascii_only` None: ASCII glyphs where the locale is not UTF-8
@@ -152,6 +153,14 @@ def run_screen(path: str, arg_texts: list[str], *, entry: str = "main", mouse: b
     except ProgramLoadError as exc:
         print(exc.message, file=sys.stderr)
         return 2
+    if inputs is not None:
+        # --inputs x.npz fills the argument form with `@x.npz:NAME` per named parameter
+        from rvmdbg.args import ArgumentError
+        try:
+            arg_texts = program.bind_inputs(arg_texts, inputs)
+        except ArgumentError as exc:
+            print(f"error: {exc.message}", file=sys.stderr)
+            return 2
     if check_only:
         return 0
     # The program's AST and bytecode live as long as the screen: keep the collector from

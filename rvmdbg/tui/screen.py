@@ -145,7 +145,6 @@ class DebuggerScreen(Screen):
         self._layout_mode = ""
         self._last_event = None
         self._waiting: list[Callable[[], None]] = []   # keys pressed during a run, in order
-        self._file_texts: dict[str, str] = {}   # files other than the program's, once read
 
     # ------------------------------------------------------------ composition
 
@@ -750,12 +749,11 @@ class DebuggerScreen(Screen):
             if file == self.program.source_file:
                 source.show_file(file)
             else:
-                text = self._file_texts.get(file)
+                # the text the executable carries (never a path read from disk: a saved
+                # executable could name any path)
+                text = self.program.exe.source_of(file)
                 if text is None:
-                    try:
-                        text = self._file_texts[file] = Path(file).read_text(encoding="utf-8")
-                    except (OSError, UnicodeDecodeError):
-                        return False
+                    return False
                 source.show_file(file, text, Path(file).name)
             self._mark_listing_breakpoints()
         return True
