@@ -19,7 +19,7 @@ from rvmdbg.tui.glyphs import glyphs_for
 from rvmdbg.tui.keymap import KeymapError, load_keymap
 from rvmdbg.tui.program import DebugProgram, ProgramLoadError, load_program
 from rvmdbg.tui.screen import DebuggerScreen
-from rvmdbg.tui.terminal import environment_error, wants_ascii
+from rvmdbg.tui.terminal import colour_classes, environment_error, wants_ascii
 
 
 class DebuggerApp(App):
@@ -61,6 +61,10 @@ class DebuggerApp(App):
         screen = DebuggerScreen(self.glyphs)
         if self.ascii_only:
             screen.add_class("-ascii")
+        # 16 colours and no colour get their own rules in debugger.tcss: the tints that mark
+        # rows there become black, so the cursor is drawn another way
+        for cls in colour_classes(os.environ):
+            screen.add_class(cls)
         return screen
 
     @property

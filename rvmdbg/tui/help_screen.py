@@ -22,8 +22,12 @@ COMMANDS_HELP = [
     ("goto STEP | run-to @f:PC", "travel to a step or a place"),
     ("info registers | info frame | info breakpoints", "show state"),
     ("backtrace | print $N | heap | deps", "frames, values, dependencies (bt p)"),
-    ("last-write $N | watch $N", "go back to a write, watch a register"),
-    ("list | source", "bytecode or Relay lines around the pc"),
+    ("last-write $N | watch $N [change]", "go back to a write, watch a register"),
+    ("list [@f[:PC]] | source", "bytecode (of any function: the listing goes there) or Relay lines"),
+    ("display EXPR | undisplay [N] | info display", "show a value at every stop"),
+    ("search TEXT", "every function's bytecode, with the number of matches"),
+    ("set logging on [FILE] | off | file FILE", "copy the console's text to a file (as gdb)"),
+    ("frame N | up | down | restart | info history", "frames, start again, the history kept"),
 ]
 
 

@@ -103,6 +103,9 @@ class BytecodeListing(LinePane):
                 tooltip="Show the next function's bytecode", id="next-function"),
         Binding("full_stop", "screen.show_pc", "Show pc", show=False,
                 tooltip="Back to the selected frame's function and pc", id="show-pc"),
+        Binding("at", "screen.command('list @')", "Function", show=False,
+                tooltip="Jump to any function: `list @` on the command line, Tab completes",
+                id="jump-function"),
     ]
 
     pc: reactive[int | None] = reactive(None, repaint=False, init=False)

@@ -43,6 +43,18 @@ def environment_error(env: Mapping[str, str]) -> str | None:
     return None
 
 
+def colour_classes(env: Mapping[str, str]) -> list[str]:
+    """The screen's classes for the colours the terminal gets: `-ansi16` for 16 colours
+    (TEXTUAL_COLOR_SYSTEM=standard), `-no-color` under NO_COLOR (any value, as no-color.org
+    says)."""
+    classes = []
+    if env.get("TEXTUAL_COLOR_SYSTEM", "").strip().lower() == "standard":
+        classes.append("-ansi16")
+    if "NO_COLOR" in env:
+        classes.append("-no-color")
+    return classes
+
+
 def locale_is_utf8(env: Mapping[str, str]) -> bool:
     """Whether the locale's character set is UTF-8: the first of LC_ALL, LC_CTYPE and LANG
     that is set decides, as in C's setlocale; none set is the C locale."""
@@ -60,4 +72,4 @@ def wants_ascii(env: Mapping[str, str]) -> bool:
     return env.get("TERM") == "linux" or not locale_is_utf8(env)
 
 
-__all__ = ["environment_error", "locale_is_utf8", "wants_ascii", "CHOICES"]
+__all__ = ["environment_error", "locale_is_utf8", "wants_ascii", "colour_classes", "CHOICES"]
