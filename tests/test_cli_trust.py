@@ -210,3 +210,11 @@ def test_a_motion_at_the_end_says_nothing_moved_and_restart_says_restarted():
     assert out[2].splitlines()[1].endswith("(finished)")
     assert "nothing more runs forward" in out[2]
     assert out[3].splitlines()[1].endswith("(restarted)")
+
+
+def test_the_screen_also_says_a_file_has_no_main(tmp_path):
+    path = tmp_path / "header.relay"
+    path.write_text('#[version = "0.0.5"]\n')
+    proc = _process(path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().endswith("no function @main to run; the program defines no functions")

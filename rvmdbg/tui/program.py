@@ -94,8 +94,11 @@ class DebugProgram:
 def _check_entry(exe, entry: str, path: str) -> None:
     try:
         exe.func_index(entry)
-    except KeyError as exc:
-        raise ProgramLoadError(f"{path}: error: {exc.args[0]}") from None
+    except KeyError:
+        names = exe.function_names()
+        raise ProgramLoadError(f"{path}: error: no function @{entry} to run; the program "
+                               + (f"defines {', '.join('@' + n for n in names)}" if names
+                                  else "defines no functions")) from None
 
 
 def load_program(path: str, entry: str = "main") -> DebugProgram:
