@@ -206,12 +206,12 @@ async def test_the_form_takes_an_archive_member_and_a_tuple(app_factory, tmp_pat
     np.savez(archive, k=np.array(5, dtype=np.int64))
     app = app_factory(TWO, ["Cons(2, Nil)"])
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
-        assert isinstance(app.screen, ArgumentsModal)
+        await wait_for(pilot, lambda: isinstance(app.screen, ArgumentsModal)
+                       and app.focused is app.screen.query_one("#arg-1"), "the form")
         await pilot.press(*f"@{archive}:kk", "enter")
-        await pilot.pause()
-        assert "has no array named kk; did you mean k?" in \
-            str(app.screen.query_one("#args-error").render())
+        error = app.screen.query_one("#args-error")
+        await wait_for(pilot, lambda: str(error.render()).strip(), "the reason")
+        assert "has no array named kk; did you mean k?" in str(error.render())
         await pilot.press("backspace", "enter")
         await settle(app, pilot)
         assert app.session is not None
