@@ -123,6 +123,8 @@ def _load_npy(path: str, where: str) -> np.ndarray:
         raise ArgumentError(f"{where}: {path}: cannot read it: {e.strerror or e}") from None
     except ValueError as e:
         raise ArgumentError(f"{where}: {path}: not a plain .npy array ({e})") from None
+    except EOFError:
+        raise ArgumentError(f"{where}: {path}: is empty, not a .npy file") from None
     if not isinstance(loaded, np.ndarray):
         if hasattr(loaded, "close"):
             loaded.close()
