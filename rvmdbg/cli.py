@@ -143,16 +143,9 @@ def execute_vm(program: Program, entry: str, args: list, limits: Limits):
 
 
 def vm_error_text(err, exe) -> str:
-    """A VMError as printed: its own format, the quoted line even when it lies in another file
-    (the prelude), and the calls that led there."""
-    span = err.span
-    if span is not None and err.source_line is None and span.file != exe.source_name:
-        try:
-            lines = Path(span.file).read_text(encoding="utf-8").split("\n")
-            if 1 <= span.line <= len(lines):
-                err.source_line = lines[span.line - 1].rstrip("\r")
-        except OSError:
-            pass
+    """A VMError as printed: its own format (the quoted line comes from the text the
+    executable carries, the prelude's too: never from a path it names), and the calls that
+    led there."""
     out = [err.format()]
     for name, pc in err.backtrace[1:6]:
         where = ""

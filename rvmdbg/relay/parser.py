@@ -707,11 +707,12 @@ class _Parser:
         if not frames:
             return body
         file = self.file
-        bs = body.span
+        # the end of the body's last token: a Var's (or graph binding's) span is elsewhere
+        last = self.toks[self.pos - 1]
         for var, value, start in reversed(frames):
             if var is None:
                 var = Var("_", None, value.span)
-            body = Let(var, value, body, Span(start[2], start[3], bs.end_line, bs.end_col, file))
+            body = Let(var, value, body, Span(start[2], start[3], last[4], last[5], file))
         return body
 
     def binop(self):
@@ -1120,8 +1121,8 @@ class _Parser:
             self.pos += 1
             rhs = self.expr()
             self.unbind(mark)
-            clauses.append(Clause(pat, rhs, _merge(pat.span or self.tspan(ptok), rhs.span,
-                                                   self.file)))
+            # to the end of the arm's last token (a Var's own span is its binder's)
+            clauses.append(Clause(pat, rhs, _span(ptok, toks[self.pos - 1], self.file)))
             k = toks[self.pos][0]
             if k == ",":
                 self.pos += 1
