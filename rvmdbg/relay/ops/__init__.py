@@ -31,6 +31,7 @@ from rvmdbg.relay.ops import nn as _nn  # noqa: F401  (registers the nn.* operat
 from rvmdbg.relay.ops import reduce as _reduce  # noqa: F401
 from rvmdbg.relay.ops import transform as _transform
 from rvmdbg.relay.ops import dyn as _dyn  # noqa: F401  (registers the dyn.* operators)
+from rvmdbg.relay.ops import qnn as _qnn  # noqa: F401  (registers the qnn.* operators)
 from rvmdbg.relay.types import TensorType, TupleType
 
 SCALAR_FAST = _elemwise.SCALAR_FAST
