@@ -130,7 +130,9 @@ class OpDef:
     stack), or gives the indexes of every such argument (qnn.concatenate: `(0, 1, 2)`);
     `tuple_args` is that set of indexes; `scalar` (or None) is the fast path taking 0-d
     arrays positionally;
-    `resolve_attrs` (or None) fixes attributes that depend on the argument types.
+    `resolve_attrs` (or None) fixes attributes that depend on the argument types;
+    `min_inputs` (default `num_inputs`) admits calls with fewer arguments, for operators whose
+    TVM versions differ in arity (nn.pad's pad_value became an argument).
 
     A data-dependent shape function (TVM's `TShapeDataDependent` with an `FShapeFunc`): an
     operator whose output dims depend on input values (`dyn.reshape`, `dyn.zeros`) gives
@@ -143,12 +145,13 @@ class OpDef:
 
     __slots__ = ("name", "num_inputs", "attrs", "attr_specs", "type_rel", "kernel", "pattern",
                  "elementwise", "tuple_input", "tuple_args", "scalar", "doc", "_rel_impl",
-                 "resolve_attrs", "shape_data", "shape_func")
+                 "resolve_attrs", "min_inputs", "shape_data", "shape_func")
 
     def __init__(self, name: str, num_inputs: int, attrs: list, type_rel, kernel,
                  pattern: str = "opaque", elementwise: bool | None = None,
                  tuple_input: bool | tuple = False, scalar=None, doc: str = "", resolve_attrs=None,
-                 shape_data: tuple | None = None, shape_func=None):
+                 min_inputs: int | None = None, shape_data: tuple | None = None,
+                 shape_func=None):
         if pattern not in PATTERNS:
             raise ValueError(f"unknown fusion pattern {pattern!r}")
         if (shape_func is None) != (shape_data is None):
@@ -159,6 +162,7 @@ class OpDef:
         self.shape_func = shape_func
         self.name = name
         self.num_inputs = num_inputs
+        self.min_inputs = num_inputs if min_inputs is None else min_inputs
         self.attrs = list(attrs)
         self.attr_specs = {a.name: a for a in self.attrs}
         self.pattern = pattern
@@ -204,8 +208,9 @@ class OpDef:
 
     def _checked_rel(self, arg_types, attrs=None) -> Type:
         name = self.name
-        if len(arg_types) != self.num_inputs:
-            raise OpTypeError(f"{name}: expects {_plural(self.num_inputs, 'argument')}, "
+        if not self.min_inputs <= len(arg_types) <= self.num_inputs:
+            lo = "" if self.min_inputs == self.num_inputs else f"{self.min_inputs} or "
+            raise OpTypeError(f"{name}: expects {lo}{_plural(self.num_inputs, 'argument')}, "
                               f"got {len(arg_types)}")
         for i, t in enumerate(arg_types):
             if i in self.tuple_args:
