@@ -66,12 +66,12 @@ def clip(v, dtype):
 
 def test_registered_with_tvm_arguments_and_patterns():
     arity = {"qnn.quantize": 3, "qnn.dequantize": 3, "qnn.requantize": 5, "qnn.dense": 6,
-             "qnn.add": 8, "qnn.mul": 8, "qnn.concatenate": 5}
+             "qnn.conv2d": 6, "qnn.add": 8, "qnn.mul": 8, "qnn.concatenate": 5}
     for name, n in arity.items():
         assert OPS[name].num_inputs == n, name
     # TVM registers TOpPattern only for these; the others are opaque
     assert OPS["qnn.add"].pattern == OPS["qnn.mul"].pattern == "broadcast"
-    assert OPS["qnn.dense"].pattern == "out_elemwise_fusable"
+    assert OPS["qnn.dense"].pattern == OPS["qnn.conv2d"].pattern == "out_elemwise_fusable"
     for name in ("qnn.quantize", "qnn.dequantize", "qnn.requantize", "qnn.concatenate"):
         assert OPS[name].pattern == "opaque"
     defaults = {a.name: a.default for a in OPS["qnn.requantize"].attrs}
@@ -81,6 +81,9 @@ def test_registered_with_tvm_arguments_and_patterns():
         {"axis": -1, "out_dtype": "int8"}
     assert {a.name: a.default for a in OPS["qnn.dense"].attrs} == \
         {"units": None, "out_dtype": "int32"}
+    conv = {a.name: a.default for a in OPS["qnn.conv2d"].attrs}
+    assert conv["out_dtype"] == "int32" and conv["data_layout"] == "NCHW" and \
+        conv["kernel_layout"] == "OIHW" and conv["groups"] == 1
 
 
 # ---------------------------------------------------------------------------- quantize
@@ -210,6 +213,78 @@ def test_dense_int32_accumulation_wraps_like_int32():
     assert out64[0, 0] == 32767 * 127 * 1000
 
 
+# ---------------------------------------------------------------------------- conv2d
+
+def _conv_reference(x, w, zp, kzp, stride, pad, groups):
+    """NCHW/OIHW direct loops: sum of (x - zp) * (w - kzp[o]) over the window, padding with
+    the input zero point (TVM's qnn.conv2d), wrapped to int32."""
+    n, c, h, wd = x.shape
+    o, i, kh, kw = w.shape
+    oh = (h + 2 * pad - kh) // stride + 1
+    ow = (wd + 2 * pad - kw) // stride + 1
+    out = np.zeros((n, o, oh, ow), dtype=object)
+    og = o // groups
+    for b in range(n):
+        for oc in range(o):
+            g = oc // og
+            kz = int(kzp[oc]) if np.ndim(kzp) else int(kzp)
+            for y in range(oh):
+                for xx in range(ow):
+                    s = 0
+                    for ic in range(i):
+                        for dy in range(kh):
+                            for dx in range(kw):
+                                yy, xi = y * stride + dy - pad, xx * stride + dx - pad
+                                inside = 0 <= yy < h and 0 <= xi < wd
+                                v = int(x[b, g * i + ic, yy, xi]) if inside else zp
+                                s += (v - zp) * (int(w[oc, ic, dy, dx]) - kz)
+                    out[b, oc, y, xx] = (s + 2 ** 31) % 2 ** 32 - 2 ** 31
+    return out.tolist()
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 2), st.sampled_from([1, 2]), st.integers(0, 1), st.integers(0, 255),
+       st.integers(-10, 10), st.booleans(), st.booleans(), st.integers(0, 2 ** 16))
+def test_conv2d_accumulates_in_int32(c, stride, pad, zp, kzp, per_channel, depthwise, seed):
+    rng = np.random.default_rng(seed)
+    groups = c if depthwise else 1
+    o = c * 2 if depthwise else 3
+    x = rng.integers(0, 256, (1, c, 5, 4)).astype("uint8")
+    w = rng.integers(-128, 128, (o, c // groups, 3, 2)).astype("int8")
+    kz = i32(rng.integers(-5, 5, o)) if per_channel else i32(kzp)
+    scale = f32([0.5] * o) if per_channel else f32(0.5)
+    out = run("qnn.conv2d", x, w, i32(zp), kz, f32(0.1), scale, strides=[stride, stride],
+              padding=[pad, pad], groups=groups, kernel_size=[3, 2])
+    assert out.dtype == np.int32
+    assert out.tolist() == _conv_reference(x, w, zp, kz, stride, pad, groups)
+
+
+def test_conv2d_layouts_and_out_dtype():
+    rng = np.random.default_rng(3)
+    x = rng.integers(-128, 128, (1, 2, 4, 4)).astype("int8")
+    w = rng.integers(-128, 128, (3, 2, 2, 2)).astype("int8")
+    kz = i32([1, -2, 3])
+    nchw = run("qnn.conv2d", x, w, i32(-4), kz, f32(1), f32([1, 1, 1]))
+    nhwc = run("qnn.conv2d", x.transpose(0, 2, 3, 1), w.transpose(2, 3, 1, 0), i32(-4), kz,
+               f32(1), f32([1, 1, 1]), data_layout="NHWC", kernel_layout="HWIO",
+               out_dtype="int64")
+    assert nhwc.dtype == np.int64
+    assert np.array_equal(nhwc.transpose(0, 3, 1, 2), nchw)
+    assert nchw.tolist() == _conv_reference(x, w, -4, kz, 1, 0, 1)
+
+
+def test_conv2d_type_errors_name_qnn_conv2d():
+    with pytest.raises(OpTypeError, match="^qnn.conv2d: .*channels"):
+        rel("qnn.conv2d", T((1, 3, 5, 5), "int8"), T((4, 2, 3, 3), "int8"), T((), "int32"),
+            T((), "int32"), T(()), T(()))
+    with pytest.raises(OpTypeError, match="kernel_scale must be a scalar or a vector of 4"):
+        rel("qnn.conv2d", T((1, 3, 5, 5), "int8"), T((4, 3, 3, 3), "int8"), T((), "int32"),
+            T((), "int32"), T(()), T((3,)))
+    with pytest.raises(OpTypeError, match="data must be"):
+        rel("qnn.conv2d", T((1, 3, 5, 5)), T((4, 3, 3, 3), "int8"), T((), "int32"),
+            T((), "int32"), T(()), T(()))
+
+
 # ---------------------------------------------------------------------------- add, mul
 
 @settings(max_examples=40, deadline=None)
@@ -303,6 +378,17 @@ def @main(%x: Tensor[(2, 4), float32], %w: Tensor[(3, 4), int8], %b: Tensor[(3),
 """
 
 
+CONV_PROGRAM = """#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 2, 5, 5), uint8], %w: Tensor[(3, 2, 3, 3), int8],
+          %ks: Tensor[(3), float32]) {
+  %0 = qnn.conv2d(%x, %w, 128, 0, 0.02f, %ks, padding=[1, 1], channels=3, kernel_size=[3, 3]);
+  %1 = clip(%0, a_min=-100000f, a_max=100000f);
+  %2 = qnn.requantize(%1, %ks, 0, 0.5f, 0, axis=1, out_dtype="int8");
+  qnn.dequantize(%2, 0.5f, 0)
+}
+"""
+
+
 def test_quantized_dense_program_agrees_on_vm_and_interpreter():
     mod = load_module(PROGRAM, "<qnn>")
     exe = compile_module(mod)
@@ -316,3 +402,16 @@ def test_quantized_dense_program_agrees_on_vm_and_interpreter():
         assert values_equal(expected, got) and got.dtype == np.float32
     # dense and the bias add after it are one kernel, as in TVM (out_elemwise_fusable)
     assert any("qnn_dense" in k.name and "bias_add" in k.name for k in exe.kernels)
+
+
+def test_quantized_conv_program_agrees_on_vm_and_interpreter():
+    mod = load_module(CONV_PROGRAM, "<qnn-conv>")
+    exe = compile_module(mod)
+    rng = np.random.default_rng(11)
+    args = [rng.integers(0, 256, (1, 2, 5, 5)).astype("uint8"),
+            rng.integers(-128, 128, (3, 2, 3, 3)).astype("int8"), f32([0.01, 0.02, 0.05])]
+    expected = Interpreter(mod).run("main", args)
+    got = VirtualMachine(exe).invoke("main", args)
+    assert values_equal(expected, got) and got.shape == (1, 3, 5, 5)
+    # conv2d and the clip after it are one kernel (out_elemwise_fusable, then elemwise)
+    assert any("qnn_conv2d" in k.name and "clip" in k.name for k in exe.kernels)

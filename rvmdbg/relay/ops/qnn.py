@@ -212,13 +212,21 @@ def requantize_or_upcast(x, scale, zp, out_scale, out_zp, axis) -> np.ndarray:
 _QUANTIZED = ("int8", "uint8", "int16", "uint16", "int32")
 
 
+def _scale_and_zero_point(name, data, scale, zp, axis, what, one_is_scalar=False) -> None:
+    """A scale and zero point pair of data: scalars, or vectors along its channel axis (checked
+    only when one is a vector; with one_is_scalar, a 1-element vector counts as a scalar, as
+    qnn.dequantize has it)."""
+    def vector(t):
+        return bool(t.shape) and not (one_is_scalar and t.shape == (1,))
+    n = _channels(data, _channel_axis(name, axis, data)) if vector(scale) or vector(zp) else 1
+    _qparam(name, scale, f"{what}_scale", "float32", n)
+    _qparam(name, zp, f"{what}_zero_point", "int32", n)
+
+
 def _quantize_rel(name, args, attrs):
     data, scale, zp = args
     _need(name, data, ("float32",), "data")
-    axis = _channel_axis(name, attrs["axis"], data) if (scale.shape or zp.shape) else 0
-    n = _channels(data, axis)
-    _qparam(name, scale, "output_scale", "float32", n)
-    _qparam(name, zp, "output_zero_point", "int32", n)
+    _scale_and_zero_point(name, data, scale, zp, attrs["axis"], "output")
     return TensorType(data.shape, attrs["out_dtype"])
 
 
@@ -243,10 +251,7 @@ register("qnn.quantize", 3, _quantize_rel, _quantize_kernel, "opaque",
 def _dequantize_rel(name, args, attrs):
     data, scale, zp = args
     _need(name, data, _QUANTIZED, "data")
-    per_channel = bool(scale.shape and scale.shape != (1,)) or bool(zp.shape and zp.shape != (1,))
-    n = _channels(data, _channel_axis(name, attrs["axis"], data)) if per_channel else 1
-    _qparam(name, scale, "input_scale", "float32", n)
-    _qparam(name, zp, "input_zero_point", "int32", n)
+    _scale_and_zero_point(name, data, scale, zp, attrs["axis"], "input", one_is_scalar=True)
     return TensorType(data.shape, attrs["out_dtype"])
 
 
@@ -315,12 +320,9 @@ def _binary_rel(name, args, attrs):
         raise OpTypeError(f"{name}: per-channel scales need lhs_axis == rhs_axis, got "
                           f"{attrs['lhs_axis']} and {attrs['rhs_axis']} (as in TVM)")
     for data, scale, zp, side in ((lhs, lscale, lzp, "lhs"), (rhs, rscale, rzp, "rhs")):
-        per_channel = bool(scale.shape or zp.shape)
-        axis = (_channel_axis(name, attrs[f"{side}_axis"], data, f"{side}_axis")
-                if per_channel and len(data.shape) > 1 else 0)
-        n = _channels(data, axis)
-        _qparam(name, scale, f"{side}_scale", "float32", n)
-        _qparam(name, zp, f"{side}_zero_point", "int32", n)
+        # TVM: the channel axis of a tensor of rank <= 1 is 0
+        axis = attrs[f"{side}_axis"] if len(data.shape) > 1 else 0
+        _scale_and_zero_point(name, data, scale, zp, axis, side)
     _qparam(name, oscale, "output_scale", "float32", per_channel=False)
     _qparam(name, ozp, "output_zero_point", "int32", per_channel=False)
     return TensorType(broadcast_dims(name, [lhs, rhs]), lhs.dtype)
@@ -436,14 +438,18 @@ def _dense_rel(name, args, attrs):
     return out
 
 
-def int_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a @ b of integer arrays, exactly, as int64: through float64 BLAS when every partial
-    sum fits in its 53-bit significand (always for 8-bit data), else in int64."""
-    k = a.shape[-1]
+def exact_dtype(a: np.ndarray, b: np.ndarray, k: int) -> str:
+    """The dtype to run an integer product-sum of k terms of a and b in, exactly: float64
+    (BLAS) when every partial sum fits its 53-bit significand (always for 8-bit data), else
+    int64."""
     bound = k * max(int(np.abs(a).max(initial=0)), 1) * max(int(np.abs(b).max(initial=0)), 1)
-    if bound < 2 ** 53:
-        return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(I64)
-    return np.matmul(a.astype(I64), b.astype(I64))
+    return "float64" if bound < 2 ** 53 else "int64"
+
+
+def int_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a @ b of integer arrays, exactly, as int64."""
+    dt = exact_dtype(a, b, a.shape[-1])
+    return np.matmul(a.astype(dt), b.astype(dt)).astype(I64)
 
 
 def _dense_kernel(args, attrs):
@@ -463,3 +469,60 @@ register("qnn.dense", 6, _dense_rel, _dense_kernel, "out_elemwise_fusable",
          doc="qnn.dense(data, weight, input_zero_point, kernel_zero_point, input_scale, "
              "kernel_scale, units=None, out_dtype=\"int32\"): (data - zp) @ (weight - kzp).T "
              "accumulated in int32")
+
+
+# ---------------------------------------------------------------------------------------------
+# qnn.conv2d (nn.conv2d's relation and kernel, ops/conv.py, on the zero-point-shifted integers)
+
+
+def _conv2d_attr_specs() -> list:
+    """nn.conv2d's attributes (TVM's Conv2DAttrs), with qnn.conv2d's default out_dtype."""
+    from rvmdbg.relay.ops import OPS
+    specs = [a for a in OPS["nn.conv2d"].attrs if a.name != "out_dtype"]
+    return specs + [AttrSpec("out_dtype", "dtype", "int32", choices=("int16", "int32", "int64"))]
+
+
+def _as_conv2d(name: str, call):
+    """Run nn.conv2d's relation or kernel, its messages naming qnn.conv2d."""
+    try:
+        return call()
+    except (OpTypeError, KernelError) as e:
+        text = e.message.replace("nn.conv2d:", f"{name}:", 1)
+        raise type(e)(text) from None
+
+
+def _conv2d_rel(name, args, attrs):
+    from rvmdbg.relay.ops import OPS
+    data, weight, in_zp, k_zp, in_scale, k_scale = args
+    _need(name, data, ("int8", "uint8", "int16"), "data")
+    _need(name, weight, ("int8", "uint8", "int16"), "weight")
+    _qparam(name, in_zp, "input_zero_point", "int32", per_channel=False)
+    _qparam(name, in_scale, "input_scale", "float32", per_channel=False)
+    out = _as_conv2d(name, lambda: OPS["nn.conv2d"].type_rel([data, weight], dict(attrs)))
+    # one kernel scale (and zero point) per output channel, or one for all
+    layout = attrs["out_layout"] or attrs["data_layout"]
+    channels = out.shape[layout.index("C")]
+    _qparam(name, k_zp, "kernel_zero_point", "int32", channels)
+    _qparam(name, k_scale, "kernel_scale", "float32", channels)
+    return out
+
+
+def _conv2d_kernel(args, attrs):
+    from rvmdbg.relay.ops import OPS
+    data, weight, in_zp, k_zp, in_scale, k_scale = args
+    o_axis = attrs["kernel_layout"].index("O")
+    # TVM pads with the input zero point: the shifted data pads with 0, as nn.conv2d does
+    a = data.astype(I64) - np.int64(in_zp)
+    b = weight.astype(I64) - along(np.asarray(k_zp, I64), o_axis, weight.ndim)
+    dt = exact_dtype(a, b, weight.size // max(weight.shape[o_axis], 1))
+    out = _as_conv2d("qnn.conv2d", lambda: OPS["nn.conv2d"].kernel(
+        [a.astype(dt), b.astype(dt)], {**attrs, "out_dtype": dt}))
+    with np.errstate(over="ignore"):
+        return out.astype(I64).astype(attrs["out_dtype"])  # int32 accumulation wraps
+
+
+register("qnn.conv2d", 6, _conv2d_rel, _conv2d_kernel, "out_elemwise_fusable",
+         attrs=_conv2d_attr_specs(),
+         doc="qnn.conv2d(data, kernel, input_zero_point, kernel_zero_point, input_scale, "
+             "kernel_scale, ...nn.conv2d's attributes, out_dtype=\"int32\"): the convolution "
+             "of (data - zp) and (kernel - kzp) accumulated in int32")
