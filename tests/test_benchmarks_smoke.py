@@ -115,3 +115,10 @@ def test_frontend_generator_is_deterministic_and_well_typed():
         assert kind in text
     result = Interpreter(mod).run("main", [np.array(3, dtype=np.int32)])
     assert result.fields[0].dtype == np.int32
+
+
+def test_bench_dap_quick_runs():
+    out = _run_script("bench_dap.py")
+    for label in ("stepIn (instruction)", "reverseContinue to the last hit",
+                  "stackTrace + scopes + variables", "target:"):
+        assert label in out
