@@ -164,13 +164,9 @@ def open_session(config: LaunchConfig) -> DebugSession:
 
 
 def _program_arguments(cli, program, config: LaunchConfig) -> list:
-    if config.inputs is None:
-        return cli.program_arguments(program, config.entry, config.args)
-    from rvmdbg import args as args_mod
-    read_inputs = getattr(args_mod, "inputs_arguments", None)
-    if read_inputs is None:
-        raise RequestError("'inputs' (.npz) is not supported by this rvmdbg: give 'args'")
-    return read_inputs(program, config.entry, config.inputs, config.args)
+    """`args` as on the command line; `inputs` binds the parameters after them by name from
+    an .npz archive, as `--inputs` does."""
+    return cli.program_arguments(program, config.entry, config.args, inputs=config.inputs)
 
 
 # ------------------------------------------------------------------------------------ adapter

@@ -242,6 +242,17 @@ def test_a_vm_error_stops_with_exception_and_can_step_back(dap):
     dap.request("exceptionInfo", {"threadId": 1}, ok=False)
 
 
+def test_inputs_bind_parameters_from_an_npz_archive(dap, tmp_path):
+    import numpy as np
+    archive = tmp_path / "inputs.npz"
+    np.savez(archive, n=np.array(7, dtype=np.int32))
+    dap.launch("fib.relay", stop_on_entry=True, inputs=str(archive))
+    assert _eval(dap, "%n", "watch")["body"]["result"] == "7"
+    r = dap.request("restart", {"arguments": {"program": FIB, "inputs": str(tmp_path / "no.npz")}},
+                    ok=False)
+    assert "no.npz" in r["message"]
+
+
 def test_limits_stop_as_an_exception(dap):
     ev = dap.launch("fib.relay", stop_on_entry=False, maxSteps=50)
     assert ev["body"]["reason"] == "exception"
