@@ -57,11 +57,10 @@ class VariableStore:
         if evaluate_name is not None:
             out["evaluateName"] = evaluate_name
         if isinstance(value, np.ndarray) and value.ndim > 0:
-            summary = _summary(value)
+            # the summary is computed when the tensor is opened, not at every stop
             out["variablesReference"] = self.reference(
-                lambda start, count, which: self._tensor_children(value, summary, start, count,
-                                                                  which))
-            out["namedVariables"] = len(summary)
+                lambda start, count, which: self._tensor_children(value, start, count, which))
+            out["namedVariables"] = 6 if _has_statistics(value) else 3
             out["indexedVariables"] = int(value.shape[0])
         elif is_heap_object(value):
             kids = children(value)
@@ -72,19 +71,17 @@ class VariableStore:
                 out["namedVariables"] = len(kids)
         return out
 
-    def _tensor_children(self, a: np.ndarray, summary, start: int, count: int, which):
+    def _tensor_children(self, a: np.ndarray, start: int, count: int, which):
         out = []
         if which in (None, "named"):
             out.extend({"name": k, "value": v, "variablesReference": 0,
-                        "presentationHint": {"kind": "property"}} for k, v in summary)
+                        "presentationHint": {"kind": "property"}} for k, v in _summary(a))
         if which in (None, "indexed"):
             n = int(a.shape[0])
             lo = max(0, start)
-            hi = n if count <= 0 else min(n, lo + count)
-            if which is None:
-                hi = min(hi, lo + MAX_CHILDREN)
+            hi = min(n, lo + MAX_CHILDREN) if count <= 0 else min(n, lo + count)
             out.extend(self.variable(f"[{i}]", a[i]) for i in range(lo, hi))
-            if which is None and hi < n:
+            if count <= 0 and hi < n:
                 out.append({"name": "...", "value": f"{n - hi} more slices (page with start, "
                             f"count)", "variablesReference": 0})
         return out
@@ -96,11 +93,15 @@ def _window(items: list, start: int, count: int) -> list:
     return items[lo:min(hi, lo + MAX_CHILDREN)]
 
 
+def _has_statistics(a: np.ndarray) -> bool:
+    return 0 < a.size <= SUMMARY_LIMIT and (np.issubdtype(a.dtype, np.number)
+                                            or a.dtype == np.bool_)
+
+
 def _summary(a: np.ndarray) -> list[tuple[str, str]]:
     """(name, text) lines shown before a tensor's slices."""
     out = [("shape", str(list(a.shape))), ("dtype", str(a.dtype)), ("size", str(a.size))]
-    if 0 < a.size <= SUMMARY_LIMIT and (np.issubdtype(a.dtype, np.number)
-                                        or a.dtype == np.bool_):
+    if _has_statistics(a):
         with np.errstate(all="ignore"):
             data = a.astype(np.float64) if a.dtype == np.bool_ else a
             out.append(("min", value_text(np.asarray(data.min()), 40)))
