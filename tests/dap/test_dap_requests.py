@@ -463,3 +463,13 @@ def test_serves_one_client_on_a_tcp_port():
         proc.wait()
         proc.stdout.close()
         proc.stderr.close()
+
+
+def test_a_port_out_of_range_is_a_usage_error():
+    import subprocess
+    import sys
+
+    from dap_client import ROOT, adapter_env
+    proc = subprocess.run([sys.executable, "-m", "rvmdbg", "dap", "--port", "70000"],
+                          capture_output=True, text=True, timeout=60, env=adapter_env(), cwd=ROOT)
+    assert proc.returncode == 2 and "0..65535" in proc.stderr
