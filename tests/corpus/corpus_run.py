@@ -112,16 +112,18 @@ def agree(a, b) -> bool:
     return matches(_normalised(a), _normalised(b), rel=1e-4, abs_tol=1e-5)
 
 
-def run_everywhere(text: str, name: str, graph: bool = True) -> dict:
+def run_everywhere(text: str, name: str, args: list | None = None, graph: bool = True) -> dict:
     """{executor: --json result} for the interpreter, the VM and (when the entry is static)
-    the graph executor. Raises what the first failing stage raises."""
+    the graph executor, with `args` or the header's. Raises what the first failing stage
+    raises."""
     from rvmdbg.graph import GraphExecutor, find_refusal, lower_to_graph
     from rvmdbg.vm.compiler import compile_module
     from rvmdbg.vm.machine import VirtualMachine
 
     header = read_header(text)
     mod = check_module(load_module(text, name))
-    args = program_args(mod, header, name)
+    if args is None:
+        args = program_args(mod, header, name)
     entry = header.entry
     results = {"interp": call_with_deep_stack(
         lambda: to_json(Interpreter(mod).run(entry, list(args))))}

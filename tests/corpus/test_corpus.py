@@ -1,7 +1,8 @@
 """The corpus of real TVM output: every program in tests/corpus/tvm/ (texts TVM printed or
 parsed, copied from public sources) is checked, compiled and run on the reference interpreter,
 the VM and, where the entry is a static graph, the graph executor; all must agree, and match
-the result the source states where it states one.
+the result the source states where it states one. The models `rvmdbg.workloads` generates
+(TVM's printed form of an MLP, CNNs, transformers, LSTMs, a while_loop) run the same way.
 
 Files that cannot pass yet are in KNOWN_FAILURES with the reason; such a file must still fail
 with a located error (never a Python traceback), and once it passes the test says to remove it
@@ -9,9 +10,13 @@ from the list, so the list only shrinks.
 """
 from __future__ import annotations
 
+import base64
+
+import numpy as np
 import pytest
 from corpus_run import CORPUS_DIR, agree, read_header, run_everywhere
 
+from rvmdbg import workloads
 from rvmdbg.args import ArgumentError
 from rvmdbg.graph import GraphRefusal, GraphRunError
 from rvmdbg.relay.diagnostics import RelayError
@@ -80,6 +85,68 @@ def test_corpus_file(name):
     except CLEAN_ERRORS as e:
         pytest.xfail(f"{KNOWN_FAILURES[name]}: {str(e).splitlines()[0]}")
     pytest.fail(f"{name} passes now: remove it from KNOWN_FAILURES")
+
+
+# ---- generated models (rvmdbg.workloads), at the tests' small sizes, in both printed forms:
+# "bound" as TVM prints a model after binding its weights (a #[metadata] section), "unbound"
+# as relay.testing prints it before (the weights are @main's parameters)
+
+GENERATED_KNOWN_FAILURES = {
+    "cnn": "nn.conv2d, nn.batch_norm, nn.max_pool2d, nn.global_avg_pool2d (ops-nn)",
+    "mobilenet_v1": "nn.conv2d with groups, nn.batch_norm, nn.global_avg_pool2d (ops-nn)",
+    "resnet18": "nn.conv2d, nn.batch_norm, nn.max_pool2d, nn.global_avg_pool2d (ops-nn)",
+    "transformer_block": "nn.layer_norm (ops-nn) and erf (ops-transform)",
+    "transformer_encoder": "nn.layer_norm (ops-nn) and erf (ops-transform)",
+}
+BOUND_KNOWN_FAILURE = "#[metadata] and meta[relay.Constant] (metadata)"
+
+
+def run_generated(name: str, bound: bool) -> None:
+    w = workloads.build(name, small=True)
+    text = w.text if bound else w.unbound_text
+    args = list(w.inputs) if bound else list(w.inputs) + list(w.constants)
+    results = run_everywhere(text, f"{name}.relay", args)
+    assert ("graph" in results) == w.static, f"{name}: static={w.static} but ran {list(results)}"
+    for executor, result in results.items():
+        assert agree(results["interp"], result), f"{name}: {executor} disagrees with interp"
+
+
+@pytest.mark.parametrize("bound", [False, True], ids=["unbound", "bound"])
+@pytest.mark.parametrize("name", sorted(workloads.WORKLOADS))
+def test_generated_model(name, bound):
+    reasons = [r for r in (GENERATED_KNOWN_FAILURES.get(name),
+                           BOUND_KNOWN_FAILURE if bound else None) if r]
+    if not reasons:
+        run_generated(name, bound)
+        return
+    try:
+        run_generated(name, bound)
+    except CLEAN_ERRORS as e:
+        pytest.xfail(f"{'; '.join(reasons)}: {str(e).splitlines()[0]}")
+    pytest.fail(f"{name} ({'bound' if bound else 'unbound'}) passes now: remove its "
+                "known-failure entry")
+
+
+def test_generated_text_is_deterministic_and_tvm_shaped():
+    a, b = workloads.build("mlp", small=True), workloads.build("mlp", small=True)
+    assert a.text == b.text
+    assert a.text.startswith('#[version = "0.0.5"]\ndef @main(%data: Tensor[(1, 32), float32]')
+    assert "meta[relay.Constant][0] /* ty=Tensor[(16, 32), float32] */" in a.text
+    assert "\n#[metadata]\n{" in a.text and '"b64ndarrays": [' in a.text
+    assert "meta[" not in a.unbound_text and "%weight_0: Tensor[(16, 32), float32]" in \
+        a.unbound_text
+    loop = workloads.build("while_loop", small=True).text
+    assert "let %while_loop = fn (" in loop and "Tensor[(?, 4), float32]" in loop
+
+
+def test_metadata_tensor_encoding_matches_tvms_layout():
+    # the example of tvm-metadata.md: float32, shape (5,), 20 bytes of data
+    text = workloads._ndarray_b64(np.arange(5, dtype="float32"))
+    raw = base64.b64decode(text)
+    assert text.startswith("P6G0lvBAXt0AAAAAAAAAAAEAAAAAAAAAAQAAAAIgAQAFAAAAAAAAABQAAAAAAAAA")
+    assert np.frombuffer(raw[-20:], "<f4").tolist() == [0, 1, 2, 3, 4]
+    b = base64.b64decode(workloads._ndarray_b64(np.array([True, False])))
+    assert b[28:32] == bytes([1, 1, 1, 0]) and b[-2:] == bytes([1, 0])
 
 
 def test_corpus_is_big_enough_and_every_file_names_its_source():
