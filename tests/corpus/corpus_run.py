@@ -8,8 +8,8 @@ A corpus file opens with TVM's version line and a comment block of `// key: valu
 - `// expect:` the `--json` result form (the V of `{"result": V}`) the source states.
 
 `run_everywhere` checks, compiles and runs the program on the reference interpreter and the VM
-(and on the graph executor when the entry is a static graph) and returns each result in the
-`--json` form; `agree` compares two of them.
+(and on the graph executor when the entry is a static graph) and returns each result;
+`agree` compares two of them, `matches_expected` one with the `// expect:` line.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from rvmdbg.relay.interpreter import Interpreter, call_with_deep_stack
 from rvmdbg.relay.loader import load_module, split_top_level
 from rvmdbg.relay.typecheck import check_module
 from rvmdbg.relay.types import TensorType, TupleType
-from rvmdbg.values import make_tuple, to_json
+from rvmdbg.values import ADTValue, RefCell, make_tuple, to_json
 
 CORPUS_DIR = Path(__file__).resolve().parent / "tvm"
 
@@ -95,25 +95,35 @@ def program_args(mod, header: Header, name: str) -> list:
     return [generated_value(t, rng) for t in param_types(mod.functions[header.entry])]
 
 
-def _normalised(form):
-    """A --json form with closure names dropped: the interpreter and the VM name their closures
-    differently, and what is compared is that both returned a closure."""
-    if isinstance(form, dict):
-        if "closure" in form:
-            return {"closure": "*"}
-        return {k: _normalised(v) for k, v in form.items()}
-    if isinstance(form, list):
-        return [_normalised(v) for v in form]
-    return form
-
-
 def agree(a, b) -> bool:
+    """Two runtime values agree: tensors of one dtype and shape, floats within a float32
+    tolerance (NaN equal to NaN), tuples and constructors field by field; two closures agree
+    whatever their names (the interpreter and the VM name them differently)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
+            return False
+        if a.dtype != b.dtype or a.shape != b.shape:
+            return False
+        if a.dtype.kind == "f":
+            return bool(np.allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True))
+        return bool(np.array_equal(a, b))
+    if isinstance(a, ADTValue) or isinstance(b, ADTValue):
+        return (isinstance(a, ADTValue) and isinstance(b, ADTValue) and a.con == b.con
+                and len(a.fields) == len(b.fields)
+                and all(agree(x, y) for x, y in zip(a.fields, b.fields)))
+    if isinstance(a, RefCell) or isinstance(b, RefCell):
+        return isinstance(a, RefCell) and isinstance(b, RefCell) and agree(a.value, b.value)
+    return getattr(a, "name", None) is not None and getattr(b, "name", None) is not None
+
+
+def matches_expected(expected, value) -> bool:
+    """The value against a `// expect:` line (the --json form), floats within a tolerance."""
     from program_cases import matches
-    return matches(_normalised(a), _normalised(b), rel=1e-4, abs_tol=1e-5)
+    return matches(expected, to_json(value), rel=1e-4, abs_tol=1e-5)
 
 
 def run_everywhere(text: str, name: str, args: list | None = None, graph: bool = True) -> dict:
-    """{executor: --json result} for the interpreter, the VM and (when the entry is static)
+    """{executor: result value} for the interpreter, the VM and (when the entry is static)
     the graph executor, with `args` or the header's. Raises what the first failing stage
     raises."""
     from rvmdbg.graph import GraphExecutor, find_refusal, lower_to_graph
@@ -125,11 +135,9 @@ def run_everywhere(text: str, name: str, args: list | None = None, graph: bool =
     if args is None:
         args = program_args(mod, header, name)
     entry = header.entry
-    results = {"interp": call_with_deep_stack(
-        lambda: to_json(Interpreter(mod).run(entry, list(args))))}
+    results = {"interp": call_with_deep_stack(lambda: Interpreter(mod).run(entry, list(args)))}
     exe = compile_module(mod)
-    results["vm"] = call_with_deep_stack(
-        lambda: to_json(VirtualMachine(exe).invoke(entry, list(args))))
+    results["vm"] = call_with_deep_stack(lambda: VirtualMachine(exe).invoke(entry, list(args)))
     if graph and find_refusal(mod, entry) is None:
-        results["graph"] = to_json(GraphExecutor(lower_to_graph(mod, entry)).run(list(args)))
+        results["graph"] = GraphExecutor(lower_to_graph(mod, entry)).run(list(args))
     return results
