@@ -14,15 +14,14 @@ ResNet-18-shaped CNN.
 """
 from __future__ import annotations
 
-import base64
-import json
 import re
-import struct
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Workload", "WORKLOADS", "build", "metadata_section"]
+from rvmdbg.relay.metadata import metadata_text
+
+__all__ = ["Workload", "WORKLOADS", "build"]
 
 
 @dataclass
@@ -36,41 +35,6 @@ class Workload:
     # the same model before its weights were bound (relay.testing's form): @main takes the
     # weights as parameters after the inputs, in the metadata table's order
     unbound_text: str = ""
-
-
-# ---------------------------------------------------------------------------- metadata section
-
-_MAGIC = 0xDD5E40F096B4A13F
-_DTYPE_CODES = {"i": 0, "u": 1, "f": 2, "b": 1}  # bool is stored as uint1, one byte each
-
-
-def _ndarray_b64(a: np.ndarray) -> str:
-    """One tensor in TVM's NDArray save format (docs: ../shared/reference/tvm-metadata.md)."""
-    a = np.ascontiguousarray(a)
-    bits = 1 if a.dtype == np.bool_ else a.dtype.itemsize * 8
-    head = struct.pack("<QQiii", _MAGIC, 0, 1, 0, a.ndim)
-    head += struct.pack("<BBH", _DTYPE_CODES[a.dtype.kind], bits, 1)
-    head += struct.pack(f"<{a.ndim}q", *a.shape)
-    data = a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
-    return base64.b64encode(head + struct.pack("<q", len(data)) + data).decode("ascii")
-
-
-def metadata_section(constants: list, tvm_version: str = "0.12.dev0") -> str:
-    """The `#[metadata]` JSON document holding `constants` as the relay.Constant table, laid
-    out as TVM's SaveJSON writes it (a flat node list, constants pointing into b64ndarrays)."""
-    n = len(constants)
-    nodes = [{"type_key": ""},
-             {"type_key": "Map", "keys": ["relay.Constant"], "data": [2]},
-             {"type_key": "Array", "data": list(range(3, 3 + n))}]
-    nodes += [{"type_key": "relay.Constant",
-               "attrs": {"_checked_type_": "0", "data": str(i), "span": "0",
-                         "virtual_device_": "0"}} for i in range(n)]
-    doc = {"root": 1, "nodes": nodes, "b64ndarrays": [_ndarray_b64(c) for c in constants],
-           "attrs": {"tvm_version": tvm_version}}
-    text = json.dumps(doc, indent=2, separators=(", ", ": "))
-    # SaveJSON writes lists of node indices on one line: "data": [3, 4]
-    return re.sub(r"\[\s*(\d+(?:,\s*\d+)*)\s*\]",
-                  lambda m: "[" + ", ".join(re.findall(r"\d+", m.group(1))) + "]", text)
 
 
 # ---------------------------------------------------------------------------- printing
@@ -172,7 +136,7 @@ class _Graph:
         body.append("  " + last[len(f"  {result.ref} = "):].rstrip(";"))
         text = ['#[version = "0.0.5"]', f"def @main({sig}) -> {result.ty} {{", *body, "}"]
         if bound:
-            text += ["", "#[metadata]", metadata_section(self.constants)]
+            text += ["", "#[metadata]", metadata_text(self.constants)]
         return self.render("\n".join(text) + "\n", bound)
 
 
@@ -414,7 +378,7 @@ def _loop_text(g: _Graph, params: list[Val], loop_vars: list[Val], cond: list[st
              f"  %{n + 1} = %{n}({', '.join(init)}) /* ty={state} */;",
              f"  %{n + 1}.{result_index}", "}"]
     if bound:
-        lines += ["", "#[metadata]", metadata_section(g.constants)]
+        lines += ["", "#[metadata]", metadata_text(g.constants)]
     return g.render("\n".join(lines) + "\n", bound)
 
 

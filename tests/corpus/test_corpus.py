@@ -10,9 +10,6 @@ passes it shows as XPASS in the summary: remove its entry, so the list only shri
 """
 from __future__ import annotations
 
-import base64
-
-import numpy as np
 import pytest
 from corpus_run import CORPUS_DIR, agree, matches_expected, read_header, run_everywhere
 
@@ -29,9 +26,6 @@ FILES = sorted(p.name for p in CORPUS_DIR.glob("*.relay"))
 # file -> why it fails today (the missing feature, and who is adding it)
 KNOWN_FAILURES = {
     # operators being added (issue 11)
-    "legacy_tuning_conv2d.relay": "nn.conv2d is not an operator yet (ops-nn)",
-    "sub_graph_conv2d_add_relu.relay": "nn.conv2d is not an operator yet (ops-nn)",
-    "auto_quantize_conv2d.relay": "nn.conv2d is not an operator yet (ops-nn)",
     "dataflow_pattern_layout_transform_conv2d.relay":
         "layout_transform (ops-transform) and NHWC/OHWI nn.conv2d (ops-nn)",
     "op_level1_strided_slice_pad.relay": "strided_slice (ops-transform) and nn.pad (ops-nn)",
@@ -39,10 +33,6 @@ KNOWN_FAILURES = {
         "depthwise NHWC/HWOI nn.conv2d (ops-nn) and fixed_point_multiply (no one: not in "
         "issue 11's list)",
     # TVM's printed forms (issue 10)
-    "relay_mlir_metadata_constant.relay": "#[metadata] and meta[relay.Constant] (metadata)",
-    "menangerie_mnist.relay":
-        "#[metadata] (metadata); nn.pad, nn.conv2d, nn.max_pool2d (ops-nn)",
-    "menangerie_batch_norm_extract.relay": "#[metadata] (metadata); nn.batch_norm (ops-nn)",
     "checkpoint_bare_fn_gradient.relay":
         "a file whose only content is a bare fn expression (tvm-forms) and "
         "collapse_sum_like (ops-transform)",
@@ -97,13 +87,9 @@ def test_corpus_file(request, name):
 # as relay.testing prints it before (the weights are @main's parameters)
 
 GENERATED_KNOWN_FAILURES = {
-    "cnn": "nn.conv2d, nn.batch_norm, nn.max_pool2d, nn.global_avg_pool2d (ops-nn)",
-    "mobilenet_v1": "nn.conv2d with groups, nn.batch_norm, nn.global_avg_pool2d (ops-nn)",
-    "resnet18": "nn.conv2d, nn.batch_norm, nn.max_pool2d, nn.global_avg_pool2d (ops-nn)",
-    "transformer_block": "nn.layer_norm (ops-nn) and erf (ops-transform)",
-    "transformer_encoder": "nn.layer_norm (ops-nn) and erf (ops-transform)",
+    "transformer_block": "erf (ops-transform)",
+    "transformer_encoder": "erf (ops-transform)",
 }
-BOUND_KNOWN_FAILURE = "#[metadata] and meta[relay.Constant] (metadata)"
 
 
 def run_generated(name: str, bound: bool) -> None:
@@ -119,10 +105,8 @@ def run_generated(name: str, bound: bool) -> None:
 @pytest.mark.parametrize("bound", [False, True], ids=["unbound", "bound"])
 @pytest.mark.parametrize("name", sorted(workloads.WORKLOADS))
 def test_generated_model(request, name, bound):
-    reasons = [r for r in (GENERATED_KNOWN_FAILURES.get(name),
-                           BOUND_KNOWN_FAILURE if bound else None) if r]
-    if reasons:
-        expect_failure(request, "; ".join(reasons))
+    if name in GENERATED_KNOWN_FAILURES:
+        expect_failure(request, GENERATED_KNOWN_FAILURES[name])
     run_generated(name, bound)
 
 
@@ -136,16 +120,6 @@ def test_generated_text_is_deterministic_and_tvm_shaped():
         a.unbound_text
     loop = workloads.build("while_loop", small=True).text
     assert "let %while_loop = fn (" in loop and "Tensor[(?, 4), float32]" in loop
-
-
-def test_metadata_tensor_encoding_matches_tvms_layout():
-    # the example of tvm-metadata.md: float32, shape (5,), 20 bytes of data
-    text = workloads._ndarray_b64(np.arange(5, dtype="float32"))
-    raw = base64.b64decode(text)
-    assert text.startswith("P6G0lvBAXt0AAAAAAAAAAAEAAAAAAAAAAQAAAAIgAQAFAAAAAAAAABQAAAAAAAAA")
-    assert np.frombuffer(raw[-20:], "<f4").tolist() == [0, 1, 2, 3, 4]
-    b = base64.b64decode(workloads._ndarray_b64(np.array([True, False])))
-    assert b[28:32] == bytes([1, 1, 1, 0]) and b[-2:] == bytes([1, 0])
 
 
 def test_corpus_is_big_enough_and_every_file_names_its_source():
