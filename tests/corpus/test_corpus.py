@@ -40,12 +40,6 @@ KNOWN_FAILURES = {
     "lifetimes_simple_linear_after.relay": "memory.kill as TVM prints it (tvm-forms)",
     "lifetimes_simple_if_after.relay": "memory.kill as TVM prints it (tvm-forms)",
     "lifetimes_simple_match_after.relay": "memory.kill as TVM prints it (tvm-forms)",
-    "collage_partitioned_byoc_relu.relay":
-        "a Primitive=1 function whose body calls a Composite function: the VM cannot build "
-        "it as one kernel (tvm-forms: Primitive functions compiled as TVM lowers them)",
-    "collage_partitioned_diamond.relay":
-        "a Primitive=1 function whose body calls a Composite function: the VM cannot build "
-        "it as one kernel (tvm-forms: Primitive functions compiled as TVM lowers them)",
     # type inference as TVM's (issue 10 part 3)
     "dce_live_recursion_log_int.relay":
         "log of an int32: TVM's type relation accepts it, rvmdbg's refuses it (tvm-forms)",
