@@ -40,9 +40,10 @@ KNOWN_FAILURES = {
     "lifetimes_simple_linear_after.relay": "memory.kill as TVM prints it (tvm-forms)",
     "lifetimes_simple_if_after.relay": "memory.kill as TVM prints it (tvm-forms)",
     "lifetimes_simple_match_after.relay": "memory.kill as TVM prints it (tvm-forms)",
-    # type inference as TVM's (issue 10 part 3)
+    # a deliberate difference (docs/differences.md, Operators): math functions on integers are
+    # type errors here; TVM's relation for log accepts int32 and fails only when lowering it
     "dce_live_recursion_log_int.relay":
-        "log of an int32: TVM's type relation accepts it, rvmdbg's refuses it (tvm-forms)",
+        "log of an int32 is refused at check time (deliberate, docs/differences.md)",
 }
 
 # the errors a program may stop with while a feature is missing: each names the place
