@@ -44,6 +44,13 @@ def test_bench_vm_quick_runs():
         assert "VM run()" in out and "VM step()" in out
 
 
+def test_bench_kernels_quick_runs():
+    out = _run_script("bench_kernels.py")
+    for label in ("mobilenet-v1 layers", "resnet-18 convolutions", "sum over the list",
+                  "max_pool2d", "on the VM: load+check+compile", "naive ms"):
+        assert label in out
+
+
 @pytest.mark.parametrize("name, n", [("fib.relay", 12), ("loop.relay", 300),
                                      ("sum_up.relay", 50)])
 def test_tree_walking_baseline_agrees_with_the_interpreter(name, n):
