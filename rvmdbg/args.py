@@ -198,6 +198,8 @@ def _open_npz(path: str, where: str):
         raise ArgumentError(f"{where}: {path}: cannot read it: {e.strerror or e}") from None
     except ValueError as e:
         raise ArgumentError(f"{where}: {path}: not a plain .npz archive ({e})") from None
+    except EOFError:
+        raise ArgumentError(f"{where}: {path}: is empty, not an .npz file") from None
     if not hasattr(archive, "files"):
         raise ArgumentError(f"{where}: {path}: expected an .npz archive of named arrays, "
                             "found a single .npy array")

@@ -505,3 +505,10 @@ def test_inputs_archive_without_pickle_and_archive_members(capsys, pair):
     assert code == 0 and "[12., 12.]" in out, err
     code, _, err = rvmdbg(capsys, "run", prog, "([1, 1], [2, 2])", f"@{tmp / 'm.npz'}")
     assert code == 2 and f"name one of its arrays: @{tmp / 'm.npz'}:scale" in err
+
+
+def test_an_empty_inputs_archive_is_a_usage_error(capsys, pair):
+    tmp, prog = pair
+    (tmp / "empty.npz").write_bytes(b"")
+    code, _, err = rvmdbg(capsys, "run", prog, "--inputs", tmp / "empty.npz")
+    assert code == 2 and "empty.npz: is empty" in err
