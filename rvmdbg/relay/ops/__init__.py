@@ -24,6 +24,7 @@ from rvmdbg.relay.ops.core import (
     OpError, OpTypeError, get_op, normalize_attrs,
 )
 from rvmdbg.relay.ops import elemwise as _elemwise
+from rvmdbg.relay.ops import index as _index  # noqa: F401  (gather, sorts, scans)
 from rvmdbg.relay.ops import nn as _nn  # noqa: F401  (registers the nn.* operators)
 from rvmdbg.relay.ops import reduce as _reduce  # noqa: F401
 from rvmdbg.relay.ops import transform as _transform

@@ -128,15 +128,19 @@ class OpDef:
     and kinds and to normalise the attributes first;
     `tuple_input` marks operators whose single argument is a tuple of tensors (concatenate,
     stack); `scalar` (or None) is the fast path taking 0-d arrays positionally;
-    `resolve_attrs` (or None) fixes attributes that depend on the argument types.
+    `resolve_attrs` (or None) fixes attributes that depend on the argument types;
+    `attrs_from_args` (or None) copies the values of constant arguments into attributes before
+    the type relation runs (TVM's arange keeps start/stop/step as arguments and attributes).
     """
 
     __slots__ = ("name", "num_inputs", "attrs", "attr_specs", "type_rel", "kernel", "pattern",
-                 "elementwise", "tuple_input", "scalar", "doc", "_rel_impl", "resolve_attrs")
+                 "elementwise", "tuple_input", "scalar", "doc", "_rel_impl", "resolve_attrs",
+                 "attrs_from_args")
 
     def __init__(self, name: str, num_inputs: int, attrs: list, type_rel, kernel,
                  pattern: str = "opaque", elementwise: bool | None = None,
-                 tuple_input: bool = False, scalar=None, doc: str = "", resolve_attrs=None):
+                 tuple_input: bool = False, scalar=None, doc: str = "", resolve_attrs=None,
+                 attrs_from_args=None):
         if pattern not in PATTERNS:
             raise ValueError(f"unknown fusion pattern {pattern!r}")
         self.name = name
@@ -154,6 +158,9 @@ class OpDef:
         # written ones once the argument types are known (or None to keep them); the type
         # checker stores them in the call, as TVM fixes them when it builds the kernel.
         self.resolve_attrs = resolve_attrs
+        # `attrs_from_args(constants, attrs)`: constants[i] is argument i's value when it is
+        # a constant, else None; returns the attributes to use (or None to keep them)
+        self.attrs_from_args = attrs_from_args
         self._rel_impl = type_rel
         self.type_rel = self._checked_rel
         if self.attrs:

@@ -1,4 +1,4 @@
-"""Elementwise and broadcasting operators: unary math, binary arithmetic, comparisons, logic,
+"""Elementwise and broadcasting operators: unary math (erf and the fast_* forms included), binary arithmetic, comparisons, logic,
 `where`, `cast`/`copy`, `clip`, and the creation ops (zeros, ones, full, *_like, broadcast_to).
 
 Binary and unary kernels have a 0-d fast path in Python numbers (the VM runs scalar programs
@@ -7,6 +7,7 @@ falls back to the NumPy path, which is the reference. Integer overflow wraps, as
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -315,6 +316,15 @@ def _np_round(x):
     return np.where(half, t + np.sign(x), r)
 
 
+_erf_f64 = np.frompyfunc(math.erf, 1, 1)
+
+
+def _np_erf(x):
+    """erf correctly rounded from double (topi's float32 erf is Eigen's approximation, within
+    a few ulp of this)."""
+    return np.asarray(_erf_f64(x.astype(np.float64)), dtype=np.float64)
+
+
 def _np_int_identity(fn):
     def f(x):
         return x.copy() if x.dtype.kind in "iub" else fn(x)
@@ -382,6 +392,11 @@ _UNARY = [
     ("tan", np.tan, "float", None, None, None),
     ("tanh", np.tanh, "float", None, None, None),
     ("sigmoid", _np_sigmoid, "float", None, None, None),
+    ("erf", _np_erf, "float", None, math.erf, None),
+    # topi's fast_* approximate these within their documented tolerance; we give exact values
+    ("fast_exp", np.exp, "float", None, None, None),
+    ("fast_tanh", np.tanh, "float", None, None, None),
+    ("fast_erf", _np_erf, "float", None, math.erf, None),
     ("floor", _np_int_identity(np.floor), "numeric", operator.pos, None, None),
     ("ceil", _np_int_identity(np.ceil), "numeric", operator.pos, None, None),
     ("trunc", _np_int_identity(np.trunc), "numeric", operator.pos, None, None),
