@@ -101,6 +101,18 @@ def test_erf_family_against_math(values):
             np.testing.assert_array_max_ulp(SCALAR_FAST[op](np.asarray(v)), e, maxulp=ulps)
 
 
+def test_erf_over_its_range_and_special_values():
+    x = np.concatenate([np.linspace(-7, 7, 20001), [1e-30, -1e-30, 5.999, 6.0, 6.5, 40.0]])
+    out = run("erf", x.astype(np.float64))
+    expected = np.array([math.erf(v) for v in x])
+    np.testing.assert_allclose(out, expected, rtol=4e-16, atol=1e-300)
+    f32 = x.astype(np.float32)
+    assert run("erf", f32).tolist() == [float(np.float32(math.erf(v))) for v in f32.tolist()]
+    special = run("erf", A([np.inf, -np.inf, np.nan, -0.0]))
+    assert special[:2].tolist() == [1.0, -1.0] and np.isnan(special[2])
+    assert special[3] == 0 and np.signbit(special[3])
+
+
 def test_erf_needs_floats():
     with pytest.raises(OpTypeError, match="erf: needs a float tensor"):
         rel("erf", T((2,), "int32"))

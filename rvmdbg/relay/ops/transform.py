@@ -912,7 +912,9 @@ def _arange_rel(name, args, attrs):
         if t.shape != () or t.dtype != dt:
             raise OpTypeError(f"{name}: {what} must be a 0-d {dt} tensor (the dtype attribute), "
                               f"got {t}")
-    bounds = [attrs[b] for b in _ARANGE_BOUNDS]
+    # a bound written as anything but a number (TVM may print an expression) is unknown
+    bounds = [attrs[b] if isinstance(attrs[b], (int, float)) and not isinstance(attrs[b], bool)
+              else None for b in _ARANGE_BOUNDS]
     if any(b is None for b in bounds):
         # TVM gives (?,) here and plans the output with a data-dependent shape function
         raise OpTypeError(f"{name}: start, stop and step must be constants: the output length "
