@@ -115,3 +115,10 @@ def test_frontend_generator_is_deterministic_and_well_typed():
         assert kind in text
     result = Interpreter(mod).run("main", [np.array(3, dtype=np.int32)])
     assert result.fields[0].dtype == np.int32
+
+
+def test_bench_transformer_ops_quick_runs():
+    out = _run_script("bench_transformer_ops.py")
+    for label in ("erf (1, 8, 32)", "strided_slice", "topk k=5", "layout_transform",
+                  "VM invoke", "reference interpreter"):
+        assert label in out
