@@ -16,6 +16,7 @@ from rvmdbg.relay.ops.core import (
     Attrs, AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, is_int, known_prod, norm_axes,
     norm_axis, register, runtime_type_error, unify_dim,
 )
+from rvmdbg.relay.ops.layouts import parse_layout
 from rvmdbg.relay.types import TensorType, TupleType
 
 # ---------------------------------------------------------------------------------------------
@@ -635,37 +636,6 @@ register("repeat", 1, _repeat_rel, _repeat_kernel, "broadcast",
 
 # ---------------------------------------------------------------------------------------------
 # layout_transform
-
-
-def parse_layout(name: str, attr: str, layout: str) -> list:
-    """A layout such as "NCHW4c" as [(letter, factor or None)]: an upper-case letter is a whole
-    (primal) axis, a lower-case one with its factor the inner part of the same axis split."""
-    items, i = [], 0
-    while i < len(layout):
-        j = i
-        while j < len(layout) and layout[j].isdigit():
-            j += 1
-        if j == len(layout) or not ("A" <= layout[j] <= "Z" or "a" <= layout[j] <= "z"):
-            raise OpTypeError(f"{name}: attribute '{attr}' {layout!r} is not a layout: expected "
-                              f"axis letters, each lower-case one after its factor (NCHW4c)")
-        letter = layout[j]
-        factor = int(layout[i:j]) if j > i else None
-        if letter.isupper() and factor is not None:
-            raise OpTypeError(f"{name}: attribute '{attr}' {layout!r}: the whole axis {letter} "
-                              f"takes no factor")
-        if letter.islower() and not factor:
-            raise OpTypeError(f"{name}: attribute '{attr}' {layout!r}: the sub-axis {letter} "
-                              f"needs a positive factor before it")
-        if any(c == letter for c, _ in items):
-            raise OpTypeError(f"{name}: attribute '{attr}' {layout!r} repeats axis {letter}")
-        items.append((letter, factor))
-        i = j + 1
-    letters = {c for c, _ in items}
-    for c, _ in items:
-        if c.islower() and c.upper() not in letters:
-            raise OpTypeError(f"{name}: attribute '{attr}' {layout!r}: sub-axis {c} without "
-                              f"its axis {c.upper()}")
-    return items
 
 
 def _layouts(name, attrs, ndim):
