@@ -1,7 +1,8 @@
 """The transformer and indexing operators on `?` shapes on the VM: their outputs are planned
 at run time by shape kernels running each type relation on the concrete shapes. Differential:
 the VM gives the reference interpreter's values (and, for strided_slice, tile and gather, the
-values NumPy indexing gives), for several run-time sizes."""
+values NumPy indexing gives), for several run-time sizes. arange's length depends on a value:
+its data-dependent shape function sizes it."""
 from __future__ import annotations
 
 import math
@@ -32,7 +33,9 @@ def @main(%x: Tensor[(?, 6), float32], %i: Tensor[(?, 2), int32], %j: Tensor[(2,
   %12 = layout_transform(%x, src_layout="NC", dst_layout="NC3c");
   %13 = gather_nd(%x, %j, index_rank=2);
   %14 = strided_slice(%x, begin=[-1], end=[2], axes=[0], strides=[1], slice_mode="size");
-  (%1, %3, %4.0, %4.1, %5, %6, %7, %9, %10, %11, %12, %13, %14, logsumexp(%x, axis=[1]))
+  %15 = cast(shape_of(%x), dtype="float32");
+  %16 = arange(0f, take(%15, 0), 0.5f);
+  (%1, %3, %4.0, %4.1, %5, %6, %7, %9, %10, %11, %12, %13, %14, logsumexp(%x, axis=[1]), %16)
 }
 """
 
@@ -63,6 +66,8 @@ def test_vm_matches_interpreter_and_numpy(compiled, rows):
     assert got.fields[5].shape == (rows * 2, 6)
     assert got.fields[6].shape == (rows * 2, 3)
     assert got.fields[12].shape == (1, 6)
+    # arange sized by a value: the data-dependent shape function plans it
+    np.testing.assert_array_equal(got.fields[14], np.arange(0, rows, 0.5, dtype=np.float32))
 
 
 def test_a_run_time_shape_error_stops_the_vm(compiled):

@@ -866,10 +866,12 @@ register("annotation.stop_fusion", 1, _identity_rel, _identity_kernel, "opaque",
 _ARANGE_BOUNDS = ("start", "stop", "step")
 
 
-def _arange_length(name, start, stop, step) -> int:
+def _arange_length(name, start, stop, step, allow_empty: bool = False) -> int:
     if step == 0:
         raise OpTypeError(f"{name}: step must not be 0")
     n = math.ceil((stop - start) / step)
+    if allow_empty:
+        return max(n, 0)
     if n <= 0:
         raise OpTypeError(f"{name}: start {start}, stop {stop}, step {step} give an empty range "
                           f"(TVM requires at least one element)")
@@ -886,11 +888,15 @@ def _arange_rel(name, args, attrs):
     bounds = [attrs[b] if isinstance(attrs[b], (int, float)) and not isinstance(attrs[b], bool)
               else None for b in _ARANGE_BOUNDS]
     if any(b is None for b in bounds):
-        # TVM gives (?,) here and plans the output with a data-dependent shape function
-        raise OpTypeError(f"{name}: start, stop and step must be constants: the output length "
-                          f"depends on their values, and data-dependent shapes are not "
-                          f"supported yet")
+        # the length depends on the values: (?,), planned at run time by the shape function
+        return TensorType((None,), dt)
     return TensorType((_arange_length(name, *bounds),), dt)
+
+
+def _arange_shape_func(inputs, attrs):
+    """The output length from the values of start, stop and step (TVM's shape function;
+    like it, an empty range is an empty tensor, which only constant bounds reject)."""
+    return [(_arange_length("arange", *(x.item() for x in inputs), allow_empty=True),)]
 
 
 def _arange_bounds_from_args(constants, attrs):
@@ -908,7 +914,7 @@ def _arange_kernel(args, attrs):
     start, stop, step = (a.item() for a in args)
     dt = np.dtype(attrs["dtype"])
     try:
-        n = _arange_length("arange", start, stop, step)
+        n = _arange_length("arange", start, stop, step, allow_empty=True)
     except OpTypeError as e:
         raise KernelError(e.message) from None
     # topi: start + step * i, computed in the dtype
@@ -918,9 +924,10 @@ def _arange_kernel(args, attrs):
 register("arange", 3, _arange_rel, _arange_kernel, "opaque",
          attrs=[AttrSpec("start", "any", None), AttrSpec("stop", "any", None),
                 AttrSpec("step", "any", None), AttrSpec("dtype", "dtype", "float32")],
-         attrs_from_args=_arange_bounds_from_args,
+         attrs_from_args=_arange_bounds_from_args, shape_data=(True, True, True),
+         shape_func=_arange_shape_func,
          doc="arange(start, stop, step, dtype=\"float32\"): evenly spaced values in "
-             "[start, stop); the three are 0-d tensors")
+             "[start, stop); the three are 0-d tensors (constants give a static length)")
 
 
 def _one_hot_rel(name, args, attrs):
