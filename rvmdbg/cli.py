@@ -22,7 +22,7 @@ from rvmdbg import __version__
 from rvmdbg.args import (
     ArgumentError, bind_inputs, convert_value, parse_program_args, parse_value,
 )
-from rvmdbg.limits import DEFAULT_LIMITS, Limits
+from rvmdbg.limits import DEFAULT_LIMITS, LimitValueError, Limits
 from rvmdbg.relay.diagnostics import RelayError, Source
 from rvmdbg.values import format_value, to_json
 
@@ -273,7 +273,10 @@ def add_limit_options(p: argparse.ArgumentParser) -> None:
 def limits_from(ns: argparse.Namespace) -> Limits:
     given = {name: getattr(ns, name) for name in ("max_steps", "max_depth", "max_bytes")
              if getattr(ns, name, None) is not None}
-    return dataclasses.replace(DEFAULT_LIMITS, **given)
+    try:
+        return dataclasses.replace(DEFAULT_LIMITS, **given)
+    except LimitValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def add_program_args(p: argparse.ArgumentParser) -> None:
@@ -635,3 +638,8 @@ def main(argv: list[str] | None = None) -> int:
     except RecursionError:
         _error("error: the program is nested too deeply to process")
         return EXIT_USAGE
+    except MemoryError:
+        # outside the VM and interpreter (which stop with their own message): reading or
+        # compiling something too big for this machine
+        _error("error: out of memory (lower --max-bytes, or give the process more memory)")
+        return EXIT_RUNTIME
