@@ -131,6 +131,13 @@ def test_frontend_generator_is_deterministic_and_well_typed():
     assert result.fields[0].dtype == np.int32
 
 
+def test_bench_transformer_ops_quick_runs():
+    out = _run_script("bench_transformer_ops.py")
+    for label in ("erf (1, 8, 32)", "strided_slice", "topk k=5", "layout_transform",
+                  "VM invoke", "reference interpreter"):
+        assert label in out
+
+
 def test_bench_dap_quick_runs():
     out = _run_script("bench_dap.py")
     for label in ("stepIn (instruction)", "reverseContinue to the last hit",
