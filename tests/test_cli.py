@@ -505,3 +505,35 @@ def test_inputs_archive_without_pickle_and_archive_members(capsys, pair):
     assert code == 0 and "[12., 12.]" in out, err
     code, _, err = rvmdbg(capsys, "run", prog, "([1, 1], [2, 2])", f"@{tmp / 'm.npz'}")
     assert code == 2 and f"name one of its arrays: @{tmp / 'm.npz'}:scale" in err
+
+
+def test_an_empty_inputs_archive_is_a_usage_error(capsys, pair):
+    tmp, prog = pair
+    (tmp / "empty.npz").write_bytes(b"")
+    code, _, err = rvmdbg(capsys, "run", prog, "--inputs", tmp / "empty.npz")
+    assert code == 2 and "empty.npz: is empty" in err
+
+
+def test_limits_that_cannot_be_honoured_are_refused_up_front():
+    proc = _process("run", ROOT / "programs/fib.relay", "--max-depth", "100000000000")
+    assert proc.returncode == 2
+    assert "--max-depth 100000000000 cannot be honoured: at most 10000000" in proc.stderr
+    proc = _process("run", ROOT / "programs/fib.relay", "--max-steps", "9" * 5000)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_an_argument_of_thousands_of_digits_is_a_usage_error():
+    proc = _process("run", ROOT / "programs/fib.relay", "9" * 5000)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "out of range" in proc.stderr
+
+
+def test_memory_error_anywhere_is_a_message_and_exit_1(monkeypatch, capsys):
+    from rvmdbg import cli
+
+    def exhausted(*a, **kw):
+        raise MemoryError()
+    monkeypatch.setattr(cli, "read_source", exhausted)
+    assert cli.main(["check", str(ROOT / "programs/fib.relay")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: out of memory") and "Traceback" not in err

@@ -115,6 +115,9 @@ def _number(text: str, span: Span, source: Source, before: str) -> Number:
             raise LexError(f"invalid float suffix in `{text}`", span,
                            "float suffixes are f, f16, f32 and f64", source)
         return Number(value, "float" + width, True)
+    if len(digits.lstrip("0")) > 20:   # no dtype holds more digits; int() refuses 4300+
+        raise LexError(f"an integer literal of {len(digits)} digits is out of range for every "
+                       f"integer dtype", span, None, source)
     value = int(digits)
     if negative:
         value = -value
