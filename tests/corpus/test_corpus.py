@@ -26,9 +26,6 @@ FILES = sorted(p.name for p in CORPUS_DIR.glob("*.relay"))
 # file -> why it fails today (the missing feature, and who is adding it)
 KNOWN_FAILURES = {
     # operators being added (issue 11)
-    "dataflow_pattern_layout_transform_conv2d.relay":
-        "layout_transform (ops-transform) and NHWC/OHWI nn.conv2d (ops-nn)",
-    "op_level1_strided_slice_pad.relay": "strided_slice (ops-transform) and nn.pad (ops-nn)",
     "mlf_depthwise_conv2d_fixed_point.relay":
         "depthwise NHWC/HWOI nn.conv2d (ops-nn) and fixed_point_multiply (no one: not in "
         "issue 11's list)",
@@ -81,10 +78,7 @@ def test_corpus_file(request, name):
 # "bound" as TVM prints a model after binding its weights (a #[metadata] section), "unbound"
 # as relay.testing prints it before (the weights are @main's parameters)
 
-GENERATED_KNOWN_FAILURES = {
-    "transformer_block": "erf (ops-transform)",
-    "transformer_encoder": "erf (ops-transform)",
-}
+GENERATED_KNOWN_FAILURES: dict = {}  # every family runs
 
 
 def run_generated(name: str, bound: bool) -> None:
