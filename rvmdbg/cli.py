@@ -52,6 +52,7 @@ class Program:
     text: str | None = None          # the Relay source; None for a .rvmx
     module: object = None            # the type-checked Module; None for a .rvmx
     executable: object = None        # a loaded Executable, for a .rvmx
+    parse_warnings: int = 0          # module.warnings[:n] came from the parser (already shown)
 
     @property
     def source(self) -> Source | None:
@@ -85,9 +86,12 @@ def load_program(path: str, check: bool = True) -> Program:
     from rvmdbg.relay.typecheck import check_module
     text = read_source(path)
     mod = load_module(text, path)
+    for w in mod.warnings:  # the parser's (a global defined twice), for every command
+        print(w.format(mod.source), file=sys.stderr)
+    parsed_warnings = len(mod.warnings)
     if check:
         mod = check_module(mod)
-    return Program(path, text=text, module=mod)
+    return Program(path, text=text, module=mod, parse_warnings=parsed_warnings)
 
 
 def program_arguments(program: Program, entry: str, texts: list[str]) -> list:
@@ -240,7 +244,7 @@ def cmd_check(ns: argparse.Namespace) -> int:
         out.append("// from the prelude:")
         out.extend(prelude)
     print("\n".join(out))
-    for w in getattr(program.module, "warnings", []):
+    for w in getattr(program.module, "warnings", [])[program.parse_warnings:]:
         print(w.format(program.source) if hasattr(w, "format") else str(w), file=sys.stderr)
     return EXIT_OK
 

@@ -427,3 +427,29 @@ def test_a_reader_that_goes_away_is_not_a_program_failure():
     _, err = proc.communicate(timeout=60)
     assert first and proc.returncode == 141
     assert b"Traceback" not in err
+
+
+# ---------------------------------------------------------------------------- TVM's forms
+
+def test_a_global_defined_twice_runs_the_last_with_a_warning_line(capsys, program):
+    path = program("def @f() -> int32 { 1 }\ndef @f() -> int32 { 2 }\ndef @main() -> int32 { @f() }\n")
+    code, out, err = rvmdbg(capsys, "run", path)
+    assert code == 0 and out.strip() == "2"
+    assert err.splitlines()[0] == (f"{path}:3:5: warning: @f is defined twice: this definition "
+                                   "replaces the one at line 2, as in TVM")
+    code, out, err = rvmdbg(capsys, "check", path)
+    assert code == 0 and err.count("warning:") == 1
+
+
+def test_a_float_literal_out_of_range_exits_2_located(capsys, program):
+    path = program("def @main() -> float16 {\n  70000f16\n}\n")
+    code, out, err = rvmdbg(capsys, "run", path)
+    assert code == 2
+    assert err.splitlines()[0] == (f"{path}:3:3: error: floating point number `70000f16` "
+                                   "unrepresentable in width 16")
+
+
+def test_a_file_that_is_one_expression_runs_as_main(capsys, program):
+    path = program("fn (%x: int32) -> int32 { %x * 2i }\n")
+    assert rvmdbg(capsys, "run", path, "21")[:2] == (0, "42\n")
+    assert interp(capsys, path, "21")[:2] == (0, "42\n")

@@ -32,7 +32,9 @@ from rvmdbg.relay.ast import (
     PatternConstructor, PatternTuple, PatternVar, PatternWildcard, RefCreate, RefRead, RefWrite,
     TupleGetItem, Var,
 )
-from rvmdbg.relay.diagnostics import NameResolutionError, RelayError, RelayTypeError, Span
+from rvmdbg.relay.diagnostics import (
+    NameResolutionError, RelayError, RelayTypeError, RelayWarning, Span,
+)
 from rvmdbg.relay.types import (
     UNIT, FuncType, IncompleteType, RefType, TensorType, TupleType, Type, TypeCall, TypeVar,
     free_type_vars, scalar, substitute,
@@ -55,13 +57,8 @@ _RECURSION_LIMIT = 200_000  # deep nesting (long operator chains) recurses once 
 _MAX_WITNESSES = 8  # missing-case examples listed in a non-exhaustive match error
 
 
-class TypeWarning(RelayError):
+class TypeWarning(RelayWarning):
     """A located warning (unreachable match clause); collected on `mod.warnings`, never raised."""
-
-    kind = "warning"
-
-    def format(self, source=None) -> str:
-        return super().format(source).replace(": error: ", ": warning: ", 1)
 
 
 class _Mismatch(Exception):
@@ -1127,7 +1124,8 @@ class TypeChecker:
         self.finalize()
         for name, fn in mod.functions.items():
             fn.checked_type = self.resolve_final(self._schemes[name])
-        mod.warnings = self.warnings
+        # the parser's warnings stay; the checker's own are made afresh by every check
+        mod.warnings = [w for w in mod.warnings if not isinstance(w, TypeWarning)] + self.warnings
         return mod
 
     def _close(self, fn: Function, sig: FuncType) -> FuncType:
