@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from rvmdbg.passes.primitive_calls import direct_primitive_calls
 from rvmdbg.relay import ops as relay_ops
+from rvmdbg.relay.dialect import DIALECT_OPS
 from rvmdbg.relay.ast import (Call, Constant, ExprMutator, Function, Module, OpRef, Tuple,
                               TupleGetItem, Var, children, map_functions)
 from rvmdbg.relay.types import FuncType, TensorType, TupleType
@@ -53,7 +54,8 @@ def op_pattern(name: str) -> int:
 
 
 def _is_op_call(e) -> bool:
-    return isinstance(e, Call) and isinstance(e.op, OpRef)
+    """A call of a user operator (the memory and device dialect is never fused)."""
+    return isinstance(e, Call) and isinstance(e.op, OpRef) and e.op.name not in DIALECT_OPS
 
 
 def _tensor_only(t) -> bool:

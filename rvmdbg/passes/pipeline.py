@@ -20,7 +20,8 @@ from rvmdbg.passes.fuse_ops import fuse_ops
 from rvmdbg.passes.lambda_lift import lambda_lift
 from rvmdbg.passes.manifest_alloc import manifest_alloc
 from rvmdbg.passes.manifest_lifetimes import manifest_lifetimes
-from rvmdbg.relay.ast import Module, room_for_recursion
+from rvmdbg.relay.ast import Call, Function, Module, OpRef, children, room_for_recursion
+from rvmdbg.relay.dialect import KILL, MEMORY_OPS
 from rvmdbg.relay.printer import print_expr, print_module
 from rvmdbg.relay.typecheck import check_module, is_checked
 
@@ -133,13 +134,22 @@ class Pipeline:
 
     def run(self, mod: Module, include_input: bool = True) -> list[Stage]:
         """Stages in order: the type-checked input (named "Input", unless include_input is
-        False), then one per pass. Raises whatever a pass or the type checker raises."""
+        False), then one per pass. Raises whatever a pass or the type checker raises.
+        A pass the input is already past (a printed ManifestAlloc stage read back) leaves it
+        as it is, and its stage says so."""
         with room_for_recursion():
             mod = _check(mod)
             stages: list[Stage] = []
             if include_input:
                 stages.append(Stage("Input", "the type-checked program", mod, _print(mod)))
-            for p in self.passes:
+            done = self._passes_done(mod)
+            text = None
+            for i, p in enumerate(self.passes):
+                if i < done:
+                    text = text or _print(mod)
+                    stages.append(Stage(p.name, "skipped: the input already holds this pass's "
+                                        "output", mod, text))
+                    continue
                 mod = p.run_checked(mod)
                 stages.append(Stage(p.name, p.description, mod, _print(mod)))
             return stages
@@ -148,9 +158,40 @@ class Pipeline:
         """Only the final module (no printing of intermediate stages)."""
         with room_for_recursion():
             mod = _check(mod)
-            for p in self.passes:
+            for p in self.passes[self._passes_done(mod):]:
                 mod = p.run_checked(mod)
             return mod
+
+    def _passes_done(self, mod: Module) -> int:
+        """How many leading passes the module is already past: a module holding the memory
+        dialect was printed after ManifestAlloc (after ManifestLifetimes if it kills)."""
+        reached = memory_stage(mod)
+        names = self.names()
+        if reached is None or reached not in names:
+            return 0
+        return names.index(reached) + 1
+
+
+def memory_stage(mod: Module) -> str | None:
+    """The last pass whose output the module holds, judged by the memory dialect in it:
+    "ManifestLifetimes" (it kills), "ManifestAlloc" (it allocates), or None."""
+    found = None
+    for fn in mod.functions.values():
+        stack = [fn.body]
+        seen = set()
+        while stack:
+            e = stack.pop()
+            if id(e) in seen:
+                continue
+            seen.add(id(e))
+            if type(e) is Call and type(e.op) is OpRef and e.op.name in MEMORY_OPS:
+                if e.op.name == KILL:
+                    return MANIFEST_LIFETIMES.name
+                found = MANIFEST_ALLOC.name
+            if type(e) is Function and e.is_primitive:
+                continue
+            stack.extend(children(e))
+    return found
 
 
 def default_pipeline(extra: Iterable[Pass] = ()) -> Pipeline:

@@ -15,8 +15,12 @@ Every node made here carries its checked type: FuseOps, which runs this, types i
 """
 from __future__ import annotations
 
-from rvmdbg.relay.ast import Call, ExprMutator, Function, Let, Module, Var, map_functions
+from rvmdbg.relay.ast import Call, ExprMutator, Function, Let, Module, OpRef, Var, map_functions
+from rvmdbg.relay.dialect import INVOKE_TVM_OP, SHAPE_FUNC
 from rvmdbg.relay.types import FuncType
+
+
+KERNEL_CALLS = frozenset({INVOKE_TVM_OP, SHAPE_FUNC})
 
 
 def _primitive(e) -> bool:
@@ -63,6 +67,12 @@ class _DirectCalls(ExprMutator):
     def visit_Call(self, e: Call):
         prim = self.callee(e.op)
         if prim is None:
+            if type(e.op) is OpRef and e.op.name in KERNEL_CALLS:
+                # vm.invoke_tvm_op(fn, ins, outs): its primitive function stays as written
+                rest = [self.visit(a) for a in e.args[1:]]
+                if all(a is b for a, b in zip(rest, e.args[1:])):
+                    return e
+                return self._keep(e, Call(e.op, [e.args[0], *rest], e.attrs))
             return self._default(e)
         args = [self.visit(a) for a in e.args]
         if prim is e.op and all(a is b for a, b in zip(args, e.args)):

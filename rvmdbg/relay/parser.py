@@ -29,6 +29,7 @@ from rvmdbg.relay.diagnostics import (
     LexError, NameResolutionError, ParseError, RelayError, RelayTypeError, RelayWarning, Source,
     Span,
 )
+from rvmdbg.relay.dialect import DIALECT_OPS
 from rvmdbg.relay.lexer import (
     _INT_RANGES, ATTR, BOOL, EOF, GLOBAL, GRAPH, LOCAL, NAME, NUM, STR, tokenize,
 )
@@ -83,8 +84,8 @@ def parse(text: str, filename: str = "<input>", env: Module | None = None,
 
     `env` is a module whose types, constructors and functions the program may use without
     defining them (the loader passes the prelude); they are not copied into the result.
-    `extra_ops` are operator names accepted besides the registry's (the memory dialect of
-    a printed pass stage: `memory.alloc_storage`, `vm.invoke_tvm_op`, ...)."""
+    `extra_ops` are operator names accepted besides the registry's and the memory and device
+    dialect of a printed pass stage (`rvmdbg.relay.dialect`), which are always accepted."""
     return parse_with_info(text, filename, env, extra_ops)[0]
 
 
@@ -1077,7 +1078,8 @@ class _Parser:
         opname = ".".join(parts)
         span = _span(tok, end, self.file)
         ops = _known_ops()
-        if ops is not None and opname not in ops and opname not in self.extra_ops:
+        if (ops is not None and opname not in ops and opname not in self.extra_ops
+                and opname not in DIALECT_OPS):
             cands = list(ops) + list(self.mod.constructors)
             if self.env is not None:
                 cands += list(self.env.constructors)

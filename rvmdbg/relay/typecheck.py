@@ -32,6 +32,7 @@ from rvmdbg.relay.ast import (
     PatternConstructor, PatternTuple, PatternVar, PatternWildcard, RefCreate, RefRead, RefWrite,
     TupleGetItem, Var,
 )
+from rvmdbg.relay import dialect
 from rvmdbg.relay.diagnostics import (
     NameResolutionError, RelayError, RelayTypeError, RelayWarning, Span,
 )
@@ -644,6 +645,8 @@ class TypeChecker:
     def _op_call(self, call: Call, op: OpRef) -> Type:
         relay_ops = _ops()
         opdef = relay_ops.OPS.get(op.name)
+        if opdef is None and op.name in dialect.DIALECT_OPS:
+            return self._dialect_call(call, op)
         if opdef is None:
             raise self.error(op, f"unknown operator `{op.name}`", cls=NameResolutionError)
         try:
@@ -656,6 +659,24 @@ class TypeChecker:
         if out is None:
             out = IncompleteType()
             self._pending.append(_OpRelation(call, opdef, arg_types, out, self.root))
+        self._record(op, FuncType(tuple(arg_types), out))
+        return out
+
+    def _dialect_call(self, call: Call, op: OpRef) -> Type:
+        """A call of the memory or device dialect (a printed late pass stage)."""
+        msg = dialect.arity_error(op.name, len(call.args))
+        if msg is not None:
+            raise self.error(call, msg)
+        arg_types = [self.visit(a) for a in call.args]
+        if op.name in dialect.DEVICE_OPS:
+            out = arg_types[0]  # one device: the value passes through
+        else:
+            resolved = [self.resolve(self.find(t)) for t in arg_types]
+            try:
+                out = dialect.result_type(op.name, resolved, call.attrs)
+            except dialect.DialectTypeError as exc:
+                where = call if exc.arg is None else _at(call.args[exc.arg], call)
+                raise self.error(where, exc.message) from None
         self._record(op, FuncType(tuple(arg_types), out))
         return out
 

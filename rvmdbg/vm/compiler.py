@@ -35,6 +35,7 @@ from rvmdbg.relay.ast import (Call, Constant, ConstructorRef, Function, GlobalVa
                               Module, OpRef, PatternConstructor, PatternTuple, PatternVar,
                               PatternWildcard, RefCreate, RefRead, RefWrite, Tuple, TupleGetItem,
                               Var, room_for_recursion)
+from rvmdbg.relay.dialect import DEVICE_COPY, ON_DEVICE, static_shape
 from rvmdbg.vm import bytecode as bc
 from rvmdbg.vm.executable import Executable, Kernel, VMFunction
 from rvmdbg.vm.kernels import BUILTIN_KERNELS, build_kernel, post_order
@@ -326,21 +327,29 @@ class _FunctionCompiler:
             return None
         if name == ALLOC_STORAGE:
             size = self.value(args[0])
+            attrs = e.attrs or {}
+            alignment = attrs.get("alignment", 64)
+            if len(args) == 3:  # TVM 0.18: (size, shape, alignment), alignment a constant
+                if not isinstance(args[2], Constant):
+                    raise self.error("alloc_storage: the alignment must be a constant", e)
+                alignment = int(args[2].data)
+            dtype = attrs.get("dtype_hint", attrs.get("dtype", "float32"))
             dst = self.new_register()
-            self.emit(bc.AllocStorage(size, e.attrs.get("alignment", 64),
-                                      e.attrs.get("dtype_hint", "float32"), dst))
+            self.emit(bc.AllocStorage(size, alignment, dtype, dst))
             return dst
         if name == ALLOC_TENSOR:
             storage = self.value(args[0])
             offset = self.value(args[1])
-            const_shape = e.attrs.get("const_shape")
+            const_shape = static_shape((e.attrs or {}).get("const_shape"))
             if const_shape is not None:
                 dst = self.new_register()
-                self.emit(bc.AllocTensor(storage, offset, const_shape, e.attrs["dtype"], dst))
+                self.emit(bc.AllocTensor(storage, offset, const_shape,
+                                         e.attrs.get("dtype", "float32"), dst))
             else:
                 shape = self.value(args[2])
                 dst = self.new_register()
-                self.emit(bc.AllocTensorReg(storage, offset, shape, e.attrs["dtype"], dst))
+                self.emit(bc.AllocTensorReg(storage, offset, shape,
+                                            (e.attrs or {}).get("dtype", "float32"), dst))
             return dst
         if name == SHAPE_OF:
             tensor = self.value(args[0])
@@ -356,6 +365,13 @@ class _FunctionCompiler:
         if name == KILL:
             self.emit(bc.KillRegister(self.value(args[0])))
             return None
+        if name == ON_DEVICE:
+            return self.value(args[0])  # an annotation: one device here
+        if name == DEVICE_COPY:
+            src = self.value(args[0])
+            dst = self.new_register()
+            self.emit(bc.DeviceCopy(src, 0, 0, dst))  # device 0 to device 0: the one CPU
+            return dst
         raise self.error(f"operator call {name}(...) outside a primitive function "
                          f"(run FuseOps and ManifestAlloc)", e)
 
