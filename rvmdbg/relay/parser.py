@@ -34,8 +34,8 @@ from rvmdbg.relay.lexer import (
     _INT_RANGES, ATTR, BOOL, EOF, GLOBAL, GRAPH, LOCAL, NAME, NUM, STR, tokenize,
 )
 from rvmdbg.relay.types import (
-    DTYPE_ALIASES, DTYPES, FuncType, IncompleteType, RefType, TensorType, TupleType, TypeCall,
-    TypeVar,
+    DTYPE_ALIASES, DTYPES, FuncType, IncompleteType, RefType, StorageType, TensorType, TupleType,
+    TypeCall, TypeVar,
 )
 
 VERSION = "0.0.5"
@@ -1273,6 +1273,11 @@ class _Parser:
                 alias = DTYPE_ALIASES.get(name)
                 if alias is not None:
                     return TensorType((), alias)
+                if name == "Storage" and name not in self.own_types:
+                    # the memory dialect's buffer type, which TVM prints `Storage[]`
+                    if toks[self.pos][0] == "[" and toks[self.pos + 1][0] == "]":
+                        self.pos += 2
+                    return StorageType()
                 tv = self.tscope.get(name)
                 if tv is not None:
                     if toks[self.pos][0] == "[":
