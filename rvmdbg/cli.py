@@ -119,6 +119,11 @@ def execute_interp(program: Program, entry: str, args: list, limits: Limits):
     if program.module is None:
         raise UsageError(f"{program.path}: the interpreter runs Relay source, and this is a "
                          "compiled executable; use --executor vm")
+    from rvmdbg.passes.pipeline import memory_stage
+    stage = memory_stage(program.module)
+    if stage is not None:
+        raise UsageError(f"{program.path}: this is a printed {stage} stage: its memory dialect "
+                         "runs on the VM only; use --executor vm")
     try:
         return Interpreter(program.module, limits).run(entry, args)
     except InterpreterError as e:

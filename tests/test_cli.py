@@ -453,3 +453,21 @@ def test_a_file_that_is_one_expression_runs_as_main(capsys, program):
     path = program("fn (%x: int32) -> int32 { %x * 2i }\n")
     assert rvmdbg(capsys, "run", path, "21")[:2] == (0, "42\n")
     assert interp(capsys, path, "21")[:2] == (0, "42\n")
+
+
+def test_a_printed_memory_stage_runs_on_the_vm_and_the_interpreter_refuses_it(capsys, program):
+    path = program("""
+def @main(%x: Tensor[(2), float32]) -> Tensor[(2), float32] {
+  let %s = vm.shape_of(%x);
+  let %storage_0: Storage[] = memory.alloc_storage(8i64, alignment=64, dtype_hint="float32");
+  let %t = memory.alloc_tensor(%storage_0, 0i64, %s, assert_shape=[2]);
+  vm.invoke_tvm_op(fn (%p0: Tensor[(2), float32], Primitive=1) -> Tensor[(2), float32] {
+    negative(%p0)
+  }, (%x,), (%t,));
+  %t
+}
+""")
+    code, out, err = rvmdbg(capsys, "run", path, "[1, 2]")
+    assert code == 0 and out.startswith("[-1., -2.]")
+    code, out, err = interp(capsys, path, "[1, 2]")
+    assert code == 2 and "printed ManifestAlloc stage" in err and "--executor vm" in err

@@ -75,3 +75,64 @@ def test_a_primitive_passed_on_becomes_a_closure_over_one_kernel_call():
     names = [f.name for f in exe.functions]
     assert names[:2] == ["apply", "main"] and len(names) == 4  # two lifted wrappers
     assert len(exe.kernels) == 2
+
+
+# the memory dialect as TVM 0.18 lays it out after ManifestAlloc (a dynamic alloc_tensor, whose
+# shape comes from vm.shape_of, so the text needs no metadata), with device annotations
+DIALECT = f"""
+def @main(%x: Tensor[(2, 3), float32] /* ty=Tensor[(2, 3), float32] */, %y: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] {{
+  %0 = fn (%p0: Tensor[(2, 3), float32], %p1: Tensor[(2, 3), float32], Primitive=1, hash="5b5ea8a5b7d2e2b1") -> Tensor[(2, 3), float32] {{
+    %1 = add(%p0, %p1) /* ty=Tensor[(2, 3), float32] */;
+    exp(%1) /* ty=Tensor[(2, 3), float32] */
+  }} /* ty=fn (Tensor[(2, 3), float32], Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] */;
+  let %shape: Tensor[(2), int64] = vm.shape_of(%x) /* ty=Tensor[(2), int64] */;
+  let %storage_0: Storage[] /* ty=Storage[] */ = memory.alloc_storage(24i64 /* ty=int64 */, alignment=64, dtype_hint="float32") /* ty=Storage[] */;
+  let %tensor_0: Tensor[(2, 3), float32] = memory.alloc_tensor(%storage_0, 0i64 /* ty=int64 */, %shape, assert_shape=[2, 3]) /* ty=Tensor[(2, 3), float32] */;
+  %2 = on_device(%x, constrain_result=True) /* ty=Tensor[(2, 3), float32] */;
+  %3 = (%2, %y);
+  %4 = (%tensor_0,);
+  let %x1: () /* ty=() */ = vm.invoke_tvm_op(%0, %3, %4) /* ty=() */;
+  let %x_0: Tensor[(2, 3), float32] = %tensor_0;
+  device_copy(%x_0) /* ty=Tensor[(2, 3), float32] */
+}}"""
+
+
+def test_a_printed_manifest_alloc_stage_runs_on_the_vm():
+    mod = load_module(HEADER + DIALECT.lstrip("\n"), "d.relay")
+    exe = compile_module(mod)
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    y = np.ones((2, 3), dtype="float32")
+    got = VirtualMachine(exe).invoke("main", [x, y])
+    np.testing.assert_allclose(got, np.exp(x + y), rtol=1e-6)
+    ops = [line.split("# ")[1].split()[0] for line in exe.bytecode().splitlines()
+           if line[:4].strip().rstrip(":").isdigit()]
+    # ManifestLifetimes (which the stage had not run) kills the shape after its last use
+    assert ops == ["shape_of", "load_const", "alloc_storage", "load_const", "alloc_tensor_reg",
+                   "kill_register", "invoke_packed", "device_copy", "ret"]
+
+
+def test_the_pipeline_skips_the_passes_a_printed_stage_is_past():
+    from rvmdbg.passes.pipeline import default_pipeline
+    mod = load_module(HEADER + DIALECT.lstrip("\n"), "d.relay")
+    stages = default_pipeline().run(mod)
+    skipped = [s.name for s in stages if s.description.startswith("skipped")]
+    assert skipped == ["EtaExpand", "FoldConstant", "FuseOps", "ToANormalForm", "InferType",
+                       "LambdaLift", "DeadCodeElimination", "ManifestAlloc"]
+    assert "memory.kill(%x_0)" not in stages[-2].text and "memory.kill" in stages[-1].text
+
+
+@pytest.mark.parametrize("call, message, col", [
+    ("memory.alloc_storage(24i64, 64i64)", "memory.alloc_storage takes 1 or 3 arguments, 2 given", 3),
+    ("memory.alloc_tensor(%x, 0i64, vm.shape_of(%x))",
+     "memory.alloc_tensor: the first argument must be a storage, found Tensor[(2, 3), float32]",
+     3),  # a variable's own span is its binder's: the error points at the call
+    ("memory.alloc_storage(24, alignment=64)",
+     "memory.alloc_storage: the size must be an int64 scalar, found int32", 24),
+])
+def test_dialect_calls_that_do_not_fit_are_located_errors(call, message, col):
+    from rvmdbg.relay.diagnostics import RelayTypeError
+    from rvmdbg.relay.typecheck import check_module
+    text = HEADER + f"def @main(%x: Tensor[(2, 3), float32]) {{\n  {call}\n}}\n"
+    with pytest.raises(RelayTypeError) as info:
+        check_module(load_module(text, "e.relay"))
+    assert info.value.format().splitlines()[0] == f"e.relay:3:{col}: error: {message}"
