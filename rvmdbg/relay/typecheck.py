@@ -54,6 +54,11 @@ def _ops():
         from rvmdbg.relay import ops  # imported late: the registry is large and loads kernels
         _OPS = ops
     return _OPS
+def _solvers() -> dict:
+    from rvmdbg.relay.ops.solvers import SOLVERS  # with the registry: imported late
+    return SOLVERS
+
+
 _RECURSION_LIMIT = 200_000  # deep nesting (long operator chains) recurses once per level
 _MAX_WITNESSES = 8  # missing-case examples listed in a non-exhaustive match error
 
@@ -689,7 +694,9 @@ class TypeChecker:
             if type(t) is not TensorType:
                 t = self.resolve(t)
                 if _has_unknown(t):
-                    return None
+                    if not self._assign_arguments(call, opdef, arg_types):
+                        return None
+                    return self._apply_relation(call, opdef, arg_types)
             resolved.append(t)
         for i, t in enumerate(resolved):
             # the relation checks tensor kinds itself; these kinds get a message at the argument
@@ -709,6 +716,25 @@ class TypeChecker:
             if fixed is not None:
                 call.attrs = fixed
         return out
+
+    def _assign_arguments(self, call: Call, opdef, arg_types: list) -> bool:
+        """Give unknown arguments the types the operator's TVM relation assigns them (the
+        weight of nn.dense from `units`, ...); True when one became known."""
+        solve = _solvers().get(opdef.name)
+        if solve is None:
+            return False
+        known = []
+        for t in arg_types:
+            t = self.resolve(self.find(t))
+            known.append(None if _has_unknown(t) else t)
+        progress = False
+        for i, t in solve(known, call.attrs).items():
+            if known[i] is None:
+                self._expect(t, arg_types[i], _at(call.args[i], call),
+                             f"argument {i + 1} of operator `{opdef.name}` must be {{expected}}, "
+                             "found {found}")
+                progress = progress or not _has_unknown(self.resolve(self.find(arg_types[i])))
+        return progress
 
     def _relation_hint(self, call: Call, arg_types: list) -> str | None:
         """When an int literal meets a float tensor (or back), how to write the literal."""
