@@ -93,7 +93,8 @@ def infer_type(mod: Module) -> Module:
 ETA_EXPAND = Pass("EtaExpand", eta_expand,
                   "constructors, globals and operators used as values become fn wrappers")
 FOLD_CONSTANT = Pass("FoldConstant", fold_constant,
-                     "operator calls on constants are evaluated; let-bound constants inlined")
+                     "operator calls on constants are evaluated; let-bound constants inlined; "
+                     "an if on a constant takes its branch")
 FUSE_OPS = Pass("FuseOps", fuse_ops,
                 "chains of operator calls become primitive functions, one kernel each",
                 typed_output=True)

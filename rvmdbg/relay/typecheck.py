@@ -67,6 +67,15 @@ class TypeWarning(RelayWarning):
     """A located warning (unreachable match clause); collected on `mod.warnings`, never raised."""
 
 
+class TypeNote(TypeWarning):
+    """A located note: something rvmdbg accepts and TVM refuses (a generalised signature)."""
+
+    kind = "note"
+
+    def format(self, source=None) -> str:
+        return RelayError.format(self, source).replace(": error: ", ": note: ", 1)
+
+
 class _Mismatch(Exception):
     """Two types (or parts of them) that do not unify; the caller makes it a RelayTypeError."""
 
@@ -1184,6 +1193,21 @@ class TypeChecker:
                 tps.append(tv)
         return FuncType(sig.params, sig.ret, tuple(tps))
 
+    def _note_generalised(self, name: str, tvs: list) -> None:
+        """TVM's solver leaves these types unsolved and refuses the definition; say so."""
+        fn = self.mod.functions[name]
+        scheme = self._schemes[name]
+        where = fn.span
+        for p in fn.params:
+            if p.type_annotation is None and set(free_type_vars(self.resolve(
+                    self._types.get(id(p), IncompleteType())))) & set(tvs):
+                where = p.span or where
+                break
+        self.warnings.append(TypeNote(
+            f"TVM refuses @{name}: its type inference is unable to infer a type here (nothing "
+            f"constrains it); rvmdbg generalises @{name} to {scheme}", where,
+            "annotate the parameter's type to be accepted by TVM too", self.mod.source))
+
     def _check_component(self, names: list, incomplete: set) -> None:
         mod = self.mod
         self._mono_calls = []
@@ -1202,12 +1226,16 @@ class TypeChecker:
         for n in generalize:
             taken |= {tv.name for tv in free_type_vars(self.resolve(self._mono[n]))}
         fresh_names = _type_param_names(taken)
+        made: dict = {}  # global -> the type parameters generalisation gave it
         for n in generalize:
             for u in self.unknowns(self._mono[n]):
                 if u not in frozen:
-                    self._subst[u] = TypeVar(next(fresh_names))
+                    self._subst[u] = tv = TypeVar(next(fresh_names))
+                    made.setdefault(n, []).append(tv)
         for n in generalize:
             self._schemes[n] = self._close(mod.functions[n], self.resolve(self._mono.pop(n)))
+            if n in made:
+                self._note_generalised(n, made[n])
         for call, name in self._mono_calls:
             if name in generalize:
                 # a recursive call uses the global at its own type parameters
