@@ -130,13 +130,18 @@ def execute_interp(program: Program, entry: str, args: list, limits: Limits):
         raise ProgramFailed(e.format(program.source)) from None
 
 
-def executable_of(program: Program):
+def entries_for(entry: str) -> tuple:
+    """The functions a compile keeps with what they reach: @main, and the entry run."""
+    return ("main",) if entry == "main" else ("main", entry)
+
+
+def executable_of(program: Program, entry: str = "main"):
     """The program's executable: the loaded .rvmx, or the .relay program compiled now."""
     if program.executable is not None:
         return program.executable
     from rvmdbg.vm.compiler import CompileError, compile_module
     try:
-        return compile_module(program.module)
+        return compile_module(program.module, entries=entries_for(entry))
     except CompileError as e:
         raise UsageError(f"{program.path}: cannot compile for the VM: {e}") from None
 
@@ -144,7 +149,7 @@ def executable_of(program: Program):
 def execute_vm(program: Program, entry: str, args: list, limits: Limits):
     """Compile (unless it is a loaded .rvmx) and run on the Relay VM."""
     from rvmdbg.vm.machine import VirtualMachine, VMError
-    exe = executable_of(program)
+    exe = executable_of(program, entry)
     try:
         return VirtualMachine(exe, limits).invoke(entry, args)
     except VMError as e:
@@ -379,7 +384,7 @@ def cmd_trace(ns: argparse.Namespace) -> int:
     program = load_program(ns.program)
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args)
-    exe = executable_of(program)
+    exe = executable_of(program, entry)
     vm = VirtualMachine(exe, limits_from(ns))
     write = sys.stdout.write
     try:
@@ -493,7 +498,7 @@ def cmd_debug(ns: argparse.Namespace) -> int:
     program = load_program(ns.program)
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args)
-    exe = executable_of(program)
+    exe = executable_of(program, entry)
     try:
         session = DebugSession(exe, args, entry=entry, limits=limits_from(ns),
                                history_bytes=ns.history_mb * 2 ** 20, program_path=ns.program)

@@ -1,8 +1,8 @@
 """The VM compiler's pass pipeline: runs the passes in TVM's order and keeps every stage.
 
-`default_pipeline()` is TVM's order before code generation: EtaExpand -> FoldConstant ->
-FuseOps -> ToANormalForm -> InferType -> LambdaLift -> DeadCodeElimination -> ManifestAlloc ->
-ManifestLifetimes; more passes can be appended with `default_pipeline(extra=[...])`.
+`default_pipeline()` is TVM's order before code generation: RemoveUnusedFunctions ->
+EtaExpand -> FoldConstant -> FuseOps -> ToANormalForm -> InferType -> LambdaLift ->
+DeadCodeElimination -> ManifestAlloc -> ManifestLifetimes; more passes can be appended with `default_pipeline(extra=[...])`.
 After each pass the type checker runs again (except after the passes that type their own
 output: the memory dialect of ManifestAlloc is not made of user operators), so every kept
 stage is a typed module, and its printed text is kept for `rvmdbg compile --passes`.
@@ -20,6 +20,7 @@ from rvmdbg.passes.fuse_ops import fuse_ops
 from rvmdbg.passes.lambda_lift import lambda_lift
 from rvmdbg.passes.manifest_alloc import manifest_alloc
 from rvmdbg.passes.manifest_lifetimes import manifest_lifetimes
+from rvmdbg.passes.remove_unused import ENTRIES, remove_unused_functions
 from rvmdbg.relay.ast import Call, Function, Module, OpRef, children, room_for_recursion
 from rvmdbg.relay.dialect import KILL, MEMORY_OPS
 from rvmdbg.relay.printer import print_expr, print_module
@@ -90,8 +91,16 @@ def infer_type(mod: Module) -> Module:
     return _check(mod)
 
 
+def remove_unused_pass(entries=ENTRIES) -> Pass:
+    """RemoveUnusedFunctions keeping what the entry functions reach."""
+    return Pass("RemoveUnusedFunctions",
+                lambda mod: remove_unused_functions(mod, entries),
+                "globals @" + ", @".join(entries) + " does not reach are removed")
+
+
+REMOVE_UNUSED_FUNCTIONS = remove_unused_pass()
 ETA_EXPAND = Pass("EtaExpand", eta_expand,
-                  "constructors, globals and operators used as values become fn wrappers")
+                  "constructors and operators used as values become fn wrappers")
 FOLD_CONSTANT = Pass("FoldConstant", fold_constant,
                      "operator calls on constants are evaluated; let-bound constants inlined; "
                      "an if on a constant takes its branch")
@@ -114,7 +123,7 @@ MANIFEST_LIFETIMES = Pass("ManifestLifetimes", manifest_lifetimes,
                           "memory.kill after the last use of each tensor and storage",
                           typed_output=True)
 
-DEFAULT_PASSES = (ETA_EXPAND, FOLD_CONSTANT, FUSE_OPS, TO_A_NORMAL_FORM, INFER_TYPE,
+DEFAULT_PASSES = (REMOVE_UNUSED_FUNCTIONS, ETA_EXPAND, FOLD_CONSTANT, FUSE_OPS, TO_A_NORMAL_FORM, INFER_TYPE,
                   LAMBDA_LIFT, DEAD_CODE_ELIMINATION, MANIFEST_ALLOC, MANIFEST_LIFETIMES)
 
 
@@ -195,9 +204,13 @@ def memory_stage(mod: Module) -> str | None:
     return found
 
 
-def default_pipeline(extra: Iterable[Pass] = ()) -> Pipeline:
-    """TVM's pass order before code generation, followed by the passes in extra."""
-    return Pipeline([*DEFAULT_PASSES, *extra])
+def default_pipeline(extra: Iterable[Pass] = (), entries=ENTRIES) -> Pipeline:
+    """TVM's pass order before code generation, followed by the passes in extra; the
+    functions kept are those `entries` reach (TVM: main)."""
+    passes = list(DEFAULT_PASSES)
+    if tuple(entries) != ENTRIES:
+        passes[0] = remove_unused_pass(tuple(entries))
+    return Pipeline([*passes, *extra])
 
 
 def changed(before: Stage, after: Stage) -> dict[str, str]:

@@ -1254,29 +1254,7 @@ def _type_param_names(taken: set):
             yield name
 
 
-_LEAVES = (Constant, Var, OpRef, ConstructorRef)
-
-
-def _referenced_globals(fn: Function) -> list:
-    """Names of the globals fn's body mentions (iterative: bodies can be very deep)."""
-    out: dict = {}
-    seen: set = set()
-    stack = [fn.body]
-    push = stack.append
-    children = ast.children
-    while stack:
-        e = stack.pop()
-        te = type(e)
-        if te is GlobalVar:
-            out[e.name] = None
-        elif te not in _LEAVES:
-            for c in children(e):
-                if type(c) is GlobalVar:
-                    out[c.name] = None
-                elif type(c) not in _LEAVES and id(c) not in seen:
-                    seen.add(id(c))
-                    push(c)
-    return list(out)
+_referenced_globals = ast.referenced_globals
 
 
 def _components(mod: Module, targets: set) -> list:

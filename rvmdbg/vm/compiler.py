@@ -489,17 +489,20 @@ def _compiling():
             gc.enable()
 
 
-def compile_stages(mod: Module, pipeline=None):
+def compile_stages(mod: Module, pipeline=None, entries=("main",)):
     """(the stages of the pipeline, the executable): for `rvmdbg compile --passes`."""
     from rvmdbg.passes.pipeline import default_pipeline
-    pipeline = default_pipeline() if pipeline is None else pipeline
+    pipeline = default_pipeline(entries=entries) if pipeline is None else pipeline
     with _compiling():
         stages = pipeline.run(mod)
         return stages, codegen(stages[-1].module)
 
 
-def compile_module(mod: Module, pipeline=None, reuse_registers: bool = False) -> Executable:
+def compile_module(mod: Module, pipeline=None, reuse_registers: bool = False,
+                   entries=("main",)) -> Executable:
     """Compile a type-checkable module to an executable.
+
+    `entries`: the functions the default pipeline keeps with what they reach (TVM: main).
 
     `pipeline`: None runs `default_pipeline()`; a Pipeline (or a list of passes) runs that;
     False means mod has already been through the passes (it is compiled as it is).
@@ -508,7 +511,7 @@ def compile_module(mod: Module, pipeline=None, reuse_registers: bool = False) ->
     from rvmdbg.passes.pipeline import Pipeline, default_pipeline
     with _compiling():
         if pipeline is None:
-            passed = default_pipeline().apply(mod)
+            passed = default_pipeline(entries=entries).apply(mod)
         elif pipeline is False:
             passed = mod
         else:

@@ -99,7 +99,7 @@ def test_compile_passes_prints_every_stage_first(capsys):
     code, out, _ = cli(capsys, "compile", ROOT / "programs" / "fib.relay", "--passes")
     assert code == 0
     headers = re.findall(r"^// ==== (\w+):", out, flags=re.M)
-    assert headers == ["Input", "EtaExpand", "FoldConstant", "FuseOps", "ToANormalForm",
+    assert headers == ["Input", "RemoveUnusedFunctions", "EtaExpand", "FoldConstant", "FuseOps", "ToANormalForm",
                        "InferType", "LambdaLift", "DeadCodeElimination", "ManifestAlloc",
                        "ManifestLifetimes"]
     stage_text, listing = out.split("// ==== Bytecode\n")

@@ -116,7 +116,7 @@ def test_the_pipeline_skips_the_passes_a_printed_stage_is_past():
     mod = load_module(HEADER + DIALECT.lstrip("\n"), "d.relay")
     stages = default_pipeline().run(mod)
     skipped = [s.name for s in stages if s.description.startswith("skipped")]
-    assert skipped == ["EtaExpand", "FoldConstant", "FuseOps", "ToANormalForm", "InferType",
+    assert skipped == ["RemoveUnusedFunctions", "EtaExpand", "FoldConstant", "FuseOps", "ToANormalForm", "InferType",
                        "LambdaLift", "DeadCodeElimination", "ManifestAlloc"]
     assert "memory.kill(%x_0)" not in stages[-2].text and "memory.kill" in stages[-1].text
 
@@ -136,3 +136,16 @@ def test_dialect_calls_that_do_not_fit_are_located_errors(call, message, col):
     with pytest.raises(RelayTypeError) as info:
         check_module(load_module(text, "e.relay"))
     assert info.value.format().splitlines()[0] == f"e.relay:3:{col}: error: {message}"
+
+
+def test_a_global_used_as_a_value_is_a_closure_with_no_wrapper_as_in_tvm():
+    text = """
+def @double(%x: int32) -> int32 { %x * 2 }
+def @apply(%f: fn (int32) -> int32, %x: int32) -> int32 { %f(%x) }
+def @main(%x: int32) -> int32 { @apply(@double, %x) }"""
+    exe, expected, got = run_both(text, [np.array(21, "int32")])
+    assert int(got) == 42 and values_equal(expected, got)
+    assert [f.name for f in exe.functions] == ["double", "apply", "main"]
+    main = exe.functions[exe.global_map["main"]]
+    texts = [i.text() for i in main.instructions]
+    assert texts[0] == "alloc_closure $1 VMFunc[0]($)"
