@@ -337,6 +337,9 @@ def _configure_compile(p: argparse.ArgumentParser) -> None:
                    help="note callee, kernel and constructor names after each instruction")
 
 
+CONSTANT_PREVIEW = 4  # values shown of a constant TVM prints without its contents
+
+
 def cmd_compile(ns: argparse.Namespace) -> int:
     from rvmdbg.vm.compiler import CompileError, compile_module, compile_stages
     from rvmdbg.vm.regalloc import register_report_text, reuse_registers
@@ -362,6 +365,10 @@ def cmd_compile(ns: argparse.Namespace) -> int:
             raise UsageError(f"{program.path}: cannot compile for the VM: {e}") from None
         if ns.reuse_registers:
             report = reuse_registers(exe)
+    # TVM's compiler logs the constant pool and the kernel table before the bytecode
+    for table in (exe.constants_text(preview=CONSTANT_PREVIEW), exe.primitives()):
+        if table:
+            out.write(table + "\n")
     out.write(exe.bytecode(names=ns.names))
     if report is not None:
         out.write(register_report_text(report))

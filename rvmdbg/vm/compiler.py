@@ -16,7 +16,7 @@ ends with ManifestAlloc and ManifestLifetimes) and generates code the way TVM's
 - the memory dialect (`memory.alloc_storage`, `memory.alloc_tensor`, `vm.invoke_tvm_op`,
   `vm.shape_of`, `vm.shape_func`, `vm.reshape_tensor`, `memory.kill`) maps one call to one
   instruction; kernels are deduplicated by their Relay text and named like TVM's
-  (`fused_add_multiply`); references run through built-in kernels.
+  (`vm_mod_fused_add_multiply`, as TVM 0.18); references run through built-in kernels.
 
 Every instruction is mapped to the span of the nearest Relay node with one (`source_map`), and
 each `alloc_data` of a constructor to the constructor's name (`adt_constructor`).
@@ -42,6 +42,8 @@ from rvmdbg.vm.kernels import BUILTIN_KERNELS, build_kernel, post_order
 
 # TVM shortens longer kernel names and appends a hash of the full one
 MAX_KERNEL_NAME = 80
+# the name TVM's VM compiler gives its LowerTE module, which prefixes every kernel name
+KERNEL_PREFIX = "vm_mod_"
 # passes recurse once per nested node: a 10,000-let program needs room beyond Python's default
 
 
@@ -58,14 +60,21 @@ class CompileError(Exception):
 # ---------------------------------------------------------------- module-wide tables
 
 def kernel_name(fn: Function) -> str:
-    """TVM's name for a fused primitive: `fused_` + its operators in evaluation order."""
-    ops = [n.op.name.replace(".", "_") for n in post_order(fn.body)
+    """TVM 0.18's name for a lowered primitive: its LowerTE module prefix `vm_mod_`, then
+    `fused_` (`shape_func` for a shape kernel) and its operators in evaluation order, dots
+    made underscores; a function for an external codegen (`Compiler=...`) keeps its
+    `global_symbol`."""
+    symbol = fn.attrs.get("global_symbol")
+    if fn.attrs.get("Compiler") and isinstance(symbol, str) and symbol:
+        return symbol
+    ops = [n.op.name for n in post_order(fn.body)
            if isinstance(n, Call) and isinstance(n.op, OpRef)]
-    name = "fused_" + "_".join(ops) if ops else "fused_identity"
+    head = "shape_func" if fn.attrs.get(SHAPE_FUNC_ATTR) else "fused"
+    name = "_".join([head, *ops]) if ops else head + "_identity"
     if len(name) > MAX_KERNEL_NAME:
         digest = hashlib.sha1(name.encode()).hexdigest()[:12]
         name = f"{name[:MAX_KERNEL_NAME]}_{digest}_"
-    return name
+    return KERNEL_PREFIX + name.replace(".", "_")
 
 
 class _ModuleTables:
@@ -101,8 +110,6 @@ class _ModuleTables:
         if index is not None:
             return index
         name = kernel_name(fn)
-        if fn.attrs.get(SHAPE_FUNC_ATTR):
-            name += "_shape_func"
         base, n = name, 0
         while name in self._names:
             n += 1
