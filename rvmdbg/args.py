@@ -1,7 +1,9 @@
 """Program arguments on the command line: text to runtime values of the entry's parameter types.
 
 The syntax is "Arguments" of the CLI contract. Each argument is one of
-- `@path.npy`: a NumPy file, loaded without pickle;
+- `@path.npy`: a NumPy file (0-d included), loaded without pickle; `@path.npz:NAME`: the array
+  NAME of a NumPy archive;
+- a tuple of arguments in parentheses, `(@a.npy, @b.npy)`, `([1, 2], 3f)`;
 - a JSON number or nested list (a tensor): `3`, `[1.5, -1]`, `[[1, 2], [3, 4]]`;
 - a Relay value: a literal (`-3`, `2.5f`, `5i64`, `True`), a constructor application
   (`Cons(1, Nil)`), a tuple (`(1, 2f)`), `negative(...)` of one of these, or `ref(...)`.
@@ -9,6 +11,9 @@ The value is then converted along the parameter's declared type: an int literal 
 `float32` parameter becomes float32, a nested list for `Tensor[(2, 3), float32]` becomes that
 array; a value that does not fit (shape, dtype range, constructor of another type) is an
 `ArgumentError` saying which argument and why.
+
+`bind_inputs` is `--inputs FILE.npz`: parameters bound by name, as TVM's
+`set_input(name=array)`, after the positional arguments.
 """
 from __future__ import annotations
 
@@ -27,7 +32,8 @@ from rvmdbg.relay.types import (
 )
 from rvmdbg.values import ADTValue, RefCell, format_value
 
-__all__ = ["ArgumentError", "parse_program_args", "parse_value", "convert_value", "param_types"]
+__all__ = ["ArgumentError", "bind_inputs", "parse_program_args", "parse_value", "convert_value",
+           "param_types"]
 
 
 class ArgumentError(Exception):
@@ -89,6 +95,14 @@ def parse_value(text: str, mod: Module | None, where: str = "argument"):
         raise ArgumentError(f"{where}: empty argument")
     if text.startswith("@"):
         return _load_npy(text[1:], where)
+    if text[0] == "(" and text[-1] == ")":
+        fields = _split_fields(text[1:-1])
+        if fields is not None and (len(fields) > 1 or text[1:-1].rstrip().endswith(",")):
+            # a tuple of arguments, each in any argument syntax (`(@a.npy, [1, 2])`)
+            return ADTValue(0, None, [parse_value(f, mod, f"{where}, field {i}")
+                                      for i, f in enumerate(fields)])
+        if fields is not None and len(fields) == 1:
+            return parse_value(fields[0], mod, where)  # `(v)` is v, as in Relay
     if text[0] in "[-+.0123456789" or text in ("NaN", "Infinity", "-Infinity"):
         try:
             data = json.loads(text)
@@ -99,6 +113,32 @@ def parse_value(text: str, mod: Module | None, where: str = "argument"):
         if text[0] == "[":
             raise ArgumentError(f"{where}: {text!r} is not a valid JSON list of numbers")
     return _parse_relay(text, mod, where)
+
+
+def _split_fields(text: str) -> list[str] | None:
+    """Split at commas outside brackets, parentheses and strings; empty parts dropped (a
+    trailing comma). None when the brackets do not balance (left to the parser to report)."""
+    out, cur, depth, quoted = [], [], 0, False
+    for c in text:
+        if quoted:
+            quoted = c != '"'
+        elif c == '"':
+            quoted = True
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif c == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+            continue
+        cur.append(c)
+    if depth or quoted:
+        return None
+    out.append("".join(cur).strip())
+    return [f for f in out if f]
 
 
 class _JSON:
@@ -113,6 +153,9 @@ class _JSON:
 def _load_npy(path: str, where: str) -> np.ndarray:
     if not path:
         raise ArgumentError(f"{where}: `@` must be followed by the path of a .npy file")
+    head, sep, member = path.rpartition(":")
+    if sep and head.endswith(".npz"):
+        return _numeric(_npz_member(head, member, where), head, where)
     try:
         loaded = np.load(path, allow_pickle=False)
     except FileNotFoundError:
@@ -124,14 +167,87 @@ def _load_npy(path: str, where: str) -> np.ndarray:
     except ValueError as e:
         raise ArgumentError(f"{where}: {path}: not a plain .npy array ({e})") from None
     if not isinstance(loaded, np.ndarray):
+        names = list(loaded.files) if hasattr(loaded, "files") else []
         if hasattr(loaded, "close"):
             loaded.close()
         raise ArgumentError(f"{where}: {path}: expected a .npy file holding one array, "
-                            "found an .npz archive")
+                            "found an .npz archive"
+                            + (f"; name one of its arrays: @{path}:{names[0]}" if names else ""))
+    return _numeric(loaded, path, where)
+
+
+def _numeric(loaded: np.ndarray, path: str, where: str) -> np.ndarray:
     if loaded.dtype.kind not in _NUMERIC_KINDS:
         raise ArgumentError(f"{where}: {path}: holds {loaded.dtype} data; "
                             "only numbers and booleans can be Relay tensors")
-    return np.ascontiguousarray(loaded)
+    # np.array, not ascontiguousarray: that one makes a 0-d array 1-d
+    return np.array(loaded, order="C", copy=True)
+
+
+def _open_npz(path: str, where: str):
+    """The archive's arrays by name (loaded without pickle)."""
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise ArgumentError(f"{where}: {path}: file not found") from None
+    except IsADirectoryError:
+        raise ArgumentError(f"{where}: {path}: is a directory, not an .npz file") from None
+    except OSError as e:
+        raise ArgumentError(f"{where}: {path}: cannot read it: {e.strerror or e}") from None
+    except ValueError as e:
+        raise ArgumentError(f"{where}: {path}: not a plain .npz archive ({e})") from None
+    if not hasattr(archive, "files"):
+        raise ArgumentError(f"{where}: {path}: expected an .npz archive of named arrays, "
+                            "found a single .npy array")
+    return archive
+
+
+def _npz_member(path: str, name: str, where: str) -> np.ndarray:
+    with _open_npz(path, where) as archive:
+        if name not in archive.files:
+            close = difflib.get_close_matches(name, archive.files, 1)
+            hint = f"; did you mean {close[0]}?" if close else \
+                f" (it holds {', '.join(archive.files) or 'nothing'})"
+            raise ArgumentError(f"{where}: {path} has no array named {name}{hint}")
+        try:
+            return archive[name]
+        except ValueError as e:
+            raise ArgumentError(f"{where}: {path}:{name}: not a plain array ({e})") from None
+
+
+def bind_inputs(params: list[str], texts: list[str], path: str, entry: str = "main") -> list[str]:
+    """`--inputs FILE.npz` as argument texts: the positional `texts` bind the first parameters,
+    the archive's arrays the others by name (`@FILE.npz:NAME`), as TVM's `set_input(name=...)`.
+    A name that is no parameter, a parameter given twice, or one left without a value is an
+    ArgumentError naming it."""
+    where = f"--inputs {path}"
+    with _open_npz(path, where) as archive:
+        names = list(archive.files)
+    by_param = {}
+    for key in names:
+        name = key[1:] if key.startswith("%") else key  # TVM's names carry no `%`
+        if name not in params:
+            close = difflib.get_close_matches(name, params, 1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            raise ArgumentError(f"{where}: {key} is not a parameter of @{entry} (its parameters: "
+                                f"{', '.join('%' + p for p in params) or 'none'}){hint}")
+        by_param[name] = key
+    if len(texts) > len(params):
+        return list(texts)  # the count check names the mismatch
+    out = list(texts)
+    for i, name in enumerate(params):
+        if i < len(texts):
+            if name in by_param:
+                raise ArgumentError(f"{where}: %{name} is given twice: as positional argument "
+                                    f"{i + 1} and by name in the archive")
+            continue
+        if name not in by_param:
+            missing = [p for p in params[i:] if p not in by_param]
+            raise ArgumentError(f"{where}: no value for {', '.join('%' + p for p in missing)} "
+                                f"of @{entry}: the archive holds {', '.join(names) or 'nothing'}"
+                                + (f" and {len(texts)} positional" if texts else ""))
+        out.append(f"@{path}:{by_param[name]}")
+    return out
 
 
 def _parse_relay(text: str, mod: Module | None, where: str):

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Callable
 
 from rvmdbg import __version__
-from rvmdbg.args import ArgumentError, parse_program_args, parse_value, convert_value
+from rvmdbg.args import (
+    ArgumentError, bind_inputs, convert_value, parse_program_args, parse_value,
+)
 from rvmdbg.limits import DEFAULT_LIMITS, Limits
 from rvmdbg.relay.diagnostics import RelayError, Source
 from rvmdbg.values import format_value, to_json
@@ -94,10 +96,14 @@ def load_program(path: str, check: bool = True) -> Program:
     return Program(path, text=text, module=mod, parse_warnings=parsed_warnings)
 
 
-def program_arguments(program: Program, entry: str, texts: list[str]) -> list:
-    """ARGs (or the program's `// args:` defaults when none are given) as runtime values."""
+def program_arguments(program: Program, entry: str, texts: list[str],
+                      inputs: str | None = None) -> list:
+    """ARGs (or the program's `// args:` defaults when none are given) as runtime values;
+    `inputs` (--inputs FILE.npz) binds the parameters after the ARGs by name."""
     from rvmdbg.relay.loader import program_default_args
-    if not texts and program.text is not None:
+    if inputs is not None:
+        texts = bind_inputs(entry_params(program, entry), texts, inputs, entry)
+    elif not texts and program.text is not None:
         texts = program_default_args(program.text) or []
     if program.module is not None:
         try:
@@ -109,6 +115,20 @@ def program_arguments(program: Program, entry: str, texts: list[str]) -> list:
     # a saved executable keeps no types: values take Relay's default dtypes
     return [convert_value(parse_value(t, None, f"argument {i + 1}"), None, None,
                           f"argument {i + 1}") for i, t in enumerate(texts)]
+
+
+def entry_params(program: Program, entry: str) -> list[str]:
+    """The entry function's parameter names (without `%`)."""
+    if program.module is not None:
+        fn = program.module.functions.get(entry)
+        if fn is None:
+            known = ", ".join("@" + n for n in program.module.functions) or "none"
+            raise ArgumentError(f"no function @{entry} in this program (functions: {known})")
+        return [p.name for p in fn.params]
+    try:
+        return list(program.executable.function(entry).params)
+    except KeyError as e:
+        raise ArgumentError(str(e.args[0])) from None
 
 
 # ------------------------------------------------------------------------------------ executors
@@ -157,16 +177,9 @@ def execute_vm(program: Program, entry: str, args: list, limits: Limits):
 
 
 def vm_error_text(err, exe) -> str:
-    """A VMError as printed: its own format, the quoted line even when it lies in another file
-    (the prelude), and the calls that led there."""
-    span = err.span
-    if span is not None and err.source_line is None and span.file != exe.source_name:
-        try:
-            lines = Path(span.file).read_text(encoding="utf-8").split("\n")
-            if 1 <= span.line <= len(lines):
-                err.source_line = lines[span.line - 1].rstrip("\r")
-        except OSError:
-            pass
+    """A VMError as printed: its own format (the quoted line comes from the text the
+    executable carries, the prelude's too: never from a path it names), and the calls that
+    led there."""
     out = [err.format()]
     for name, pc in err.backtrace[1:6]:
         where = ""
@@ -290,8 +303,12 @@ def add_program_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("program", metavar="PROGRAM", help="a .relay file or a saved .rvmx executable")
     p.add_argument("args", metavar="ARG", nargs="*", default=[],
                    help="arguments of the entry function: a Relay value (10, -3, 2.5f, "
-                        "Cons(1, Nil), (1, 2f)), a JSON number or list, or @file.npy; "
+                        "Cons(1, Nil), (1, 2f)), a JSON number or list, @file.npy, "
+                        "@file.npz:NAME, or a tuple of these; "
                         "default: the program's `// args:` line")
+    p.add_argument("--inputs", metavar="FILE.npz",
+                   help="bind the entry's parameters by name from a NumPy archive, as TVM's "
+                        "set_input(name=...); positional ARGs bind the first parameters")
 
 
 def _configure_run(p: argparse.ArgumentParser) -> None:
@@ -308,7 +325,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
     from rvmdbg.relay.interpreter import call_with_deep_stack
     program = load_program(ns.program)
     entry = ns.entry.lstrip("@")
-    args = program_arguments(program, entry, ns.args)
+    args = program_arguments(program, entry, ns.args, ns.inputs)
     execute = EXECUTORS[ns.executor]
     limits = limits_from(ns)
 
@@ -390,7 +407,7 @@ def cmd_trace(ns: argparse.Namespace) -> int:
     from rvmdbg.vm.machine import VirtualMachine, VMError, trace_lines
     program = load_program(ns.program)
     entry = ns.entry.lstrip("@")
-    args = program_arguments(program, entry, ns.args)
+    args = program_arguments(program, entry, ns.args, ns.inputs)
     exe = executable_of(program, entry)
     vm = VirtualMachine(exe, limits_from(ns))
     write = sys.stdout.write
@@ -439,6 +456,7 @@ def cmd_screen(ns: argparse.Namespace) -> int:
     from rvmdbg.tui import run_screen  # imported here: the engine never loads Textual
     history_mb = getattr(ns, "history_mb", None)
     return run_screen(ns.program, ns.args, entry=ns.entry.lstrip("@"), mouse=not ns.no_mouse,
+                      inputs=getattr(ns, "inputs", None),
                       ascii_only=ns.ascii, limits=limits_from(ns),
                       history_bytes=history_mb * 2 ** 20 if history_mb else None,
                       keys_file=getattr(ns, "keys", None))
@@ -504,7 +522,7 @@ def cmd_debug(ns: argparse.Namespace) -> int:
                          "the debugger screen opens with `rvmdbg PROGRAM [ARG...]`")
     program = load_program(ns.program)
     entry = ns.entry.lstrip("@")
-    args = program_arguments(program, entry, ns.args)
+    args = program_arguments(program, entry, ns.args, ns.inputs)
     exe = executable_of(program, entry)
     try:
         session = DebugSession(exe, args, entry=entry, limits=limits_from(ns),

@@ -44,6 +44,13 @@ def test_bench_vm_quick_runs():
         assert "VM run()" in out and "VM step()" in out
 
 
+def test_bench_kernels_quick_runs():
+    out = _run_script("bench_kernels.py")
+    for label in ("mobilenet-v1 layers", "resnet-18 convolutions", "sum over the list",
+                  "max_pool2d", "on the VM: load+check+compile", "naive ms"):
+        assert label in out
+
+
 @pytest.mark.parametrize("name, n", [("fib.relay", 12), ("loop.relay", 300),
                                      ("sum_up.relay", 50)])
 def test_tree_walking_baseline_agrees_with_the_interpreter(name, n):
@@ -115,3 +122,22 @@ def test_frontend_generator_is_deterministic_and_well_typed():
         assert kind in text
     result = Interpreter(mod).run("main", [np.array(3, dtype=np.int32)])
     assert result.fields[0].dtype == np.int32
+
+
+def test_bench_metadata_quick_runs():
+    out = _run_script("bench_metadata.py")
+    for label in ("load_file (split, JSON, base64, parse)", "check_module", "load + check",
+                  "target:", "peak memory"):
+        assert label in out
+
+
+def test_bench_metadata_model_is_a_real_printed_model():
+    from bench_metadata import generate_model
+
+    from rvmdbg.relay.loader import load_module
+    from rvmdbg.relay.typecheck import check_module
+    text = generate_model(2 * 16 * 16, width=16)
+    assert text == generate_model(2 * 16 * 16, width=16)  # deterministic
+    mod = check_module(load_module(text, "<model>"))
+    assert str(mod.functions["main"].checked_type) == \
+        "fn (Tensor[(1, 16), float32]) -> Tensor[(1, 16), float32]"

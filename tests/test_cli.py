@@ -471,3 +471,77 @@ def @main(%x: Tensor[(2), float32]) -> Tensor[(2), float32] {
     assert code == 0 and out.startswith("[-1., -2.]")
     code, out, err = interp(capsys, path, "[1, 2]")
     assert code == 2 and "printed ManifestAlloc stage" in err and "--executor vm" in err
+
+
+# ---- inputs as TVM users hold them: tuples of tensors, 0-d .npy, --inputs FILE.npz ----------
+
+_PAIR = HEADER + ("def @main(%t: (Tensor[(2,), float32], Tensor[(2,), float32]), %s: float32) {\n"
+                  "  multiply(add(%t.0, %t.1), %s)\n}\n")
+
+
+@pytest.fixture
+def pair(tmp_path):
+    prog = tmp_path / "pair.relay"
+    prog.write_text(_PAIR)
+    np.save(tmp_path / "a.npy", np.array([1, 2], dtype=np.float32))
+    np.save(tmp_path / "b.npy", np.array([10, 20], dtype=np.float64))
+    np.save(tmp_path / "s.npy", np.array(2, dtype=np.float32))  # 0-d
+    return tmp_path, prog
+
+
+def test_a_tuple_of_npy_files_and_a_zero_d_npy(capsys, pair):
+    tmp, prog = pair
+    code, out, err = rvmdbg(capsys, "run", prog, f"(@{tmp / 'a.npy'}, @{tmp / 'b.npy'})",
+                            f"@{tmp / 's.npy'}", "--json")
+    assert code == 0, err
+    assert result(out) == {"dtype": "float32", "shape": [2], "data": [22.0, 44.0]}
+    code, out, err = rvmdbg(capsys, "run", prog, f"([1, 2], @{tmp / 'b.npy'},)", "1", "--json")
+    assert code == 0, err
+    code, _, err = rvmdbg(capsys, "run", prog, f"(@{tmp / 'a.npy'})", "1")
+    assert code == 2 and "expected a tuple of 2" in err
+
+
+def test_inputs_archive_binds_parameters_by_name(capsys, pair):
+    tmp, prog = pair
+    np.savez(tmp / "in.npz", s=np.array(3, dtype=np.float32))
+    for cmd in ("run", "trace"):
+        code, out, err = rvmdbg(capsys, cmd, prog, "([1, 1], [2, 2])", "--inputs", tmp / "in.npz")
+        assert code == 0, err
+        assert "[9., 9.] (float32)" in out
+    batch = tmp / "cmds"
+    batch.write_text("c\n")
+    code, out, err = rvmdbg(capsys, "debug", prog, "([1, 1], [2, 2])", "--inputs",
+                            tmp / "in.npz", "--batch", batch)
+    assert code == 0 and "returned [9., 9.] (float32)" in out, err
+    # every parameter by name, `%` prefixes accepted (TVM's names have none)
+    np.savez(tmp / "all.npz", **{"%s": np.array(1, np.float32)},
+             t=np.zeros(2, np.float32))
+    code, _, err = rvmdbg(capsys, "run", prog, "--inputs", tmp / "all.npz")
+    assert code == 2 and "expected a tuple" in err  # t is a tuple: an archive holds tensors
+
+
+@pytest.mark.parametrize("arrays, positional, message", [
+    ({"s": 1.0, "q": 2.0}, ["([1, 1], [2, 2])"], "q is not a parameter of @main"),
+    ({"ss": 1.0}, ["([1, 1], [2, 2])"], "did you mean s?"),
+    ({}, ["([1, 1], [2, 2])"], "no value for %s of @main"),
+    ({"t": 1.0, "s": 1.0}, ["([1, 1], [2, 2])"], "%t is given twice"),
+])
+def test_inputs_archive_errors_exit_2(capsys, pair, arrays, positional, message):
+    tmp, prog = pair
+    np.savez(tmp / "in.npz", **{k: np.array(v, np.float32) for k, v in arrays.items()})
+    code, _, err = rvmdbg(capsys, "run", prog, *positional, "--inputs", tmp / "in.npz")
+    assert code == 2 and message in err, err
+
+
+def test_inputs_archive_without_pickle_and_archive_members(capsys, pair):
+    tmp, prog = pair
+    np.savez(tmp / "obj.npz", s=np.array([{"a": 1}], dtype=object))
+    code, _, err = rvmdbg(capsys, "run", prog, "([1, 1], [2, 2])", "--inputs", tmp / "obj.npz")
+    assert code == 2 and "obj.npz" in err and "Traceback" not in err
+    code, _, err = rvmdbg(capsys, "run", prog, "([1, 1], [2, 2])", "--inputs", tmp / "none.npz")
+    assert code == 2 and "none.npz: file not found" in err
+    np.savez(tmp / "m.npz", scale=np.array(4, np.float32))
+    code, out, err = rvmdbg(capsys, "run", prog, "([1, 1], [2, 2])", f"@{tmp / 'm.npz'}:scale")
+    assert code == 0 and "[12., 12.]" in out, err
+    code, _, err = rvmdbg(capsys, "run", prog, "([1, 1], [2, 2])", f"@{tmp / 'm.npz'}")
+    assert code == 2 and f"name one of its arrays: @{tmp / 'm.npz'}:scale" in err

@@ -17,7 +17,6 @@ watch [-c] $N [change]; list [l]; source; restart [run]; help [h].
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from rvmdbg.debug.breakpoints import BreakpointError
 from rvmdbg.debug.heap import format_heap, heap_of, value_text, value_tree, value_type
@@ -510,17 +509,10 @@ class CommandInterpreter:
         span = f.span
         if span is None:
             return f"no source location for @{f.func_name} pc={f.pc}"
-        text = None
-        if span.file == getattr(s.exe, "source_name", None) or span.file is None:
-            text = getattr(s.exe, "source_text", None)
-        if text is None and span.file:
-            try:
-                text = Path(span.file).read_text(encoding="utf-8")
-            except OSError:
-                text = None
-        if text is None:
+        # the executable's own copy of the text: a path named in a saved file is never opened
+        lines = s.exe.source_lines(span.file)
+        if lines is None:
             return f"source {span} is not available"
-        lines = text.split("\n")
         lo = max(1, span.line - 5)
         hi = min(len(lines), span.line + 5)
         own_file = span.file == getattr(s.exe, "source_name", None)

@@ -82,7 +82,9 @@ def _check(mod: Module) -> Module:
 
 
 def _print(mod: Module) -> str:
-    return print_module(mod)
+    # a stage's text refers to its tensor constants without repeating the tables (TVM's
+    # show_meta_data=False): the weights of a model would otherwise be printed per pass
+    return print_module(mod, metadata=False)
 
 
 def infer_type(mod: Module) -> Module:

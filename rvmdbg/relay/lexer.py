@@ -200,11 +200,6 @@ def tokenize(text: str, filename: str = "<input>", source: Source | None = None)
                 elif t == "True" or t == "False":
                     append((BOOL, t, line, col, line, col + len(t), t == "True"))
                 else:
-                    if t == "meta" and text.startswith("[", m.end()):
-                        raise LexError("metadata references (`meta[...]`) are not supported",
-                                       Span(line, col, line, col + 4, filename),
-                                       "rvmdbg reads programs without a #[metadata] section; "
-                                       "pass tensor constants as parameters", source)
                     append((NAME, t, line, col, line, col + len(t), t))
             elif kind == "num":
                 t = m[kind]
@@ -254,10 +249,13 @@ def tokenize(text: str, filename: str = "<input>", source: Source | None = None)
                 col = m.end() - line_start - len(t) + 1
                 inner = t[2:-1].strip()
                 if inner == "metadata":
-                    raise LexError("#[metadata] sections are not supported",
-                                   Span(line, col, line, col + len(t), filename),
-                                   "rvmdbg reads programs without metadata; pass tensor "
-                                   "constants as parameters", source)
+                    # the loader split the section off: only its own line is left, at the end
+                    if text[m.end():].strip():
+                        raise LexError("#[metadata] must be on a line of its own, after the "
+                                       "program", Span(line, col, line, col + len(t), filename),
+                                       "TVM writes the metadata section last: the line "
+                                       "#[metadata], then its JSON document", source)
+                    break
                 append((ATTR, t, line, col, line, col + len(t), inner))
             else:  # other
                 start = m.start(kind)

@@ -33,6 +33,7 @@ from rvmdbg.relay.dialect import DIALECT_OPS
 from rvmdbg.relay.lexer import (
     _INT_RANGES, ATTR, BOOL, EOF, GLOBAL, GRAPH, LOCAL, NAME, NUM, STR, tokenize,
 )
+from rvmdbg.relay.metadata import split_metadata
 from rvmdbg.relay.types import (
     DTYPE_ALIASES, DTYPES, FuncType, IncompleteType, RefType, StorageType, TensorType, TupleType,
     TypeCall, TypeVar,
@@ -119,6 +120,8 @@ class _Parser:
                  extra_ops=()):
         self.file = filename
         self.extra_ops = frozenset(extra_ops)
+        # the JSON after `#[metadata]` is never lexed: split off here, decoded in run()
+        text, self.metadata = split_metadata(text, filename)
         self.source = Source(filename, text)
         self.text = text
         self.env = env
@@ -156,6 +159,8 @@ class _Parser:
             with paused_gc():
                 try:
                     self.toks = tokenize(self.text, self.file, self.source)
+                    if self.metadata is not None:
+                        self.metadata.load()
                     return body()
                 except RecursionError:
                     where = self.toks[min(self.pos, len(self.toks) - 1)] if self.toks \
@@ -165,6 +170,8 @@ class _Parser:
                 finally:
                     # freed by reference counting now, so the collector never has to scan them
                     self.toks = None
+                    if self.metadata is not None:
+                        self.metadata.release_text()
         finally:
             if need > old and sys.getrecursionlimit() == need:
                 sys.setrecursionlimit(old)
@@ -617,6 +624,9 @@ class _Parser:
             return tok[6]
         if k == NAME and tok[1] in ("None", "null", "nullptr"):
             return None
+        if k == NAME and tok[1] == "meta" and self.toks[self.pos][0] == "[":
+            self.pos -= 1
+            return self.meta_ref(as_expr=False)[0]
         if k == "(":
             # TVM: `(v)` is v; a parenthesised list is accepted as a list
             self.enter()
@@ -760,11 +770,12 @@ class _Parser:
         if not frames:
             return body
         file = self.file
-        bs = body.span
+        # the end of the body's last token: a Var's (or graph binding's) span is elsewhere
+        last = self.toks[self.pos - 1]
         for var, value, start in reversed(frames):
             if var is None:
                 var = Var("_", None, value.span)
-            body = Let(var, value, body, Span(start[2], start[3], bs.end_line, bs.end_col, file))
+            body = Let(var, value, body, Span(start[2], start[3], last[4], last[5], file))
         return body
 
     def binop(self):
@@ -939,6 +950,9 @@ class _Parser:
                                  f"bind it first: `{tok[1]} = ...;`")
             return v
         if k == NAME:
+            if tok[1] == "meta" and toks[self.pos + 1][0] == "[":
+                data, span = self.meta_ref(as_expr=True)
+                return Constant(data, span)
             return self.name_ref(tok)
         if k == GLOBAL:
             self.pos += 1
@@ -1006,6 +1020,44 @@ class _Parser:
                                 hint="a block ends with the expression it returns: remove the "
                                      "last `;` or add a result after it")
         raise self.expected("an expression")
+
+    def meta_ref(self, as_expr: bool):
+        """`meta[KEY][INDEX]`: the object from the #[metadata] section, and the reference's span."""
+        toks = self.toks
+        start = toks[self.pos]
+        self.pos += 2  # `meta [`
+        first = toks[self.pos]
+        if first[0] != NAME:
+            raise self.expected("a metadata table name such as relay.Constant")
+        parts = [first[1]]
+        last = first
+        self.pos += 1
+        while toks[self.pos][0] == "." and toks[self.pos + 1][0] == NAME:
+            last = toks[self.pos + 1]
+            parts.append(last[1])
+            self.pos += 2
+        key_span = _span(first, last, self.file)
+        if toks[self.pos][0] != "]" or toks[self.pos + 1][0] != "[":
+            raise self.expected(f"`][` after the table name in meta[{'.'.join(parts)}]")
+        self.pos += 2
+        num = toks[self.pos]
+        if num[0] != NUM or num[6].is_float or num[1].startswith("-"):
+            raise self.expected("an index (0, 1, ...) in meta[...][INDEX]")
+        self.pos += 1
+        end = toks[self.pos]
+        if end[0] != "]":
+            raise self.expected("`]` to close the metadata reference")
+        self.pos += 1
+        key = ".".join(parts)
+        span = _span(start, end, self.file)
+        if self.metadata is None:
+            raise self.error(NameResolutionError, f"meta[{key}][{num[1]}] refers to a #[metadata] "
+                             "section, and this file has none", span,
+                             "print the module with its metadata (TVM's astext() does by "
+                             "default) or pass the tensor as a parameter")
+        obj = self.metadata.resolve(key, int(num[6].value), key_span, self.tspan(num),
+                                    self.source, as_expr)
+        return obj, span
 
     def number_constant(self, tok, negate: bool = False):
         num = tok[6]
@@ -1178,8 +1230,8 @@ class _Parser:
             self.pos += 1
             rhs = self.expr()
             self.unbind(mark)
-            clauses.append(Clause(pat, rhs, _merge(pat.span or self.tspan(ptok), rhs.span,
-                                                   self.file)))
+            # to the end of the arm's last token (a Var's own span is its binder's)
+            clauses.append(Clause(pat, rhs, _span(ptok, toks[self.pos - 1], self.file)))
             k = toks[self.pos][0]
             if k == ",":
                 self.pos += 1

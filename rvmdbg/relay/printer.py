@@ -22,6 +22,7 @@ from rvmdbg.relay.ast import (
     PatternConstructor, PatternTuple, PatternVar, PatternWildcard, RefCreate, RefRead, RefWrite,
     Tuple, TupleGetItem, TypeData, Var,
 )
+from rvmdbg.relay.metadata import MARK, MetaObject, metadata_text
 from rvmdbg.relay.parser import VERSION, paused_gc
 
 _ATOMIC = (Var, GlobalVar, OpRef, ConstructorRef, Constant)
@@ -32,14 +33,22 @@ _FLOAT_TYPES = {"float16": np.float16, "float32": np.float32, "float64": np.floa
 _FLOAT_SUFFIX = {"float16": "f16", "float32": "f", "float64": "f64"}
 
 
-def print_module(mod: Module, show_types: bool = False) -> str:
+def print_module(mod: Module, show_types: bool = False, metadata: bool = True) -> str:
     """The whole module as Relay text: version header, type definitions, then functions.
-    With show_types, calls carry TVM-style `/* ty=... */` comments where types are known."""
+    With show_types, calls carry TVM-style `/* ty=... */` comments where types are known.
+    Tensor constants print as `meta[relay.Constant][i]`; with `metadata` (TVM's
+    `show_meta_data`), the `#[metadata]` section holding them follows, so the text parses back."""
     parts = [print_type_def(td) for td in mod.type_defs.values()]
     meta: dict = {}  # one metadata numbering for the module, as in TVM
+    objects: dict = {}
     for name, f in mod.functions.items():
-        parts.append(_Printer(show_types, meta).definition(name, f))
-    return f'#[version = "{VERSION}"]\n' + "\n\n".join(parts) + "\n"
+        parts.append(_Printer(show_types, meta, objects).definition(name, f))
+    text = f'#[version = "{VERSION}"]\n' + "\n\n".join(parts) + "\n"
+    if metadata and (meta or objects):
+        constants = [a for _, a in sorted(meta.values(), key=lambda p: p[0])]
+        listed = [o for objs in objects.values() for o in objs]
+        text += MARK + "\n" + metadata_text(constants, listed) + "\n"
+    return text
 
 
 def print_expr(e, show_types: bool = False) -> str:
@@ -101,7 +110,8 @@ def float_text(v: float, dtype: str = "float32") -> str:
     return s + suffix
 
 
-def attr_text(v) -> str:
+def attr_text(v, objects: dict | None = None) -> str:
+    """An attribute value; metadata objects are numbered in `objects` (key -> [MetaObject])."""
     if v is None:
         return "None"
     if isinstance(v, (bool, np.bool_)):
@@ -118,9 +128,18 @@ def attr_text(v) -> str:
     if isinstance(v, str):
         return '"' + v + '"'
     if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(attr_text(x) for x in v) + "]"
+        return "[" + ", ".join(attr_text(x, objects) for x in v) + "]"
     if isinstance(v, np.ndarray):
         return attr_text(v.tolist())
+    if isinstance(v, MetaObject):
+        if objects is None:
+            return repr(v)
+        table = objects.setdefault(v.key, [])
+        index = next((i for i, o in enumerate(table) if o is v), None)
+        if index is None:
+            index = len(table)
+            table.append(v)
+        return f"meta[{v.key}][{index}]"
     return '"' + str(v) + '"'
 
 
@@ -159,7 +178,8 @@ def _edges(e):
 
 
 class _Printer:
-    def __init__(self, show_types: bool = False, meta: dict | None = None):
+    def __init__(self, show_types: bool = False, meta: dict | None = None,
+                 objects: dict | None = None):
         self.show_types = show_types
         self.names: dict[int, str] = {}  # id(Var) -> printed name
         self.used: set[str] = set()
@@ -171,8 +191,10 @@ class _Printer:
         self.blocks: list[list] = []  # pending binding lines of each open block
         self.bases: list[int] = []  # the inline depth at which each open block starts
         self.depth = 0  # operands open around the node being rendered
-        # id(tensor constant) -> its metadata index
-        self.meta: dict[int, int] = {} if meta is None else meta
+        # id(tensor data) -> (its metadata index, the data): references to one tensor share
+        # an entry, as TVM's one Constant object does
+        self.meta: dict[int, tuple] = {} if meta is None else meta
+        self.objects: dict = {} if objects is None else objects  # metadata attribute objects
 
     # ---- entry points ----
 
@@ -344,10 +366,10 @@ class _Printer:
         return name
 
     def meta_constant(self, e) -> str:
-        """A tensor constant has no literal form: like TVM, refer to it in a metadata table
-        (which rvmdbg does not print, so such text does not parse back)."""
-        index = self.meta.setdefault(id(e), len(self.meta))
+        """A tensor constant has no literal form: like TVM, refer to it in the metadata table
+        (print_module writes the table after the program)."""
         a = np.asarray(e.data)
+        index = self.meta.setdefault(id(a), (len(self.meta), a))[0]
         dims = ", ".join(str(d) for d in a.shape) + ("," if a.ndim == 1 else "")
         return f"meta[relay.Constant][{index}] /* ty=Tensor[({dims}), {a.dtype.name}] */"
 
@@ -410,7 +432,7 @@ class _Printer:
             # `Nil()` would read as Nil itself, not as a call of it
             callee = "(" + callee + ")"
         parts = [self.render(a) for a in e.args]
-        parts.extend(f"{k}={attr_text(v)}" for k, v in e.attrs.items())
+        parts.extend(f"{k}={attr_text(v, self.objects)}" for k, v in e.attrs.items())
         return f"{callee}({', '.join(parts)})" + self.type_note(e)
 
     def type_note(self, e) -> str:
@@ -424,7 +446,7 @@ class _Printer:
         if f.type_params:
             head = "[" + ", ".join(str(t) for t in f.type_params) + "]"
         params = [self.binder(p) for p in f.params]
-        params.extend(f"{k}={attr_text(v)}" for k, v in f.attrs.items())
+        params.extend(f"{k}={attr_text(v, self.objects)}" for k, v in f.attrs.items())
         head += "(" + ", ".join(params) + ")"
         if f.ret_type is not None:
             head += f" -> {f.ret_type}"

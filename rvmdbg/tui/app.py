@@ -127,7 +127,7 @@ class DebuggerApp(App):
 
 def run_screen(path: str, arg_texts: list[str], *, entry: str = "main", mouse: bool = True,
                ascii_only: bool = False, limits=None, history_bytes: int | None = None,
-               config_dir=None, keys_file: str | None = None) -> int:
+               config_dir=None, keys_file: str | None = None, inputs: str | None = None) -> int:
     """Open the screen on a program; returns the exit code (2 when the program or the keys
     file cannot be loaded). `keys_file` (default: the config directory's keys.conf, when
     there is one) rebinds keys."""
@@ -141,6 +141,14 @@ def run_screen(path: str, arg_texts: list[str], *, entry: str = "main", mouse: b
     except ProgramLoadError as exc:
         print(exc.message, file=sys.stderr)
         return 2
+    if inputs is not None:
+        # --inputs x.npz fills the argument form with `@x.npz:NAME` per named parameter
+        from rvmdbg.args import ArgumentError
+        try:
+            arg_texts = program.bind_inputs(arg_texts, inputs)
+        except ArgumentError as exc:
+            print(f"error: {exc.message}", file=sys.stderr)
+            return 2
     # The program's AST and bytecode live as long as the screen: keep the collector from
     # rescanning them (a full collection over them is a visible pause while stepping).
     # Loading leaves no cyclic garbage to collect first (a collection right after loading

@@ -77,6 +77,12 @@ class DebugProgram:
         return [convert_value(parse_value(t, None, f"argument {i + 1}"), None, None,
                               f"argument {i + 1}") for i, t in enumerate(texts)]
 
+    def bind_inputs(self, given: list[str], inputs: str) -> list[str]:
+        """`--inputs FILE.npz`: the argument texts with the archive's arrays bound by name
+        (`@FILE.npz:NAME`) after the given ones; raises ArgumentError saying why not."""
+        from rvmdbg.args import bind_inputs
+        return bind_inputs([name for name, _ in self.params()], given, inputs, self.entry)
+
     def initial_arg_texts(self, given: list[str]) -> list[str]:
         """The argument texts to start with: the command line's, else the `// args:` line."""
         if given:

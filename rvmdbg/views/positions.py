@@ -3,7 +3,8 @@
 The printer returns plain text. Its output parses back to a structurally equal AST, and the
 parser gives every node its span *in that text*; walking the printed module and the re-parsed
 one side by side (same shape, same child order) pairs each node with its region in the text.
-Tensor constants print as `meta[relay.Constant][k] /* ty=... */`, which the parser refuses:
+Tensor constants print as `meta[relay.Constant][k] /* ty=... */`, which do not parse without
+their #[metadata] section (a stage's text leaves it out):
 they are blanked to a literal `0` padded with spaces first, so every column stays where it was.
 The memory dialect of ManifestAlloc (`memory.alloc_storage`, ...) is not made of user
 operators either: it is re-parsed with `parse(..., extra_ops=DIALECT_OPS)`.

@@ -479,7 +479,22 @@ def codegen(mod: Module) -> Executable:
     return Executable(functions, tables.constants, tables.kernels, tables.source_map,
                       source.text if source is not None else None,
                       source.name if source is not None else None,
-                      tables.adt_constructor)
+                      tables.adt_constructor, _sources(mod, tables.source_map))
+
+
+def _sources(mod: Module, source_map: dict) -> dict:
+    """The text of every file the source map names that the compiler knows: the program's
+    own and the prelude's. The executable carries them, so a saved one opens no paths."""
+    from rvmdbg.relay.loader import PRELUDE_PATH, prelude_text
+    known = {}
+    if mod.source is not None:
+        known[mod.source.name] = mod.source.text
+    files = {span.file for span in source_map.values()}
+    if str(PRELUDE_PATH) in files and str(PRELUDE_PATH) not in known:
+        text = prelude_text()
+        if text is not None:
+            known[str(PRELUDE_PATH)] = text
+    return {f: known[f] for f in files if f in known}
 
 
 @contextmanager

@@ -13,7 +13,7 @@ import numpy as np
 
 from rvmdbg.relay.diagnostics import Span
 from rvmdbg.vm.bytecode import (DTYPES, AllocADT, AllocClosure, Goto, If, Instruction, Invoke,
-                                InvokePacked, LoadConst)
+                                InvokePacked, KillRegister, LoadConst)
 
 # A frame's register file is a Python list of this many slots; a larger declared size in a
 # file is treated as corrupt rather than allocated.
@@ -94,12 +94,17 @@ class Executable:
     a source map from (function index, pc) to the Relay span the instruction came from, and
     `adt_constructor`: (function index, pc) of an AllocADT -> the constructor's name (TVM's
     bytecode carries only the tag; values need the name to print as `Cons(1, Nil)`; tuples
-    have no entry)."""
+    have no entry).
+
+    `sources` maps each file the source map names to its text (the program's own file and the
+    prelude): an executable carries the text it was compiled from, so nothing ever opens a
+    path named inside it (a saved file could name any path). `source_name`/`source_text` are
+    the program's own file."""
 
     def __init__(self, functions: Sequence[VMFunction], constants: Sequence[np.ndarray],
                  kernels: Sequence[Kernel], source_map: dict | None = None,
                  source_text: str | None = None, source_name: str | None = None,
-                 adt_constructor: dict | None = None):
+                 adt_constructor: dict | None = None, sources: dict | None = None):
         self.functions = list(functions)
         self.constants = list(constants)
         self.kernels = list(kernels)
@@ -107,6 +112,10 @@ class Executable:
         self.source_text = source_text
         self.source_name = source_name
         self.adt_constructor: dict[tuple[int, int], str] = dict(adt_constructor or {})
+        self.sources: dict[str, str] = dict(sources or {})
+        if source_name is not None and source_text is not None:
+            self.sources.setdefault(source_name, source_text)
+        self._lines: dict[str, list] = {}
         self._global_map: dict[str, int] = {}
 
     # ------------------------------------------------------------ lookup
@@ -137,6 +146,31 @@ class Executable:
 
     def span_at(self, func_index: int, pc: int) -> Span | None:
         return self.source_map.get((func_index, pc))
+
+    def source_of(self, file: str | None) -> str | None:
+        """The text of `file` as the executable carries it (None when it carries none)."""
+        if file is None or (file == self.source_name and self.source_text is not None):
+            return self.source_text
+        return self.sources.get(file)
+
+    def source_lines(self, file: str | None) -> list | None:
+        """`source_of(file)` split into lines (cached per text), or None."""
+        text = self.source_of(file)
+        if text is None:
+            return None
+        cached = self._lines.get(file)
+        if cached is None or cached[0] is not text:
+            cached = self._lines[file] = (text, [ln.rstrip("\r") for ln in text.split("\n")])
+        return cached[1]
+
+    def source_line(self, span: Span | None) -> str | None:
+        """The text of the first line of `span`, from the carried sources, or None."""
+        if span is None:
+            return None
+        lines = self.source_lines(span.file)
+        if lines is None or not 1 <= span.line <= len(lines):
+            return None
+        return lines[span.line - 1]
 
     # ------------------------------------------------------------ TVM-style listings
 
@@ -247,6 +281,12 @@ def check_executable(exe: Executable) -> None:
             raise InvalidExecutable(f"source map entry for function {fi}, pc {pc} has no instruction")
         if not isinstance(span, Span):
             raise InvalidExecutable(f"source map entry for function {fi}, pc {pc} is not a span")
+        lines = exe.source_lines(span.file)
+        if lines is not None:
+            problem = span_problem(span, lines)
+            if problem:
+                raise InvalidExecutable(f"source map entry for function {fi}, pc {pc}: "
+                                        f"{problem}")
     for (fi, pc), con in exe.adt_constructor.items():
         if not (0 <= fi < len(exe.functions) and 0 <= pc < len(exe.functions[fi].instructions)
                 and isinstance(exe.functions[fi].instructions[pc], AllocADT)):
@@ -254,6 +294,20 @@ def check_executable(exe: Executable) -> None:
                                     f"does not name an alloc_data instruction")
         if not isinstance(con, str) or not con:
             raise InvalidExecutable(f"empty constructor name for function {fi}, pc {pc}")
+
+
+def span_problem(span: Span, lines: list) -> str | None:
+    """Why `span` cannot lie in a text of these lines (None when it can): each end must be a
+    line of the text and a column on it or just past its end, the end not before the start."""
+    for what, line, col in (("start", span.line, span.col), ("end", span.end_line, span.end_col)):
+        if not 1 <= line <= len(lines):
+            return f"{what} line {line} is outside {span.file} ({len(lines)} lines)"
+        if not 1 <= col <= len(lines[line - 1]) + 1:
+            return (f"{what} column {col} is outside line {line} of {span.file} "
+                    f"({len(lines[line - 1])} characters)")
+    if (span.end_line, span.end_col) < (span.line, span.col):
+        return f"ends ({span.end_line}:{span.end_col}) before it starts ({span.line}:{span.col})"
+    return None
 
 
 def _check_function(exe: Executable, fi: int, func: VMFunction) -> None:
@@ -318,7 +372,42 @@ def _check_function(exe: Executable, fi: int, func: VMFunction) -> None:
         raise InvalidExecutable(f"{where}: control falls off the end after pc {n - 1} "
                                 f"(`{code[-1].text()}`); the last instruction must be "
                                 f"ret, goto or fatal")
+    _check_defined_before_read(func, where)
+
+
+def _check_defined_before_read(func: VMFunction, where: str) -> None:
+    """Refuse a register read on some path before any write to it (or after its kill).
+
+    A forward must-be-written analysis over the function's control flow: at entry only the
+    parameters hold values; a join keeps what every incoming path wrote. Without it a crafted
+    executable could return or pass on an empty register."""
+    code = func.instructions
+    n = len(code)
+    full = frozenset(range(func.register_file_size))
+    written_in: list = [None] * n     # None: not reached yet
+    written_in[0] = frozenset(range(len(func.params)))
+    work = [0]
+    while work:
+        pc = work.pop()
+        instr = code[pc]
+        have = written_in[pc]
+        for r in instr.reads():
+            if r not in have:
+                raise InvalidExecutable(f"{where}, pc {pc}: `{instr.text()}` reads ${r}, "
+                                        f"which is not written on every path to it")
+        out = have
+        if isinstance(instr, KillRegister):
+            out = out - {instr.dst}
+        elif instr.writes():
+            out = out | frozenset(instr.writes())
+        for nxt in instr.successors(pc):
+            old = written_in[nxt]
+            new = out if old is None else (old & out)
+            if old is None or new != old:
+                written_in[nxt] = new & full
+                work.append(nxt)
 
 
 __all__ = ["VMFunction", "Kernel", "Executable", "InvalidExecutable", "check_executable",
+           "span_problem",
            "listing_line", "MAX_REGISTER_FILE_SIZE"]

@@ -1475,14 +1475,8 @@ class VirtualMachine:
             err.instruction = None
         span_at = getattr(self.exe, "span_at", None)
         err.span = span_at(fi, pc) if span_at else None
-        err.source_line = None
-        text = getattr(self.exe, "source_text", None)
-        if err.span is not None and text is not None:
-            name = getattr(self.exe, "source_name", None)
-            if name is None or err.span.file == name:
-                lines = text.split("\n")
-                if 1 <= err.span.line <= len(lines):
-                    err.source_line = lines[err.span.line - 1].rstrip("\r")
+        source_line = getattr(self.exe, "source_line", None)
+        err.source_line = source_line(err.span) if source_line else None
         err.backtrace = [(self.exe.functions[f.func_index].name, f.pc)
                          for f in reversed(self.frames[-32:])]
         self.error = err

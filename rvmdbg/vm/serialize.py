@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import struct
 
 import numpy as np
@@ -20,7 +21,7 @@ from rvmdbg.vm.executable import (Executable, InvalidExecutable, Kernel, VMFunct
                                   check_executable)
 
 MAGIC = b"RVMX\r\n\x1a\n"   # the CR LF and ^Z catch files mangled by text-mode transfers
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2   # 2: every file of the source map carries its text
 _HEADER = struct.Struct("<8sIQ32s")   # magic, version, payload length, sha256(payload)
 HEADER_SIZE = _HEADER.size
 
@@ -30,6 +31,18 @@ _SECTION_NAMES = {b"SRCE": "source", b"GLOB": "globals", b"CNST": "constants",
                   b"ADTC": "constructor names"}
 
 _MAX_NDIM = 32
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _shown(s: str) -> str:
+    """A name from a file as a message shows it: quoted, control characters escaped."""
+    return "'" + _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"),
+                              s[:80]) + ("...'" if len(s) > 80 else "'")
+
+
+# how a source map file's text is stored (format version 2)
+_TEXT_IS_PROGRAM, _TEXT_FOLLOWS = 1, 2
 
 
 class ExecutableFormatError(Exception):
@@ -138,13 +151,21 @@ def _payload(exe: Executable) -> bytes:
             w.i64s(fields)
 
     w.raw(b"SMAP")
-    entries = sorted(exe.source_map.items())
+    # spans only into files whose text the executable carries: a loaded one opens no paths
+    entries = sorted((key, span) for key, span in exe.source_map.items()
+                     if exe.source_of(span.file) is not None)
     files: dict[str, int] = {}   # in order of first use, so equal executables give equal bytes
     for _, span in entries:
         files.setdefault(span.file, len(files))
     w.u32(len(files))
     for fname in files:
         w.str(fname)
+        text = exe.source_of(fname)
+        if fname == exe.source_name and text == exe.source_text:
+            w.u8(_TEXT_IS_PROGRAM)
+        else:
+            w.u8(_TEXT_FOLLOWS)
+            w.str(text)
     w.u32(len(entries))
     for (fi, pc), span in entries:
         w.u32(fi)
@@ -220,6 +241,17 @@ class _Reader:
         except UnicodeDecodeError:
             raise _Malformed(f"{what} in the {self.section} section is not valid UTF-8") from None
 
+    def name(self, what: str) -> str:
+        """A name (function, kernel, constructor, file): never empty, no control characters,
+        so nothing read from a file can put escape sequences on the user's terminal."""
+        s = self.str(what)
+        if not s:
+            raise _Malformed(f"empty {what} in the {self.section} section")
+        if _CONTROL.search(s):
+            raise _Malformed(f"{what} {_shown(s)} in the {self.section} section holds control "
+                             f"characters")
+        return s
+
     def count(self, what: str, min_item_bytes: int) -> int:
         """A u32 element count, refused if the remaining bytes cannot possibly hold it."""
         n = self.u32()
@@ -250,6 +282,9 @@ def _check_header(data: bytes, name: str) -> bytes:
         raise _fail(name, f"written by a newer rvmdbg (format version {version}; this rvmdbg "
                           f"reads versions up to {FORMAT_VERSION}); upgrade rvmdbg or recompile "
                           f"the program")
+    if version == 1:
+        raise _fail(name, "written by an older rvmdbg (format version 1, which named source "
+                          "files by path instead of carrying their text); recompile the program")
     if version < 1:
         raise _fail(name, f"unsupported format version {version}")
     if len(data) < HEADER_SIZE:
@@ -273,11 +308,11 @@ def _read_payload(payload: bytes, name: str) -> Executable:
     flags = r.u8()
     if flags & ~3:
         raise _Malformed(f"unknown source flags {flags:#x}")
-    source_name = r.str("source name") if flags & 1 else None
+    source_name = r.name("source name") if flags & 1 else None
     source_text = r.str("source text") if flags & 2 else None
 
     r.section_tag(b"GLOB")
-    globals_ = [r.str("global name") for _ in range(r.count("globals", 4))]
+    globals_ = [r.name("global name") for _ in range(r.count("globals", 4))]
 
     r.section_tag(b"CNST")
     constants = [_read_constant(r, i) for i in range(r.count("constants", 16))]
@@ -285,7 +320,7 @@ def _read_payload(payload: bytes, name: str) -> Executable:
     r.section_tag(b"KERN")
     kernels = []
     for _ in range(r.count("kernels", 17)):
-        kname = r.str("kernel name")
+        kname = r.name("kernel name")
         source = r.str("kernel source")
         num_inputs, num_outputs = r.u32(), r.u32()
         builtin = r.u8()
@@ -302,7 +337,23 @@ def _read_payload(payload: bytes, name: str) -> Executable:
         functions.append(_read_function(r, fi, globals_[fi]))
 
     r.section_tag(b"SMAP")
-    files = [r.str("file name") for _ in range(r.count("files", 4))]
+    files, sources = [], {}
+    for _ in range(r.count("files", 5)):
+        fname = r.name("file name")
+        how = r.u8()
+        if how == _TEXT_IS_PROGRAM:
+            if fname != source_name or source_text is None:
+                raise _Malformed(f"source map file {_shown(fname)} claims the program's text, "
+                                 f"which the file does not carry under that name")
+            text = source_text
+        elif how == _TEXT_FOLLOWS:
+            text = r.str("source text")
+        else:
+            raise _Malformed(f"source map file {_shown(fname)}: unknown text flag {how}")
+        if fname in sources:
+            raise _Malformed(f"source map names file {_shown(fname)} twice")
+        files.append(fname)
+        sources[fname] = text
     source_map = {}
     for _ in range(r.count("source map entries", 28)):
         fi, pc, line, col, end_line, end_col, file_index = (r.u32() for _ in range(7))
@@ -316,7 +367,7 @@ def _read_payload(payload: bytes, name: str) -> Executable:
     adt_constructor = {}
     for _ in range(r.count("constructor names", 12)):
         fi, pc = r.u32(), r.u32()
-        con = r.str("constructor name")
+        con = r.name("constructor name")
         if (fi, pc) in adt_constructor:
             raise _Malformed(f"two constructor names for function {fi}, pc {pc}")
         adt_constructor[(fi, pc)] = con
@@ -324,7 +375,7 @@ def _read_payload(payload: bytes, name: str) -> Executable:
     if r.pos != len(payload):
         raise _Malformed(f"{len(payload) - r.pos} unexpected bytes after the last section")
     return Executable(functions, constants, kernels, source_map, source_text, source_name,
-                      adt_constructor)
+                      adt_constructor, sources)
 
 
 def _read_constant(r: _Reader, i: int) -> np.ndarray:
@@ -356,10 +407,10 @@ def _read_constant(r: _Reader, i: int) -> np.ndarray:
 
 
 def _read_function(r: _Reader, fi: int, global_name: str) -> VMFunction:
-    fname = r.str("function name")
+    fname = r.name("function name")
     if fname != global_name:
         raise _Malformed(f"function {fi} is named @{fname} but global {fi} is @{global_name}")
-    params = [r.str("parameter name") for _ in range(r.count("parameters", 4))]
+    params = [r.name("parameter name") for _ in range(r.count("parameters", 4))]
     devices = r.i64s(len(params))
     register_file_size = r.u32()
     instructions = []

@@ -693,5 +693,12 @@ def test_tensor_constants_print_as_metadata_references():
     assert "(meta[relay.Constant][0] /* ty=Tensor[(2, 3), float32] */, meta[relay.Constant][0]" in text
     assert "meta[relay.Constant][1] /* ty=Tensor[(4,), int32] */)" in text
     assert "def @g() {\n  meta[relay.Constant][0]" in text
-    with pytest.raises(RelayError, match="metadata references"):
-        parse(text)
+    assert "\n#[metadata]\n{" in text
+    back = parse(text)
+    assert structural_equal(back, m)
+    # both references to one tensor share its one table entry, as TVM's one Constant does
+    assert back.functions["g"].body.data is back.functions["main"].body.fields[1].data
+    bare = print_module(m, metadata=False)
+    assert "#[metadata]" not in bare
+    with pytest.raises(RelayError, match="this file has none"):
+        parse(bare)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from rvmdbg.tui.args_modal import ArgumentsModal
 from rvmdbg.tui.listing import BytecodeListing
 from rvmdbg.tui.program import ProgramLoadError, load_program
@@ -178,3 +180,40 @@ def test_the_command_line_opens_the_screen(monkeypatch, capsys):
                     "name": "sum_up.relay"}
     code = cli.main(["programs/missing.relay"])
     assert code == 2 and "not found" in capsys.readouterr().err
+
+
+async def test_inputs_archive_binds_by_name_and_fills_the_form(app_factory, tmp_path):
+    # `rvmdbg two_params.relay --inputs k.npz`: %k comes from the archive, %xs is asked for
+    archive = tmp_path / "k.npz"
+    np.savez(archive, k=np.array(3, dtype=np.int32))
+    program = load_program(str(ROOT / TWO))
+    with pytest.raises(Exception, match="no value for %xs"):
+        program.bind_inputs([], str(archive))
+    texts = program.bind_inputs(["Cons(1, Cons(2, Nil))"], str(archive))
+    assert texts == ["Cons(1, Cons(2, Nil))", f"@{archive}:k"]
+    app = app_factory(TWO, texts)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        assert app.session is not None
+        await pilot.press("c")
+        await settle(app, pilot)
+        assert "returned Cons(3, Cons(6, Nil))" in app.screen.status.stop_text
+
+
+async def test_the_form_takes_an_archive_member_and_a_tuple(app_factory, tmp_path):
+    archive = tmp_path / "in.npz"
+    np.savez(archive, k=np.array(5, dtype=np.int64))
+    app = app_factory(TWO, ["Cons(2, Nil)"])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, ArgumentsModal)
+        await pilot.press(*f"@{archive}:kk", "enter")
+        await pilot.pause()
+        assert "has no array named kk; did you mean k?" in \
+            str(app.screen.query_one("#args-error").render())
+        await pilot.press("backspace", "enter")
+        await settle(app, pilot)
+        assert app.session is not None
+        await pilot.press("c")
+        await settle(app, pilot)
+        assert "returned Cons(10, Nil)" in app.screen.status.stop_text

@@ -174,6 +174,16 @@ def _one(code, size=4, params=("x",), functions=(), kernels=(), constants=()):
      "function @f is defined twice"),
     (_one([Ret(0)], constants=[np.array("s")]), "constant 0 has unsupported dtype"),
     (_one([Ret(0)], kernels=[Kernel("", "", 1, 1)]), "kernel 0 has an empty name"),
+    # a register read before any write: a crafted file once returned None with exit 0
+    (_one([Ret(1)]), r"pc 0: `ret \$1` reads \$1, which is not written on every path"),
+    # written on one branch only
+    (_one([LoadConsti(1, 1), If(0, 1, 1, 3), Move(0, 2), Goto(1), Ret(2)]),
+     r"pc 4: `ret \$2` reads \$2"),
+    # read after its kill
+    (_one([Move(0, 1), KillRegister(1), Ret(1)]), r"pc 2: `ret \$1` reads \$1"),
+    # a loop that reads what only its own body writes
+    (_one([LoadConsti(1, 1), If(0, 1, 1, 3), Move(2, 3), Goto(-2), Move(0, 2), Ret(2)]),
+     r"pc 2: `move \$3 \$2` reads \$2"),
 ])
 def test_check_executable_rejects(exe, message):
     with pytest.raises(InvalidExecutable, match=message):

@@ -31,7 +31,7 @@ def sample_executable() -> Executable:
         If(0, 5, 1, 4),
         AllocClosure(1, [4], 6),
         InvokeClosure(6, [2], 7),
-        Goto(3),
+        Goto(2),
         Invoke(1, [4, 2], 7),
         LoadConsti(24, 8),
         AllocStorage(8, 64, "float32", 9),
@@ -56,7 +56,8 @@ def sample_executable() -> Executable:
         {(0, 0): Span(2, 3, 2, 5, "prog.relay"), (1, 7): Span(1, 1, 3, 2, "prelude.relay"),
          (0, 15): Span(2, 3, 2, 5, "prog.relay")},
         source_text=src, source_name="prog.relay",
-        adt_constructor={(0, 1): "Pair"})
+        adt_constructor={(0, 1): "Pair"},
+        sources={"prelude.relay": "def @id[A](%x: A) -> A {\n  %x\n}\n"})
 
 
 def assert_same(a: Executable, b: Executable) -> None:
@@ -66,6 +67,7 @@ def assert_same(a: Executable, b: Executable) -> None:
     for x, y in zip(a.constants, b.constants):
         assert x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes()
     assert a.source_map == b.source_map
+    assert a.sources == b.sources
     assert a.source_text == b.source_text and a.source_name == b.source_name
     assert a.adt_constructor == b.adt_constructor
     assert a.bytecode() == b.bytecode()
@@ -144,7 +146,8 @@ def executables(draw):
     constants = [draw(hnp.arrays(dt, hnp.array_shapes(min_dims=0, max_dims=3, min_side=0,
                                                       max_side=3)))
                  for dt in draw(st.lists(DTYPES, max_size=3))]
-    kernels = [Kernel(draw(st.text(min_size=1, max_size=8)), draw(st.text(max_size=40)),
+    kernels = [Kernel(draw(st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1,
+                                   max_size=8)), draw(st.text(max_size=40)),
                       draw(st.integers(0, 3)), draw(st.integers(0, 2)), draw(st.booleans()))
                for _ in range(draw(st.integers(0, 3)))]
     functions, source_map, constructors = [], {}, {}
@@ -169,8 +172,8 @@ def executables(draw):
                 code.append(LoadConsti(draw(st.integers(-(1 << 63), (1 << 63) - 1)), draw(reg)))
             elif kind == "adt":
                 code.append(AllocADT(draw(st.integers(0, 5)), regs(draw(st.integers(0, 3))), draw(reg)))
-                if draw(st.booleans()):
-                    constructors[(fi, pc)] = draw(st.sampled_from(["Cons", "Nil", "Some", "Ünï"]))
+                if draw(st.booleans()):   # pc counts the prefix added below
+                    constructors[(fi, pc + size + 1 - params[fi])] = draw(st.sampled_from(["Cons", "Nil", "Some", "Ünï"]))
             elif kind == "field":
                 code.append(GetField(draw(reg), draw(st.integers(0, 4)), draw(reg)))
             elif kind == "tag":
@@ -197,7 +200,7 @@ def executables(draw):
                 code.append(AllocStorage(draw(reg), draw(st.sampled_from([1, 16, 64])),
                                          draw(DTYPES), draw(reg)))
             elif kind == "kill":
-                code.append(KillRegister(draw(reg)))
+                code.append(KillRegister(size))   # the scratch register: nothing reads it
             elif kind == "fatal":
                 code.append(Fatal())
             elif kind == "const":
@@ -207,16 +210,25 @@ def executables(draw):
                 kern = kernels[k]
                 code.append(InvokePacked(k, kern.arity, kern.num_outputs, regs(kern.arity)))
         code.append(draw(st.sampled_from([Ret(draw(reg)), Fatal()])))
+        # every register written first (the verifier refuses reads before writes); relative
+        # jumps keep their targets under the prefix
+        code = [LoadConsti(r, r) for r in range(params[fi], size + 1)] + code
         names = [f"p{i}" for i in range(params[fi])]
-        functions.append(VMFunction(f"f{fi}" if fi else "main", names, size, code))
-        for pc in draw(st.sets(st.integers(0, n - 1), max_size=3)):
-            line = draw(st.integers(1, 1000))
-            source_map[(fi, pc)] = Span(line, draw(st.integers(1, 80)), line + draw(st.integers(0, 3)),
-                                        draw(st.integers(1, 80)),
+        functions.append(VMFunction(f"f{fi}" if fi else "main", names, size + 1, code))
+        for pc in draw(st.sets(st.integers(0, len(code) - 1), max_size=3)):
+            line, col, more = draw(st.integers(1, 1000)), draw(st.integers(1, 80)), draw(st.integers(0, 3))
+            source_map[(fi, pc)] = Span(line, col, line + more,
+                                        draw(st.integers(1 if more else col, 80)),
                                         draw(st.sampled_from(["a.relay", "prelude.relay", "é.relay"])))
+    # each file's text: 1003 lines of 80 characters hold every span drawn above
+    text = ("x" * 80 + "\n") * 1003
+    sources = {f: text for f in draw(st.sets(st.sampled_from(["a.relay", "prelude.relay",
+                                                              "é.relay"])))}
     return Executable(functions, constants, kernels, source_map,
-                      draw(st.none() | st.text(max_size=60)), draw(st.none() | st.text(max_size=10)),
-                      constructors)
+                      draw(st.none() | st.text(max_size=60)),
+                      draw(st.none() | st.text(st.characters(blacklist_categories=("Cc", "Cs")),
+                                               min_size=1, max_size=10)),
+                      constructors, sources)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -224,6 +236,13 @@ def executables(draw):
 def test_round_trip_of_generated_executables(exe):
     data = dumps(exe)
     back = loads(data, build_kernels=False)
+    # spans into files whose text the executable does not carry are not saved
+    carried = {k: sp for k, sp in exe.source_map.items() if sp.file in exe.sources}
+    exe.source_map = carried
+    used = {sp.file for sp in carried.values()}
+    exe.sources = {f: t for f, t in exe.sources.items() if f in used}
+    if exe.source_name is not None and exe.source_text is not None:
+        exe.sources.setdefault(exe.source_name, exe.source_text)
     assert_same(exe, back)
     assert dumps(back) == data
 
@@ -401,3 +420,67 @@ def test_missing_kernel_builder_is_a_clear_error(monkeypatch):
     # Without kernels nothing needs rebuilding.
     plain = Executable([VMFunction("main", [], 1, [Fatal()])], [], [])
     assert loads(dumps(plain)).functions == plain.functions
+
+
+# ---------------------------------------------------------------- hostile files (issue 16)
+
+def test_format_version_1_is_refused_with_the_reason():
+    data = bytearray(dumps(sample_executable()))
+    struct.pack_into("<I", data, len(MAGIC), 1)
+    expect_format_error(bytes(data), "format version 1, which named source files by path")
+
+
+@pytest.mark.parametrize("span,message", [
+    (Span(2, 4294967295, 2, 4294967295, "prog.relay"), "start column 4294967295 is outside line 2"),
+    (Span(99, 1, 99, 2, "prog.relay"), "start line 99 is outside prog.relay"),
+    (Span(2, 3, 2, 1, "prog.relay"), r"ends \(2:1\) before it starts \(2:3\)"),
+    (Span(1, 1, 3, 99, "prelude.relay"), "end column 99 is outside line 3 of prelude.relay"),
+])
+def test_spans_are_checked_against_the_carried_text(span, message, monkeypatch):
+    exe = sample_executable()
+    exe.source_map[(0, 0)] = span
+    expect_format_error(unchecked_dumps(exe, monkeypatch), message)
+
+
+def test_names_with_control_characters_are_refused_and_shown_escaped(monkeypatch):
+    exe = sample_executable()
+    exe.kernels[0].name = "fused_\x1b]0;pwned\x07add"
+    err = expect_format_error(unchecked_dumps(exe, monkeypatch), "holds control characters")
+    assert "\x1b" not in str(err) and "\\x1b" in str(err)
+
+
+def test_spans_into_files_without_text_are_not_saved():
+    exe = sample_executable()
+    exe.source_map[(0, 2)] = Span(1, 1, 1, 2, "/etc/passwd")
+    back = loads(dumps(exe), build_kernels=False)
+    assert (0, 2) not in back.source_map and "/etc/passwd" not in back.sources
+    assert back.source_map[(1, 7)].file == "prelude.relay"
+
+
+def test_a_saved_executable_never_opens_the_paths_it_names(tmp_path, monkeypatch):
+    """The quoted line of a run-time error comes from the text carried in the file, even when
+    the span names a real file on disk (a saved file could name any path)."""
+    secret = tmp_path / "secret.relay"
+    secret.write_text("SECRET LINE ONE\nSECRET LINE TWO\n")
+    exe = sample_executable()
+    exe.functions[0].instructions[0] = Fatal()
+    carried = "carried text line one\ncarried text line two\n"
+    exe.sources = {str(secret): carried}
+    exe.source_map = {(0, 0): Span(2, 1, 2, 8, str(secret))}
+    exe.source_text = exe.source_name = None
+    path = tmp_path / "x.rvmx"
+    save(exe, path)
+    opened = []
+    real_open = open
+
+    def spy(file, *a, **kw):
+        opened.append(str(file))
+        return real_open(file, *a, **kw)
+    monkeypatch.setattr("builtins.open", spy)
+    from rvmdbg.vm.machine import VirtualMachine, VMError
+    loaded = load(path)
+    with pytest.raises(VMError) as info:
+        VirtualMachine(loaded).invoke("main", [np.array(True), np.zeros((2, 3), "float32")])
+    text = info.value.format()
+    assert "carried text line two" in text and "SECRET" not in text
+    assert str(secret) not in opened

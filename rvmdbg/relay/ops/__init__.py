@@ -6,7 +6,7 @@ Public API (docs/architecture.md, section Operators):
 - `OpDef(name, num_inputs, attrs, type_rel, kernel, pattern, ...)` with `.type_rel(arg_types,
   attrs) -> Type`, `.kernel(args, attrs) -> ndarray | tuple`, `.pattern` (TVM's names:
   elemwise, broadcast, injective, comm_reduce, out_elemwise_fusable, opaque), `.elementwise`
-  (pattern is elemwise or broadcast), `.tuple_input`, `.scalar`;
+  (pattern is elemwise or broadcast), `.tuple_input`, `.scalar`, `.min_inputs`;
 - `AttrSpec(name, kind, default=REQUIRED)`, `normalize_attrs(op, attrs) -> Attrs`;
 - errors `OpTypeError`, `OpAttrError(message, attr_name)`, `KernelError` (all `OpError`);
 - `infer_shape(op_name, input_shapes, input_dtypes, attrs)`: the shape function for `?` dims;
@@ -25,6 +25,10 @@ from rvmdbg.relay.ops.core import (
 )
 from rvmdbg.relay.ops import elemwise as _elemwise
 from rvmdbg.relay.ops import nn as _nn  # noqa: F401  (registers the nn.* operators)
+from rvmdbg.relay.ops import conv as _conv  # noqa: F401  (convolutions)
+from rvmdbg.relay.ops import image as _image  # noqa: F401  (resizing)
+from rvmdbg.relay.ops import norm as _norm  # noqa: F401  (normalisation)
+from rvmdbg.relay.ops import pool as _pool  # noqa: F401  (pooling)
 from rvmdbg.relay.ops import reduce as _reduce  # noqa: F401
 from rvmdbg.relay.ops import transform as _transform
 from rvmdbg.relay.types import TensorType, TupleType

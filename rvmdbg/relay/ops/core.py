@@ -128,19 +128,24 @@ class OpDef:
     and kinds and to normalise the attributes first;
     `tuple_input` marks operators whose single argument is a tuple of tensors (concatenate,
     stack); `scalar` (or None) is the fast path taking 0-d arrays positionally;
-    `resolve_attrs` (or None) fixes attributes that depend on the argument types.
+    `resolve_attrs` (or None) fixes attributes that depend on the argument types;
+    `min_inputs` (default `num_inputs`) admits calls with fewer arguments, for operators whose
+    TVM versions differ in arity (nn.pad's pad_value became an argument).
     """
 
     __slots__ = ("name", "num_inputs", "attrs", "attr_specs", "type_rel", "kernel", "pattern",
-                 "elementwise", "tuple_input", "scalar", "doc", "_rel_impl", "resolve_attrs")
+                 "elementwise", "tuple_input", "scalar", "doc", "_rel_impl", "resolve_attrs",
+                 "min_inputs")
 
     def __init__(self, name: str, num_inputs: int, attrs: list, type_rel, kernel,
                  pattern: str = "opaque", elementwise: bool | None = None,
-                 tuple_input: bool = False, scalar=None, doc: str = "", resolve_attrs=None):
+                 tuple_input: bool = False, scalar=None, doc: str = "", resolve_attrs=None,
+                 min_inputs: int | None = None):
         if pattern not in PATTERNS:
             raise ValueError(f"unknown fusion pattern {pattern!r}")
         self.name = name
         self.num_inputs = num_inputs
+        self.min_inputs = num_inputs if min_inputs is None else min_inputs
         self.attrs = list(attrs)
         self.attr_specs = {a.name: a for a in self.attrs}
         self.pattern = pattern
@@ -177,8 +182,9 @@ class OpDef:
 
     def _checked_rel(self, arg_types, attrs=None) -> Type:
         name = self.name
-        if len(arg_types) != self.num_inputs:
-            raise OpTypeError(f"{name}: expects {_plural(self.num_inputs, 'argument')}, "
+        if not self.min_inputs <= len(arg_types) <= self.num_inputs:
+            lo = "" if self.min_inputs == self.num_inputs else f"{self.min_inputs} or "
+            raise OpTypeError(f"{name}: expects {lo}{_plural(self.num_inputs, 'argument')}, "
                               f"got {len(arg_types)}")
         for i, t in enumerate(arg_types):
             if self.tuple_input and i == 0:

@@ -1,8 +1,13 @@
-"""Neural-network operators: nn.dense, nn.batch_matmul, nn.bias_add, nn.softmax,
-nn.log_softmax, nn.batch_flatten, nn.leaky_relu (nn.relu lives with the elementwise ops).
+"""Neural-network operators: nn.dense, nn.matmul, nn.batch_matmul, nn.bias_add, nn.softmax,
+nn.log_softmax, nn.batch_flatten, nn.leaky_relu, nn.prelu, nn.dropout, nn.pad (nn.relu lives
+with the elementwise ops; convolution, pooling, normalisation and resizing have files of their
+own).
 
-TVM's conventions: dense computes data @ weight.T (weight is (units, in)); batch_matmul's
-default transpose_b=True computes x @ y^T per batch, batch dims of size 1 broadcast.
+TVM's conventions: dense computes data @ weight.T (weight is (units, in)); matmul computes
+a @ b with either side transposed on request; batch_matmul's default transpose_b=True computes
+x @ y^T per batch, batch dims of size 1 broadcast. nn.dropout at inference returns its input
+and a mask of ones; nn.pad takes its pad value as a second (0-d) argument, or, as TVM before
+0.8 printed it, as the attribute pad_value.
 """
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ from rvmdbg.relay.ops.core import (
     AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, known_prod, need_dtype, norm_axis,
     register, same_dtype, unify_dim,
 )
-from rvmdbg.relay.types import TensorType
+from rvmdbg.relay.types import TensorType, TupleType
 
 # ---------------------------------------------------------------------------------------------
 # dense and batch_matmul
@@ -202,3 +207,163 @@ def _leaky_relu_kernel(args, attrs):
 
 register("nn.leaky_relu", 1, _leaky_relu_rel, _leaky_relu_kernel, "elemwise",
          attrs=[AttrSpec("alpha", "float", 0.01)], doc="x if x > 0 else alpha * x")
+
+
+# ---------------------------------------------------------------------------------------------
+# matmul, prelu, dropout, pad
+
+
+def _matmul_rel(name, args, attrs):
+    a, b = args
+    dt = same_dtype(name, a, b)
+    need_dtype(name, a, "numeric")
+    if len(a.shape) < (2 if attrs["transpose_a"] else 1):
+        raise OpTypeError(f"{name}: tensor_a {a} has too few dimensions")
+    if len(b.shape) != 2:
+        raise OpTypeError(f"{name}: tensor_b must be 2-d, got {b}")
+    if attrs["transpose_a"]:
+        lead, k_a = a.shape[:-2] + (a.shape[-1],), a.shape[-2]
+    else:
+        lead, k_a = a.shape[:-1], a.shape[-1]
+    k_b, n = (b.shape[1], b.shape[0]) if attrs["transpose_b"] else (b.shape[0], b.shape[1])
+    unify_dim(name, k_a, k_b, f"inner dimensions differ: {a} and {b} (transpose_a="
+                              f"{attrs['transpose_a']}, transpose_b={attrs['transpose_b']})")
+    if attrs["units"] is not None:
+        n = unify_dim(name, n, attrs["units"], f"attribute 'units'={attrs['units']} but "
+                                               f"tensor_b {b} gives {n} columns")
+    return TensorType(lead + (n,), attrs["out_dtype"] or dt)
+
+
+def _matmul_kernel(args, attrs):
+    a, b = args
+    dt = np.dtype(attrs["out_dtype"] or a.dtype)
+    a, b = a.astype(dt, copy=False), b.astype(dt, copy=False)
+    if attrs["transpose_a"]:
+        a = np.swapaxes(a, -1, -2)
+    if attrs["transpose_b"]:
+        b = b.T
+    if a.shape[-1] != b.shape[0]:
+        raise KernelError(f"nn.matmul: inner dimensions {a.shape[-1]} and {b.shape[0]} differ "
+                          f"at run time")
+    with np.errstate(all="ignore"):
+        return as_result(np.matmul(a, b), dt)
+
+
+register("nn.matmul", 2, _matmul_rel, _matmul_kernel, "out_elemwise_fusable",
+         attrs=[AttrSpec("units", "int_or_none", None),
+                AttrSpec("out_dtype", "dtype_or_none", None),
+                AttrSpec("transpose_a", "bool", False), AttrSpec("transpose_b", "bool", False)],
+         doc="nn.matmul(a, b, transpose_a=False, transpose_b=False): a @ b, b is 2-d")
+
+
+def _prelu_rel(name, args, attrs):
+    data, alpha = args
+    same_dtype(name, data, alpha)
+    need_dtype(name, data, "float")
+    if len(data.shape) == 0:
+        raise OpTypeError(f"{name}: data must have rank >= 1, got {data}")
+    axis = norm_axis(name, attrs["axis"], len(data.shape), "attribute 'axis'")
+    if len(alpha.shape) != 1:
+        raise OpTypeError(f"{name}: alpha must be 1-d, got {alpha}")
+    unify_dim(name, alpha.shape[0], data.shape[axis],
+              f"alpha {alpha} does not match axis {axis} (attribute 'axis') of {data}")
+    return TensorType(data.shape, data.dtype)
+
+
+def _prelu_kernel(args, attrs):
+    x, alpha = args
+    axis = attrs["axis"] % x.ndim
+    if alpha.shape[0] != x.shape[axis]:
+        raise KernelError(f"nn.prelu: alpha of length {alpha.shape[0]} does not match axis "
+                          f"{axis} of {fmt_shape(x.shape)} at run time")
+    shape = [1] * x.ndim
+    shape[axis] = alpha.shape[0]
+    with np.errstate(all="ignore"):
+        return as_result(np.where(x < 0, x * alpha.reshape(shape), x), x.dtype)
+
+
+register("nn.prelu", 2, _prelu_rel, _prelu_kernel, "broadcast",
+         attrs=[AttrSpec("axis", "int", 1)],
+         doc="nn.prelu(data, alpha, axis=1): x if x >= 0 else alpha * x, alpha per channel")
+
+
+def _dropout_rel(name, args, attrs):
+    (x,) = args
+    need_dtype(name, x, "float")
+    if not 0.0 <= attrs["rate"] < 1.0:
+        raise OpTypeError(f"{name}: attribute 'rate' must be in [0, 1), got {attrs['rate']}")
+    t = TensorType(x.shape, x.dtype)
+    return TupleType((t, t))
+
+
+def _dropout_kernel(args, attrs):
+    x = args[0]
+    # inference: nothing is dropped, so the data passes through and the mask keeps everything
+    return x.copy(), np.ones_like(x)
+
+
+register("nn.dropout", 1, _dropout_rel, _dropout_kernel, "opaque",
+         attrs=[AttrSpec("rate", "float", 0.5)],
+         doc="nn.dropout(data, rate=0.5): (data, mask) at inference: data unchanged, mask ones")
+
+
+PAD_MODES = ("constant", "edge", "reflect")
+
+
+def _pad_rel(name, args, attrs):
+    data = args[0]
+    need_dtype(name, data, "numeric")
+    widths = _pad_widths(name, attrs["pad_width"], len(data.shape))
+    if len(args) == 2:
+        value = args[1]
+        if value.shape != ():
+            raise OpTypeError(f"{name}: the pad value must be a 0-d tensor, got {value}")
+        if attrs["pad_value"] is not None:
+            raise OpTypeError(f"{name}: give the pad value as the second argument or as "
+                              f"attribute 'pad_value', not both")
+    shape = []
+    for d, (before, after) in zip(data.shape, widths):
+        if attrs["pad_mode"] == "reflect" and d is not None and max(before, after) >= d:
+            raise OpTypeError(f"{name}: attribute 'pad_width' {[before, after]} reflects past "
+                              f"the edge of a dimension of {d} (pad_mode=\"reflect\")")
+        if attrs["pad_mode"] == "edge" and d == 0 and (before or after):
+            raise OpTypeError(f"{name}: pad_mode=\"edge\" cannot pad an empty dimension")
+        shape.append(None if d is None else d + before + after)
+    return TensorType(tuple(shape), data.dtype)
+
+
+def _pad_widths(name, pad_width, ndim):
+    ok = isinstance(pad_width, list) and all(
+        isinstance(p, list) and len(p) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in p) for p in pad_width)
+    if not ok:
+        raise OpTypeError(f"{name}: attribute 'pad_width' must be a list of [before, after] "
+                          f"integer pairs, got {pad_width!r}")
+    if len(pad_width) != ndim:
+        raise OpTypeError(f"{name}: attribute 'pad_width' has {len(pad_width)} pairs for a "
+                          f"{ndim}-d tensor")
+    if any(v < 0 for p in pad_width for v in p):
+        raise OpTypeError(f"{name}: attribute 'pad_width' must not be negative, got {pad_width}")
+    return [tuple(p) for p in pad_width]
+
+
+def _pad_kernel(args, attrs):
+    x = args[0]
+    widths = [tuple(p) for p in attrs["pad_width"]]
+    mode = attrs["pad_mode"]
+    if mode == "reflect" and any(max(w) >= d for w, d in zip(widths, x.shape)):
+        raise KernelError(f"nn.pad: pad_width {attrs['pad_width']} reflects past the edge of "
+                          f"{fmt_shape(x.shape)} at run time")
+    if mode == "constant":
+        value = args[1] if len(args) == 2 else np.array(attrs["pad_value"] or 0.0)
+        with np.errstate(all="ignore"):
+            fill = np.asarray(value).astype(x.dtype)
+        return np.pad(x, widths, mode="constant", constant_values=fill)
+    return np.pad(x, widths, mode=mode)
+
+
+register("nn.pad", 2, _pad_rel, _pad_kernel, "injective", min_inputs=1,
+         attrs=[AttrSpec("pad_width", "any"),
+                AttrSpec("pad_mode", "str", "constant", choices=PAD_MODES),
+                AttrSpec("pad_value", "float_or_none", None)],
+         doc="nn.pad(data, pad_value, pad_width=[[before, after], ...], pad_mode=\"constant\")")

@@ -1,0 +1,453 @@
+"""TVM's `#[metadata]` section: reading it, and writing it back.
+
+A module TVM prints with tensor constants ends with a `#[metadata]` line and one JSON document
+(TVM's object-graph serialization): a flat `nodes` list, a `root` Map from table names
+(`relay.Constant`, `VirtualDevice`, ...) to Arrays of objects, and `b64ndarrays`, each tensor in
+TVM's NDArray save format as base64. The program text refers to the objects as
+`meta[KEY][INDEX]`. Layout facts: ../../../shared/reference/tvm-metadata.md (and TVM's
+`serialization.cc`, `ndarray.cc`, `meta_ref.cc`).
+
+The section is split off the text before lexing (the lexer never sees the JSON), decoded once
+(base64 -> bytes -> a NumPy view of those bytes, no further copy), and every malformed part is
+a located `MetadataError` on the line of the section that holds it. Locating is done only when
+there is an error to report, so a 20 MB section costs one JSON scan and one base64 decode.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import struct
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rvmdbg.relay.diagnostics import RelayError, Source, Span
+
+MARK = "#[metadata]"
+NDARRAY_MAGIC = 0xDD5E40F096B4A13F
+CPU = 1  # DLPack's kDLCPU
+TVM_VERSION = "0.12.0"  # written into printed sections; any 0.8+ layout reads the same
+# magic, reserved, device type and id, ndim, dtype code, bits, lanes
+_HEAD = struct.Struct("<QQiiiBBH")
+_I64 = struct.Struct("<q")
+_MAX_NDIM = 32
+# DLPack type codes (int, uint, float, bfloat) and bit widths -> NumPy dtypes
+_DTYPE_OF = {
+    (0, 8): "int8", (0, 16): "int16", (0, 32): "int32", (0, 64): "int64",
+    (1, 1): "bool", (1, 8): "uint8", (1, 16): "uint16", (1, 32): "uint32", (1, 64): "uint64",
+    (2, 16): "float16", (2, 32): "float32", (2, 64): "float64",
+}
+_CODE_OF = {name: key for key, name in _DTYPE_OF.items()}
+_CODE_NAMES = {0: "int", 1: "uint", 2: "float", 4: "bfloat"}
+_MARK_LINE = re.compile(r"[ \t]*#\[[ \t]*metadata[ \t]*\][ \t]*\r?$")
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+class MetadataError(RelayError):
+    """A malformed `#[metadata]` section or a `meta[...]` reference it cannot satisfy."""
+
+    kind = "metadata"
+
+
+@dataclass(eq=False)
+class MetaObject:
+    """A non-tensor object of a metadata table (a `VirtualDevice`, an attribute object), as an
+    attribute value: its table and index, its TVM type key and its fields as TVM wrote them
+    (strings; a field holding another object is that object's node index)."""
+
+    key: str
+    index: int
+    type_key: str
+    attrs: dict = field(default_factory=dict)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, MetaObject) and (self.key, self.type_key, self.attrs) == \
+            (other.key, other.type_key, other.attrs)
+
+    def __hash__(self) -> int:
+        return hash((self.key, self.type_key))
+
+    def __repr__(self) -> str:
+        return f"meta[{self.key}][{self.index}]"
+
+
+# ---------------------------------------------------------------------------- the NDArray format
+
+def decode_ndarray(buf: bytes) -> np.ndarray:
+    """One tensor in TVM's NDArray save format -> a read-only NumPy array over `buf` (no copy).
+    Raises ValueError saying what is wrong."""
+    if len(buf) < _HEAD.size:
+        raise ValueError(f"the tensor header needs {_HEAD.size} bytes, found {len(buf)}")
+    magic, _reserved, dev_type, _dev_id, ndim, code, bits, lanes = _HEAD.unpack_from(buf, 0)
+    if magic != NDARRAY_MAGIC:
+        raise ValueError(f"wrong magic number 0x{magic:016X} (a TVM NDArray starts with "
+                         f"0x{NDARRAY_MAGIC:016X})")
+    if dev_type != CPU:
+        raise ValueError(f"the tensor was saved from device type {dev_type}; TVM saves "
+                         "metadata from the CPU (device type 1)")
+    if not 0 <= ndim <= _MAX_NDIM:
+        raise ValueError(f"ndim {ndim} is out of range (0 to {_MAX_NDIM})")
+    if lanes != 1:
+        raise ValueError(f"vector dtype with {lanes} lanes: rvmdbg reads scalar element types "
+                         "(lanes 1) only")
+    dtype = _DTYPE_OF.get((code, bits))
+    if dtype is None:
+        kind = _CODE_NAMES.get(code, f"type code {code}")
+        raise ValueError(f"unsupported dtype {kind}{bits}")
+    pos = _HEAD.size
+    if len(buf) < pos + 8 * ndim + 8:
+        raise ValueError("the data is truncated inside the tensor's shape")
+    shape = struct.unpack_from(f"<{ndim}q", buf, pos)
+    pos += 8 * ndim
+    for d in shape:
+        if d < 0:
+            raise ValueError(f"negative dimension {d} in shape {tuple(shape)}")
+        if d > 1 << 48:
+            raise ValueError(f"dimension {d} in shape {tuple(shape)} is too large")
+    nbytes = _I64.unpack_from(buf, pos)[0]
+    pos += 8
+    count = 1
+    for d in shape:
+        count *= d
+    expect = count * ((bits * lanes + 7) // 8)
+    if nbytes != expect:
+        raise ValueError(f"the byte size {nbytes} does not match shape {tuple(shape)} of "
+                         f"{dtype} ({expect} bytes)")
+    have = len(buf) - pos
+    if have < nbytes:
+        raise ValueError(f"the data is truncated: {nbytes} bytes claimed, {have} present")
+    if have > nbytes:
+        raise ValueError(f"{have - nbytes} bytes follow the tensor's {nbytes} bytes of data")
+    if dtype == "bool":
+        raw = np.frombuffer(buf, np.uint8, count, pos)
+        # TVM stores one byte per bool; any byte other than 0/1 is normalised, as a C++ bool is
+        a = raw.view(np.bool_) if not (raw > 1).any() else raw.astype(np.bool_)
+    else:
+        a = np.frombuffer(buf, np.dtype(dtype).newbyteorder("<"), count, pos)
+        if a.dtype.byteorder not in ("=", "|") and not a.dtype.isnative:
+            a = a.astype(a.dtype.newbyteorder("="))
+    return a.reshape(shape)
+
+
+def encode_ndarray(a) -> str:
+    """A tensor in TVM's NDArray save format, as base64 (the inverse of decode_ndarray)."""
+    a = np.asarray(a)
+    code, bits = _CODE_OF[a.dtype.name]
+    data = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<")).tobytes()
+    head = _HEAD.pack(NDARRAY_MAGIC, 0, CPU, 0, a.ndim, code, bits, 1)
+    shape = struct.pack(f"<{a.ndim}q", *a.shape)
+    return base64.b64encode(head + shape + _I64.pack(len(data)) + data).decode("ascii")
+
+
+# ---------------------------------------------------------------------------- reading a section
+
+def split_metadata(text: str, filename: str):
+    """(program text, MetadataSection or None). The program text keeps the `#[metadata]` line
+    itself, so lines are numbered as in the file, and nothing after it."""
+    i = text.find(MARK)
+    while i >= 0:
+        start = text.rfind("\n", 0, i) + 1
+        end = text.find("\n", i)
+        end = len(text) if end < 0 else end
+        m = _MARK_LINE.match(text, start, end)
+        if m is not None and m.end() == end:
+            return text[:end], MetadataSection(text, end, filename)
+        i = text.find(MARK, i + 1)
+    return text, None
+
+
+class MetadataSection:
+    """The decoded tables of one `#[metadata]` section; `resolve` answers `meta[KEY][i]`."""
+
+    def __init__(self, text: str, offset: int, filename: str):
+        self._text = text  # the whole file, dropped once decoded
+        self.offset = offset  # where the JSON starts (just after the #[metadata] line)
+        self.filename = filename
+        self.mark_line = text.count("\n", 0, offset) + 1
+        self.tables: dict[str, list[int]] = {}
+        self.nodes: list = []
+        self.arrays: list = []
+        self._objects: dict[tuple, object] = {}
+
+    # ---- errors, located lazily ----
+
+    def _span_at(self, pos: int, length: int = 1) -> Span:
+        text = self._text
+        line = text.count("\n", 0, pos) + 1
+        col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+        end = text.find("\n", pos)
+        length = max(1, min(length, 80, (end if end >= 0 else len(text)) - pos))
+        return Span(line, col, line, col + length, self.filename)
+
+    def _error(self, message: str, pos: int | None = None, length: int = 1,
+               hint: str | None = None) -> MetadataError:
+        if pos is None:  # the #[metadata] line itself
+            span = Span(self.mark_line, 1, self.mark_line, 1 + len(MARK), self.filename)
+        else:
+            span = self._span_at(pos, length)
+        return MetadataError(message, span, hint, _Quoted(self._text, span, self.filename))
+
+    def _key_pos(self, key: str) -> int | None:
+        i = self._text.find(f'"{key}"', self.offset)
+        return None if i < 0 else i
+
+    def _element_pos(self, key: str, index: int) -> tuple[int | None, int]:
+        """Where element `index` of the top-level list `key` starts, and its length."""
+        text = self._text
+        at = self._key_pos(key)
+        if at is None:
+            return None, 1
+        at = text.find("[", at)
+        dec = json.JSONDecoder()
+        pos = at + 1
+        try:
+            for i in range(index + 1):
+                while text[pos] in " \t\r\n,":
+                    pos += 1
+                _, end = dec.raw_decode(text, pos)
+                if i == index:
+                    nl = text.find("\n", pos, end)
+                    return pos, (nl if nl >= 0 else end) - pos
+                pos = end
+        except (ValueError, IndexError):
+            pass
+        return at, 1
+
+    def _node_error(self, index: int, message: str) -> MetadataError:
+        pos, length = self._element_pos("nodes", index)
+        return self._error(f"metadata node {index}: {message}", pos, length)
+
+    # ---- decoding ----
+
+    def load(self) -> None:
+        """Decode the JSON and every tensor; raise a located MetadataError on the first fault."""
+        text = self._text
+        pos = self.offset
+        n = len(text)
+        while pos < n and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= n:
+            raise self._error("the #[metadata] section is empty",
+                              hint="TVM writes one JSON document after #[metadata]")
+        try:
+            doc, end = json.JSONDecoder().raw_decode(text, pos)
+        except json.JSONDecodeError as e:
+            raise self._error(f"bad JSON in the metadata: {e.msg}", e.pos) from None
+        rest = text[end:end + 64].strip() if end < n else ""
+        if rest:
+            while text[end] in " \t\r\n":
+                end += 1
+            raise self._error("text after the metadata's JSON document", end,
+                              hint="#[metadata] must be the last part of the file")
+        if not isinstance(doc, dict):
+            raise self._error("the metadata must be a JSON object", pos)
+        nodes = doc.get("nodes")
+        root = doc.get("root")
+        if not isinstance(nodes, list) or not nodes:
+            raise self._error("the metadata has no `nodes` list", self._key_pos("nodes") or pos)
+        if not isinstance(root, int) or not 0 <= root < len(nodes):
+            raise self._error(f"the metadata's `root` {root!r} is not a node index",
+                              self._key_pos("root") or pos)
+        for i, nd in enumerate(nodes):
+            if not isinstance(nd, dict) or not isinstance(nd.get("type_key", ""), str):
+                raise self._node_error(i, "expected an object with a `type_key`")
+        self.nodes = nodes
+        self.tables = self._read_tables(root)
+        b64 = doc.get("b64ndarrays", [])
+        del doc
+        if not isinstance(b64, list):
+            raise self._error("`b64ndarrays` must be a list", self._key_pos("b64ndarrays"))
+        arrays: list = []
+        for i in range(len(b64)):
+            s = b64[i]
+            b64[i] = None  # each base64 string is freed as soon as it is decoded
+            arrays.append(self._decode(i, s))
+        self.arrays = arrays
+        self._check_constants()
+
+    def _read_tables(self, root: int) -> dict:
+        nd = self.nodes[root]
+        tk = nd.get("type_key")
+        if tk not in ("Map", "StrMap"):
+            raise self._node_error(root, f"the root must be a Map of tables, found {tk!r}")
+        data = nd.get("data", [])
+        keys = nd.get("keys")
+        if keys is None:  # a Map with object keys: [key node, value node, ...]
+            pairs = list(zip(data[0::2], data[1::2]))
+            keys = [self._string_node(k) for k, _ in pairs]
+            data = [v for _, v in pairs]
+        if not isinstance(keys, list) or not isinstance(data, list) or len(keys) != len(data):
+            raise self._node_error(root, "the root Map's `keys` and `data` do not pair up")
+        tables: dict = {}
+        for key, arr in zip(keys, data):
+            items = self._node_list(arr)
+            if not isinstance(key, str) or items is None:
+                raise self._node_error(root, f"table {key!r} is not an Array of objects")
+            tables[key] = items
+        return tables
+
+    def _string_node(self, i):
+        nd = self.nodes[i] if isinstance(i, int) and 0 <= i < len(self.nodes) else {}
+        return nd.get("repr_str")
+
+    def _node_list(self, i) -> list | None:
+        if not isinstance(i, int) or not 0 <= i < len(self.nodes):
+            return None
+        nd = self.nodes[i]
+        data = nd.get("data", [])
+        if nd.get("type_key") != "Array" or not isinstance(data, list):
+            return None
+        if not all(isinstance(x, int) and 0 <= x < len(self.nodes) for x in data):
+            return None
+        return data
+
+    def _decode(self, i: int, s) -> np.ndarray:
+        def fail(message: str):
+            pos, length = self._element_pos("b64ndarrays", i)
+            return self._error(f"metadata tensor {i}: {message}", pos, length)
+        if not isinstance(s, str):
+            raise fail("expected a base64 string")
+        try:
+            buf = base64.b64decode(s, validate=True)
+        except (binascii.Error, ValueError) as e:
+            raise fail(f"bad base64 ({e})") from None
+        try:
+            return decode_ndarray(buf)
+        except ValueError as e:
+            raise fail(str(e)) from None
+
+    def _check_constants(self) -> None:
+        for i in self.tables.get("relay.Constant", ()):
+            self._constant_data(i)
+
+    def _constant_data(self, node: int) -> np.ndarray:
+        nd = self.nodes[node]
+        if nd.get("type_key") != "relay.Constant":
+            raise self._node_error(node, f"expected a relay.Constant, found {nd.get('type_key')!r}")
+        ref = nd.get("attrs", {}).get("data")
+        try:
+            k = int(ref)
+        except (TypeError, ValueError):
+            raise self._node_error(node, f"the constant's `data` {ref!r} is not a tensor index") \
+                from None
+        if not 0 <= k < len(self.arrays):
+            raise self._node_error(node, f"the constant's `data` {k} is past the end of "
+                                   f"b64ndarrays ({len(self.arrays)} tensors)")
+        return self.arrays[k]
+
+    def release_text(self) -> None:
+        """Drop the file text once every reference is resolved (errors after this are rare and
+        quote the program part only)."""
+        self._text = self._text[:self.offset]
+
+    # ---- references ----
+
+    def resolve(self, key: str, index: int, key_span: Span, index_span: Span, source: Source,
+                as_expr: bool):
+        """The object `meta[key][index]` names: a NumPy array for a relay.Constant, a
+        MetaObject otherwise."""
+        table = self.tables.get(key)
+        if table is None:
+            known = ", ".join(sorted(self.tables)) or "none"
+            raise MetadataError(f"unknown metadata table `{key}`", key_span,
+                                f"this file's #[metadata] has the tables: {known}", source)
+        if not 0 <= index < len(table):
+            raise MetadataError(f"meta[{key}][{index}] is past the end of its table", index_span,
+                                f"the table {key} has {len(table)} entries (0 to "
+                                f"{len(table) - 1})" if table else f"the table {key} is empty",
+                                source)
+        node = table[index]
+        if key == "relay.Constant" or self.nodes[node].get("type_key") == "relay.Constant":
+            return self._constant_data(node)
+        if as_expr:
+            raise MetadataError(f"meta[{key}][{index}] is a {self.nodes[node].get('type_key')}, "
+                                "not an expression", key_span,
+                                "only relay.Constant entries can be used as values", source)
+        got = self._objects.get((key, index))
+        if got is None:
+            nd = self.nodes[node]
+            got = self._objects[(key, index)] = MetaObject(
+                key, index, nd.get("type_key", ""), dict(nd.get("attrs", {})))
+        return got
+
+
+class _Quoted(Source):
+    """A Source holding only the line an error quotes (the file may be 20 MB), cut short after
+    the spot when it is long (one base64 string can be megabytes on one line)."""
+
+    def __init__(self, text: str, span: Span, name: str):
+        self.name = name
+        self.text = ""
+        start = 0
+        for _ in range(span.line - 1):
+            start = text.find("\n", start) + 1
+        end = text.find("\n", start)
+        keep = max(span.col + 80, 160)
+        stop = min(end if end >= 0 else len(text), start + keep)
+        line = text[start:stop]
+        if stop - start == keep:
+            line += " ..."
+        self.lines = [""] * (span.line - 1) + [line]
+
+
+# ---------------------------------------------------------------------------- writing a section
+
+def metadata_text(constants: list, objects: list = ()) -> str:
+    """The JSON document TVM writes after `#[metadata]`, for tensor constants (in table order)
+    and other table objects (MetaObject, in table order per key)."""
+    nodes: list = [{"type_key": ""}, None]  # node 1 is the root Map, filled in last
+    b64: list = []
+    keys: list = []
+    arrays: list = []
+    if constants:
+        vd = len(nodes)
+        nodes.append({"type_key": "VirtualDevice", "attrs": {
+            "device_type_int": "-1", "memory_scope": str(vd + 1), "target": "0",
+            "virtual_device_id": "-1"}})
+        nodes.append({"type_key": "runtime.String"})
+        items = []
+        for a in constants:
+            items.append(len(nodes))
+            nodes.append({"type_key": "relay.Constant", "attrs": {
+                "_checked_type_": "0", "data": str(len(b64)), "span": "0",
+                "virtual_device_": str(vd)}})
+            b64.append(encode_ndarray(a))
+        keys.append("relay.Constant")
+        arrays.append(items)
+    by_key: dict = {}
+    for obj in objects:
+        by_key.setdefault(obj.key, []).append(obj)
+    for key, objs in by_key.items():
+        items = []
+        for obj in objs:
+            items.append(len(nodes))
+            node = {"type_key": obj.type_key}
+            if obj.attrs:
+                # fields that pointed at other nodes of the original section become null
+                node["attrs"] = {k: (v if not _is_node_field(k) else "0")
+                                 for k, v in obj.attrs.items()}
+            nodes.append(node)
+        keys.append(key)
+        arrays.append(items)
+    data = []
+    for items in arrays:
+        data.append(len(nodes))
+        nodes.append({"type_key": "Array", "data": items})
+    nodes[1] = {"type_key": "Map", "keys": keys, "data": data}
+    doc = {"root": 1, "nodes": nodes, "b64ndarrays": b64, "attrs": {"tvm_version": TVM_VERSION}}
+    return json.dumps(doc, indent=2)
+
+
+# Fields of TVM objects that hold another object (a node index), not a plain value.
+_NODE_FIELDS = frozenset({"span", "_checked_type_", "virtual_device_", "target", "memory_scope",
+                          "source_name", "shape", "fields", "type_annotation"})
+
+
+def _is_node_field(name: str) -> bool:
+    return name in _NODE_FIELDS
+
+
+__all__ = ["MARK", "MetaObject", "MetadataError", "MetadataSection", "decode_ndarray",
+           "encode_ndarray", "metadata_text", "split_metadata"]

@@ -1,0 +1,323 @@
+"""Convolutions: nn.conv1d, nn.conv2d, nn.conv2d_transpose.
+
+Kernels run through a matrix product (BLAS for floats): a 1x1 convolution is one product over
+the channels, a larger one gathers its windows into columns first (im2col, one strided copy per
+kernel position), a depthwise one accumulates one multiply per kernel position, a grouped one
+runs each group. `conv2d_nchw(data, weight, strides, padding, dilation, groups)` is the
+canonical-layout entry other operator families (qnn.conv2d) reuse.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from rvmdbg.relay.ops.core import (
+    AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, need_dtype, register, unify_dim,
+)
+from rvmdbg.relay.ops.layouts import (
+    CANONICAL_DATA, CANONICAL_KERNEL, expand_padding, from_canonical, inverse_perm, layout_perm,
+    spatial_values, to_canonical, window_out,
+)
+from rvmdbg.relay.types import TensorType
+
+# ---------------------------------------------------------------------------------------------
+# The NumPy kernels in canonical layout (NCHW data, OIHW / IOHW weights)
+
+
+def conv2d_nchw(data: np.ndarray, weight: np.ndarray, strides=(1, 1), padding=(0, 0, 0, 0),
+                dilation=(1, 1), groups: int = 1) -> np.ndarray:
+    """topi's conv2d in NCHW/OIHW: `padding` is (top, left, bottom, right), zeros.
+
+    The result has the inputs' dtype (cast them to out_dtype first); the caller has checked
+    that data's channels equal weight's input channels times `groups`."""
+    n, c, h, w = data.shape
+    o, i, kh, kw = weight.shape
+    sh, sw = strides
+    dh, dw = dilation
+    pt, pl, pb, pr = padding
+    oh = (h + pt + pb - (kh - 1) * dh - 1) // sh + 1
+    ow = (w + pl + pr - (kw - 1) * dw - 1) // sw + 1
+    if pt or pl or pb or pr:
+        data = np.pad(data, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    with np.errstate(all="ignore"):
+        if groups == 1:
+            return _conv_dense(data, weight, oh, ow, strides, dilation)
+        if i == 1 and groups == c:
+            return _conv_depthwise(data, weight, oh, ow, strides, dilation)
+        cg, og = c // groups, o // groups
+        parts = [_conv_dense(data[:, g * cg:(g + 1) * cg], weight[g * og:(g + 1) * og],
+                             oh, ow, strides, dilation) for g in range(groups)]
+        return np.concatenate(parts, axis=1)
+
+
+def _window(x, i: int, j: int, oh: int, ow: int, strides, dilation):
+    """The input pixels kernel position (i, j) meets, for every output pixel: (N, C, oh, ow)."""
+    sh, sw = strides
+    y0, x0 = i * dilation[0], j * dilation[1]
+    return x[:, :, y0:y0 + (oh - 1) * sh + 1:sh, x0:x0 + (ow - 1) * sw + 1:sw]
+
+
+def _conv_dense(x, weight, oh, ow, strides, dilation):
+    n, c = x.shape[:2]
+    o, _, kh, kw = weight.shape
+    if kh == 1 and kw == 1:
+        cols = _window(x, 0, 0, oh, ow, strides, dilation).reshape(n, c, oh * ow)
+        out = np.matmul(weight.reshape(o, c), cols)
+    else:
+        # im2col: one strided copy per kernel position, then one product over C*KH*KW
+        cols = np.empty((n, c, kh, kw, oh, ow), dtype=x.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                cols[:, :, i, j] = _window(x, i, j, oh, ow, strides, dilation)
+        out = np.matmul(weight.reshape(o, c * kh * kw), cols.reshape(n, c * kh * kw, oh * ow))
+    return out.reshape(n, o, oh, ow)
+
+
+def _conv_depthwise(x, weight, oh, ow, strides, dilation):
+    # each input channel meets its own `mult` filters: one multiply-add per kernel position
+    n, c = x.shape[:2]
+    o, _, kh, kw = weight.shape
+    mult = o // c
+    w = weight.reshape(c, mult, kh, kw)
+    out = np.zeros((n, c, mult, oh, ow), dtype=x.dtype)
+    tmp = np.empty_like(out)
+    for i in range(kh):
+        for j in range(kw):
+            patch = _window(x, i, j, oh, ow, strides, dilation)[:, :, None]
+            np.multiply(patch, w[None, :, :, i, j, None, None], out=tmp)
+            out += tmp
+    return out.reshape(n, o, oh, ow)
+
+
+def conv2d_transpose_nchw(data: np.ndarray, weight: np.ndarray, strides=(1, 1),
+                          padding=(0, 0, 0, 0), output_padding=(0, 0), dilation=(1, 1),
+                          groups: int = 1) -> np.ndarray:
+    """topi's conv2d_transpose in NCHW with an IOHW weight (in, out/groups, kh, kw): every input
+    pixel scatters its weighted kernel into the output, which is then cropped by `padding`."""
+    n, c, h, w = data.shape
+    _, og, kh, kw = weight.shape
+    sh, sw = strides
+    dh, dw = dilation
+    pt, pl, pb, pr = padding
+    ekh, ekw = (kh - 1) * dh + 1, (kw - 1) * dw + 1
+    oh = sh * (h - 1) + ekh - pt - pb + output_padding[0]
+    ow = sw * (w - 1) + ekw - pl - pr + output_padding[1]
+    canvas = np.zeros((n, og * groups, sh * (h - 1) + ekh + output_padding[0],
+                       sw * (w - 1) + ekw + output_padding[1]), dtype=data.dtype)
+    cg = c // groups
+    with np.errstate(all="ignore"):
+        for g in range(groups):
+            wg = weight[g * cg:(g + 1) * cg].reshape(cg, og * kh * kw)
+            cols = np.matmul(wg.T, data[:, g * cg:(g + 1) * cg].reshape(n, cg, h * w))
+            cols = cols.reshape(n, og, kh, kw, h, w)
+            target = canvas[:, g * og:(g + 1) * og]
+            for i in range(kh):
+                for j in range(kw):
+                    target[:, :, i * dh:i * dh + sh * (h - 1) + 1:sh,
+                           j * dw:j * dw + sw * (w - 1) + 1:sw] += cols[:, :, i, j]
+    return canvas[:, :, pt:pt + oh, pl:pl + ow]
+
+
+# ---------------------------------------------------------------------------------------------
+# Type relations
+
+
+def _conv_layouts(name, attrs, n, kernel_canonical):
+    data_c = CANONICAL_DATA[n]
+    dperm = layout_perm(name, "data_layout", attrs["data_layout"], data_c)
+    kperm = layout_perm(name, "kernel_layout", attrs["kernel_layout"], kernel_canonical)
+    operm = layout_perm(name, "out_layout", attrs["out_layout"] or attrs["data_layout"], data_c)
+    return dperm, kperm, operm
+
+
+def _conv_common(name, args, attrs, n):
+    data, weight = args
+    for what, t in (("data", data), ("weight", weight)):
+        need_dtype(name, t, "numeric")
+        if len(t.shape) != n + 2:
+            raise OpTypeError(f"{name}: {what} must be {n + 2}-d, got {t}")
+    if data.dtype != weight.dtype and attrs["out_dtype"] is None:
+        raise OpTypeError(f"{name}: data {data} and weight {weight} have different dtypes; "
+                          f"give out_dtype or cast one")
+    if attrs["groups"] < 1:
+        raise OpTypeError(f"{name}: attribute 'groups' must be >= 1, got {attrs['groups']}")
+    strides = spatial_values(name, "strides", attrs["strides"], n)
+    dilation = spatial_values(name, "dilation", attrs["dilation"], n)
+    before, after = expand_padding(name, attrs["padding"], n)
+    return data, weight, strides, dilation, before, after
+
+
+def _check_kernel_size(name, attrs, ksize, n):
+    if attrs["kernel_size"] is not None:
+        want = spatial_values(name, "kernel_size", attrs["kernel_size"], n)
+        return tuple(unify_dim(name, k, s, f"attribute 'kernel_size' is {list(want)} but the "
+                                           f"weight's kernel is {fmt_shape(ksize)}")
+                     for k, s in zip(ksize, want))
+    return ksize
+
+
+def _conv_rel(name, args, attrs, n):
+    data, weight, strides, dilation, before, after = _conv_common(name, args, attrs, n)
+    dperm, kperm, operm = _conv_layouts(name, attrs, n, CANONICAL_KERNEL[n])
+    batch, chans, *spatial = to_canonical(data.shape, dperm)
+    out_c, in_c, *ksize = to_canonical(weight.shape, kperm)
+    ksize = _check_kernel_size(name, attrs, tuple(ksize), n)
+    groups = attrs["groups"]
+    if attrs["channels"] is not None:
+        out_c = unify_dim(name, out_c, attrs["channels"],
+                          f"attribute 'channels' is {attrs['channels']} but the weight {weight} "
+                          f"({attrs['kernel_layout']}) has {out_c} output channels")
+    if chans is not None and in_c is not None and chans != in_c * groups:
+        raise OpTypeError(f"{name}: data {data} has {chans} channels but the weight {weight} "
+                          f"({attrs['kernel_layout']}) takes {in_c} per group and attribute "
+                          f"'groups' is {groups} ({in_c} x {groups} = {in_c * groups})")
+    if out_c is not None and out_c % groups:
+        raise OpTypeError(f"{name}: {out_c} output channels do not split into attribute "
+                          f"'groups'={groups}")
+    out_sp = []
+    for size, b, a, k, s, d in zip(spatial, before, after, ksize, strides, dilation):
+        window = None if k is None else (k - 1) * d + 1
+        o = None if window is None else window_out(size, b, a, window, s)
+        if o is not None and o < 1:
+            raise OpTypeError(f"{name}: the {window}-wide kernel (dilation {d}) does not fit an "
+                              f"input of {size} padded by ({b}, {a}); check attributes "
+                              f"'padding' and 'kernel_size'")
+        out_sp.append(o)
+    out = from_canonical((batch, out_c, *out_sp), operm)
+    return TensorType(out, attrs["out_dtype"] or data.dtype)
+
+
+def _conv_transpose_rel(name, args, attrs, n):
+    data, weight, strides, dilation, before, after = _conv_common(name, args, attrs, n)
+    dperm, kperm, operm = _conv_layouts(name, attrs, n, "IOHW")
+    batch, chans, *spatial = to_canonical(data.shape, dperm)
+    in_c, out_cg, *ksize = to_canonical(weight.shape, kperm)
+    ksize = _check_kernel_size(name, attrs, tuple(ksize), n)
+    groups = attrs["groups"]
+    opad = spatial_values(name, "output_padding", attrs["output_padding"], n, minimum=0)
+    unify_dim(name, chans, in_c, f"data {data} has {chans} channels but the weight {weight} "
+                                 f"({attrs['kernel_layout']}) takes {in_c}")
+    if chans is not None and chans % groups:
+        raise OpTypeError(f"{name}: {chans} input channels do not split into attribute "
+                          f"'groups'={groups}")
+    out_c = None if out_cg is None else out_cg * groups
+    if attrs["channels"] is not None:
+        out_c = unify_dim(name, out_c, attrs["channels"],
+                          f"attribute 'channels' is {attrs['channels']} but the weight {weight} "
+                          f"({attrs['kernel_layout']}) gives {out_c} output channels")
+    out_sp = []
+    for size, b, a, k, s, d, op in zip(spatial, before, after, ksize, strides, dilation, opad):
+        if size is None or k is None:
+            out_sp.append(None)
+            continue
+        o = s * (size - 1) + (k - 1) * d + 1 - b - a + op
+        if o < 1:
+            raise OpTypeError(f"{name}: attribute 'padding' ({b}, {a}) crops the whole output")
+        out_sp.append(o)
+    out = from_canonical((batch, out_c, *out_sp), operm)
+    return TensorType(out, attrs["out_dtype"] or data.dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# Kernels in any layout
+
+
+def _prepare(name, args, attrs, n, kernel_canonical):
+    data, weight = args
+    dt = np.dtype(attrs["out_dtype"] or data.dtype)
+    data, weight = data.astype(dt, copy=False), weight.astype(dt, copy=False)
+    data_c = CANONICAL_DATA[n]
+    dperm = layout_perm(name, "data_layout", attrs["data_layout"], data_c)
+    kperm = layout_perm(name, "kernel_layout", attrs["kernel_layout"], kernel_canonical)
+    operm = layout_perm(name, "out_layout", attrs["out_layout"] or attrs["data_layout"], data_c)
+    data = data.transpose(dperm)
+    weight = weight.transpose(kperm)
+    if n == 1:  # a 1-d convolution is a 2-d one of height 1
+        data, weight = data[:, :, None, :], weight[:, :, None, :]
+    strides = (1,) * (2 - n) + spatial_values(name, "strides", attrs["strides"], n)
+    dilation = (1,) * (2 - n) + spatial_values(name, "dilation", attrs["dilation"], n)
+    before, after = expand_padding(name, attrs["padding"], n)
+    padding = (0,) * (2 - n) + before + (0,) * (2 - n) + after
+    return data, weight, strides, padding, dilation, operm, dt
+
+
+def _finish(out, operm, n, dt):
+    if n == 1:
+        out = out[:, :, 0, :]
+    if operm != tuple(range(len(operm))):
+        out = out.transpose(inverse_perm(operm))
+    return as_result(np.ascontiguousarray(out), dt)
+
+
+def _conv_kernel(name, n):
+    def kernel(args, attrs):
+        data, weight, strides, padding, dilation, operm, dt = _prepare(
+            name, args, attrs, n, CANONICAL_KERNEL[n])
+        groups = attrs["groups"]
+        _, c, h, w = data.shape
+        o, i, kh, kw = weight.shape
+        if c != i * groups or o % groups:
+            raise KernelError(f"{name}: data with {c} channels does not fit a weight taking {i} "
+                              f"per group with groups={groups} (at run time)")
+        for size, b, a, k, d in ((h, padding[0], padding[2], kh, dilation[0]),
+                                 (w, padding[1], padding[3], kw, dilation[1])):
+            if size + b + a < (k - 1) * d + 1:
+                raise KernelError(f"{name}: the kernel does not fit an input of {size} at run "
+                                  f"time")
+        out = conv2d_nchw(data, weight, strides, padding, dilation, groups)
+        return _finish(out, operm, n, dt)
+    return kernel
+
+
+def _conv_transpose_kernel(name, n):
+    def kernel(args, attrs):
+        data, weight, strides, padding, dilation, operm, dt = _prepare(name, args, attrs, n,
+                                                                       "IOHW")
+        groups = attrs["groups"]
+        if data.shape[1] != weight.shape[0] or data.shape[1] % groups:
+            raise KernelError(f"{name}: data with {data.shape[1]} channels does not fit the "
+                              f"weight {fmt_shape(weight.shape)} at run time")
+        opad = (0,) * (2 - n) + spatial_values(name, "output_padding",
+                                               attrs["output_padding"], n, minimum=0)
+        out = conv2d_transpose_nchw(data, weight, strides, padding, opad, dilation, groups)
+        if min(out.shape) < 1:
+            raise KernelError(f"{name}: padding crops the whole output at run time")
+        return _finish(out, operm, n, dt)
+    return kernel
+
+
+def _conv_attrs(n, transpose=False):
+    ones = [1] * n
+    data_c = CANONICAL_DATA[n]
+    kernel_c = ("IO" + data_c[2:]) if transpose else CANONICAL_KERNEL[n]
+    attrs = [AttrSpec("strides", "int_list", ones)]
+    if transpose:
+        attrs.append(AttrSpec("output_padding", "int_list", [0] * n))
+    attrs += [
+        AttrSpec("padding", "int_list", [0, 0]),
+        AttrSpec("dilation", "int_list", ones),
+        AttrSpec("groups", "int", 1),
+        AttrSpec("channels", "int_or_none", None),
+        AttrSpec("kernel_size", "int_list_or_none", None),
+        AttrSpec("data_layout", "str", data_c),
+        AttrSpec("kernel_layout", "str", kernel_c),
+        AttrSpec("out_layout", "str", ""),
+        AttrSpec("out_dtype", "dtype_or_none", None),
+    ]
+    return attrs
+
+
+def _rel(fn, n):
+    return lambda name, args, attrs: fn(name, args, attrs, n)
+
+
+register("nn.conv1d", 2, _rel(_conv_rel, 1), _conv_kernel("nn.conv1d", 1),
+         "out_elemwise_fusable", attrs=_conv_attrs(1),
+         doc="nn.conv1d(data, weight): 1-d convolution, NCW data and OIW weight by default")
+register("nn.conv2d", 2, _rel(_conv_rel, 2), _conv_kernel("nn.conv2d", 2),
+         "out_elemwise_fusable", attrs=_conv_attrs(2),
+         doc="nn.conv2d(data, weight, strides=, padding=, dilation=, groups=): 2-d "
+             "convolution, NCHW data and OIHW weight by default")
+register("nn.conv2d_transpose", 2, _rel(_conv_transpose_rel, 2),
+         _conv_transpose_kernel("nn.conv2d_transpose", 2), "out_elemwise_fusable",
+         attrs=_conv_attrs(2, transpose=True),
+         doc="nn.conv2d_transpose(data, weight): the gradient of conv2d, IOHW weight")

@@ -1,0 +1,196 @@
+"""Resizing: image.resize2d and nn.upsampling (nearest and linear interpolation).
+
+topi's semantics: every output pixel maps back to an input coordinate by the
+coordinate_transformation_mode (computed in float32), nearest picks a pixel by the
+rounding_method, linear blends the two neighbours on each axis; pixel indices clamp to the
+image. nn.upsampling is resize2d to round(size * scale) with "asymmetric" coordinates, or
+"align_corners" when align_corners is set.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from rvmdbg.relay.ops.core import AttrSpec, OpTypeError, as_result, need_dtype, register
+from rvmdbg.relay.ops.layouts import layout_perm
+from rvmdbg.relay.types import TensorType
+
+COORDINATE_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel",
+                    "tf_half_pixel_for_nn", "tf_crop_and_resize")
+ROUNDING_METHODS = ("", "round", "round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+_F32 = np.float32
+
+
+def _source_coords(out: int, size: int, mode: str, start: float, end: float) -> np.ndarray:
+    """The input coordinate (float32) of every output index along one axis."""
+    x = np.arange(out, dtype=_F32)
+    scale = _F32(size) / _F32(out)
+    if mode == "half_pixel":
+        return (x + _F32(0.5)) * scale - _F32(0.5)
+    if mode == "align_corners":
+        if out == 1:
+            return np.zeros(1, _F32)
+        return _F32(size - 1) / _F32(out - 1) * x
+    if mode == "asymmetric":
+        return scale * x
+    if mode == "pytorch_half_pixel":
+        return (x + _F32(0.5)) * scale - _F32(0.5) if out > 1 else np.zeros(out, _F32)
+    if mode == "tf_half_pixel_for_nn":
+        return (x + _F32(0.5)) * scale
+    # tf_crop_and_resize: the region of interest [start, end] in normalised coordinates
+    if out > 1:
+        return (_F32(start * (size - 1))
+                + x * _F32(end - start) * _F32(size - 1) / _F32(out - 1)).astype(_F32)
+    return np.full(out, _F32(0.5 * (start + end) * (size - 1)))
+
+
+def _nearest(coords: np.ndarray, rounding: str) -> np.ndarray:
+    if rounding == "round":  # halves away from zero, as TVM's round on LLVM
+        idx = np.sign(coords) * np.floor(np.abs(coords) + _F32(0.5))
+    elif rounding == "round_prefer_floor":
+        idx = np.ceil(coords - _F32(0.5))
+    elif rounding == "round_prefer_ceil":
+        idx = np.floor(coords + _F32(0.5))
+    elif rounding == "floor":  # topi nudges by 1e-5 against rounding error
+        idx = np.floor(coords + _F32(1e-5))
+    else:
+        idx = np.ceil(coords - _F32(1e-5))
+    return idx.astype(np.int64)
+
+
+def resize_2d(x: np.ndarray, axes: tuple, out_hw: tuple, method: str, mode: str,
+              rounding: str, roi=(0.0, 0.0, 0.0, 0.0), extrapolation: float = 0.0,
+              out_dtype=None) -> np.ndarray:
+    """topi's resize2d of `x` over its (height, width) `axes` to `out_hw`."""
+    ah, aw = axes
+    dt = np.dtype(out_dtype or x.dtype)
+    starts, ends = (roi[0], roi[1]), (roi[2], roi[3])
+    coords, picks = [], []
+    for ax, out, start, end in zip(axes, out_hw, starts, ends):
+        size = x.shape[ax]
+        c = _source_coords(out, size, mode, start, end)
+        coords.append(c)
+        if method == "nearest_neighbor":
+            if mode == "asymmetric" and out % size == 0:
+                idx = np.arange(out) // (out // size)  # topi divides integers here
+            else:
+                rnd = rounding or ("round" if mode == "align_corners" else "floor")
+                if mode == "tf_crop_and_resize":
+                    rnd = "round"
+                idx = _nearest(c, rnd)
+            picks.append(np.clip(idx, 0, size - 1))
+    with np.errstate(all="ignore"):
+        if method == "nearest_neighbor":
+            out = x.take(picks[0], axis=ah).take(picks[1], axis=aw)
+        else:
+            out = x
+            for ax, c in zip(axes, coords):
+                base = np.floor(c)
+                t = (c - base).astype(_F32)
+                lo = np.clip(base.astype(np.int64), 0, x.shape[ax] - 1)
+                hi = np.clip(base.astype(np.int64) + 1, 0, x.shape[ax] - 1)
+                shape = [1] * x.ndim
+                shape[ax] = len(c)
+                t = t.reshape(shape)
+                a, b = out.take(lo, axis=ax), out.take(hi, axis=ax)
+                out = a * (_F32(1) - t) + b * t
+        if mode == "tf_crop_and_resize":
+            for ax, c in zip(axes, coords):
+                shape = [1] * x.ndim
+                shape[ax] = len(c)
+                outside = ((c < 0) | (c > x.shape[ax] - 1)).reshape(shape)
+                out = np.where(outside, _F32(extrapolation), out)
+        if dt.kind in "iu" and out.dtype.kind == "f":
+            out = np.trunc(out)
+        return as_result(out, dt)
+
+
+def _hw_axes(name, layout):
+    return layout_perm(name, "layout", layout, "NCHW")[2:]
+
+
+def _resize_rel(name, args, attrs):
+    (x,) = args
+    need_dtype(name, x, "numeric")
+    if len(x.shape) != 4:
+        raise OpTypeError(f"{name}: needs a 4-d tensor ({attrs['layout']}), got {x}")
+    axes = _hw_axes(name, attrs["layout"])
+    size = attrs["size"]
+    if len(size) != 2 or min(size) < 1:
+        raise OpTypeError(f"{name}: attribute 'size' must be 2 positive integers, got {size}")
+    roi = attrs["roi"]
+    if roi is not None and (not isinstance(roi, list) or len(roi) != 4 or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in roi)):
+        raise OpTypeError(f"{name}: attribute 'roi' must be 4 numbers, got {roi!r}")
+    if attrs["method"] == "cubic":
+        raise OpTypeError(f"{name}: attribute 'method' \"cubic\" is not supported by rvmdbg; "
+                          f"use \"linear\" or \"nearest_neighbor\"")
+    shape = list(x.shape)
+    shape[axes[0]], shape[axes[1]] = size
+    return TensorType(tuple(shape), attrs["out_dtype"] or x.dtype)
+
+
+def _resize_kernel(args, attrs):
+    (x,) = args
+    roi = attrs["roi"] or [0.0, 0.0, 0.0, 0.0]
+    return resize_2d(x, _hw_axes("image.resize2d", attrs["layout"]), tuple(attrs["size"]),
+                     attrs["method"], attrs["coordinate_transformation_mode"],
+                     attrs["rounding_method"], roi, attrs["extrapolation_value"],
+                     attrs["out_dtype"])
+
+
+register("image.resize2d", 1, _resize_rel, _resize_kernel, "injective",
+         attrs=[AttrSpec("size", "int_list"), AttrSpec("roi", "any", None),
+                AttrSpec("layout", "str", "NCHW"),
+                AttrSpec("method", "str", "linear",
+                         choices=("nearest_neighbor", "linear", "cubic")),
+                AttrSpec("coordinate_transformation_mode", "str", "half_pixel",
+                         choices=COORDINATE_MODES),
+                AttrSpec("rounding_method", "str", "round", choices=ROUNDING_METHODS),
+                AttrSpec("cubic_alpha", "float", -0.5), AttrSpec("cubic_exclude", "int", 0),
+                AttrSpec("extrapolation_value", "float", 0.0),
+                AttrSpec("out_dtype", "dtype_or_none", None)],
+         doc="image.resize2d(data, size=[h, w], method=, coordinate_transformation_mode=): "
+             "resize height and width")
+
+
+def _upsampled(size, scale):
+    # TVM rounds the scaled size halves away from zero
+    return None if size is None else int(np.floor(size * scale + 0.5))
+
+
+def _upsampling_rel(name, args, attrs):
+    (x,) = args
+    need_dtype(name, x, "numeric")
+    if len(x.shape) != 4:
+        raise OpTypeError(f"{name}: needs a 4-d tensor ({attrs['layout']}), got {x}")
+    axes = _hw_axes(name, attrs["layout"])
+    if attrs["method"] == "bicubic":
+        raise OpTypeError(f"{name}: attribute 'method' \"bicubic\" is not supported by rvmdbg; "
+                          f"use \"nearest_neighbor\" or \"bilinear\"")
+    shape = list(x.shape)
+    for ax, attr in zip(axes, ("scale_h", "scale_w")):
+        if attrs[attr] <= 0:
+            raise OpTypeError(f"{name}: attribute '{attr}' must be positive, got {attrs[attr]}")
+        shape[ax] = _upsampled(shape[ax], attrs[attr])
+        if shape[ax] == 0:
+            raise OpTypeError(f"{name}: attribute '{attr}' shrinks the image to nothing")
+    return TensorType(tuple(shape), x.dtype)
+
+
+def _upsampling_kernel(args, attrs):
+    (x,) = args
+    axes = _hw_axes("nn.upsampling", attrs["layout"])
+    out_hw = (_upsampled(x.shape[axes[0]], attrs["scale_h"]),
+              _upsampled(x.shape[axes[1]], attrs["scale_w"]))
+    method = "linear" if attrs["method"] == "bilinear" else "nearest_neighbor"
+    mode = "align_corners" if attrs["align_corners"] else "asymmetric"
+    return resize_2d(x, axes, out_hw, method, mode, "")
+
+
+register("nn.upsampling", 1, _upsampling_rel, _upsampling_kernel, "injective",
+         attrs=[AttrSpec("scale_h", "float"), AttrSpec("scale_w", "float"),
+                AttrSpec("layout", "str", "NCHW"),
+                AttrSpec("method", "str", "nearest_neighbor",
+                         choices=("nearest_neighbor", "bilinear", "bicubic")),
+                AttrSpec("align_corners", "bool", False)],
+         doc="nn.upsampling(data, scale_h=, scale_w=, method=): enlarge height and width")

@@ -1,0 +1,80 @@
+"""Layouts and window attributes shared by the convolution, pooling and resizing operators.
+
+A layout string (TVM's `data_layout="NHWC"`, `kernel_layout="HWIO"`) names each axis with one
+letter; relations and kernels work in a canonical order (NCHW, OIHW) and map shapes to and from
+the written layout. Padding is expanded as TVM expands it: for 2 spatial axes one value pads
+all sides, two values are (height, width) on both sides, four are (top, left, bottom, right);
+for 1 spatial axis one value pads both sides, two are (left, right).
+"""
+from __future__ import annotations
+
+from rvmdbg.relay.ops.core import OpTypeError
+
+CANONICAL_DATA = {1: "NCW", 2: "NCHW"}
+CANONICAL_KERNEL = {1: "OIW", 2: "OIHW"}
+
+
+def layout_perm(name: str, attr: str, layout: str, canonical: str) -> tuple:
+    """For each letter of `canonical`, its axis in `layout` (which must permute it)."""
+    if sorted(layout) != sorted(canonical):
+        raise OpTypeError(f"{name}: attribute '{attr}' must order the axes {canonical} "
+                          f"(e.g. \"{canonical}\"), got \"{layout}\"")
+    return tuple(layout.index(c) for c in canonical)
+
+
+def to_canonical(shape: tuple, perm: tuple) -> tuple:
+    return tuple(shape[i] for i in perm)
+
+
+def from_canonical(shape: tuple, perm: tuple) -> tuple:
+    out = [None] * len(perm)
+    for c, i in enumerate(perm):
+        out[i] = shape[c]
+    return tuple(out)
+
+
+def inverse_perm(perm: tuple) -> tuple:
+    """The transpose taking a canonical-order array back to the written layout."""
+    return tuple(perm.index(i) for i in range(len(perm)))
+
+
+def spatial_values(name: str, attr: str, values, n: int, minimum: int = 1) -> tuple:
+    """A per-spatial-axis attribute (strides, dilation, pool_size): n values, or 1 for all."""
+    if values is None:
+        raise OpTypeError(f"{name}: attribute '{attr}' is required")
+    vals = [values] if isinstance(values, int) else list(values)
+    if len(vals) == 1 and n > 1:
+        vals = vals * n
+    if len(vals) != n:
+        raise OpTypeError(f"{name}: attribute '{attr}' must have {n} value"
+                          f"{'s' if n > 1 else ''}, got {list(vals)}")
+    for v in vals:
+        if v < minimum:
+            raise OpTypeError(f"{name}: attribute '{attr}' must be >= {minimum}, got "
+                              f"{list(vals)}")
+    return tuple(vals)
+
+
+def expand_padding(name: str, padding, n: int, attr: str = "padding") -> tuple:
+    """(before, after) per spatial axis from a padding attribute, as TVM expands it."""
+    vals = [padding] if isinstance(padding, int) else list(padding)
+    if len(vals) == 1:
+        vals = vals * (2 * n)
+    elif len(vals) == n and n == 2:
+        vals = vals * 2
+    elif len(vals) != 2 * n:
+        counts = "1, 2 or 4" if n == 2 else "1 or 2" if n == 1 else f"1 or {2 * n}"
+        raise OpTypeError(f"{name}: attribute '{attr}' must have {counts} values, got {vals}")
+    if any(v < 0 for v in vals):
+        raise OpTypeError(f"{name}: attribute '{attr}' must not be negative, got {vals}")
+    return tuple(vals[:n]), tuple(vals[n:])
+
+
+def window_out(size, before: int, after: int, window: int, stride: int, ceil_mode: bool = False):
+    """The number of window positions along one axis (None when `size` is `?`)."""
+    if size is None:
+        return None
+    span = size + before + after - window
+    if ceil_mode:
+        span += stride - 1
+    return span // stride + 1

@@ -1,0 +1,263 @@
+"""Pooling: nn.max_pool1d/2d, nn.avg_pool1d/2d, nn.global_avg_pool2d, nn.global_max_pool2d,
+nn.adaptive_avg_pool2d.
+
+topi's semantics: max pooling pads with the dtype's lowest value, average pooling with zeros
+and divides by the window's element count (the padded ones included when count_include_pad;
+never the extra cells ceil_mode adds at the end). Kernels work in the written layout, one
+vectorised pass per window position; adaptive windows run from floor(i*in/out) to
+ceil((i+1)*in/out).
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from rvmdbg.relay.ops.core import (
+    AttrSpec, KernelError, OpTypeError, as_result, need_dtype, register,
+)
+from rvmdbg.relay.ops.layouts import (
+    CANONICAL_DATA, expand_padding, layout_perm, spatial_values, window_out,
+)
+from rvmdbg.relay.types import TensorType
+
+# ---------------------------------------------------------------------------------------------
+# Windowed pooling
+
+
+def _spatial_axes(name, attrs, n):
+    perm = layout_perm(name, "layout", attrs["layout"], CANONICAL_DATA[n])
+    out_perm = layout_perm(name, "out_layout", attrs["out_layout"] or attrs["layout"],
+                           CANONICAL_DATA[n])
+    if out_perm != perm:
+        raise OpTypeError(f"{name}: attribute 'out_layout' must equal 'layout' "
+                          f"(\"{attrs['layout']}\"), got \"{attrs['out_layout']}\"")
+    return perm[2:]
+
+
+def _window_attrs(name, attrs, n):
+    pool = spatial_values(name, "pool_size", attrs["pool_size"], n)
+    strides = spatial_values(name, "strides", attrs["strides"], n)
+    dilation = spatial_values(name, "dilation", attrs["dilation"], n)
+    before, after = expand_padding(name, attrs["padding"], n)
+    return pool, strides, dilation, before, after
+
+
+def _pool_rel(name, args, attrs, n):
+    (x,) = args
+    need_dtype(name, x, "numeric")
+    if len(x.shape) != n + 2:
+        raise OpTypeError(f"{name}: needs a {n + 2}-d tensor ({attrs['layout']}), got {x}")
+    axes = _spatial_axes(name, attrs, n)
+    pool, strides, dilation, before, after = _window_attrs(name, attrs, n)
+    shape = list(x.shape)
+    for ax, k, s, d, b, a in zip(axes, pool, strides, dilation, before, after):
+        window = (k - 1) * d + 1
+        o = window_out(shape[ax], b, a, window, s, attrs["ceil_mode"])
+        if o is not None and o < 1:
+            raise OpTypeError(f"{name}: a {window}-wide window (attribute 'pool_size' {list(pool)},"
+                              f" dilation {d}) does not fit an input of {shape[ax]} padded by "
+                              f"({b}, {a})")
+        shape[ax] = o
+    return TensorType(tuple(shape), x.dtype)
+
+
+def _lowest(dtype):
+    return np.finfo(dtype).min if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def pool_nd(x: np.ndarray, axes, pool, strides, dilation, before, after, ceil_mode: bool,
+            kind: str, count_include_pad: bool = False) -> np.ndarray:
+    """Max ("max") or average ("avg") pooling of `x` over `axes`, as topi computes it."""
+    outs, pads = [], [(0, 0)] * x.ndim
+    for ax, k, s, d, b, a in zip(axes, pool, strides, dilation, before, after):
+        size = x.shape[ax]
+        o = window_out(size, b, a, (k - 1) * d + 1, s, ceil_mode)
+        if o < 1:
+            raise KernelError(f"the pooling window does not fit an input of {size} at run time")
+        outs.append(o)
+        # ceil_mode's last windows may reach past the written padding: pad for them too
+        pads[ax] = (b, max(a, (o - 1) * s + (k - 1) * d + 1 - size - b))
+    fill = _lowest(x.dtype) if kind == "max" else 0
+    xp = np.pad(x, pads, constant_values=fill) if any(p != (0, 0) for p in pads) else x
+    acc = None
+    with np.errstate(all="ignore"):
+        for offsets in itertools.product(*(range(k) for k in pool)):
+            index = [slice(None)] * x.ndim
+            for ax, off, s, d, o in zip(axes, offsets, strides, dilation, outs):
+                start = off * d
+                index[ax] = slice(start, start + (o - 1) * s + 1, s)
+            part = xp[tuple(index)]
+            if acc is None:
+                acc = part.copy()
+            elif kind == "max":
+                np.maximum(acc, part, out=acc)
+            else:
+                acc += part
+        if kind == "max":
+            return acc
+        count = np.ones((1,) * x.ndim, dtype=np.int64)
+        for ax, k, s, d, b, a, o in zip(axes, pool, strides, dilation, before, after, outs):
+            size = x.shape[ax]
+            pos = np.arange(o)[:, None] * s - b + np.arange(k)[None, :] * d
+            inside = (pos < size + a) if count_include_pad else ((pos >= 0) & (pos < size))
+            shape = [1] * x.ndim
+            shape[ax] = o
+            count = count * inside.sum(axis=1).reshape(shape)
+        count = np.maximum(count, 1)
+        return _divide(acc, count)
+
+
+def _divide(total: np.ndarray, count) -> np.ndarray:
+    """total / count in total's dtype; integers truncate toward zero as topi's div does."""
+    if total.dtype.kind == "f":
+        return total / count.astype(total.dtype)
+    q = np.abs(total) // count
+    return np.where(total < 0, -q, q).astype(total.dtype)
+
+
+def _pool_kernel(name, n, kind):
+    def kernel(args, attrs):
+        (x,) = args
+        axes = _spatial_axes(name, attrs, n)
+        pool, strides, dilation, before, after = _window_attrs(name, attrs, n)
+        try:
+            out = pool_nd(x, axes, pool, strides, dilation, before, after, attrs["ceil_mode"],
+                          kind, attrs.get("count_include_pad", False))
+        except KernelError as e:
+            raise KernelError(f"{name}: {e.message}") from None
+        return as_result(out, x.dtype)
+    return kernel
+
+
+def _pool_attrs(n, avg):
+    attrs = [AttrSpec("pool_size", "int_list"),
+             AttrSpec("strides", "int_list", [1] * n),
+             AttrSpec("dilation", "int_list", [1] * n),
+             AttrSpec("padding", "int_list", [0] * n),
+             AttrSpec("layout", "str", CANONICAL_DATA[n]),
+             AttrSpec("out_layout", "str", ""),
+             AttrSpec("ceil_mode", "bool", False)]
+    if avg:
+        attrs.append(AttrSpec("count_include_pad", "bool", False))
+    return attrs
+
+
+def _register_pool(name, n, kind):
+    register(name, 1, lambda op, args, attrs: _pool_rel(op, args, attrs, n),
+             _pool_kernel(name, n, kind), "out_elemwise_fusable",
+             attrs=_pool_attrs(n, kind == "avg"),
+             doc=f"{name}(data, pool_size=, strides=, padding=, ceil_mode=): "
+                 f"{'maximum' if kind == 'max' else 'mean'} over each window")
+
+
+_register_pool("nn.max_pool1d", 1, "max")
+_register_pool("nn.max_pool2d", 2, "max")
+_register_pool("nn.avg_pool1d", 1, "avg")
+_register_pool("nn.avg_pool2d", 2, "avg")
+
+
+# ---------------------------------------------------------------------------------------------
+# Global and adaptive pooling
+
+
+def _hw_axes(name, attrs, x):
+    need_dtype(name, x, "numeric")
+    if len(x.shape) != 4:
+        raise OpTypeError(f"{name}: needs a 4-d tensor ({attrs['layout']}), got {x}")
+    return _spatial_axes(name, attrs, 2)
+
+
+def _global_rel(name, args, attrs):
+    (x,) = args
+    axes = _hw_axes(name, attrs, x)
+    shape = list(x.shape)
+    for ax in axes:
+        shape[ax] = 1
+    return TensorType(tuple(shape), x.dtype)
+
+
+def _global_kernel(kind):
+    def kernel(args, attrs):
+        (x,) = args
+        axes = tuple(layout_perm("", "layout", attrs["layout"], "NCHW")[2:])
+        with np.errstate(all="ignore"):
+            if kind == "max":
+                out = x.max(axis=axes, keepdims=True)
+            else:
+                out = _divide(x.sum(axis=axes, keepdims=True, dtype=x.dtype),
+                              np.array(x.shape[axes[0]] * x.shape[axes[1]]))
+        return as_result(out, x.dtype)
+    return kernel
+
+
+_GLOBAL_ATTRS = [AttrSpec("layout", "str", "NCHW"), AttrSpec("out_layout", "str", "")]
+register("nn.global_avg_pool2d", 1, _global_rel, _global_kernel("avg"), "out_elemwise_fusable",
+         attrs=_GLOBAL_ATTRS, doc="mean over height and width: (N, C, H, W) -> (N, C, 1, 1)")
+register("nn.global_max_pool2d", 1, _global_rel, _global_kernel("max"), "out_elemwise_fusable",
+         attrs=_GLOBAL_ATTRS, doc="maximum over height and width: (N, C, H, W) -> (N, C, 1, 1)")
+
+
+def _output_size(name, attrs, in_h, in_w):
+    size = attrs["output_size"]
+    if size is None:
+        size = []
+    elif isinstance(size, int) and not isinstance(size, bool):
+        size = [size]
+    if not isinstance(size, list) or len(size) > 2 or not all(
+            v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in size):
+        raise OpTypeError(f"{name}: attribute 'output_size' must be a list of up to 2 integers, "
+                          f"got {size!r}")
+    if len(size) == 0:
+        size = [None, None]
+    elif len(size) == 1:
+        size = size * 2
+    out = [in_h if size[0] is None else size[0], in_w if size[1] is None else size[1]]
+    for v in out:
+        if v is not None and v < 1:
+            raise OpTypeError(f"{name}: attribute 'output_size' must be positive, got {size}")
+    return out
+
+
+def _adaptive_rel(name, args, attrs):
+    (x,) = args
+    axes = _hw_axes(name, attrs, x)
+    shape = list(x.shape)
+    out = _output_size(name, attrs, shape[axes[0]], shape[axes[1]])
+    for ax, o in zip(axes, out):
+        shape[ax] = o
+    return TensorType(tuple(shape), x.dtype)
+
+
+def _window_sums(size: int, out: int) -> tuple:
+    """(0/1 matrix (out, size) marking each adaptive window, the window lengths)."""
+    i = np.arange(out)
+    start = (i * size) // out
+    end = -((-(i + 1) * size) // out)  # ceil
+    pos = np.arange(size)
+    mark = (pos[None, :] >= start[:, None]) & (pos[None, :] < end[:, None])
+    return mark, end - start
+
+
+def _adaptive_avg_kernel(args, attrs):
+    (x,) = args
+    name = "nn.adaptive_avg_pool2d"
+    ah, aw = layout_perm(name, "layout", attrs["layout"], "NCHW")[2:]
+    oh, ow = _output_size(name, attrs, x.shape[ah], x.shape[aw])
+    mh, ch = _window_sums(x.shape[ah], oh)
+    mw, cw = _window_sums(x.shape[aw], ow)
+    # move H, W last, sum each window with two products by 0/1 matrices, divide by its count
+    rest = [a for a in range(4) if a not in (ah, aw)]
+    xt = x.transpose(rest + [ah, aw])
+    with np.errstate(all="ignore"):
+        sums = np.matmul(np.matmul(mh.astype(x.dtype), xt), mw.T.astype(x.dtype))
+        out = _divide(sums, (ch[:, None] * cw[None, :]))
+    back = np.argsort(rest + [ah, aw])
+    return as_result(np.ascontiguousarray(out.transpose(back)), x.dtype)
+
+
+register("nn.adaptive_avg_pool2d", 1, _adaptive_rel, _adaptive_avg_kernel,
+         "out_elemwise_fusable",
+         attrs=[AttrSpec("output_size", "any", None), AttrSpec("layout", "str", "NCHW"),
+                AttrSpec("out_layout", "str", "")],
+         doc="nn.adaptive_avg_pool2d(data, output_size=[h, w]): mean over adaptive windows")

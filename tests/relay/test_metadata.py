@@ -1,0 +1,258 @@
+"""TVM's `#[metadata]` section: tensors in TVM's NDArray format, `meta[...]` references, a
+located error for every malformed part, and print -> parse giving bit-identical constants."""
+from __future__ import annotations
+
+import base64
+import json
+import struct
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis.extra import numpy as hnp
+
+from rvmdbg.relay.ast import Call, Constant, Function, Module, OpRef, Tuple, Var
+from rvmdbg.relay.diagnostics import RelayError
+from rvmdbg.relay.equal import structural_equal
+from rvmdbg.relay.loader import load_module
+from rvmdbg.relay.metadata import (
+    MetaObject, MetadataError, decode_ndarray, encode_ndarray, metadata_text,
+)
+from rvmdbg.relay.parser import parse
+from rvmdbg.relay.printer import print_module
+from rvmdbg.relay.typecheck import check_module
+
+HEADER = '#[version = "0.0.5"]\n'
+MAGIC = 0xDD5E40F096B4A13F
+# The example of ../shared/reference/tvm-metadata.md: a float32 tensor of shape (5,)
+REFERENCE_PREFIX = "P6G0lvBAXt0AAAAAAAAAAAEAAAAAAAAAAQAAAAIgAQAFAAAAAAAAABQAAAAAAAAA"
+
+
+def ndarray_bytes(data=b"\0" * 20, shape=(5,), code=2, bits=32, lanes=1, magic=MAGIC,
+                  device=1, nbytes=None) -> bytes:
+    head = struct.pack("<QQiiiBBH", magic, 0, device, 0, len(shape), code, bits, lanes)
+    return (head + struct.pack(f"<{len(shape)}q", *shape)
+            + struct.pack("<q", len(data) if nbytes is None else nbytes) + data)
+
+
+def doc_with(b64: list, tables=None) -> dict:
+    """A section in TVM's layout: one relay.Constant per b64 entry."""
+    doc = json.loads(metadata_text([np.zeros(1, "float32")] * len(b64)))
+    doc["b64ndarrays"] = b64
+    return doc
+
+
+def file_with(body: str, doc) -> str:
+    section = doc if isinstance(doc, str) else json.dumps(doc, indent=2)
+    return HEADER + body + "\n#[metadata]\n" + section + "\n"
+
+
+USE0 = "def @main() {\n  meta[relay.Constant][0] /* ty=Tensor[(5,), float32] */\n}"
+
+
+def error_of(text: str) -> MetadataError | RelayError:
+    with pytest.raises(RelayError) as info:
+        load_module(text, "m.relay")
+    return info.value
+
+
+def test_the_reference_example_encodes_bit_for_bit():
+    assert encode_ndarray(np.zeros(5, "float32")).startswith(REFERENCE_PREFIX)
+    a = decode_ndarray(base64.b64decode(encode_ndarray(np.arange(5, dtype="float32"))))
+    assert a.dtype == np.float32 and a.tolist() == [0, 1, 2, 3, 4]
+
+
+def test_a_reference_becomes_a_constant_with_the_span_of_the_reference():
+    data = np.arange(5, dtype="float32") / 10
+    text = file_with(USE0, doc_with([encode_ndarray(data)]))
+    mod = check_module(load_module(text, "m.relay"))
+    c = mod.functions["main"].body
+    assert isinstance(c, Constant) and c.data.tobytes() == data.tobytes()
+    assert (c.span.line, c.span.col, c.span.end_col) == (3, 3, 26)
+    assert str(mod.functions["main"].checked_type) == "fn () -> Tensor[(5,), float32]"
+    # the program text keeps the references as written and the #[metadata] line, no JSON
+    assert mod.source.text.endswith("}\n#[metadata]") and "b64ndarrays" not in mod.source.text
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "int64", "uint32",
+                                   "float16", "float32", "float64"])
+def test_every_dtype_round_trips_bit_identically(dtype):
+    rng = np.random.default_rng(1)
+    a = (rng.standard_normal((2, 3)) * 50).astype(dtype)
+    if dtype == "float16":
+        a[0, 0] = np.float16(0.1)
+    b = decode_ndarray(base64.b64decode(encode_ndarray(a)))
+    assert b.dtype == a.dtype and b.shape == a.shape and b.tobytes() == a.tobytes()
+
+
+def test_a_bool_tensor_is_one_byte_per_element_and_other_bytes_read_as_true():
+    raw = ndarray_bytes(bytes([0, 1, 2]), shape=(3,), code=1, bits=1)
+    assert decode_ndarray(raw).tolist() == [False, True, True]
+
+
+def test_zero_size_and_zero_d_tensors():
+    for a in (np.zeros((0, 3), "float32"), np.array(7, "int64")):
+        b = decode_ndarray(base64.b64decode(encode_ndarray(a)))
+        assert b.shape == a.shape and b.tobytes() == a.tobytes()
+
+
+@pytest.mark.parametrize("raw, message", [
+    (ndarray_bytes(magic=0x1234), "wrong magic number"),
+    (ndarray_bytes(device=2), "device type 2"),
+    (ndarray_bytes(lanes=4), "4 lanes"),
+    (ndarray_bytes(code=4, bits=16, data=b"\0" * 10), "unsupported dtype bfloat16"),
+    (ndarray_bytes(shape=(-5,)), "negative dimension -5"),
+    (ndarray_bytes(shape=(1 << 60,)), "too large"),
+    (ndarray_bytes(nbytes=24, data=b"\0" * 24), "byte size 24 does not match shape (5,)"),
+    (ndarray_bytes(nbytes=20, data=b"\0" * 8), "truncated: 20 bytes claimed, 8 present"),
+    (ndarray_bytes()[:30], "header needs 32 bytes"),
+    (ndarray_bytes() + b"xx", "2 bytes follow"),
+])
+def test_malformed_tensors_are_located_on_their_line(raw, message):
+    doc = doc_with([encode_ndarray(np.zeros(2, "int32")), base64.b64encode(raw).decode()])
+    text = file_with(USE0, doc)
+    e = error_of(text)
+    assert isinstance(e, MetadataError) and message in e.message, e.message
+    assert e.message.startswith("metadata tensor 1: ")
+    line = text.split("\n")[e.span.line - 1]
+    assert line.strip().startswith('"' + base64.b64encode(raw).decode()[:20])
+    out = e.format()
+    assert out.startswith(f"m.relay:{e.span.line}:{e.span.col}: error: ") and "^" in out
+
+
+def test_bad_base64_is_located():
+    text = file_with(USE0, doc_with(["P6G0lv!!"]))
+    e = error_of(text)
+    assert "metadata tensor 0: bad base64" in e.message
+    assert text.split("\n")[e.span.line - 1].strip() == '"P6G0lv!!"'
+
+
+def test_bad_json_is_located_where_the_json_breaks():
+    text = HEADER + USE0 + '\n#[metadata]\n{\n  "root": 1,\n  "nodes": [,]\n}\n'
+    e = error_of(text)
+    assert "bad JSON in the metadata" in e.message and (e.span.line, e.span.col) == (8, 13)
+
+
+def test_an_empty_section_and_text_after_the_json():
+    e = error_of(HEADER + USE0 + "\n#[metadata]\n\n")
+    assert "section is empty" in e.message and e.span.line == 5
+    doc = json.dumps(doc_with([encode_ndarray(np.zeros(5, "float32"))]))
+    e = error_of(HEADER + USE0 + "\n#[metadata]\n" + doc + "\ndef @f() { 1 }\n")
+    assert "text after the metadata" in e.message and e.span.line == 7
+
+
+def test_unknown_table_and_index_past_the_end_point_at_the_reference():
+    doc = doc_with([encode_ndarray(np.zeros(5, "float32"))])
+    e = error_of(file_with("def @main() { meta[relay.Konstant][0] }", doc))
+    assert "unknown metadata table `relay.Konstant`" in e.message
+    assert (e.span.line, e.span.col, e.span.end_col) == (2, 20, 34)
+    assert "relay.Constant" in e.hint
+    e = error_of(file_with("def @main() { meta[relay.Constant][3] }", doc))
+    assert "meta[relay.Constant][3] is past the end" in e.message and e.span.col == 36
+    assert "1 entries (0 to 0)" in e.hint
+
+
+def test_a_reference_without_a_section_and_a_bad_reference():
+    e = error_of(HEADER + "def @main() { meta[relay.Constant][0] }\n")
+    assert "this file has none" in e.message and e.span.col == 15
+    doc = doc_with([encode_ndarray(np.zeros(5, "float32"))])
+    e = error_of(file_with("def @main() { meta[relay.Constant][x] }", doc))
+    assert "an index" in e.message
+
+
+def test_a_constant_node_pointing_past_b64ndarrays():
+    doc = doc_with([encode_ndarray(np.zeros(5, "float32"))])
+    const = next(i for i, n in enumerate(doc["nodes"]) if n["type_key"] == "relay.Constant")
+    doc["nodes"][const]["attrs"]["data"] = "9"
+    text = file_with(USE0, doc)
+    e = error_of(text)
+    assert f"metadata node {const}: the constant's `data` 9 is past the end" in e.message
+    assert '"type_key": "relay.Constant"' in "\n".join(text.split("\n")[e.span.line - 1:
+                                                                    e.span.line + 1])
+
+
+def test_a_root_that_is_not_a_map():
+    doc = doc_with([encode_ndarray(np.zeros(5, "float32"))])
+    doc["root"] = 0
+    assert "the root must be a Map of tables" in error_of(file_with(USE0, doc)).message
+
+
+def test_other_tables_resolve_as_attribute_objects_and_print_back():
+    doc = doc_with([encode_ndarray(np.zeros(5, "float32"))])
+    nodes = doc["nodes"]
+    vd = len(nodes)
+    nodes.append({"type_key": "VirtualDevice", "attrs": {
+        "device_type_int": "1", "memory_scope": "0", "target": "0", "virtual_device_id": "0"}})
+    nodes.append({"type_key": "Array", "data": [vd]})
+    nodes[1]["keys"].append("VirtualDevice")
+    nodes[1]["data"].append(vd + 1)
+    body = 'def @main(%x: Tensor[(5,), float32]) {\n  cast(%x, dtype="int32", ' \
+           'dev=meta[VirtualDevice][0])\n}'
+    with pytest.raises(RelayError) as info:
+        check_module(load_module(file_with(body, doc), "m.relay"))
+    assert "dev" in info.value.message  # parsed: the operator's own check refuses the attribute
+    mod = parse(file_with(body, doc), "m.relay")
+    obj = mod.functions["main"].body.attrs["dev"]
+    assert isinstance(obj, MetaObject) and obj.type_key == "VirtualDevice"
+    assert obj.attrs["device_type_int"] == "1"
+    back = parse(print_module(mod))
+    assert back.functions["main"].body.attrs["dev"] == obj
+    e = error_of(file_with("def @main() { meta[VirtualDevice][0] }", doc))
+    assert "is a VirtualDevice, not an expression" in e.message
+
+
+def test_run_reads_the_section_and_errors_exit_2(tmp_path):
+    w = np.arange(6, dtype="float32").reshape(3, 2) / 10
+    prog = tmp_path / "m.relay"
+    prog.write_text(HEADER + "def @main(%x: Tensor[(1, 2), float32]) {\n"
+                    "  nn.dense(%x, meta[relay.Constant][0] /* ty=Tensor[(3, 2), float32] */)\n}\n"
+                    "#[metadata]\n" + metadata_text([w]) + "\n")
+    run = subprocess.run([sys.executable, "-m", "rvmdbg", "run", str(prog), "[[1, 2]]",
+                          "--json"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert np.allclose(json.loads(run.stdout)["result"]["data"], [[0.2, 0.8, 1.4]])
+    bad = tmp_path / "bad.relay"
+    bad.write_text(prog.read_text().replace('"P6G0', '"X6G0'))
+    for cmd in ("check", "run", "compile", "trace", "graph"):
+        out = subprocess.run([sys.executable, "-m", "rvmdbg", cmd, str(bad)],
+                             capture_output=True, text=True)
+        assert out.returncode == 2, (cmd, out.stderr)
+        assert f"{bad}:" in out.stderr and "wrong magic number" in out.stderr
+        assert "Traceback" not in out.stderr
+
+
+# ---- print -> parse ----------------------------------------------------------------------------
+
+_DTYPES = ["bool", "int8", "uint8", "int32", "int64", "float16", "float32", "float64"]
+
+
+@st.composite
+def tensors(draw):
+    dtype = draw(st.sampled_from(_DTYPES))
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4))
+    # any bit pattern, NaNs and signed zeros included: the table must keep every bit
+    return draw(hnp.arrays(dtype, shape, elements=hnp.from_dtype(np.dtype(dtype),
+                                                                 allow_nan=True)
+                           if dtype.startswith("float") else None))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(tensors(), min_size=1, max_size=4), st.data())
+def test_print_parse_keeps_every_constant_bit_for_bit(arrays, data):
+    consts = [Constant(a) for a in arrays]
+    # some tensors are used twice, as a model's shared weights are
+    picks = consts + [consts[data.draw(st.integers(0, len(consts) - 1))]]
+    mod = Module()
+    x = Var("x")
+    mod.functions["main"] = Function([x], Tuple([x, *picks]))
+    mod.functions["g"] = Function([], Call(OpRef("shape_of"), [consts[0]], {"dtype": "int32"}))
+    back = parse(print_module(mod), "<printed>")
+    assert structural_equal(back, mod)
+    fields = back.functions["main"].body.fields[1:]
+    for got, want in zip(fields, picks):
+        assert got.data.dtype == want.data.dtype and got.data.shape == want.data.shape
+        assert got.data.tobytes() == want.data.tobytes()
+    # and printing the parsed module again gives the same text
+    assert print_module(back) == print_module(mod)

@@ -1,0 +1,152 @@
+"""Tests of image.resize2d and nn.upsampling against per-pixel definitions written here (each
+coordinate_transformation_mode and rounding_method, nearest and linear), with `?` dims and
+errors naming the attribute."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rvmdbg.relay.ops import OPS, OpAttrError, OpTypeError
+from rvmdbg.relay.types import TensorType
+
+
+def T(shape, dtype="float32"):
+    return TensorType(tuple(shape), dtype)
+
+
+def rel(name, *types, **attrs):
+    return OPS[name].type_rel(list(types), attrs)
+
+
+def run(name, *args, **attrs):
+    return OPS[name].kernel(list(args), attrs)
+
+
+RNG = np.random.default_rng(9)
+
+
+def source(o, size, out, mode):
+    scale = size / out
+    if mode == "half_pixel":
+        return (o + 0.5) * scale - 0.5
+    if mode == "align_corners":
+        return 0.0 if out == 1 else (size - 1) / (out - 1) * o
+    if mode == "asymmetric":
+        return o * scale
+    if mode == "pytorch_half_pixel":
+        return (o + 0.5) * scale - 0.5 if out > 1 else 0.0
+    return (o + 0.5) * scale  # tf_half_pixel_for_nn
+
+
+def pick(c, rounding):
+    if rounding == "round":  # halves away from zero, as TVM's round on LLVM
+        return int(math.copysign(math.floor(abs(c) + 0.5), c))
+    if rounding == "round_prefer_floor":
+        return math.ceil(c - 0.5)
+    if rounding == "round_prefer_ceil":
+        return math.floor(c + 0.5)
+    if rounding == "floor":
+        return math.floor(c + 1e-5)
+    return math.ceil(c - 1e-5)
+
+
+def ref_resize(x, out_hw, method, mode, rounding):
+    n, c, h, w = x.shape
+    oh, ow = out_hw
+    out = np.zeros((n, c, oh, ow))
+    clamp_h = lambda v: min(max(v, 0), h - 1)  # noqa: E731
+    clamp_w = lambda v: min(max(v, 0), w - 1)  # noqa: E731
+    for i in range(oh):
+        for j in range(ow):
+            cy, cx = source(i, h, oh, mode), source(j, w, ow, mode)
+            if method == "nearest_neighbor":
+                r = rounding or ("round" if mode == "align_corners" else "floor")
+                yi, xi = pick(cy, r), pick(cx, r)
+                # topi divides integers when an asymmetric resize enlarges by a whole factor
+                if mode == "asymmetric" and oh % h == 0:
+                    yi = i // (oh // h)
+                if mode == "asymmetric" and ow % w == 0:
+                    xi = j // (ow // w)
+                out[:, :, i, j] = x[:, :, clamp_h(yi), clamp_w(xi)]
+            else:
+                y0, x0 = math.floor(cy), math.floor(cx)
+                ty, tx = cy - y0, cx - x0
+                p = lambda a, b: x[:, :, clamp_h(a), clamp_w(b)].astype(np.float64)  # noqa
+                top = p(y0, x0) * (1 - tx) + p(y0, x0 + 1) * tx
+                bottom = p(y0 + 1, x0) * (1 - tx) + p(y0 + 1, x0 + 1) * tx
+                out[:, :, i, j] = top * (1 - ty) + bottom * ty
+    return out
+
+
+MODES = ["half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel",
+         "tf_half_pixel_for_nn"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(h=st.integers(1, 5), w=st.integers(1, 5), oh=st.integers(1, 7), ow=st.integers(1, 7),
+       method=st.sampled_from(["nearest_neighbor", "linear"]), mode=st.sampled_from(MODES),
+       rounding=st.sampled_from(["", "round", "round_prefer_floor", "round_prefer_ceil",
+                                 "floor", "ceil"]))
+def test_resize2d_matches_per_pixel_definition(h, w, oh, ow, method, mode, rounding):
+    x = RNG.standard_normal((1, 2, h, w)).astype("float32")
+    got = run("image.resize2d", x, size=[oh, ow], method=method,
+              coordinate_transformation_mode=mode, rounding_method=rounding)
+    want = ref_resize(x, (oh, ow), method, mode, rounding)
+    # coordinates are float32 in topi: allow the nearest pick of a tie to differ by rounding
+    if method == "linear":
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    else:
+        assert np.mean(np.isclose(got, want)) > 0.8
+    assert got.shape == (1, 2, oh, ow) and got.dtype == np.float32
+
+
+def test_resize2d_nearest_exact_cases_and_nhwc():
+    x = np.arange(16, dtype="float32").reshape(1, 1, 4, 4)
+    half = run("image.resize2d", x, size=[2, 2], method="nearest_neighbor",
+               coordinate_transformation_mode="asymmetric", rounding_method="floor")
+    np.testing.assert_array_equal(half[0, 0], [[0, 2], [8, 10]])
+    double = run("image.resize2d", x, size=[8, 8], method="nearest_neighbor",
+                 coordinate_transformation_mode="asymmetric")
+    np.testing.assert_array_equal(double[0, 0], np.repeat(np.repeat(x[0, 0], 2, 0), 2, 1))
+    lin = run("image.resize2d", x, size=[7, 7], coordinate_transformation_mode="align_corners")
+    np.testing.assert_allclose(lin[0, 0, 0], np.linspace(0, 3, 7), rtol=1e-6)
+    nhwc = run("image.resize2d", x.transpose(0, 2, 3, 1), size=[7, 7], layout="NHWC",
+               coordinate_transformation_mode="align_corners")
+    np.testing.assert_allclose(nhwc.transpose(0, 3, 1, 2), lin, rtol=1e-6)
+
+
+def test_resize2d_relation_and_errors():
+    assert rel("image.resize2d", T((None, 3, 4, 4)), size=[8, 6]) == T((None, 3, 8, 6))
+    assert rel("image.resize2d", T((1, 4, 4, 3)), size=[2, 2], layout="NHWC",
+               out_dtype="float64") == T((1, 2, 2, 3), "float64")
+    with pytest.raises(OpTypeError, match="'size'"):
+        rel("image.resize2d", T((1, 3, 4, 4)), size=[8])
+    with pytest.raises(OpAttrError) as e:
+        rel("image.resize2d", T((1, 3, 4, 4)), size=[8, 8], coordinate_transformation_mode="x")
+    assert e.value.attr_name == "coordinate_transformation_mode"
+    with pytest.raises(OpTypeError, match="'method'"):
+        rel("image.resize2d", T((1, 3, 4, 4)), size=[8, 8], method="cubic")
+    assert OPS["image.resize2d"].pattern == "injective"
+    defaults = {a.name: a.default for a in OPS["image.resize2d"].attrs}
+    assert defaults["method"] == "linear"
+    assert defaults["coordinate_transformation_mode"] == "half_pixel"
+    assert defaults["rounding_method"] == "round"
+
+
+def test_upsampling():
+    x = RNG.standard_normal((1, 2, 3, 4)).astype("float32")
+    got = run("nn.upsampling", x, scale_h=2.0, scale_w=2.0)
+    np.testing.assert_array_equal(got, np.repeat(np.repeat(x, 2, 2), 2, 3))
+    bil = run("nn.upsampling", x, scale_h=2.0, scale_w=1.5, method="bilinear",
+              align_corners=True)
+    np.testing.assert_allclose(bil, ref_resize(x, (6, 6), "linear", "align_corners", ""),
+                               rtol=1e-5, atol=1e-5)
+    assert rel("nn.upsampling", T((None, 2, 3, 4)), scale_h=2.0, scale_w=1.5) == \
+        T((None, 2, 6, 6))
+    with pytest.raises(OpTypeError, match="'scale_h'"):
+        rel("nn.upsampling", T((1, 2, 3, 4)), scale_h=0.0, scale_w=1.0)
+    assert OPS["nn.upsampling"].pattern == "injective"

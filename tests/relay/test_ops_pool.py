@@ -1,0 +1,169 @@
+"""Tests of the pooling operators against direct-loop definitions written here: max and average
+pooling (1-d and 2-d, ceil_mode, count_include_pad, dilation, NHWC), global and adaptive
+pooling; type relations with `?` dims and errors naming the attribute."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rvmdbg.relay.ops import OPS, OpTypeError
+from rvmdbg.relay.types import TensorType
+
+
+def T(shape, dtype="float32"):
+    return TensorType(tuple(shape), dtype)
+
+
+def rel(name, *types, **attrs):
+    return OPS[name].type_rel(list(types), attrs)
+
+
+def run(name, *args, **attrs):
+    return OPS[name].kernel(list(args), attrs)
+
+
+RNG = np.random.default_rng(3)
+
+
+def ref_pool2d(x, kind, pool, strides, dilation, padding, ceil_mode, count_include_pad):
+    """Each output cell looks at the window's in-image cells; the average divides by the cells
+    inside the written padding (count_include_pad) or inside the image."""
+    n, c, h, w = x.shape
+    pt, pl, pb, pr = padding
+    outs = []
+    for size, b, a, k, s, d in ((h, pt, pb, pool[0], strides[0], dilation[0]),
+                                (w, pl, pr, pool[1], strides[1], dilation[1])):
+        span = size + b + a - (k - 1) * d - 1
+        outs.append((math.ceil(span / s) if ceil_mode else span // s) + 1)
+    out = np.zeros((n, c, *outs))
+    for b_, ch, y, xx in itertools.product(range(n), range(c), range(outs[0]), range(outs[1])):
+        vals, counted = [], 0
+        for i, j in itertools.product(range(pool[0]), range(pool[1])):
+            r = y * strides[0] + i * dilation[0] - pt
+            q = xx * strides[1] + j * dilation[1] - pl
+            inside = 0 <= r < h and 0 <= q < w
+            if inside:
+                vals.append(float(x[b_, ch, r, q]))
+            if (inside if not count_include_pad else (-pt <= r < h + pb and -pl <= q < w + pr)):
+                counted += 1
+        if kind == "max":
+            out[b_, ch, y, xx] = max(vals) if vals else np.finfo(np.float32).min
+        else:
+            out[b_, ch, y, xx] = sum(vals) / max(counted, 1)
+    return out
+
+
+@pytest.mark.parametrize("kind", ["max", "avg"])
+@pytest.mark.parametrize("pool, strides, dilation, padding, ceil_mode, cip", [
+    ([2, 2], [2, 2], [1, 1], [0, 0, 0, 0], False, False),
+    ([3, 3], [2, 2], [1, 1], [1, 1, 1, 1], False, False),
+    ([3, 3], [2, 2], [1, 1], [1, 1, 1, 1], False, True),
+    ([3, 2], [2, 3], [1, 1], [0, 1, 1, 0], True, False),
+    ([3, 3], [2, 2], [1, 1], [1, 1, 1, 1], True, True),
+    ([2, 2], [1, 1], [2, 2], [1, 0, 1, 0], False, False),
+])
+def test_pool2d_matches_direct_loops(kind, pool, strides, dilation, padding, ceil_mode, cip):
+    x = RNG.standard_normal((2, 3, 7, 8)).astype("float32")
+    attrs = dict(pool_size=pool, strides=strides, dilation=dilation, padding=padding,
+                 ceil_mode=ceil_mode)
+    if kind == "avg":
+        attrs["count_include_pad"] = cip
+    got = run(f"nn.{kind}_pool2d", x, **attrs)
+    want = ref_pool2d(x, kind, pool, strides, dilation, padding, ceil_mode, cip)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert rel(f"nn.{kind}_pool2d", T(x.shape), **attrs) == T(want.shape)
+
+
+@settings(max_examples=30, deadline=None)
+@given(kind=st.sampled_from(["max", "avg"]), h=st.integers(2, 7), w=st.integers(2, 7),
+       kh=st.integers(1, 3), kw=st.integers(1, 3), sh=st.integers(1, 3), sw=st.integers(1, 3),
+       pad=st.lists(st.integers(0, 1), min_size=4, max_size=4), ceil_mode=st.booleans(),
+       cip=st.booleans(), nhwc=st.booleans())
+def test_pool2d_property(kind, h, w, kh, kw, sh, sw, pad, ceil_mode, cip, nhwc):
+    if h + pad[0] + pad[2] < kh or w + pad[1] + pad[3] < kw:
+        return
+    x = RNG.standard_normal((1, 2, h, w)).astype("float32")
+    attrs = dict(pool_size=[kh, kw], strides=[sh, sw], padding=pad, ceil_mode=ceil_mode)
+    if kind == "avg":
+        attrs["count_include_pad"] = cip
+    want = ref_pool2d(x, kind, (kh, kw), (sh, sw), (1, 1), pad, ceil_mode,
+                      cip and kind == "avg")
+    if nhwc:
+        got = run(f"nn.{kind}_pool2d", x.transpose(0, 2, 3, 1), layout="NHWC", **attrs)
+        got = got.transpose(0, 3, 1, 2)
+    else:
+        got = run(f"nn.{kind}_pool2d", x, **attrs)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["max", "avg"])
+def test_pool1d_is_pool2d_of_height_one(kind):
+    x = RNG.standard_normal((2, 3, 9)).astype("float32")
+    attrs = dict(pool_size=[3], strides=[2], padding=[1, 0], ceil_mode=True)
+    got = run(f"nn.{kind}_pool1d", x, **attrs)
+    want = ref_pool2d(x[:, :, None], kind, (1, 3), (1, 2), (1, 1), (0, 1, 0, 0), True,
+                      False)[:, :, 0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert rel(f"nn.{kind}_pool1d", T(x.shape), **attrs) == T(want.shape)
+
+
+def test_integer_avg_pool_truncates_like_topi():
+    x = np.array([[[[-3, -4], [1, 1]]]], dtype="int32")
+    got = run("nn.avg_pool2d", x, pool_size=[2, 2])
+    assert got.dtype == np.int32 and got.item() == -1  # -5 / 4 truncates toward zero
+
+
+def test_global_pools():
+    x = RNG.standard_normal((2, 3, 4, 5)).astype("float32")
+    np.testing.assert_allclose(run("nn.global_avg_pool2d", x), x.mean(axis=(2, 3),
+                               keepdims=True), rtol=1e-5)
+    np.testing.assert_array_equal(run("nn.global_max_pool2d", x), x.max(axis=(2, 3),
+                                  keepdims=True))
+    nhwc = run("nn.global_avg_pool2d", x.transpose(0, 2, 3, 1), layout="NHWC")
+    assert nhwc.shape == (2, 1, 1, 3)
+    assert rel("nn.global_max_pool2d", T((None, 3, None, 5))) == T((None, 3, 1, 1))
+
+
+@pytest.mark.parametrize("size, out", [([2, 3], (2, 3)), ([1], (1, 1)), ([], (5, 7)),
+                                       ([3, 7], (3, 7)), ([4, 4], (4, 4))])
+def test_adaptive_avg_pool2d_windows(size, out):
+    x = RNG.standard_normal((1, 2, 5, 7)).astype("float32")
+    got = run("nn.adaptive_avg_pool2d", x, output_size=size)
+    want = np.zeros((1, 2) + out)
+    for i, j in itertools.product(range(out[0]), range(out[1])):
+        y0, y1 = (i * 5) // out[0], -(-((i + 1) * 5) // out[0])
+        x0, x1 = (j * 7) // out[1], -(-((j + 1) * 7) // out[1])
+        want[:, :, i, j] = x[:, :, y0:y1, x0:x1].mean(axis=(2, 3))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert rel("nn.adaptive_avg_pool2d", T(x.shape), output_size=size) == T((1, 2) + out)
+
+
+@pytest.mark.parametrize("name, attrs, words", [
+    ("nn.max_pool2d", {"pool_size": [2, 2, 2]}, ["'pool_size'"]),
+    ("nn.max_pool2d", {"pool_size": [9, 9]}, ["'pool_size'", "does not fit"]),
+    ("nn.avg_pool2d", {"pool_size": [2, 2], "padding": [1, 1, 1]}, ["'padding'"]),
+    ("nn.avg_pool2d", {"pool_size": [2, 2], "layout": "NCWH2"}, ["'layout'"]),
+    ("nn.adaptive_avg_pool2d", {"output_size": [1, 2, 3]}, ["'output_size'"]),
+])
+def test_pool_errors_name_the_attribute(name, attrs, words):
+    with pytest.raises(OpTypeError) as e:
+        rel(name, T((1, 3, 6, 6)), **attrs)
+    assert e.value.message.startswith(name)
+    for w in words:
+        assert w in e.value.message
+
+
+def test_unknown_dims_and_patterns():
+    assert rel("nn.max_pool2d", T((None, 8, 112, 112)), pool_size=[3, 3], strides=[2, 2],
+               padding=[1, 1]) == T((None, 8, 56, 56))
+    for name in ("nn.max_pool1d", "nn.max_pool2d", "nn.avg_pool1d", "nn.avg_pool2d",
+                 "nn.global_avg_pool2d", "nn.global_max_pool2d", "nn.adaptive_avg_pool2d"):
+        assert OPS[name].pattern == "out_elemwise_fusable"
+    assert OPS["nn.avg_pool2d"].attr_specs["count_include_pad"].default is False
+    assert OPS["nn.max_pool2d"].attr_specs["pool_size"].required
