@@ -348,6 +348,9 @@ def _configure_compile(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", metavar="FILE.rvmx", help="also save the executable")
     p.add_argument("--passes", action="store_true",
                    help="first print the program after each compiler pass")
+    p.add_argument("--stage", metavar="PASS",
+                   help="print only the program after this pass (e.g. ManifestAlloc) with its "
+                        "#[metadata] section: a file that reads back and runs")
     p.add_argument("--reuse-registers", action="store_true",
                    help="share registers between values whose lifetimes do not overlap")
     p.add_argument("--names", action="store_true",
@@ -357,6 +360,29 @@ def _configure_compile(p: argparse.ArgumentParser) -> None:
 CONSTANT_PREVIEW = 4  # values shown of a constant TVM prints without its contents
 
 
+def _print_stage(program: Program, name: str) -> int:
+    """`compile --stage PASS`: one pass stage printed whole, metadata included."""
+    from rvmdbg.relay.printer import print_module
+    from rvmdbg.vm.compiler import CompileError, compile_stages
+    try:
+        stages, _ = compile_stages(program.module)
+    except CompileError as e:
+        raise UsageError(f"{program.path}: cannot compile for the VM: {e}") from None
+    by_name = {st.name.lower(): st for st in stages}
+    stage = by_name.get(name.lower())
+    if stage is None:
+        raise UsageError(f"no pass stage {name!r}; the stages are "
+                         + ", ".join(st.name for st in stages))
+    text = print_module(stage.module)
+    args_line = next((line for line in (program.text or "").splitlines()
+                      if line.startswith("// args:")), None)
+    if args_line is not None:  # the stage runs with the program's default arguments too
+        header, rest = text.split("\n", 1)
+        text = f"{header}\n{args_line}\n{rest}"
+    sys.stdout.write(text)
+    return EXIT_OK
+
+
 def cmd_compile(ns: argparse.Namespace) -> int:
     from rvmdbg.vm.compiler import CompileError, compile_module, compile_stages
     from rvmdbg.vm.regalloc import register_report_text, reuse_registers
@@ -364,8 +390,11 @@ def cmd_compile(ns: argparse.Namespace) -> int:
     out = sys.stdout
     report = None
     if program.executable is not None:
-        if ns.passes:
+        if ns.passes or ns.stage:
             raise UsageError(f"{program.path}: a saved executable keeps no compiler passes")
+    elif ns.stage:
+        return _print_stage(program, ns.stage)
+    if program.executable is not None:
         exe = program.executable
         if ns.reuse_registers:
             report = reuse_registers(exe)

@@ -545,3 +545,15 @@ def test_inputs_archive_without_pickle_and_archive_members(capsys, pair):
     assert code == 0 and "[12., 12.]" in out, err
     code, _, err = rvmdbg(capsys, "run", prog, "([1, 1], [2, 2])", f"@{tmp / 'm.npz'}")
     assert code == 2 and f"name one of its arrays: @{tmp / 'm.npz'}:scale" in err
+
+
+def test_compile_stage_prints_a_pass_stage_that_reads_back_and_runs(capsys, tmp_path):
+    code, stage, _ = rvmdbg(capsys, "compile", PROGRAMS / "mlp.relay", "--stage", "ManifestAlloc")
+    assert code == 0 and "vm.invoke_tvm_op(" in stage and "#[metadata]" in stage
+    path = tmp_path / "mlp_alloc.relay"
+    path.write_text(stage, encoding="utf-8")
+    code, out, _ = rvmdbg(capsys, "run", path)  # the program's // args: line came along
+    assert code == 0
+    assert out == rvmdbg(capsys, "run", PROGRAMS / "mlp.relay")[1]
+    code, _, err = rvmdbg(capsys, "compile", PROGRAMS / "mlp.relay", "--stage", "Nope")
+    assert code == 2 and "the stages are Input, RemoveUnusedFunctions" in err

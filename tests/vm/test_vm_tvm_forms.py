@@ -149,3 +149,61 @@ def @main(%x: int32) -> int32 { @apply(@double, %x) }"""
     main = exe.functions[exe.global_map["main"]]
     texts = [i.text() for i in main.instructions]
     assert texts[0] == "alloc_closure $1 VMFunc[0]($)"
+
+
+@pytest.mark.parametrize("program", ["fib", "mlp", "tuples", "closures", "list_ops", "grow"])
+def test_every_printed_stage_reads_back_and_runs_like_the_program(program):
+    # a pass stage printed with its metadata (as TVM's astext() prints) is a program of its own
+    from pathlib import Path
+
+    from rvmdbg.args import parse_program_args
+    from rvmdbg.passes.pipeline import default_pipeline
+    from rvmdbg.relay.loader import program_default_args
+    from rvmdbg.relay.printer import print_module
+    path = Path(__file__).resolve().parents[2] / "programs" / f"{program}.relay"
+    text = path.read_text()
+    mod = load_module(text, path.name)
+    texts = program_default_args(text) or []
+    expected = Interpreter(mod).run("main", parse_program_args(mod, "main", texts))
+    for stage in default_pipeline().run(mod)[1:]:
+        again = load_module(print_module(stage.module), f"{program}_{stage.name}.relay")
+        got = VirtualMachine(compile_module(again)).invoke(
+            "main", parse_program_args(again, "main", texts))
+        assert values_equal(expected, got), stage.name
+
+
+# TVM 0.18's layout after ManifestAlloc, printed with show_meta_data: alloc_storage takes
+# (size, shape, alignment), const_shape and the virtual devices are metadata references
+TVM_STAGE = """
+def @main(%x: Tensor[(2, 3), float32] /* ty=Tensor[(2, 3), float32] */, %y: Tensor[(2, 3), float32] /* ty=Tensor[(2, 3), float32] */) -> Tensor[(2, 3), float32] {
+  %0 = fn (%p0: Tensor[(2, 3), float32] /* ty=Tensor[(2, 3), float32] */, %p1: Tensor[(2, 3), float32] /* ty=Tensor[(2, 3), float32] */, Primitive=1, hash="5b5ea8a5b7d2e2b1") -> Tensor[(2, 3), float32] {
+    %1 = add(%p0, %p1) /* ty=Tensor[(2, 3), float32] */;
+    exp(%1) /* ty=Tensor[(2, 3), float32] */
+  } /* ty=fn (Tensor[(2, 3), float32], Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] */;
+  let %storage_0: Storage[] /* ty=Storage[] */ = memory.alloc_storage(24i64 /* ty=int64 */, meta[relay.Constant][0] /* ty=Tensor[(1), int64] */, 64i64 /* ty=int64 */, virtual_device=meta[VirtualDevice][0]) /* ty=Storage[] */;
+  let %tensor_0: Tensor[(2, 3), float32] /* ty=Tensor[(2, 3), float32] */ = memory.alloc_tensor(%storage_0, 0i64 /* ty=int64 */, meta[relay.Constant][1] /* ty=Tensor[(2), int64] */, const_shape=meta[relay.Constant][1], assert_shape=[]) /* ty=Tensor[(2, 3), float32] */;
+  %2 = on_device(%x, virtual_device=meta[VirtualDevice][0], constrain_result=True) /* ty=Tensor[(2, 3), float32] */;
+  %3 = (%2, %y) /* ty=(Tensor[(2, 3), float32], Tensor[(2, 3), float32]) */;
+  %4 = (%tensor_0,) /* ty=(Tensor[(2, 3), float32],) */;
+  let %x1: () /* ty=() */ = vm.invoke_tvm_op(%0, %3, %4) /* ty=() */;
+  let %x_0: Tensor[(2, 3), float32] /* ty=Tensor[(2, 3), float32] */ = %tensor_0;
+  %5 = device_copy(%x_0, src_virtual_device=meta[VirtualDevice][0], dst_virtual_device=meta[VirtualDevice][0]) /* ty=Tensor[(2, 3), float32] */;
+  %5
+}
+"""
+
+
+def test_tvms_manifest_alloc_layout_with_metadata_runs_on_the_vm():
+    from rvmdbg.relay.metadata import MetaObject, metadata_text
+    device = MetaObject("VirtualDevice", 0, "VirtualDevice",
+                        {"device_type_int": "1", "virtual_device_id": "0", "target": "0",
+                         "memory_scope": "0"})
+    section = metadata_text([np.array([24], "int64"), np.array([2, 3], "int64")], [device])
+    mod = load_module(HEADER + TVM_STAGE.lstrip("\n") + "#[metadata]\n" + section + "\n",
+                      "tvm_stage.relay")
+    exe = compile_module(mod)
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    got = VirtualMachine(exe).invoke("main", [x, -x])
+    np.testing.assert_allclose(got, np.ones((2, 3)), rtol=1e-6)
+    assert "alloc_tensor $5 $3 $4 [2, 3] float32" in exe.bytecode()
+    assert "device_copy" in exe.bytecode()
