@@ -557,3 +557,23 @@ def test_compile_stage_prints_a_pass_stage_that_reads_back_and_runs(capsys, tmp_
     assert out == rvmdbg(capsys, "run", PROGRAMS / "mlp.relay")[1]
     code, _, err = rvmdbg(capsys, "compile", PROGRAMS / "mlp.relay", "--stage", "Nope")
     assert code == 2 and "the stages are Input, RemoveUnusedFunctions" in err
+
+
+def test_check_prints_a_note_where_tvm_refuses_a_generalised_global(capsys, program):
+    path = program("def @id(%x) { %x }\ndef @main() -> int32 { @id(1) }\n")
+    code, out, err = rvmdbg(capsys, "check", path)
+    assert code == 0 and "def @id[A](%x: A) -> A" in out
+    assert err.splitlines()[0] == (f"{path}:2:9: note: TVM refuses @id: its type inference is "
+                                   "unable to infer a type here (nothing constrains it); rvmdbg "
+                                   "generalises @id to fn [A](A) -> A")
+    code, out, err = rvmdbg(capsys, "run", path)
+    assert code == 0 and err == ""  # only check prints notes
+
+
+def test_check_types_unannotated_weights_from_the_operators_using_them(capsys, program):
+    path = program("def @main(%x: Tensor[(2, 5), float32], %w, %b) {\n"
+                   "  nn.bias_add(nn.dense(%x, %w, units=3), %b)\n}\n")
+    code, out, _ = rvmdbg(capsys, "check", path)
+    assert code == 0
+    assert out.strip() == ("def @main(%x: Tensor[(2, 5), float32], %w: Tensor[(3, 5), float32], "
+                           "%b: Tensor[(3,), float32]) -> Tensor[(2, 3), float32]")

@@ -101,3 +101,31 @@ def test_check_notes_a_generalised_signature_tvm_refuses():
 def test_no_note_when_the_signature_is_inferred_from_its_uses():
     mod = check(HEADER + "def @inc(%x) { add(%x, 1) }\ndef @main() -> int32 { @inc(1) }\n")
     assert mod.warnings == []
+
+
+# relay.testing's convolutional blocks as printed before InferType (small sizes)
+CNN = HEADER + """\
+def @main(%data: Tensor[(1, 3, 8, 8), float32], %conv0_weight, %bn0_gamma, %bn0_beta, %bn0_moving_mean, %bn0_moving_var, %fc_weight, %fc_bias) {
+  %0 = nn.conv2d(%data, %conv0_weight, padding=[1, 1, 1, 1], channels=4, kernel_size=[3, 3]);
+  %1 = nn.batch_norm(%0, %bn0_gamma, %bn0_beta, %bn0_moving_mean, %bn0_moving_var, epsilon=2e-05f);
+  %2 = nn.relu(%1.0);
+  %3 = nn.global_avg_pool2d(%2);
+  %4 = nn.batch_flatten(%3);
+  %5 = nn.dense(%4, %fc_weight, units=2);
+  nn.bias_add(%5, %fc_bias)
+}
+"""
+
+
+def test_unannotated_conv_and_batch_norm_parameters_are_typed_and_run_alike():
+    mod = check(CNN)
+    types = {p.name: str(p.checked_type) for p in mod.functions["main"].params}
+    assert types["conv0_weight"] == "Tensor[(4, 3, 3, 3), float32]"
+    assert types["bn0_moving_var"] == "Tensor[(4,), float32]"
+    assert types["fc_weight"] == "Tensor[(2, 4), float32]"
+    rng = np.random.default_rng(1)
+    args = [np.abs(rng.standard_normal(tuple(p.checked_type.shape))).astype("float32") + 0.1
+            for p in mod.functions["main"].params]
+    expected = Interpreter(mod).run("main", args)
+    got = VirtualMachine(compile_module(mod)).invoke("main", args)
+    assert values_equal(expected, got)
