@@ -166,6 +166,8 @@ def _load_npy(path: str, where: str) -> np.ndarray:
         raise ArgumentError(f"{where}: {path}: cannot read it: {e.strerror or e}") from None
     except ValueError as e:
         raise ArgumentError(f"{where}: {path}: not a plain .npy array ({e})") from None
+    except EOFError:
+        raise ArgumentError(f"{where}: {path}: is empty, not a .npy file") from None
     if not isinstance(loaded, np.ndarray):
         names = list(loaded.files) if hasattr(loaded, "files") else []
         if hasattr(loaded, "close"):

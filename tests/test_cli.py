@@ -319,6 +319,10 @@ def test_npy_argument_errors(capsys, tmp_path):
         np.savez(fh, a=np.zeros(3))
     code, _, err = interp(capsys, path, f"@{archive}")
     assert code == 2 and ".npz" in err
+    empty = tmp_path / "empty.npy"
+    empty.write_bytes(b"")
+    code, _, err = interp(capsys, path, f"@{empty}")
+    assert code == 2 and "empty.npy: is empty" in err
 
 
 def _conv(body: str, *texts, entry="main"):

@@ -14,7 +14,8 @@ computed twice), and when the operator patterns allow it (each op's `pattern` in
   simpler (never into a reduction or dense);
 - a comm_reduce may take elemwise ops after it; an out_elemwise_fusable op (nn.dense) may
   take elemwise and broadcast ops after it; a group holds at most one such anchor;
-- opaque ops stand alone.
+- opaque ops stand alone, and so does a call with `?` output dims whose operator has a
+  data-dependent shape function (TVM's rule: see `call_pattern`).
 Tuples feeding a fused op (concatenate) and projections of a fused op's tuple result (split)
 join the group as injective glue. Scalar constants stay inline in the kernel; every other
 input, tensor constants included, becomes a parameter, typed with its checked type, so the
@@ -51,6 +52,22 @@ def op_pattern(name: str) -> int:
     if isinstance(p, int):
         return p
     return _PATTERN_NAMES.get(str(getattr(p, "name", p)).lower().replace("-", "_"), OPAQUE)
+
+
+def call_pattern(call: Call) -> int:
+    """The pattern of one operator call. As in TVM, a call whose output has `?` dimensions and
+    whose operator's shape function reads input values (dyn.reshape, dyn.zeros) is opaque: a
+    shape kernel can read the values of a kernel's parameters, not of values computed in it."""
+    opdef = relay_ops.OPS.get(call.op.name)
+    if opdef is not None and opdef.data_dependent and not _static(call.checked_type):
+        return OPAQUE
+    return op_pattern(call.op.name)
+
+
+def _static(t) -> bool:
+    if isinstance(t, TupleType):
+        return all(_static(f) for f in t.fields)
+    return isinstance(t, TensorType) and t.is_static
 
 
 def _is_op_call(e) -> bool:
@@ -151,7 +168,7 @@ class _Fuser(ExprMutator):
             group = self.group_of.get(id(node))
             if group is None:
                 group = _Group(node)
-                group.add(node, op_pattern(node.op.name), None)
+                group.add(node, call_pattern(node), None)
                 self.group_of[id(node)] = group
             if group.kind[id(node)] == OPAQUE:
                 continue
@@ -163,7 +180,7 @@ class _Fuser(ExprMutator):
             if id(child) in self.group_of or not sole_consumer(child, node):
                 continue
             if _is_op_call(child):
-                kind = op_pattern(child.op.name)
+                kind = call_pattern(child)
                 if group.accepts(kind, node):
                     group.add(child, kind, node)
                     self.group_of[id(child)] = group
@@ -177,7 +194,7 @@ class _Fuser(ExprMutator):
                 src = child.tuple_value
                 if (_is_op_call(src) and id(src) not in self.group_of
                         and sole_consumer(src, child) and group.accepts(INJECTIVE, node)):
-                    kind = op_pattern(src.op.name)
+                    kind = call_pattern(src)
                     group.add(child, INJECTIVE, node)
                     if group.accepts(kind, child):
                         group.add(src, kind, child)

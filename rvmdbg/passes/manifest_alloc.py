@@ -14,8 +14,12 @@ calls to `alloc_storage`, `alloc_tensor` and `invoke_packed`. An output with `?`
 gets its shape at run time: `vm.shape_of` of every input, a shape kernel
 (`vm.shape_func`: the same primitive function marked `ShapeFunc=1`) writing each output's
 int64 shape, a small primitive computing the byte size from it, and `memory.alloc_tensor`
-with the shape tensor instead of `const_shape` (`alloc_tensor_reg`). A primitive that only
-reshapes its one input becomes `vm.reshape_tensor` (no copy, no kernel).
+with the shape tensor instead of `const_shape` (`alloc_tensor_reg`). Where an operator's
+shape depends on input values (`dyn.zeros(%shape)`, TVM's data-dependent shape functions),
+the shape kernel gets that input itself instead of its `vm.shape_of`; the call's `is_input`
+attribute (TVM's name) marks which (`shape_func_inputs`). A primitive that only reshapes its
+first input (`reshape`, `squeeze`, `expand_dims`, and `dyn.reshape` with its new shape as a
+second input) becomes `vm.reshape_tensor` (no copy, no kernel).
 
 Kernels take tensors only: a tuple-typed parameter is split into one parameter per tensor
 field (the call site projects the fields) and rebuilt as a tuple inside the kernel.
@@ -39,6 +43,7 @@ ALIGNMENT = 64
 SHAPE_FUNC_ATTR = "ShapeFunc"   # rvmdbg.vm.kernels reads it to build a shape kernel
 # primitives made only of these, applied to their one input, need no kernel (TVM: reshape_only)
 _RESHAPE_OPS = frozenset({"reshape", "squeeze", "expand_dims"})
+DYN_RESHAPE = "dyn.reshape"   # reshape-only too, its new shape a second parameter
 
 
 def _typed(node, t, span):
@@ -91,17 +96,68 @@ def primitive_callee(call, mod: Module) -> Function | None:
 
 
 def _reshape_only(fn: Function) -> bool:
-    if len(fn.params) != 1 or not isinstance(fn.params[0].checked_type, TensorType):
+    """Does fn only reshape its first parameter? (TVM: every op is a TReshapeOp; dyn.reshape
+    takes its new shape as the second parameter.)"""
+    params = fn.params
+    if not 1 <= len(params) <= 2 or not all(isinstance(p.checked_type, TensorType)
+                                            for p in params):
         return False
     node = fn.body
     if not isinstance(node, Call) or not isinstance(node.checked_type, TensorType):
         return False
+    shape_param_used = False
     while isinstance(node, Call):
-        if (not isinstance(node.op, OpRef) or node.op.name not in _RESHAPE_OPS
-                or len(node.args) != 1):
+        if not isinstance(node.op, OpRef):
+            return False
+        name = node.op.name
+        if name == DYN_RESHAPE and len(params) == 2 and node.args[1] is params[1]:
+            shape_param_used = True
+        elif name not in _RESHAPE_OPS or len(node.args) != 1:
             return False
         node = node.args[0]
-    return node is fn.params[0]
+    return node is params[0] and shape_param_used == (len(params) == 2)
+
+
+def shape_func_inputs(fn: Function) -> list:
+    """One bool per parameter of the primitive function fn: True where its shape kernel reads
+    the parameter's value rather than its shape (TVM's kNeedInputData). That is where an
+    operator with a data-dependent shape function (`OpDef.shape_data`) and `?` output dims
+    takes the parameter at a data-dependent position. The shape kernel builder
+    (rvmdbg.vm.kernels) asks the same question of the same text, so both always agree."""
+    from rvmdbg.relay.ops import get_op
+    index = {p: i for i, p in enumerate(fn.params)}
+    flags = [False] * len(fn.params)
+    for call in _calls(fn.body):
+        opdef = get_op(call.op.name)
+        if opdef is None or not opdef.data_dependent or _static(call.checked_type):
+            continue
+        for needs_value, arg in zip(opdef.shape_data, call.args):
+            if needs_value and arg in index:
+                flags[index[arg]] = True
+    return flags
+
+
+def _calls(body) -> list:
+    """The operator calls of a primitive function's body (a DAG: each once)."""
+    out, seen, stack = [], set(), [body]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Call):
+            if isinstance(node.op, OpRef):
+                out.append(node)
+            stack.extend(node.args)
+        elif isinstance(node, Tuple):
+            stack.extend(node.fields)
+        elif isinstance(node, TupleGetItem):
+            stack.append(node.tuple_value)
+    return out
+
+
+def _static(t) -> bool:
+    return all(leaf.is_static for leaf in tensor_leaves(t))
 
 
 class _Substitute(ExprMutator):
@@ -246,9 +302,14 @@ class _Manifester:
         return size
 
     def shape_func(self, fn: Function, args: list, out_types: list, bindings: list, span) -> list:
-        """Bind each input's shape, run fn's shape kernel; the output shape vars."""
+        """Bind each input's shape (or pass the input itself where the shape kernel reads its
+        value), run fn's shape kernel; the output shape vars."""
+        by_value = shape_func_inputs(fn)
         in_shapes = []
-        for a in args:
+        for a, value in zip(args, by_value):
+            if value:
+                in_shapes.append(a)
+                continue
             ndim = len(a.checked_type.shape)
             in_shapes.append(self.bind(bindings, "in_shape", dialect_call(
                 SHAPE_OF, [a], TensorType((ndim,), "int64"), span), span))
@@ -258,7 +319,8 @@ class _Manifester:
         shape_fn = _typed(Function(params, body, fn.ret_type, [],
                                    {**fn.attrs, SHAPE_FUNC_ATTR: 1}), fn.checked_type, fn.span)
         call = dialect_call(SHAPE_FUNC, [shape_fn, tuple_of(in_shapes, span),
-                                         tuple_of(out_shapes, span)], UNIT, span)
+                                         tuple_of(out_shapes, span)], UNIT, span,
+                            {"is_input": [int(v) for v in by_value]})
         bindings.append((_typed(Var("_"), UNIT, span), call, span))
         return out_shapes
 

@@ -408,7 +408,9 @@ class Interpreter:
         try:
             out = kernel(args, attrs)
         except self._ops.KernelError as e:
-            raise InterpreterError(f"{name}: {e.message}", span) from None
+            # most kernel messages already start with the operator's name
+            text = e.message if e.message.startswith(f"{name}:") else f"{name}: {e.message}"
+            raise InterpreterError(text, span) from None
         if type(out) is tuple:
             return ADTValue(0, None, out)
         return out
@@ -688,7 +690,10 @@ class Interpreter:
             try:
                 out = kernel(values, attrs)
             except KernelError as err:
-                raise InterpreterError(f"{name}: {err.message}", span) from None
+                text = err.message
+                if not text.startswith(f"{name}:"):  # most messages name their operator
+                    text = f"{name}: {text}"
+                raise InterpreterError(text, span) from None
             if type(out) is tuple:
                 return ADTValue(0, None, out)
             if not static and out.nbytes > max_bytes:

@@ -9,8 +9,10 @@ returns `impl(inputs: list) -> ndarray | tuple`:
   a value list (parsed and type-checked once, never walked as a tree per call); a kernel of one
   operator calls that operator's NumPy kernel directly;
 - a shape kernel (the function carries `ShapeFunc=1`; TVM's shape functions for outputs with
-  `?` dimensions) takes the int64 shape of each input and returns the int64 shape of each
-  output, by running the operators' type relations on the concrete shapes.
+  `?` dimensions) takes the int64 shape of each input, or its value where an operator's
+  data-dependent shape function reads it (`shape_func_inputs`), and returns the int64 shape
+  of each output, by running each operator's shape function (`rvmdbg.relay.ops.infer_shape`:
+  the type relation on concrete shapes, or the operator's own `shape_func`).
 
 A single output comes back as the array itself (the VM's fast path), several as a tuple.
 """
@@ -20,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from rvmdbg.passes.manifest_alloc import SHAPE_FUNC_ATTR, tensor_leaves
+from rvmdbg.passes.manifest_alloc import SHAPE_FUNC_ATTR, shape_func_inputs, tensor_leaves
 from rvmdbg.relay.ast import (Call, Constant, Function, Module, OpRef, Tuple, TupleGetItem,
                               Var, children)
 from rvmdbg.relay.types import TensorType, TupleType
@@ -301,23 +303,39 @@ def _value_dtypes(t):
 
 
 def compile_shape_kernel(fn: Function):
-    """A callable mapping the int64 shapes of `fn`'s inputs to the int64 shapes of its outputs.
+    """A callable mapping `fn`'s inputs to the int64 shapes of its outputs.
 
-    Shapes are Python tuples of ints while it runs; a tuple value is a list of them."""
-    from rvmdbg.relay.ops import KernelError, infer_shape, normalize_attrs, get_op
+    Each input is the int64 shape of the kernel's parameter, or, where
+    `shape_func_inputs(fn)` says so (an operator's data-dependent shape function reads it), the
+    parameter's value itself: the VM passes what ManifestAlloc put in the `vm.shape_func` call,
+    which asked the same function. While it runs a slot holds a shape (a tuple of ints), a
+    value (an ndarray, standing for its shape where only the shape is needed) or, for a tuple,
+    a list of them."""
+    from rvmdbg.relay.ops import KernelError, get_op, infer_shape, normalize_attrs
 
     params = list(fn.params)
     for p in params:
         if not isinstance(p.checked_type, TensorType):
             raise KernelBuildError(f"shape kernel input %{p.name} is not a tensor")
+    by_value = shape_func_inputs(fn)
     slot, constant_nodes, computing = _slots(fn, params)
-    constants = [tuple(node.data.shape) for node in constant_nodes]
     steps = []
     for node in computing:
         if isinstance(node, Call):
             opdef = get_op(node.op.name)
             if opdef is None:
                 raise KernelBuildError(f"unknown operator {node.op.name}")
+            if opdef.data_dependent and _static(node.checked_type):
+                # its shape is known: no need for values computed inside the kernel
+                steps.append(("static", _static_shapes(node.checked_type), ()))
+                continue
+            if opdef.data_dependent:
+                for needs_value, a in zip(opdef.shape_data, node.args):
+                    if needs_value and not isinstance(a, (Var, Constant)):
+                        raise KernelBuildError(
+                            f"{node.op.name} needs a value computed inside the kernel to know "
+                            f"its output shape; its shape function can read only the kernel's "
+                            f"parameters (as in TVM, such a call must stand alone)")
             dtypes = [_value_dtypes(a.checked_type) for a in node.args]
             several = isinstance(node.checked_type, TupleType)
             steps.append(("op", (node.op.name, dtypes, normalize_attrs(opdef, node.attrs),
@@ -327,15 +345,13 @@ def compile_shape_kernel(fn: Function):
         else:
             steps.append(("get", node.index, (slot[node.tuple_value],)))
     result_slot = slot[fn.body]
-    consts = tuple(constants)
+    consts = tuple(node.data for node in constant_nodes)
+    expects = [(bool(v), p.name, p.checked_type) for v, p in zip(by_value, params)]
 
     def shape_kernel(inputs):
         values = []
-        for i, s in enumerate(inputs):
-            arr = np.asarray(s)
-            if arr.ndim != 1:
-                raise KernelError(f"shape function input {i} is not a 1-D shape tensor")
-            values.append(tuple(int(d) for d in arr))
+        for i, (s, (value, name, t)) in enumerate(zip(inputs, expects)):
+            values.append(_shape_kernel_input(s, value, name, t, KernelError))
         values.extend(consts)
         for kind, info, operands in steps:
             args = [values[i] for i in operands]
@@ -343,13 +359,45 @@ def compile_shape_kernel(fn: Function):
                 name, dtypes, attrs, several = info
                 shapes = infer_shape(name, args, dtypes, attrs)
                 values.append([tuple(s) for s in shapes] if several else tuple(shapes[0]))
+            elif kind == "static":
+                values.append(info)
             elif kind == "tuple":
                 values.append(list(args))
             else:
                 values.append(args[0][info])
-        return tuple(np.array(s, dtype=np.int64) for s in _flatten_shapes(values[result_slot]))
+        return tuple(np.array(_shape_of(s), dtype=np.int64)
+                     for s in _flatten_shapes(values[result_slot]))
 
     return shape_kernel
+
+
+def _shape_kernel_input(s, by_value: bool, name: str, t: TensorType, error):
+    """One input of a shape kernel, checked: the parameter's value, or its int64 shape."""
+    arr = np.asarray(s)
+    if by_value:
+        if (arr.dtype != np.dtype(t.dtype) or arr.ndim != len(t.shape)
+                or any(d is not None and d != n for d, n in zip(t.shape, arr.shape))):
+            raise error(f"shape function input %{name} must be the value of a {t}, got a "
+                        f"{arr.dtype} tensor of shape {tuple(arr.shape)}")
+        return arr
+    if arr.ndim != 1 or arr.shape[0] != len(t.shape):
+        raise error(f"shape function input %{name} must be the {len(t.shape)}-element shape "
+                    f"of a {t}, got a tensor of shape {tuple(arr.shape)}")
+    return tuple(int(d) for d in arr)
+
+
+def _static(t) -> bool:
+    return all(leaf.is_static for leaf in tensor_leaves(t))
+
+
+def _static_shapes(t):
+    if isinstance(t, TupleType):
+        return [_static_shapes(f) for f in t.fields]
+    return tuple(t.shape)
+
+
+def _shape_of(s) -> tuple:
+    return s.shape if isinstance(s, np.ndarray) else s
 
 
 def _flatten_shapes(value) -> list:

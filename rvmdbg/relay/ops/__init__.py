@@ -9,7 +9,8 @@ Public API (docs/architecture.md, section Operators):
   (pattern is elemwise or broadcast), `.tuple_input`, `.scalar`, `.min_inputs`;
 - `AttrSpec(name, kind, default=REQUIRED)`, `normalize_attrs(op, attrs) -> Attrs`;
 - errors `OpTypeError`, `OpAttrError(message, attr_name)`, `KernelError` (all `OpError`);
-- `infer_shape(op_name, input_shapes, input_dtypes, attrs)`: the shape function for `?` dims;
+- `infer_shape(op_name, inputs, input_dtypes, attrs)`: the run-time shape function for `?`
+  dims (shapes, and values where `shape_data_inputs(op_name)` says the op needs them);
 - `SCALAR_FAST[name](*inputs)`: the 0-d fast path of elementwise ops (valid only when every input
   is a 0-d array and the call passed the type relation). Each such op's `kernel` already takes
   this path by itself when its inputs are 0-d, so callers need not special-case it.
@@ -18,6 +19,8 @@ Type relations and kernels accept plain attribute dicts (normalised on the fly),
 hot path should pass the `Attrs` that `normalize_attrs` returns, once per call site.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from rvmdbg.relay.ops.core import (
     ATTR_KINDS, OPS, PATTERNS, REQUIRED, Attrs, AttrSpec, KernelError, OpAttrError, OpDef,
@@ -31,6 +34,8 @@ from rvmdbg.relay.ops import norm as _norm  # noqa: F401  (normalisation)
 from rvmdbg.relay.ops import pool as _pool  # noqa: F401  (pooling)
 from rvmdbg.relay.ops import reduce as _reduce  # noqa: F401
 from rvmdbg.relay.ops import transform as _transform
+from rvmdbg.relay.ops import dyn as _dyn  # noqa: F401  (registers the dyn.* operators)
+from rvmdbg.relay.ops import qnn as _qnn  # noqa: F401  (registers the qnn.* operators)
 from rvmdbg.relay.types import TensorType, TupleType
 
 SCALAR_FAST = _elemwise.SCALAR_FAST
@@ -45,20 +50,36 @@ def infer_type(op_name: str, arg_types: list, attrs: dict | None = None):
     return op.type_rel(arg_types, attrs or {})
 
 
-def infer_shape(op_name: str, input_shapes: list, input_dtypes: list,
+def infer_shape(op_name: str, inputs: list, input_dtypes: list,
                 attrs: dict | None = None) -> list:
-    """Output shapes of `op_name` for concrete input shapes: the run-time shape function.
+    """Output shapes of `op_name` for concrete inputs: the run-time shape function.
 
-    `input_shapes[i]` is a shape tuple, or for a tuple argument (concatenate, stack) a list of
-    shape tuples; `input_dtypes` mirrors it. Returns a list with one shape per output (split has
-    several). Shapes that do not fit raise KernelError, since this runs at run time.
+    `inputs[i]` is the input's shape tuple, or for a tuple argument (concatenate, stack) a list
+    of shape tuples; at the positions `shape_data_inputs(op_name)` marks it is the input's value
+    (an ndarray), which a data-dependent shape function reads (TVM passes the value there and
+    the shape elsewhere). An ndarray where a shape will do stands for its shape.
+    `input_dtypes` mirrors `inputs`. Returns a list with one shape per output (split has
+    several). Inputs that do not fit raise KernelError, since this runs at run time.
     """
     op = OPS.get(op_name)
     if op is None:
         raise KernelError(f"unknown operator {op_name}")
+    if op.shape_func is not None:
+        given = []
+        for i, (needs_value, x) in enumerate(zip(op.shape_data, inputs)):
+            if needs_value and not isinstance(x, np.ndarray):
+                raise KernelError(f"{op_name}: its shape function needs the value of input "
+                                  f"{i + 1}, got only a shape")
+            given.append(x if needs_value else _shape_only(x))
+        try:
+            shapes = op.shape_func(given, normalize_attrs(op, attrs or {}))
+        except OpTypeError as e:
+            raise KernelError(e.message) from None
+        return [tuple(int(d) for d in s) for s in shapes]
     types = []
-    for i, (shape, dtype) in enumerate(zip(input_shapes, input_dtypes)):
-        if op.tuple_input and i == 0:
+    for i, (x, dtype) in enumerate(zip(inputs, input_dtypes)):
+        shape = _shape_only(x)
+        if i in op.tuple_args:
             types.append(TupleType(tuple(TensorType(tuple(s), d) for s, d in zip(shape, dtype))))
         else:
             types.append(TensorType(tuple(shape), dtype))
@@ -71,8 +92,25 @@ def infer_shape(op_name: str, input_shapes: list, input_dtypes: list,
     return [out.shape]
 
 
+def _shape_only(x):
+    if isinstance(x, np.ndarray):
+        return x.shape
+    if isinstance(x, list):
+        return [_shape_only(f) for f in x]
+    return x
+
+
+def shape_data_inputs(op_name: str, num_args: int | None = None) -> tuple:
+    """One bool per input of `op_name`: True where its run-time shape function needs the
+    input's value (TVM's TShapeDataDependent), False where the shape is enough."""
+    op = OPS.get(op_name)
+    if op is None or op.shape_data is None:
+        return (False,) * (num_args if num_args is not None else getattr(op, "num_inputs", 0))
+    return op.shape_data
+
+
 __all__ = [
     "ATTR_KINDS", "OPS", "PATTERNS", "REQUIRED", "SCALAR_FAST", "AttrSpec", "Attrs", "KernelError",
     "OpAttrError", "OpDef", "OpError", "OpTypeError", "get_op", "infer_shape", "infer_type",
-    "normalize_attrs", "reshape_dims",
+    "normalize_attrs", "reshape_dims", "shape_data_inputs",
 ]

@@ -126,23 +126,40 @@ class OpDef:
     `type_rel(arg_types, attrs)` and `kernel(args, attrs)` are the public entry points; the
     constructor's `type_rel` has the same signature and is wrapped to check the argument count
     and kinds and to normalise the attributes first;
-    `tuple_input` marks operators whose single argument is a tuple of tensors (concatenate,
-    stack); `scalar` (or None) is the fast path taking 0-d arrays positionally;
+    `tuple_input` marks operators whose first argument is a tuple of tensors (concatenate,
+    stack), or gives the indexes of every such argument (qnn.concatenate: `(0, 1, 2)`);
+    `tuple_args` is that set of indexes; `scalar` (or None) is the fast path taking 0-d
+    arrays positionally;
     `resolve_attrs` (or None) fixes attributes that depend on the argument types;
     `min_inputs` (default `num_inputs`) admits calls with fewer arguments, for operators whose
     TVM versions differ in arity (nn.pad's pad_value became an argument).
+
+    A data-dependent shape function (TVM's `TShapeDataDependent` with an `FShapeFunc`): an
+    operator whose output dims depend on input values (`dyn.reshape`, `dyn.zeros`) gives
+    `shape_data`, one bool per input (True: the shape function needs that input's value,
+    False: its shape), and `shape_func(inputs, attrs) -> [shape, ...]`, one shape per output,
+    where `inputs[i]` is the input's ndarray when `shape_data[i]` and its shape tuple otherwise.
+    Without them the run-time shape function is the type relation on concrete shapes
+    (`rvmdbg.relay.ops.infer_shape` hides the difference).
     """
 
     __slots__ = ("name", "num_inputs", "attrs", "attr_specs", "type_rel", "kernel", "pattern",
-                 "elementwise", "tuple_input", "scalar", "doc", "_rel_impl", "resolve_attrs",
-                 "min_inputs")
+                 "elementwise", "tuple_input", "tuple_args", "scalar", "doc", "_rel_impl",
+                 "resolve_attrs", "min_inputs", "shape_data", "shape_func")
 
     def __init__(self, name: str, num_inputs: int, attrs: list, type_rel, kernel,
                  pattern: str = "opaque", elementwise: bool | None = None,
-                 tuple_input: bool = False, scalar=None, doc: str = "", resolve_attrs=None,
-                 min_inputs: int | None = None):
+                 tuple_input: bool | tuple = False, scalar=None, doc: str = "", resolve_attrs=None,
+                 min_inputs: int | None = None, shape_data: tuple | None = None,
+                 shape_func=None):
         if pattern not in PATTERNS:
             raise ValueError(f"unknown fusion pattern {pattern!r}")
+        if (shape_func is None) != (shape_data is None):
+            raise ValueError(f"{name}: shape_func and shape_data go together")
+        if shape_data is not None and (len(shape_data) != num_inputs or not any(shape_data)):
+            raise ValueError(f"{name}: shape_data needs one flag per input, at least one True")
+        self.shape_data = tuple(bool(d) for d in shape_data) if shape_data is not None else None
+        self.shape_func = shape_func
         self.name = name
         self.num_inputs = num_inputs
         self.min_inputs = num_inputs if min_inputs is None else min_inputs
@@ -152,7 +169,11 @@ class OpDef:
         if elementwise is None:
             elementwise = pattern in ("elemwise", "broadcast")
         self.elementwise = elementwise
-        self.tuple_input = tuple_input
+        if isinstance(tuple_input, tuple):
+            self.tuple_args = frozenset(tuple_input)
+        else:
+            self.tuple_args = frozenset((0,)) if tuple_input else frozenset()
+        self.tuple_input = bool(self.tuple_args)
         self.scalar = scalar
         self.doc = doc
         # `resolve_attrs(arg_types, attrs)`: attributes the kernel must get instead of the
@@ -177,6 +198,11 @@ class OpDef:
         return [a.name for a in self.attrs]
 
     @property
+    def data_dependent(self) -> bool:
+        """Does the run-time shape function need input values (TVM: TShapeDataDependent)?"""
+        return self.shape_data is not None
+
+    @property
     def pattern_level(self) -> int:
         return PATTERNS[self.pattern]
 
@@ -187,7 +213,7 @@ class OpDef:
             raise OpTypeError(f"{name}: expects {lo}{_plural(self.num_inputs, 'argument')}, "
                               f"got {len(arg_types)}")
         for i, t in enumerate(arg_types):
-            if self.tuple_input and i == 0:
+            if i in self.tuple_args:
                 if not (isinstance(t, TupleType)
                         and all(isinstance(f, TensorType) for f in t.fields)):
                     raise OpTypeError(f"{name}: expects a tuple of tensors, got {t}")

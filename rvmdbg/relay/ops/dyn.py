@@ -1,0 +1,304 @@
+"""Dynamic-shape operators (`dyn.*`): TVM's forms of reshape, broadcast_to, strided_slice,
+zeros, ones, full and tile whose shape arguments are run-time tensors instead of attributes.
+
+Their output dims are `?` (the rank comes from the shape argument's static length), so the VM
+plans each output at run time from a data-dependent shape function: every operator here
+declares `shape_data` (which inputs the shape function reads by value, TVM's
+TShapeDataDependent flags) and `shape_func`. One function per operator computes the output
+shape from the concrete inputs; the shape function and the kernel both call it, so the two can
+never disagree.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from rvmdbg.relay.ops.core import (
+    AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, is_int, register,
+    runtime_type_error,
+)
+from rvmdbg.relay.ops.transform import reshape_dims
+from rvmdbg.relay.types import TensorType
+
+# ---------------------------------------------------------------------------------------------
+# Shared checks
+
+
+def _shape_arg(name: str, t: TensorType, what: str) -> int:
+    """The static length of a 1-d integer tensor argument (a shape, reps, begin...)."""
+    if len(t.shape) != 1 or not is_int(t.dtype):
+        raise OpTypeError(f"{name}: {what} must be a 1-d integer tensor, got {t}")
+    if t.shape[0] is None:
+        raise OpTypeError(f"{name}: {what} must have a static length (it sets the output's "
+                          f"rank), got {t}")
+    return t.shape[0]
+
+
+def _values(name: str, arr: np.ndarray, what: str) -> list:
+    """A 1-d integer tensor's values as Python ints."""
+    arr = np.asarray(arr)
+    if arr.ndim != 1:
+        raise KernelError(f"{name}: {what} must be a 1-d tensor, got shape {fmt_shape(arr.shape)}")
+    return [int(v) for v in arr]
+
+
+def _sizes(name: str, arr: np.ndarray, what: str = "shape") -> tuple:
+    """A run-time shape: non-negative ints."""
+    dims = _values(name, arr, what)
+    bad = [d for d in dims if d < 0]
+    if bad:
+        raise KernelError(f"{name}: {what} {dims} has a negative size {bad[0]}")
+    return tuple(dims)
+
+
+def _unknown(rank: int) -> tuple:
+    return (None,) * rank
+
+
+# InitOpAttrs: TVM prints `shape` (unset here: it is the argument) and `dtype`
+_SHAPE_ATTR = AttrSpec("shape", "int_list_or_none", None)
+
+
+# ---------------------------------------------------------------------------------------------
+# dyn.reshape
+
+
+def _dyn_reshape_rel(name, args, attrs):
+    data, newshape = args
+    return TensorType(_unknown(_shape_arg(name, newshape, "newshape")), data.dtype)
+
+
+def _dyn_reshape_shape(name, ishape, newshape, allowzero) -> tuple:
+    """TVM's dyn.reshape: 0 copies a dim (unless allowzero), -1 infers one, -3 merges two;
+    -2 and -4 would make the rank depend on values, so TVM refuses them here."""
+    for v in newshape:
+        if v in (-2, -4):
+            raise OpTypeError(f"{name}: newshape {newshape}: {v} is not valid in dyn.reshape "
+                              f"(it would change the rank)")
+    out = reshape_dims(name, tuple(ishape), newshape, allowzero)
+    if len(out) != len(newshape):
+        raise OpTypeError(f"{name}: newshape {newshape} gives rank {len(out)}, not "
+                          f"{len(newshape)}")
+    return out
+
+
+_dyn_reshape_runtime = runtime_type_error(_dyn_reshape_shape)
+
+
+def _dyn_reshape_shape_func(inputs, attrs):
+    ishape, newshape = inputs
+    return [_dyn_reshape_runtime("dyn.reshape", ishape,
+                                 _values("dyn.reshape", newshape, "newshape"),
+                                 attrs["allowzero"])]
+
+
+def _dyn_reshape_kernel(args, attrs):
+    x, newshape = args
+    (shape,) = _dyn_reshape_shape_func([x.shape, newshape], attrs)
+    return x.reshape(shape).copy()
+
+
+register("dyn.reshape", 2, _dyn_reshape_rel, _dyn_reshape_kernel, "injective",
+         attrs=[AttrSpec("newshape", "int_list_or_none", None),
+                AttrSpec("allowzero", "bool", False)],
+         shape_data=(False, True), shape_func=_dyn_reshape_shape_func,
+         doc="dyn.reshape(data, newshape): reshape to a run-time shape (0, -1, -3 as in "
+             "reshape)")
+
+
+# ---------------------------------------------------------------------------------------------
+# dyn.broadcast_to
+
+
+def _dyn_broadcast_to_rel(name, args, attrs):
+    data, shape = args
+    rank = _shape_arg(name, shape, "shape")
+    if len(data.shape) > rank:
+        raise OpTypeError(f"{name}: cannot broadcast {data} to a shape of rank {rank}")
+    return TensorType(_unknown(rank), data.dtype)
+
+
+def _broadcast_target(name, ishape, target) -> tuple:
+    """The target shape, checked NumPy-style against the input shape."""
+    if len(ishape) > len(target):
+        raise KernelError(f"{name}: cannot broadcast shape {fmt_shape(ishape)} to "
+                          f"{fmt_shape(target)}")
+    for d, t in zip(reversed(ishape), reversed(target)):
+        if d != t and d != 1:
+            raise KernelError(f"{name}: cannot broadcast shape {fmt_shape(ishape)} to "
+                              f"{fmt_shape(target)} at run time")
+    return target
+
+
+def _dyn_broadcast_to_shape_func(inputs, attrs):
+    data, shape = inputs
+    return [_broadcast_target("dyn.broadcast_to", data.shape, _sizes("dyn.broadcast_to", shape))]
+
+
+def _dyn_broadcast_to_kernel(args, attrs):
+    (shape,) = _dyn_broadcast_to_shape_func(args, attrs)
+    return np.broadcast_to(args[0], shape).copy()
+
+
+register("dyn.broadcast_to", 2, _dyn_broadcast_to_rel, _dyn_broadcast_to_kernel, "broadcast",
+         attrs=[_SHAPE_ATTR, AttrSpec("dtype", "dtype_or_none", None)],
+         shape_data=(True, True), shape_func=_dyn_broadcast_to_shape_func,
+         doc="dyn.broadcast_to(data, shape): data broadcast NumPy-style to a run-time shape")
+
+
+# ---------------------------------------------------------------------------------------------
+# dyn.zeros, dyn.ones, dyn.full
+
+
+def _dyn_init_rel(name, args, attrs):
+    (shape,) = args
+    return TensorType(_unknown(_shape_arg(name, shape, "shape")), attrs["dtype"])
+
+
+def _dyn_init_shape_func(inputs, attrs):
+    return [_sizes(attrs.op_name, inputs[-1])]  # the shape is the last input
+
+
+def _make_dyn_init(name, fill):
+    def kernel(args, attrs):
+        return np.full(_sizes(name, args[0]), fill, dtype=attrs["dtype"])
+    return kernel
+
+
+_INIT_ATTRS = [_SHAPE_ATTR, AttrSpec("dtype", "dtype", "float32")]
+register("dyn.zeros", 1, _dyn_init_rel, _make_dyn_init("dyn.zeros", 0), "elemwise",
+         attrs=_INIT_ATTRS, shape_data=(True,), shape_func=_dyn_init_shape_func,
+         doc="dyn.zeros(shape, dtype=): zeros of a run-time shape")
+register("dyn.ones", 1, _dyn_init_rel, _make_dyn_init("dyn.ones", 1), "elemwise",
+         attrs=_INIT_ATTRS, shape_data=(True,), shape_func=_dyn_init_shape_func,
+         doc="dyn.ones(shape, dtype=): ones of a run-time shape")
+
+
+def _dyn_full_rel(name, args, attrs):
+    fill, shape = args
+    if fill.shape != ():
+        raise OpTypeError(f"{name}: the fill value must be a scalar (0-d tensor), got {fill}")
+    rank = _shape_arg(name, shape, "shape")
+    return TensorType(_unknown(rank), attrs["dtype"] or fill.dtype)
+
+
+def _dyn_full_kernel(args, attrs):
+    fill, shape = args
+    with np.errstate(all="ignore"):
+        return np.full(_sizes("dyn.full", shape), fill, dtype=attrs["dtype"] or fill.dtype)
+
+
+register("dyn.full", 2, _dyn_full_rel, _dyn_full_kernel, "elemwise",
+         attrs=[_SHAPE_ATTR, AttrSpec("dtype", "dtype_or_none", None)],
+         shape_data=(True, True), shape_func=_dyn_init_shape_func,
+         doc="dyn.full(fill_value, shape, dtype=): a run-time shape filled with a 0-d value")
+
+
+# ---------------------------------------------------------------------------------------------
+# dyn.tile
+
+
+def _dyn_tile_rel(name, args, attrs):
+    data, reps = args
+    rank = _shape_arg(name, reps, "reps")
+    return TensorType(_unknown(max(len(data.shape), rank)), data.dtype)
+
+
+def _tile_shape(name, ishape, reps) -> tuple:
+    """NumPy's and TVM's tile: the shorter of shape and reps is padded with 1s in front."""
+    bad = [r for r in reps if r < 0]
+    if bad:
+        raise KernelError(f"{name}: reps {reps} has a negative count {bad[0]}")
+    n = max(len(ishape), len(reps))
+    shape = (1,) * (n - len(ishape)) + tuple(ishape)
+    reps = (1,) * (n - len(reps)) + tuple(reps)
+    return tuple(d * r for d, r in zip(shape, reps))
+
+
+def _dyn_tile_shape_func(inputs, attrs):
+    data, reps = inputs
+    return [_tile_shape("dyn.tile", data.shape, _values("dyn.tile", reps, "reps"))]
+
+
+def _dyn_tile_kernel(args, attrs):
+    data, reps = args
+    _dyn_tile_shape_func(args, attrs)  # the checks
+    return as_result(np.tile(data, _values("dyn.tile", reps, "reps")), data.dtype)
+
+
+register("dyn.tile", 2, _dyn_tile_rel, _dyn_tile_kernel, "injective",
+         attrs=[AttrSpec("reps", "int_list_or_none", None)],
+         shape_data=(True, True), shape_func=_dyn_tile_shape_func,
+         doc="dyn.tile(data, reps): repeat data reps[i] times along each axis")
+
+
+# ---------------------------------------------------------------------------------------------
+# dyn.strided_slice
+
+
+def _dyn_strided_slice_rel(name, args, attrs):
+    data, begin, end, strides = args
+    k = _shape_arg(name, begin, "begin")
+    for t, what in ((end, "end"), (strides, "strides")):
+        if _shape_arg(name, t, what) != k:
+            raise OpTypeError(f"{name}: begin, end and strides must have the same length; "
+                              f"got {begin}, {end} and {strides}")
+    if k > len(data.shape):
+        raise OpTypeError(f"{name}: begin has {k} values but {data} has only "
+                          f"{len(data.shape)} axes")
+    return TensorType(_unknown(k) + tuple(data.shape[k:]), data.dtype)
+
+
+def _slices(name, ishape, begin, end, strides, slice_mode) -> tuple:
+    """One Python slice per sliced axis. slice_mode "end": end is exclusive; "size": end is the
+    slice's length from begin (-1: to the end) and strides are ignored, as in TVM."""
+    out = []
+    for i, b in enumerate(begin):
+        dim = ishape[i]
+        if slice_mode == "size":
+            s = 1
+            if b < 0:
+                b += dim
+            e = dim if end[i] < 0 else b + end[i]
+        else:
+            s = strides[i]
+            e = end[i]
+            if s == 0:
+                raise KernelError(f"{name}: stride 0 on axis {i}")
+        out.append(slice(b, e, s))
+    return tuple(out)
+
+
+def _slice_shape(ishape, slices) -> tuple:
+    dims = [len(range(*sl.indices(d))) for sl, d in zip(slices, ishape)]
+    return tuple(dims) + tuple(ishape[len(slices):])
+
+
+def _slice_args(name, inputs, attrs):
+    data, begin, end, strides = inputs
+    ishape = data if isinstance(data, tuple) else data.shape
+    vals = [_values(name, v, what) for v, what in ((begin, "begin"), (end, "end"),
+                                                      (strides, "strides"))]
+    if not len(vals[0]) == len(vals[1]) == len(vals[2]) or len(vals[0]) > len(ishape):
+        raise KernelError(f"{name}: begin {vals[0]}, end {vals[1]} and strides {vals[2]} do "
+                          f"not fit a tensor of shape {fmt_shape(ishape)}")
+    return ishape, _slices(name, ishape, *vals, attrs["slice_mode"])
+
+
+def _dyn_strided_slice_shape_func(inputs, attrs):
+    return [_slice_shape(*_slice_args("dyn.strided_slice", inputs, attrs))]
+
+
+def _dyn_strided_slice_kernel(args, attrs):
+    _, slices = _slice_args("dyn.strided_slice", args, attrs)
+    return args[0][slices].copy()
+
+
+register("dyn.strided_slice", 4, _dyn_strided_slice_rel, _dyn_strided_slice_kernel, "injective",
+         attrs=[AttrSpec("begin", "int_list_or_none", None),
+                AttrSpec("end", "int_list_or_none", None),
+                AttrSpec("strides", "int_list_or_none", None),
+                AttrSpec("slice_mode", "str", "end", choices=("end", "size")),
+                AttrSpec("axes", "int_list_or_none", None)],
+         shape_data=(False, True, True, True), shape_func=_dyn_strided_slice_shape_func,
+         doc="dyn.strided_slice(data, begin, end, strides, slice_mode=\"end\"): slice the "
+             "leading len(begin) axes with run-time bounds")
