@@ -22,7 +22,7 @@ from rvmdbg import __version__
 from rvmdbg.args import (
     ArgumentError, bind_inputs, convert_value, parse_program_args, parse_value,
 )
-from rvmdbg.limits import DEFAULT_LIMITS, Limits
+from rvmdbg.limits import DEFAULT_LIMITS, LimitValueError, Limits
 from rvmdbg.relay.diagnostics import RelayError, Source
 from rvmdbg.values import format_value, to_json
 
@@ -63,17 +63,8 @@ class Program:
 
 def read_source(path: str) -> str:
     """A program file's text; failures are RelayErrors naming the file (exit 2)."""
-    src = Source(path, "")
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise RelayError("file not found", None, None, src) from None
-    except IsADirectoryError:
-        raise RelayError("is a directory, not a program file", None, None, src) from None
-    except UnicodeDecodeError:
-        raise RelayError("cannot read the file: it is not UTF-8 text", None, None, src) from None
-    except OSError as e:
-        raise RelayError(f"cannot read the file: {e.strerror or e}", None, None, src) from None
+    from rvmdbg.relay.loader import read_program
+    return read_program(path)
 
 
 def load_program(path: str, check: bool = True) -> Program:
@@ -296,7 +287,10 @@ def add_limit_options(p: argparse.ArgumentParser) -> None:
 def limits_from(ns: argparse.Namespace) -> Limits:
     given = {name: getattr(ns, name) for name in ("max_steps", "max_depth", "max_bytes")
              if getattr(ns, name, None) is not None}
-    return dataclasses.replace(DEFAULT_LIMITS, **given)
+    try:
+        return dataclasses.replace(DEFAULT_LIMITS, **given)
+    except LimitValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def add_program_args(p: argparse.ArgumentParser) -> None:
@@ -584,6 +578,29 @@ def cmd_debug(ns: argparse.Namespace) -> int:
 
 COMMANDS["debug"] = Command("debug", "run debugger commands on a program (--batch FILE or -)",
                             _configure_debug, cmd_debug)
+
+
+def _configure_dap(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--port", type=int, metavar="N",
+                   help="listen on 127.0.0.1:N for one client instead of using stdin/stdout "
+                        "(0: any free port, printed on stderr)")
+
+
+def cmd_dap(ns: argparse.Namespace) -> int:
+    from rvmdbg.dap.server import serve_stdio, serve_tcp
+    from rvmdbg.relay.interpreter import call_with_deep_stack
+    if ns.port is None:
+        return call_with_deep_stack(serve_stdio)
+    if not 0 <= ns.port <= 65535:
+        raise UsageError(f"--port {ns.port}: a TCP port is 0..65535")
+
+    def ready(port: int) -> None:
+        _error(f"rvmdbg dap: listening on 127.0.0.1:{port}")
+    return call_with_deep_stack(lambda: serve_tcp(ns.port, ready=ready))
+
+
+COMMANDS["dap"] = Command("dap", "serve the Debug Adapter Protocol (for editors) on stdin/stdout "
+                                 "or --port N", _configure_dap, cmd_dap)
 # The command `rvmdbg PROGRAM [ARG...]` means when its first word is no command (None: an error).
 DEFAULT_COMMAND: str | None = "screen"
 
@@ -671,3 +688,8 @@ def main(argv: list[str] | None = None) -> int:
     except RecursionError:
         _error("error: the program is nested too deeply to process")
         return EXIT_USAGE
+    except MemoryError:
+        # outside the VM and interpreter (which stop with their own message): reading or
+        # compiling something too big for this machine
+        _error("error: out of memory (lower --max-bytes, or give the process more memory)")
+        return EXIT_RUNTIME

@@ -51,6 +51,13 @@ def test_bench_kernels_quick_runs():
         assert label in out
 
 
+def test_bench_qnn_dyn_quick_runs():
+    out = _run_script("bench_qnn_dyn.py")
+    for label in ("qnn.conv2d layer", "qnn.dense", "qnn.requantize TONEAREST",
+                  "static shapes", "dyn.reshape + dyn.zeros"):
+        assert label in out
+
+
 @pytest.mark.parametrize("name, n", [("fib.relay", 12), ("loop.relay", 300),
                                      ("sum_up.relay", 50)])
 def test_tree_walking_baseline_agrees_with_the_interpreter(name, n):
@@ -122,6 +129,20 @@ def test_frontend_generator_is_deterministic_and_well_typed():
         assert kind in text
     result = Interpreter(mod).run("main", [np.array(3, dtype=np.int32)])
     assert result.fields[0].dtype == np.int32
+
+
+def test_bench_transformer_ops_quick_runs():
+    out = _run_script("bench_transformer_ops.py")
+    for label in ("erf (1, 8, 32)", "strided_slice", "topk k=5", "layout_transform",
+                  "VM invoke", "reference interpreter"):
+        assert label in out
+
+
+def test_bench_dap_quick_runs():
+    out = _run_script("bench_dap.py")
+    for label in ("stepIn (instruction)", "reverseContinue to the last hit",
+                  "stackTrace + scopes + variables", "target:"):
+        assert label in out
 
 
 def test_bench_metadata_quick_runs():

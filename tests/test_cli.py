@@ -581,3 +581,35 @@ def test_check_types_unannotated_weights_from_the_operators_using_them(capsys, p
     assert code == 0
     assert out.strip() == ("def @main(%x: Tensor[(2, 5), float32], %w: Tensor[(3, 5), float32], "
                            "%b: Tensor[(3,), float32]) -> Tensor[(2, 3), float32]")
+
+
+def test_an_empty_inputs_archive_is_a_usage_error(capsys, pair):
+    tmp, prog = pair
+    (tmp / "empty.npz").write_bytes(b"")
+    code, _, err = rvmdbg(capsys, "run", prog, "--inputs", tmp / "empty.npz")
+    assert code == 2 and "empty.npz: is empty" in err
+
+
+def test_limits_that_cannot_be_honoured_are_refused_up_front():
+    proc = _process("run", ROOT / "programs/fib.relay", "--max-depth", "100000000000")
+    assert proc.returncode == 2
+    assert "--max-depth 100000000000 cannot be honoured: at most 10000000" in proc.stderr
+    proc = _process("run", ROOT / "programs/fib.relay", "--max-steps", "9" * 5000)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_an_argument_of_thousands_of_digits_is_a_usage_error():
+    proc = _process("run", ROOT / "programs/fib.relay", "9" * 5000)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "out of range" in proc.stderr
+
+
+def test_memory_error_anywhere_is_a_message_and_exit_1(monkeypatch, capsys):
+    from rvmdbg import cli
+
+    def exhausted(*a, **kw):
+        raise MemoryError()
+    monkeypatch.setattr(cli, "read_source", exhausted)
+    assert cli.main(["check", str(ROOT / "programs/fib.relay")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: out of memory") and "Traceback" not in err

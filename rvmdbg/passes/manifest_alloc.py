@@ -42,7 +42,7 @@ from rvmdbg.relay.types import UNIT, FuncType, StorageType, TensorType, TupleTyp
 ALIGNMENT = 64
 SHAPE_FUNC_ATTR = "ShapeFunc"   # rvmdbg.vm.kernels reads it to build a shape kernel
 # primitives made only of these, applied to their one input, need no kernel (TVM: reshape_only)
-_RESHAPE_OPS = frozenset({"reshape", "squeeze", "expand_dims"})
+_RESHAPE_OPS = frozenset({"reshape", "squeeze", "expand_dims", "contrib_reverse_reshape"})
 DYN_RESHAPE = "dyn.reshape"   # reshape-only too, its new shape a second parameter
 
 

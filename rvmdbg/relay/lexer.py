@@ -131,6 +131,9 @@ def _number(text: str, span: Span, source: Source, before: str) -> Number:
                            span, f"float{width} holds magnitudes up to {limit:.6g}; use a wider "
                            "suffix or inff", source)
         return Number(value, "float" + width, True)
+    if len(digits.lstrip("0")) > 20:   # no dtype holds more digits; int() refuses 4300+
+        raise LexError(f"an integer literal of {len(digits)} digits is out of range for every "
+                       f"integer dtype", span, None, source)
     value = int(digits)
     if negative:
         value = -value

@@ -669,6 +669,11 @@ class TypeChecker:
             raise self.error(call, getattr(exc, "message", None) or str(exc),
                              cls=NameResolutionError) from None
         arg_types = [self.visit(a) for a in call.args]
+        if opdef.attrs_from_args is not None:
+            fixed = opdef.attrs_from_args(
+                [a.data if isinstance(a, Constant) else None for a in call.args], call.attrs)
+            if fixed is not None:
+                call.attrs = fixed
         out = self._apply_relation(call, opdef, arg_types)
         if out is None:
             out = IncompleteType()

@@ -201,3 +201,12 @@ def test_errors_carry_their_source():
     e = lex_error("x\ny = 1..2", filename="prog.relay")
     assert e.source is not None and e.source.name == "prog.relay"
     assert e.format().startswith("prog.relay:2:5: error:")
+
+
+def test_an_integer_literal_of_thousands_of_digits_is_a_located_error():
+    # Python's int() refuses 4300+ digits with its own ValueError; the lexer says what is wrong
+    text = "9" * 5000
+    with pytest.raises(LexError, match="an integer literal of 5000 digits is out of range") as info:
+        tokenize(text, "x.relay")
+    assert info.value.span.line == 1 and info.value.span.col == 1
+    assert tokenize("000000000000000000000000000001")[0][0] != "error"   # leading zeros are fine

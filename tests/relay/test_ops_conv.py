@@ -195,6 +195,24 @@ def test_conv2d_transpose_matches_scatter_loops(strides, padding, output_padding
                output_padding=output_padding, groups=groups) == T(want.shape)
 
 
+@settings(max_examples=15, deadline=None)
+@given(cg=st.integers(1, 2), og=st.integers(1, 2), groups=st.integers(1, 2),
+       h=st.integers(1, 4), w=st.integers(1, 4), k=st.integers(1, 3), sh=st.integers(1, 3),
+       sw=st.integers(1, 3), pad=st.lists(st.integers(0, 1), min_size=4, max_size=4),
+       op=st.lists(st.integers(0, 1), min_size=2, max_size=2))
+def test_conv2d_transpose_property(cg, og, groups, h, w, k, sh, sw, pad, op):
+    oh = sh * (h - 1) + k - pad[0] - pad[2] + op[0]
+    ow = sw * (w - 1) + k - pad[1] - pad[3] + op[1]
+    if oh < 1 or ow < 1:
+        return
+    x, wt = rand(1, cg * groups, h, w), rand(cg * groups, og, k, k)
+    attrs = dict(strides=[sh, sw], padding=pad, output_padding=op, groups=groups)
+    got = run("nn.conv2d_transpose", x, wt, **attrs)
+    want = ref_conv2d_transpose(x, wt, (sh, sw), pad, op, groups)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert rel("nn.conv2d_transpose", T(x.shape), T(wt.shape), **attrs) == T(want.shape)
+
+
 # ---------------------------------------------------------------------------------------------
 # Type relations: `?` dims, the shape function, errors naming the attribute
 

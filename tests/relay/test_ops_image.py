@@ -1,6 +1,6 @@
 """Tests of image.resize2d and nn.upsampling against per-pixel definitions written here (each
-coordinate_transformation_mode and rounding_method, nearest and linear), with `?` dims and
-errors naming the attribute."""
+coordinate_transformation_mode and rounding_method, nearest, linear and cubic), with `?` dims
+and errors naming the attribute."""
 from __future__ import annotations
 
 import math
@@ -128,13 +128,55 @@ def test_resize2d_relation_and_errors():
     with pytest.raises(OpAttrError) as e:
         rel("image.resize2d", T((1, 3, 4, 4)), size=[8, 8], coordinate_transformation_mode="x")
     assert e.value.attr_name == "coordinate_transformation_mode"
-    with pytest.raises(OpTypeError, match="'method'"):
-        rel("image.resize2d", T((1, 3, 4, 4)), size=[8, 8], method="cubic")
     assert OPS["image.resize2d"].pattern == "injective"
     defaults = {a.name: a.default for a in OPS["image.resize2d"].attrs}
     assert defaults["method"] == "linear"
     assert defaults["coordinate_transformation_mode"] == "half_pixel"
     assert defaults["rounding_method"] == "round"
+
+
+def cubic_weights(t, alpha):
+    return [alpha * (t ** 3 - 2 * t ** 2 + t), (alpha + 2) * t ** 3 - (3 + alpha) * t ** 2 + 1,
+            -(alpha + 2) * t ** 3 + (3 + 2 * alpha) * t ** 2 - alpha * t,
+            -alpha * t ** 3 + alpha * t ** 2]
+
+
+def ref_cubic(x, out_hw, mode, alpha, exclude):
+    """Each output pixel: the 4x4 neighbours around its source weighted by the cubic spline;
+    with exclude, neighbours outside the image weigh 0 and the rest are renormalised."""
+    n, c, h, w = x.shape
+    oh, ow = out_hw
+    out = np.zeros((n, c, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            cy, cx = source(i, h, oh, mode), source(j, w, ow, mode)
+            y0, x0 = math.floor(cy), math.floor(cx)
+            wy, wx = cubic_weights(cy - y0, alpha), cubic_weights(cx - x0, alpha)
+            if exclude:
+                wy = [0.0 if not 0 <= y0 - 1 + a < h else v for a, v in enumerate(wy)]
+                wx = [0.0 if not 0 <= x0 - 1 + b < w else v for b, v in enumerate(wx)]
+                wy = [v / sum(wy) for v in wy]
+                wx = [v / sum(wx) for v in wx]
+            for a in range(4):
+                for b in range(4):
+                    yy = min(max(y0 - 1 + a, 0), h - 1)
+                    xx = min(max(x0 - 1 + b, 0), w - 1)
+                    out[:, :, i, j] += x[:, :, yy, xx] * wy[a] * wx[b]
+    return out
+
+
+@pytest.mark.parametrize("mode, alpha, exclude", [
+    ("half_pixel", -0.5, 0), ("align_corners", -0.75, 0), ("half_pixel", -0.5, 1),
+    ("asymmetric", -0.75, 1)])
+def test_resize2d_cubic(mode, alpha, exclude):
+    x = RNG.standard_normal((1, 2, 4, 5)).astype("float32")
+    got = run("image.resize2d", x, size=[7, 3], method="cubic",
+              coordinate_transformation_mode=mode, cubic_alpha=alpha, cubic_exclude=exclude)
+    np.testing.assert_allclose(got, ref_cubic(x, (7, 3), mode, alpha, exclude), rtol=1e-4,
+                               atol=1e-4)
+    up = run("nn.upsampling", x, scale_h=2.0, scale_w=2.0, method="bicubic")
+    np.testing.assert_allclose(up, ref_cubic(x, (8, 10), "asymmetric", -0.5, 0), rtol=1e-4,
+                               atol=1e-4)
 
 
 def test_upsampling():

@@ -143,3 +143,32 @@ def test_check_locates_bad_attributes(tmp_path, call, words):
     assert "Traceback" not in proc.stderr
     for w in words:
         assert w in proc.stderr
+
+
+def test_cnn_with_weights_in_metadata_runs_as_tvm_prints_it():
+    from rvmdbg.relay.metadata import metadata_text
+    rng = np.random.default_rng(4)
+    shapes = [(2, 1, 3, 3), (2,), (2,), (2,), (2,), (2,), (3, 18), (3,)]
+    weights = [rng.standard_normal(s).astype("float32") for s in shapes]
+    weights[5] = np.abs(weights[5]) + np.float32(0.1)
+    ty = ["Tensor[(2, 1, 3, 3), float32]"] + ["Tensor[(2,), float32]"] * 5 + [
+        "Tensor[(3, 18), float32]", "Tensor[(3,), float32]"]
+    meta = [f"meta[relay.Constant][{i}] /* ty={t} */" for i, t in enumerate(ty)]
+    body = f"""def @main(%x: Tensor[(1, 1, 6, 6), float32]) -> Tensor[(1, 3), float32] {{
+  %0 = nn.conv2d(%x, {meta[0]}, padding=[1, 1, 1, 1], channels=2, kernel_size=[3, 3]);
+  %1 = nn.bias_add(%0, {meta[1]});
+  %2 = nn.relu(%1);
+  %3 = nn.batch_norm(%2, {meta[2]}, {meta[3]}, {meta[4]}, {meta[5]});
+  %4 = nn.max_pool2d(%3.0, pool_size=[2, 2], strides=[2, 2], padding=[0, 0, 0, 0]);
+  %5 = nn.batch_flatten(%4);
+  %6 = nn.dense(%5, {meta[6]}, units=3);
+  nn.bias_add(%6, {meta[7]})
+}}"""
+    text = HEADER + body + "\n#[metadata]\n" + metadata_text(weights) + "\n"
+    mod, exe = compiled(text, "cnn_meta.relay")
+    assert "fused_nn_conv2d_nn_bias_add_nn_relu" in kernel_names(exe)
+    x = rng.standard_normal((1, 1, 6, 6)).astype("float32")
+    got = VirtualMachine(exe).invoke("main", [x])
+    np.testing.assert_array_equal(got, Interpreter(mod).run("main", [x]))
+    np.testing.assert_allclose(got, numpy_cnn(x.astype(np.float64), *weights), rtol=1e-4,
+                               atol=1e-4)

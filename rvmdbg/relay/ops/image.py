@@ -1,9 +1,10 @@
-"""Resizing: image.resize2d and nn.upsampling (nearest and linear interpolation).
+"""Resizing: image.resize2d and nn.upsampling (nearest, linear and cubic interpolation).
 
 topi's semantics: every output pixel maps back to an input coordinate by the
 coordinate_transformation_mode (computed in float32), nearest picks a pixel by the
-rounding_method, linear blends the two neighbours on each axis; pixel indices clamp to the
-image. nn.upsampling is resize2d to round(size * scale) with "asymmetric" coordinates, or
+rounding_method, linear blends the two neighbours on each axis and cubic the four (spline
+coefficient cubic_alpha; cubic_exclude drops neighbours outside the image); pixel indices clamp
+to the image. nn.upsampling is resize2d to round(size * scale) with "asymmetric" coordinates, or
 "align_corners" when align_corners is set.
 """
 from __future__ import annotations
@@ -57,10 +58,49 @@ def _nearest(coords: np.ndarray, rounding: str) -> np.ndarray:
     return idx.astype(np.int64)
 
 
+def _linear_weights(t, _size, _first):
+    return [_F32(1) - t, t]
+
+
+def _cubic_weights(t, size, first, alpha, exclude):
+    """The 4 cubic spline weights of the neighbours first .. first + 3 (exclude: drop those
+    outside the image and renormalise)."""
+    a = _F32(alpha)
+    t2, t3 = t * t, t * t * t
+    w = [a * (t3 - 2 * t2 + t),
+         (a + 2) * t3 - (3 + a) * t2 + 1,
+         -(a + 2) * t3 + (3 + 2 * a) * t2 - a * t,
+         -a * t3 + a * t2]
+    if exclude:
+        w = [np.where((first + k < 0) | (first + k >= size), _F32(0), wk)
+             for k, wk in enumerate(w)]
+        total = w[0] + w[1] + w[2] + w[3]
+        w = [wk / total for wk in w]
+    return w
+
+
+def _blend(x, ax, coords, offset, weights):
+    """Interpolate along `ax`: each output mixes the neighbours floor(c) + offset + k with the
+    weights `weights[0](t, size, first, *weights[1:])` of t = c - floor(c)."""
+    base = np.floor(coords)
+    t = (coords - base).astype(_F32)
+    size = x.shape[ax]
+    first = base.astype(np.int64) + offset
+    ws = weights[0](t, size, first, *weights[1:])
+    shape = [1] * x.ndim
+    shape[ax] = len(coords)
+    out = None
+    for k, wk in enumerate(ws):
+        part = x.take(np.clip(first + k, 0, size - 1), axis=ax) * wk.reshape(shape)
+        out = part if out is None else out + part
+    return out
+
+
 def resize_2d(x: np.ndarray, axes: tuple, out_hw: tuple, method: str, mode: str,
               rounding: str, roi=(0.0, 0.0, 0.0, 0.0), extrapolation: float = 0.0,
-              out_dtype=None) -> np.ndarray:
-    """topi's resize2d of `x` over its (height, width) `axes` to `out_hw`."""
+              out_dtype=None, cubic_alpha: float = -0.5, cubic_exclude: int = 0) -> np.ndarray:
+    """topi's resize2d of `x` over its (height, width) `axes` to `out_hw` ("nearest_neighbor",
+    "linear" or "cubic")."""
     ah, aw = axes
     dt = np.dtype(out_dtype or x.dtype)
     starts, ends = (roi[0], roi[1]), (roi[2], roi[3])
@@ -82,17 +122,13 @@ def resize_2d(x: np.ndarray, axes: tuple, out_hw: tuple, method: str, mode: str,
         if method == "nearest_neighbor":
             out = x.take(picks[0], axis=ah).take(picks[1], axis=aw)
         else:
+            # separable: blend along the width first, then the height, as topi does
             out = x
-            for ax, c in zip(axes, coords):
-                base = np.floor(c)
-                t = (c - base).astype(_F32)
-                lo = np.clip(base.astype(np.int64), 0, x.shape[ax] - 1)
-                hi = np.clip(base.astype(np.int64) + 1, 0, x.shape[ax] - 1)
-                shape = [1] * x.ndim
-                shape[ax] = len(c)
-                t = t.reshape(shape)
-                a, b = out.take(lo, axis=ax), out.take(hi, axis=ax)
-                out = a * (_F32(1) - t) + b * t
+            for ax, c in reversed(list(zip(axes, coords))):
+                if method == "linear":
+                    out = _blend(out, ax, c, 0, (_linear_weights,))
+                else:
+                    out = _blend(out, ax, c, -1, (_cubic_weights, cubic_alpha, cubic_exclude))
         if mode == "tf_crop_and_resize":
             for ax, c in zip(axes, coords):
                 shape = [1] * x.ndim
@@ -121,9 +157,6 @@ def _resize_rel(name, args, attrs):
     if roi is not None and (not isinstance(roi, list) or len(roi) != 4 or not all(
             isinstance(v, (int, float)) and not isinstance(v, bool) for v in roi)):
         raise OpTypeError(f"{name}: attribute 'roi' must be 4 numbers, got {roi!r}")
-    if attrs["method"] == "cubic":
-        raise OpTypeError(f"{name}: attribute 'method' \"cubic\" is not supported by rvmdbg; "
-                          f"use \"linear\" or \"nearest_neighbor\"")
     shape = list(x.shape)
     shape[axes[0]], shape[axes[1]] = size
     return TensorType(tuple(shape), attrs["out_dtype"] or x.dtype)
@@ -135,7 +168,7 @@ def _resize_kernel(args, attrs):
     return resize_2d(x, _hw_axes("image.resize2d", attrs["layout"]), tuple(attrs["size"]),
                      attrs["method"], attrs["coordinate_transformation_mode"],
                      attrs["rounding_method"], roi, attrs["extrapolation_value"],
-                     attrs["out_dtype"])
+                     attrs["out_dtype"], attrs["cubic_alpha"], attrs["cubic_exclude"])
 
 
 register("image.resize2d", 1, _resize_rel, _resize_kernel, "injective",
@@ -164,9 +197,6 @@ def _upsampling_rel(name, args, attrs):
     if len(x.shape) != 4:
         raise OpTypeError(f"{name}: needs a 4-d tensor ({attrs['layout']}), got {x}")
     axes = _hw_axes(name, attrs["layout"])
-    if attrs["method"] == "bicubic":
-        raise OpTypeError(f"{name}: attribute 'method' \"bicubic\" is not supported by rvmdbg; "
-                          f"use \"nearest_neighbor\" or \"bilinear\"")
     shape = list(x.shape)
     for ax, attr in zip(axes, ("scale_h", "scale_w")):
         if attrs[attr] <= 0:
@@ -182,7 +212,7 @@ def _upsampling_kernel(args, attrs):
     axes = _hw_axes("nn.upsampling", attrs["layout"])
     out_hw = (_upsampled(x.shape[axes[0]], attrs["scale_h"]),
               _upsampled(x.shape[axes[1]], attrs["scale_w"]))
-    method = "linear" if attrs["method"] == "bilinear" else "nearest_neighbor"
+    method = {"bilinear": "linear", "bicubic": "cubic"}.get(attrs["method"], attrs["method"])
     mode = "align_corners" if attrs["align_corners"] else "asymmetric"
     return resize_2d(x, axes, out_hw, method, mode, "")
 
