@@ -166,7 +166,7 @@ def test_cnn_with_weights_in_metadata_runs_as_tvm_prints_it():
 }}"""
     text = HEADER + body + "\n#[metadata]\n" + metadata_text(weights) + "\n"
     mod, exe = compiled(text, "cnn_meta.relay")
-    assert "fused_nn_conv2d_nn_bias_add_nn_relu" in kernel_names(exe)
+    assert "vm_mod_fused_nn_conv2d_nn_bias_add_nn_relu" in kernel_names(exe)
     x = rng.standard_normal((1, 1, 6, 6)).astype("float32")
     got = VirtualMachine(exe).invoke("main", [x])
     np.testing.assert_array_equal(got, Interpreter(mod).run("main", [x]))
