@@ -105,7 +105,9 @@ class _ModuleTables:
 
     def kernel(self, fn: Function, num_inputs: int, num_outputs: int, span) -> int:
         from rvmdbg.relay.printer import print_expr
-        source = print_expr(fn)
+        # with its own #[metadata]: a tensor constant or metadata attribute inside a primitive
+        # function (as TVM prints fused functions) must parse back when the kernel is built
+        source = print_expr(fn, metadata=True)
         index = self._kernel_index.get(source)
         if index is not None:
             return index
