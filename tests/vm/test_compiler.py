@@ -249,8 +249,8 @@ def @f(%x: int32) -> int32 { %x * 2 + 1 }
 def @g(%x: int32) -> int32 { %x * 2 + 1 }
 def @main(%x: int32) -> int32 { @f(%x) - @g(%x * 2) }""")
     names = exe.kernel_names()
-    assert names.count("fused_multiply_add") == 1
-    assert "fused_multiply" in names and "fused_subtract" in names
+    assert names.count("vm_mod_fused_multiply_add") == 1
+    assert "vm_mod_fused_multiply" in names and "vm_mod_fused_subtract" in names
     calls = [i.packed_index for fn in exe.functions for i in fn.instructions
              if isinstance(i, bc.InvokePacked)]
     f_kernel = next(i.packed_index for i in exe.function("f").instructions
@@ -267,7 +267,7 @@ def @main(%x: Tensor[(1, 3), float32], %w: Tensor[(2, 3), float32]) -> Tensor[(1
   nn.relu(nn.dense(%x, %w))
 }""", "t.relay"))
     fused = stages[[s.name for s in stages].index("FuseOps")].module.functions["main"].body
-    assert kernel_name(fused.op) == "fused_nn_dense_nn_relu"
+    assert kernel_name(fused.op) == "vm_mod_fused_nn_dense_nn_relu"
 
 
 def test_references_run_through_builtin_kernels():
