@@ -21,17 +21,15 @@ TWO = "tests/tui/programs/two_params.relay"
 async def test_missing_arguments_open_a_form_that_validates(app_factory):
     app = app_factory(TWO)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
-        assert isinstance(app.screen, ArgumentsModal)
+        await wait_for(pilot, lambda: isinstance(app.screen, ArgumentsModal), "the form")
         assert app.session is None
         labels = [str(w.render()) for w in app.screen.query(".dialog--label")]
         assert labels == ["%xs: List[int32]", "%k: int32"]
         await pilot.press(*"Cons(1, Cons(2, Nil))", "enter")   # moves on to %k
         await pilot.press(*"abc", "enter")
-        await pilot.pause()
+        error = app.screen.query_one("#args-error")
+        await wait_for(pilot, lambda: "argument 2" in str(error.render()), "the reason")
         assert isinstance(app.screen, ArgumentsModal)
-        error = str(app.screen.query_one("#args-error").render())
-        assert "argument 2" in error
         await pilot.press(*["backspace"] * 3, "3", "enter")
         await settle(app, pilot)
         assert isinstance(app.screen, DebuggerScreen)
@@ -64,10 +62,9 @@ async def test_bad_arguments_on_the_command_line_show_in_the_form(app_factory):
 async def test_quitting_the_form_exits(app_factory):
     app = app_factory(TWO)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
+        await wait_for(pilot, lambda: isinstance(app.screen, ArgumentsModal), "the form")
         await pilot.press("escape")
-        await pilot.pause()
-        assert app.return_code == 2
+        await wait_for(pilot, lambda: app.return_code == 2, "the exit")
 
 
 def _saved(tmp_path, keep_source: bool):
@@ -151,12 +148,10 @@ async def test_small_and_large_terminals(app_factory):
         listing = screen.query_one("#listing", BytecodeListing)
         assert listing.display and listing.size.width >= 40
         await pilot.resize_terminal(160, 48)
-        await pilot.pause()
-        assert screen.has_class("-wide")
+        await wait_for(pilot, lambda: screen.has_class("-wide"), "the wide layout")
         assert all(screen.query_one(f"#{p}").display for p in screen.pane_ids())
         await pilot.resize_terminal(120, 40)
-        await pilot.pause()
-        assert screen.has_class("-stacked")
+        await wait_for(pilot, lambda: screen.has_class("-stacked"), "the stacked layout")
 
 
 def test_the_command_line_opens_the_screen(monkeypatch, capsys):
