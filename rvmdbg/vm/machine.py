@@ -1498,7 +1498,8 @@ class VirtualMachine:
             if _is_kernel_error(exc):
                 text = str(exc)
                 op, sep, rest = text.partition(": ")
-                if sep and kernel.name in (op, f"fused_{op}"):
+                base = kernel.name.removeprefix("vm_mod_").removeprefix("fused_")
+                if sep and base == op:
                     text = rest  # a one-op kernel is named after its op: name it once
                 return f"kernel {kernel.name}: {text}"
             return f"kernel {kernel.name} failed: {type(exc).__name__}: {exc}"
