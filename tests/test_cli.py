@@ -507,6 +507,13 @@ def test_inputs_archive_without_pickle_and_archive_members(capsys, pair):
     assert code == 2 and f"name one of its arrays: @{tmp / 'm.npz'}:scale" in err
 
 
+def test_an_empty_inputs_archive_is_a_usage_error(capsys, pair):
+    tmp, prog = pair
+    (tmp / "empty.npz").write_bytes(b"")
+    code, _, err = rvmdbg(capsys, "run", prog, "--inputs", tmp / "empty.npz")
+    assert code == 2 and "empty.npz: is empty" in err
+
+
 def test_limits_that_cannot_be_honoured_are_refused_up_front():
     proc = _process("run", ROOT / "programs/fib.relay", "--max-depth", "100000000000")
     assert proc.returncode == 2

@@ -30,7 +30,7 @@ from rvmdbg.relay.ast import (
 )
 from rvmdbg.relay.diagnostics import Source, Span
 from rvmdbg.relay.types import TensorType
-from rvmdbg.values import ADTValue, RefCell, format_value
+from rvmdbg.values import ADTValue, RefCell, format_value, tensor_line
 
 __all__ = ["Interpreter", "InterpreterError", "Closure", "ConstructorValue", "OpValue",
            "call_with_deep_stack"]
@@ -195,6 +195,8 @@ def _fn_name(fn: Function) -> str:
 
 
 def _short(v, limit: int = 120) -> str:
+    if type(v) is np.ndarray:
+        return tensor_line(v, limit)
     text = format_value(v)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
