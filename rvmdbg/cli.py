@@ -62,17 +62,8 @@ class Program:
 
 def read_source(path: str) -> str:
     """A program file's text; failures are RelayErrors naming the file (exit 2)."""
-    src = Source(path, "")
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise RelayError("file not found", None, None, src) from None
-    except IsADirectoryError:
-        raise RelayError("is a directory, not a program file", None, None, src) from None
-    except UnicodeDecodeError:
-        raise RelayError("cannot read the file: it is not UTF-8 text", None, None, src) from None
-    except OSError as e:
-        raise RelayError(f"cannot read the file: {e.strerror or e}", None, None, src) from None
+    from rvmdbg.relay.loader import read_program
+    return read_program(path)
 
 
 def load_program(path: str, check: bool = True) -> Program:
