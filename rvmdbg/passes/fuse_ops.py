@@ -25,7 +25,9 @@ printed primitive function parses back on its own.
 """
 from __future__ import annotations
 
+from rvmdbg.passes.primitive_calls import direct_primitive_calls
 from rvmdbg.relay import ops as relay_ops
+from rvmdbg.relay.dialect import DIALECT_OPS
 from rvmdbg.relay.ast import (Call, Constant, ExprMutator, Function, Module, OpRef, Tuple,
                               TupleGetItem, Var, children, map_functions)
 from rvmdbg.relay.types import FuncType, TensorType, TupleType
@@ -73,7 +75,8 @@ def _static(t) -> bool:
 
 
 def _is_op_call(e) -> bool:
-    return isinstance(e, Call) and isinstance(e.op, OpRef)
+    """A call of a user operator (the memory and device dialect is never fused)."""
+    return isinstance(e, Call) and isinstance(e.op, OpRef) and e.op.name not in DIALECT_OPS
 
 
 def _tensor_only(t) -> bool:
@@ -281,7 +284,11 @@ class _Fuser(ExprMutator):
 
 
 def fuse_ops(mod: Module) -> Module:
-    """A new module in which every operator call sits inside a primitive function."""
+    """A new module in which every operator call sits inside a primitive function.
+    Primitive functions the program bound with `let` are first called directly (as TVM's
+    lowering calls them), so each is one kernel."""
+    mod = direct_primitive_calls(mod)
+
     def fuse(_name: str, fn: Function) -> Function:
         if fn.is_primitive:
             return fn

@@ -176,6 +176,7 @@ def _merge_prelude(mod: Module, info, pmod: Module, pinfo) -> Module:
             work.append(d)
 
     out = Module(mod.source)
+    out.warnings = list(mod.warnings)
     for tname, td in pmod.type_defs.items():
         if ("type", tname) in reached:
             out.type_defs[tname] = td

@@ -114,8 +114,9 @@ def float_text(v: float, dtype: str = "float32") -> str:
         s = np.format_float_positional(x, unique=True, trim="-")
     else:
         s = np.format_float_scientific(x, unique=True, trim="-")
-    # the parser reads a double and rounds it to the dtype: check that lands on x
-    if ftype(float(s)).tobytes() != x.tobytes():
+    # the parser reads a double and rounds it to the dtype: check that lands on x, and that
+    # the double is within the dtype's range (the parser refuses it past the largest finite)
+    if ftype(float(s)).tobytes() != x.tobytes() or abs(float(s)) > float(np.finfo(ftype).max):
         s = repr(float(x))
     return s + suffix
 
