@@ -534,6 +534,29 @@ def cmd_debug(ns: argparse.Namespace) -> int:
 
 COMMANDS["debug"] = Command("debug", "run debugger commands on a program (--batch FILE or -)",
                             _configure_debug, cmd_debug)
+
+
+def _configure_dap(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--port", type=int, metavar="N",
+                   help="listen on 127.0.0.1:N for one client instead of using stdin/stdout "
+                        "(0: any free port, printed on stderr)")
+
+
+def cmd_dap(ns: argparse.Namespace) -> int:
+    from rvmdbg.dap.server import serve_stdio, serve_tcp
+    from rvmdbg.relay.interpreter import call_with_deep_stack
+    if ns.port is None:
+        return call_with_deep_stack(serve_stdio)
+    if not 0 <= ns.port <= 65535:
+        raise UsageError(f"--port {ns.port}: a TCP port is 0..65535")
+
+    def ready(port: int) -> None:
+        _error(f"rvmdbg dap: listening on 127.0.0.1:{port}")
+    return call_with_deep_stack(lambda: serve_tcp(ns.port, ready=ready))
+
+
+COMMANDS["dap"] = Command("dap", "serve the Debug Adapter Protocol (for editors) on stdin/stdout "
+                                 "or --port N", _configure_dap, cmd_dap)
 # The command `rvmdbg PROGRAM [ARG...]` means when its first word is no command (None: an error).
 DEFAULT_COMMAND: str | None = "screen"
 

@@ -131,6 +131,13 @@ def test_frontend_generator_is_deterministic_and_well_typed():
     assert result.fields[0].dtype == np.int32
 
 
+def test_bench_dap_quick_runs():
+    out = _run_script("bench_dap.py")
+    for label in ("stepIn (instruction)", "reverseContinue to the last hit",
+                  "stackTrace + scopes + variables", "target:"):
+        assert label in out
+
+
 def test_bench_metadata_quick_runs():
     out = _run_script("bench_metadata.py")
     for label in ("load_file (split, JSON, base64, parse)", "check_module", "load + check",
