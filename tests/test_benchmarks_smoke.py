@@ -44,6 +44,17 @@ def test_bench_vm_quick_runs():
         assert "VM run()" in out and "VM step()" in out
 
 
+def test_bench_models_quick_runs():
+    out = _run_script("bench_models.py")
+    for label in ("load+check+compile", "VM run", "kernels direct", "graph run", "VM peak",
+                  "targets:", "mobilenet_v1", "resnet18", "transformer_encoder",
+                  "lstm_sequence"):
+        assert label in out
+    # the LSTM needs no operator this build lacks: it is always measured
+    lstm = next(line for line in out.splitlines() if line.startswith("lstm_sequence"))
+    assert "not measured" not in lstm
+
+
 def test_bench_kernels_quick_runs():
     out = _run_script("bench_kernels.py")
     for label in ("mobilenet-v1 layers", "resnet-18 convolutions", "sum over the list",
@@ -129,6 +140,13 @@ def test_frontend_generator_is_deterministic_and_well_typed():
         assert kind in text
     result = Interpreter(mod).run("main", [np.array(3, dtype=np.int32)])
     assert result.fields[0].dtype == np.int32
+
+
+def test_bench_transformer_ops_quick_runs():
+    out = _run_script("bench_transformer_ops.py")
+    for label in ("erf (1, 8, 32)", "strided_slice", "topk k=5", "layout_transform",
+                  "VM invoke", "reference interpreter"):
+        assert label in out
 
 
 def test_bench_dap_quick_runs():

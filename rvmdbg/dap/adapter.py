@@ -27,7 +27,7 @@ from rvmdbg.dap.variables import VariableStore
 from rvmdbg.debug import CommandInterpreter, DebugSession
 from rvmdbg.debug.breakpoints import BreakpointError
 from rvmdbg.debug.session import DebugError
-from rvmdbg.limits import DEFAULT_LIMITS
+from rvmdbg.limits import DEFAULT_LIMITS, LimitValueError
 from rvmdbg.values import format_value
 
 THREAD_ID = 1   # the VM runs one thread of control
@@ -127,12 +127,16 @@ def launch_config(args: dict) -> LaunchConfig:
     inputs = _typed(args, "inputs", str)
     if inputs and cwd and not os.path.isabs(inputs):
         inputs = os.path.join(cwd, inputs)
+    try:
+        chosen = dataclasses.replace(DEFAULT_LIMITS, **limits)
+    except LimitValueError as e:
+        raise RequestError(str(e)) from None
     return LaunchConfig(
         program=os.path.abspath(program), args=list(prog_args), inputs=inputs,
         entry=_typed(args, "entry", str, "main").lstrip("@") or "main",
         stop_on_entry=_typed(args, "stopOnEntry", bool, False),
         stop_at_end=_typed(args, "stopAtEnd", bool, False),
-        limits=dataclasses.replace(DEFAULT_LIMITS, **limits),
+        limits=chosen,
         history_mb=_positive(args, "historyMb") or 256)
 
 
