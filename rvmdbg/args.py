@@ -18,11 +18,13 @@ array; a value that does not fit (shape, dtype range, constructor of another typ
 from __future__ import annotations
 
 import difflib
+import io
 import json
 import re
 
 import numpy as np
 
+from rvmdbg.fileio import read_file
 from rvmdbg.relay.ast import (
     Call, Constant, ConstructorRef, Function, GlobalVar, Module, OpRef, RefCreate, Tuple, Var,
 )
@@ -187,9 +189,10 @@ def _numeric(loaded: np.ndarray, path: str, where: str) -> np.ndarray:
 
 
 def _open_npz(path: str, where: str):
-    """The archive's arrays by name (loaded without pickle)."""
+    """The archive's arrays by name (loaded without pickle; read through fileio, so a FIFO or
+    a device is a message, not a hang)."""
     try:
-        archive = np.load(path, allow_pickle=False)
+        archive = np.load(io.BytesIO(read_file(path, what="NumPy archive")), allow_pickle=False)
     except FileNotFoundError:
         raise ArgumentError(f"{where}: {path}: file not found") from None
     except IsADirectoryError:
@@ -198,6 +201,8 @@ def _open_npz(path: str, where: str):
         raise ArgumentError(f"{where}: {path}: cannot read it: {e.strerror or e}") from None
     except ValueError as e:
         raise ArgumentError(f"{where}: {path}: not a plain .npz archive ({e})") from None
+    except EOFError:
+        raise ArgumentError(f"{where}: {path}: is empty, not an .npz file") from None
     if not hasattr(archive, "files"):
         raise ArgumentError(f"{where}: {path}: expected an .npz archive of named arrays, "
                             "found a single .npy array")

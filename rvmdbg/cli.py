@@ -22,7 +22,7 @@ from rvmdbg import __version__
 from rvmdbg.args import (
     ArgumentError, bind_inputs, convert_value, parse_program_args, parse_value,
 )
-from rvmdbg.limits import DEFAULT_LIMITS, Limits
+from rvmdbg.limits import DEFAULT_LIMITS, LimitValueError, Limits
 from rvmdbg.relay.diagnostics import RelayError, Source
 from rvmdbg.values import format_value, to_json
 
@@ -54,6 +54,7 @@ class Program:
     text: str | None = None          # the Relay source; None for a .rvmx
     module: object = None            # the type-checked Module; None for a .rvmx
     executable: object = None        # a loaded Executable, for a .rvmx
+    parse_warnings: int = 0          # module.warnings[:n] came from the parser (already shown)
 
     @property
     def source(self) -> Source | None:
@@ -62,17 +63,8 @@ class Program:
 
 def read_source(path: str) -> str:
     """A program file's text; failures are RelayErrors naming the file (exit 2)."""
-    src = Source(path, "")
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise RelayError("file not found", None, None, src) from None
-    except IsADirectoryError:
-        raise RelayError("is a directory, not a program file", None, None, src) from None
-    except UnicodeDecodeError:
-        raise RelayError("cannot read the file: it is not UTF-8 text", None, None, src) from None
-    except OSError as e:
-        raise RelayError(f"cannot read the file: {e.strerror or e}", None, None, src) from None
+    from rvmdbg.relay.loader import read_program
+    return read_program(path)
 
 
 def load_program(path: str, check: bool = True) -> Program:
@@ -87,9 +79,12 @@ def load_program(path: str, check: bool = True) -> Program:
     from rvmdbg.relay.typecheck import check_module
     text = read_source(path)
     mod = load_module(text, path)
+    for w in mod.warnings:  # the parser's (a global defined twice), for every command
+        print(w.format(mod.source), file=sys.stderr)
+    parsed_warnings = len(mod.warnings)
     if check:
         mod = check_module(mod)
-    return Program(path, text=text, module=mod)
+    return Program(path, text=text, module=mod, parse_warnings=parsed_warnings)
 
 
 def program_arguments(program: Program, entry: str, texts: list[str],
@@ -135,19 +130,29 @@ def execute_interp(program: Program, entry: str, args: list, limits: Limits):
     if program.module is None:
         raise UsageError(f"{program.path}: the interpreter runs Relay source, and this is a "
                          "compiled executable; use --executor vm")
+    from rvmdbg.passes.pipeline import memory_stage
+    stage = memory_stage(program.module)
+    if stage is not None:
+        raise UsageError(f"{program.path}: this is a printed {stage} stage: its memory dialect "
+                         "runs on the VM only; use --executor vm")
     try:
         return Interpreter(program.module, limits).run(entry, args)
     except InterpreterError as e:
         raise ProgramFailed(e.format(program.source)) from None
 
 
-def executable_of(program: Program):
+def entries_for(entry: str) -> tuple:
+    """The functions a compile keeps with what they reach: @main, and the entry run."""
+    return ("main",) if entry == "main" else ("main", entry)
+
+
+def executable_of(program: Program, entry: str = "main"):
     """The program's executable: the loaded .rvmx, or the .relay program compiled now."""
     if program.executable is not None:
         return program.executable
     from rvmdbg.vm.compiler import CompileError, compile_module
     try:
-        return compile_module(program.module)
+        return compile_module(program.module, entries=entries_for(entry))
     except CompileError as e:
         raise UsageError(f"{program.path}: cannot compile for the VM: {e}") from None
 
@@ -155,7 +160,7 @@ def executable_of(program: Program):
 def execute_vm(program: Program, entry: str, args: list, limits: Limits):
     """Compile (unless it is a loaded .rvmx) and run on the Relay VM."""
     from rvmdbg.vm.machine import VirtualMachine, VMError
-    exe = executable_of(program)
+    exe = executable_of(program, entry)
     try:
         return VirtualMachine(exe, limits).invoke(entry, args)
     except VMError as e:
@@ -253,7 +258,7 @@ def cmd_check(ns: argparse.Namespace) -> int:
         out.append("// from the prelude:")
         out.extend(prelude)
     print("\n".join(out))
-    for w in getattr(program.module, "warnings", []):
+    for w in getattr(program.module, "warnings", [])[program.parse_warnings:]:
         print(w.format(program.source) if hasattr(w, "format") else str(w), file=sys.stderr)
     return EXIT_OK
 
@@ -282,7 +287,10 @@ def add_limit_options(p: argparse.ArgumentParser) -> None:
 def limits_from(ns: argparse.Namespace) -> Limits:
     given = {name: getattr(ns, name) for name in ("max_steps", "max_depth", "max_bytes")
              if getattr(ns, name, None) is not None}
-    return dataclasses.replace(DEFAULT_LIMITS, **given)
+    try:
+        return dataclasses.replace(DEFAULT_LIMITS, **given)
+    except LimitValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def add_program_args(p: argparse.ArgumentParser) -> None:
@@ -334,10 +342,39 @@ def _configure_compile(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", metavar="FILE.rvmx", help="also save the executable")
     p.add_argument("--passes", action="store_true",
                    help="first print the program after each compiler pass")
+    p.add_argument("--stage", metavar="PASS",
+                   help="print only the program after this pass (e.g. ManifestAlloc) with its "
+                        "#[metadata] section: a file that reads back and runs")
     p.add_argument("--reuse-registers", action="store_true",
                    help="share registers between values whose lifetimes do not overlap")
     p.add_argument("--names", action="store_true",
                    help="note callee, kernel and constructor names after each instruction")
+
+
+CONSTANT_PREVIEW = 4  # values shown of a constant TVM prints without its contents
+
+
+def _print_stage(program: Program, name: str) -> int:
+    """`compile --stage PASS`: one pass stage printed whole, metadata included."""
+    from rvmdbg.relay.printer import print_module
+    from rvmdbg.vm.compiler import CompileError, compile_stages
+    try:
+        stages, _ = compile_stages(program.module)
+    except CompileError as e:
+        raise UsageError(f"{program.path}: cannot compile for the VM: {e}") from None
+    by_name = {st.name.lower(): st for st in stages}
+    stage = by_name.get(name.lower())
+    if stage is None:
+        raise UsageError(f"no pass stage {name!r}; the stages are "
+                         + ", ".join(st.name for st in stages))
+    text = print_module(stage.module)
+    args_line = next((line for line in (program.text or "").splitlines()
+                      if line.startswith("// args:")), None)
+    if args_line is not None:  # the stage runs with the program's default arguments too
+        header, rest = text.split("\n", 1)
+        text = f"{header}\n{args_line}\n{rest}"
+    sys.stdout.write(text)
+    return EXIT_OK
 
 
 def cmd_compile(ns: argparse.Namespace) -> int:
@@ -347,8 +384,11 @@ def cmd_compile(ns: argparse.Namespace) -> int:
     out = sys.stdout
     report = None
     if program.executable is not None:
-        if ns.passes:
+        if ns.passes or ns.stage:
             raise UsageError(f"{program.path}: a saved executable keeps no compiler passes")
+    elif ns.stage:
+        return _print_stage(program, ns.stage)
+    if program.executable is not None:
         exe = program.executable
         if ns.reuse_registers:
             report = reuse_registers(exe)
@@ -365,6 +405,10 @@ def cmd_compile(ns: argparse.Namespace) -> int:
             raise UsageError(f"{program.path}: cannot compile for the VM: {e}") from None
         if ns.reuse_registers:
             report = reuse_registers(exe)
+    # TVM's compiler logs the constant pool and the kernel table before the bytecode
+    for table in (exe.constants_text(preview=CONSTANT_PREVIEW), exe.primitives()):
+        if table:
+            out.write(table + "\n")
     out.write(exe.bytecode(names=ns.names))
     if report is not None:
         out.write(register_report_text(report))
@@ -387,7 +431,7 @@ def cmd_trace(ns: argparse.Namespace) -> int:
     program = load_program(ns.program)
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args, ns.inputs)
-    exe = executable_of(program)
+    exe = executable_of(program, entry)
     vm = VirtualMachine(exe, limits_from(ns))
     write = sys.stdout.write
     try:
@@ -502,7 +546,7 @@ def cmd_debug(ns: argparse.Namespace) -> int:
     program = load_program(ns.program)
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args, ns.inputs)
-    exe = executable_of(program)
+    exe = executable_of(program, entry)
     try:
         session = DebugSession(exe, args, entry=entry, limits=limits_from(ns),
                                history_bytes=ns.history_mb * 2 ** 20, program_path=ns.program)
@@ -534,6 +578,29 @@ def cmd_debug(ns: argparse.Namespace) -> int:
 
 COMMANDS["debug"] = Command("debug", "run debugger commands on a program (--batch FILE or -)",
                             _configure_debug, cmd_debug)
+
+
+def _configure_dap(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--port", type=int, metavar="N",
+                   help="listen on 127.0.0.1:N for one client instead of using stdin/stdout "
+                        "(0: any free port, printed on stderr)")
+
+
+def cmd_dap(ns: argparse.Namespace) -> int:
+    from rvmdbg.dap.server import serve_stdio, serve_tcp
+    from rvmdbg.relay.interpreter import call_with_deep_stack
+    if ns.port is None:
+        return call_with_deep_stack(serve_stdio)
+    if not 0 <= ns.port <= 65535:
+        raise UsageError(f"--port {ns.port}: a TCP port is 0..65535")
+
+    def ready(port: int) -> None:
+        _error(f"rvmdbg dap: listening on 127.0.0.1:{port}")
+    return call_with_deep_stack(lambda: serve_tcp(ns.port, ready=ready))
+
+
+COMMANDS["dap"] = Command("dap", "serve the Debug Adapter Protocol (for editors) on stdin/stdout "
+                                 "or --port N", _configure_dap, cmd_dap)
 # The command `rvmdbg PROGRAM [ARG...]` means when its first word is no command (None: an error).
 DEFAULT_COMMAND: str | None = "screen"
 
@@ -621,3 +688,8 @@ def main(argv: list[str] | None = None) -> int:
     except RecursionError:
         _error("error: the program is nested too deeply to process")
         return EXIT_USAGE
+    except MemoryError:
+        # outside the VM and interpreter (which stop with their own message): reading or
+        # compiling something too big for this machine
+        _error("error: out of memory (lower --max-bytes, or give the process more memory)")
+        return EXIT_RUNTIME

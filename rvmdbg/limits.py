@@ -8,11 +8,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+# The deepest call stack a limit may allow: each VM frame holds a register file (hundreds of
+# bytes and more), so ten million frames already take gigabytes that --max-bytes does not see.
+MAX_DEPTH_CEILING = 10_000_000
+# Python integers have no bound; counts beyond this are no limit at all, only a mistake.
+MAX_COUNT = 1 << 62
+
+
+class LimitValueError(ValueError):
+    """A limit that cannot be honoured; the message names the flag and the allowed range."""
+
+
 @dataclass(frozen=True)
 class Limits:
     max_steps: int = 200_000_000       # instructions (VM) or evaluation steps (interpreter); --max-steps
     max_depth: int = 200_000           # call depth; --max-depth
     max_bytes: int = 2 * 1024 ** 3     # bytes of tensors allocated and live at once; --max-bytes
+
+    def __post_init__(self):
+        for name, ceiling in (("max_steps", MAX_COUNT), ("max_depth", MAX_DEPTH_CEILING),
+                              ("max_bytes", MAX_COUNT)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise LimitValueError(f"{self.flag_for(name)} must be a whole number of at "
+                                      f"least 1, got {value!r}")
+            if value > ceiling:
+                why = (" (every call frame holds a register file in memory that --max-bytes "
+                       "does not count)" if name == "max_depth" else "")
+                raise LimitValueError(f"{self.flag_for(name)} {value} cannot be honoured: at "
+                                      f"most {ceiling}{why}")
 
     @staticmethod
     def flag_for(name: str) -> str:

@@ -5,9 +5,14 @@
 - a closure is any object with a `name` attribute (the interpreter and VM each have their own);
 - `RefCell(value)`: a mutable reference cell.
 
-`format_value` gives the human form of the CLI contract, `to_json` its `--json` form.
+`format_value` gives the human form of the CLI contract (`run`, `print`), `value_summary` its
+one-line form (registers, heap, stop and trace lines), `to_json` the `--json` form. Both text
+forms show floats at their own dtype's precision (float32 0.1 is `0.1`) and a big tensor as its
+first values, shape, dtype, min / max / mean and NaN/Inf counts.
 """
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 
@@ -42,20 +47,124 @@ class RefCell:
         return f"ref({format_value(self.value)})"
 
 
-def _scalar_text(a: np.ndarray) -> str:
+# ---- the one formatter: scalars at their dtype's precision, tensors in full or summarised
+
+_FEW = 4  # tensor elements a one-line summary shows
+_BIG = 1000  # elements above which the full form is summarised (NumPy's own threshold)
+_STATS_CACHE: dict = {}  # id(array) -> (weakref, stats text): tensors are never mutated
+_STATS_CACHE_SIZE = 256
+
+
+def _shortest(x) -> str:
+    """The shortest text that reads back as exactly this float at its own dtype."""
+    if x == 0 or 1e-4 <= abs(float(x)) < 1e16:
+        return np.format_float_positional(x, unique=True, trim="-")
+    return np.format_float_scientific(x, unique=True, trim="-")
+
+
+def element_text(x) -> str:
+    """One tensor element as NumPy prints it, at the dtype's precision, no suffix."""
+    a = np.asarray(x)
     v = a.item()
-    dt = str(a.dtype)
-    if dt.startswith("float") and not np.isfinite(v):
-        return str(v)  # inf, -inf, nan: Relay has no literal for them
-    if dt == "bool":
+    k = a.dtype.kind
+    if k == "b":
         return "True" if v else "False"
+    if k == "f":
+        if not np.isfinite(v):
+            return str(float(v))
+        return _shortest(a[()])
+    return str(int(v))
+
+
+def _scalar_text(a: np.ndarray) -> str:
+    """A 0-d tensor as a Relay literal: `3`, `5i64`, `0.1f`, `2.5f16`, `True`."""
+    dt = str(a.dtype)
     if dt.startswith("float"):
-        txt = repr(float(v)) if dt != "float32" else repr(float(np.float32(v)))
-        if txt.endswith(".0"):
-            txt = txt[:-2]
-        return txt + ("f" if dt == "float32" else "f" + dt[5:])
+        v = a.item()
+        if not np.isfinite(v):
+            return str(v)  # inf, -inf, nan: Relay has no literal for them
+        return _shortest(a[()]) + ("f" if dt == "float32" else "f" + dt[5:])
+    if dt == "bool":
+        return "True" if a.item() else "False"
     suffix = "" if dt == "int32" else {"int64": "i64", "int16": "i16", "int8": "i8"}.get(dt, "")
-    return str(int(v)) + suffix
+    return str(int(a.item())) + suffix
+
+
+def tensor_stats(a: np.ndarray) -> str:
+    """`min -1.5, max 2, mean 0.25` over the finite elements, then NaN/Inf counts when any."""
+    key = id(a)
+    hit = _STATS_CACHE.get(key)
+    if hit is not None and hit[0]() is a:
+        return hit[1]
+    text = _stats(a)
+    if len(_STATS_CACHE) >= _STATS_CACHE_SIZE:
+        _STATS_CACHE.clear()
+    try:
+        _STATS_CACHE[key] = (weakref.ref(a), text)
+    except TypeError:
+        pass
+    return text
+
+
+def _stats(a: np.ndarray) -> str:
+    if a.size == 0:
+        return "empty"
+    if a.dtype.kind == "b":
+        n = int(np.count_nonzero(a))
+        return f"{n} True, {a.size - n} False"
+    extra = ""
+    data = a
+    if a.dtype.kind == "f":
+        finite = np.isfinite(a)
+        if not finite.all():
+            nans = int(np.count_nonzero(np.isnan(a)))
+            infs = a.size - int(np.count_nonzero(finite)) - nans
+            extra = "".join(p for p in (f", {nans} NaN" if nans else "",
+                                        f", {infs} Inf" if infs else ""))
+            data = a[finite]
+            if data.size == 0:
+                return extra[2:]
+    lo, hi = data.min(), data.max()
+    mean = float(np.mean(data, dtype=np.float64))
+    return f"min {element_text(lo)}, max {element_text(hi)}, mean {mean:.4g}{extra}"
+
+
+def tensor_summary(a: np.ndarray, ellipsis: str = "…") -> str:
+    """One line: a scalar as its literal; a tensor's elements when they are few, else its first
+    values and its statistics (`[0.1, 0.2, 0.3, 0.4, …] min 0.1, max 0.9, mean 0.5`)."""
+    if a.ndim == 0:
+        return _scalar_text(a)
+    flat = a.reshape(-1)
+    items = ", ".join(element_text(x) for x in flat[:_FEW])
+    if flat.size <= _FEW:
+        return f"[{items}]"
+    return f"[{items}, {ellipsis}] {tensor_stats(a)}"
+
+
+def tensor_line(a: np.ndarray, width: int = 60, ellipsis: str = "...") -> str:
+    """A tensor on one line of a message, trace or stop line: its full form when that fits in
+    `width`, else its first values, dtype, shape and statistics (never cut: those are the
+    point)."""
+    if a.ndim == 0:
+        return _scalar_text(a)
+    if a.size <= 64:
+        text = " ".join(_tensor_text(a).split())
+        if len(text) <= width:
+            return text
+    shape = ", ".join(str(d) for d in a.shape) + ("," if a.ndim == 1 else "")
+    return f"Tensor[({shape}), {a.dtype}] {tensor_summary(a, ellipsis)}"
+
+
+def _tensor_text(x: np.ndarray) -> str:
+    """The full form: NumPy's print and the dtype; a big tensor is summarised by NumPy and
+    followed by its shape and statistics."""
+    if x.ndim == 0:
+        return _scalar_text(x)
+    body = np.array2string(x, separator=", ", threshold=_BIG)
+    if x.size <= _BIG:
+        return f"{body} ({x.dtype})"
+    shape = ", ".join(str(d) for d in x.shape)
+    return f"{body} ({x.dtype}, shape ({shape}), {tensor_stats(x)})"
 
 
 def format_value(v) -> str:
@@ -69,8 +178,7 @@ def format_value(v) -> str:
         if isinstance(x, str):
             parts.append(x)
         elif isinstance(x, np.ndarray):
-            parts.append(_scalar_text(x) if x.ndim == 0
-                         else f"{np.array2string(x, separator=', ')} ({x.dtype})")
+            parts.append(_tensor_text(x))
         elif isinstance(x, np.generic):
             parts.append(_scalar_text(np.asarray(x)))
         elif isinstance(x, ADTValue):
@@ -93,6 +201,74 @@ def format_value(v) -> str:
         else:
             parts.append(repr(x))
     return "".join(parts)
+
+
+def value_summary(v, width: int = 60, ellipsis: str = "…") -> str:
+    """A one-line summary of at most about `width` characters."""
+    if v is None:
+        return "-"
+    try:
+        if isinstance(v, np.ndarray):
+            text = tensor_summary(v, ellipsis)
+        elif isinstance(v, (ADTValue, RefCell)):
+            text = _nested(v, max(8, width), ellipsis)
+        else:
+            kind = type(v).__name__
+            if kind == "VMClosure":
+                captured = len(getattr(v, "captured", ()))
+                text = f"@{v.name}" + (f" ({captured} captured)" if captured else "")
+            elif kind == "StorageObject":
+                text = f"{getattr(v, 'size', '?')} bytes" + (" (released)" if getattr(v, "released", False) else "")
+            elif kind == "TensorPlaceholder":
+                text = "uninitialized"
+            elif hasattr(v, "name"):
+                text = f"@{v.name}"
+            else:
+                text = repr(v)
+    except Exception as exc:  # describe rather than fail on a value we do not know
+        text = f"<{type(v).__name__}: {type(exc).__name__}>"
+    text = " ".join(text.split())
+    if len(text) > width:
+        text = text[:max(0, width - len(ellipsis))] + ellipsis
+    return text
+
+
+def _nested(v, budget: int, ellipsis: str) -> str:
+    """ADT values and references, nested while the character budget lasts."""
+    out: list[str] = []
+    used = 0
+    # An explicit stack keeps long lists from recursing deeply: items are values or text.
+    stack: list = [v]
+    while stack:
+        item = stack.pop()
+        if used >= budget:
+            out.append(ellipsis)
+            break
+        if isinstance(item, str):
+            piece = item
+        elif isinstance(item, ADTValue):
+            if item.con is not None and not item.fields:
+                piece = item.con
+            else:
+                piece = f"{item.con}(" if item.con is not None else "("
+                tail = ",)" if item.con is None and len(item.fields) == 1 else ")"
+                parts: list = []
+                for k, f in enumerate(item.fields):
+                    if k:
+                        parts.append(", ")
+                    parts.append(f)
+                parts.append(tail)
+                stack.extend(reversed(parts))
+        elif isinstance(item, RefCell):
+            piece = "ref("
+            stack.extend([")", item.value])
+        elif isinstance(item, np.ndarray):
+            piece = tensor_summary(item, ellipsis)
+        else:
+            piece = value_summary(item, budget, ellipsis)
+        out.append(piece)
+        used += len(piece)
+    return "".join(out)
 
 
 def _json_scalar(x):

@@ -433,6 +433,50 @@ def test_a_reader_that_goes_away_is_not_a_program_failure():
     assert b"Traceback" not in err
 
 
+# ---------------------------------------------------------------------------- TVM's forms
+
+def test_a_global_defined_twice_runs_the_last_with_a_warning_line(capsys, program):
+    path = program("def @f() -> int32 { 1 }\ndef @f() -> int32 { 2 }\ndef @main() -> int32 { @f() }\n")
+    code, out, err = rvmdbg(capsys, "run", path)
+    assert code == 0 and out.strip() == "2"
+    assert err.splitlines()[0] == (f"{path}:3:5: warning: @f is defined twice: this definition "
+                                   "replaces the one at line 2, as in TVM")
+    code, out, err = rvmdbg(capsys, "check", path)
+    assert code == 0 and err.count("warning:") == 1
+
+
+def test_a_float_literal_out_of_range_exits_2_located(capsys, program):
+    path = program("def @main() -> float16 {\n  70000f16\n}\n")
+    code, out, err = rvmdbg(capsys, "run", path)
+    assert code == 2
+    assert err.splitlines()[0] == (f"{path}:3:3: error: floating point number `70000f16` "
+                                   "unrepresentable in width 16")
+
+
+def test_a_file_that_is_one_expression_runs_as_main(capsys, program):
+    path = program("fn (%x: int32) -> int32 { %x * 2i }\n")
+    assert rvmdbg(capsys, "run", path, "21")[:2] == (0, "42\n")
+    assert interp(capsys, path, "21")[:2] == (0, "42\n")
+
+
+def test_a_printed_memory_stage_runs_on_the_vm_and_the_interpreter_refuses_it(capsys, program):
+    path = program("""
+def @main(%x: Tensor[(2), float32]) -> Tensor[(2), float32] {
+  let %s = vm.shape_of(%x);
+  let %storage_0: Storage[] = memory.alloc_storage(8i64, alignment=64, dtype_hint="float32");
+  let %t = memory.alloc_tensor(%storage_0, 0i64, %s, assert_shape=[2]);
+  vm.invoke_tvm_op(fn (%p0: Tensor[(2), float32], Primitive=1) -> Tensor[(2), float32] {
+    negative(%p0)
+  }, (%x,), (%t,));
+  %t
+}
+""")
+    code, out, err = rvmdbg(capsys, "run", path, "[1, 2]")
+    assert code == 0 and out.startswith("[-1., -2.]")
+    code, out, err = interp(capsys, path, "[1, 2]")
+    assert code == 2 and "printed ManifestAlloc stage" in err and "--executor vm" in err
+
+
 # ---- inputs as TVM users hold them: tuples of tensors, 0-d .npy, --inputs FILE.npz ----------
 
 _PAIR = HEADER + ("def @main(%t: (Tensor[(2,), float32], Tensor[(2,), float32]), %s: float32) {\n"
@@ -505,3 +549,67 @@ def test_inputs_archive_without_pickle_and_archive_members(capsys, pair):
     assert code == 0 and "[12., 12.]" in out, err
     code, _, err = rvmdbg(capsys, "run", prog, "([1, 1], [2, 2])", f"@{tmp / 'm.npz'}")
     assert code == 2 and f"name one of its arrays: @{tmp / 'm.npz'}:scale" in err
+
+
+def test_compile_stage_prints_a_pass_stage_that_reads_back_and_runs(capsys, tmp_path):
+    code, stage, _ = rvmdbg(capsys, "compile", PROGRAMS / "mlp.relay", "--stage", "ManifestAlloc")
+    assert code == 0 and "vm.invoke_tvm_op(" in stage and "#[metadata]" in stage
+    path = tmp_path / "mlp_alloc.relay"
+    path.write_text(stage, encoding="utf-8")
+    code, out, _ = rvmdbg(capsys, "run", path)  # the program's // args: line came along
+    assert code == 0
+    assert out == rvmdbg(capsys, "run", PROGRAMS / "mlp.relay")[1]
+    code, _, err = rvmdbg(capsys, "compile", PROGRAMS / "mlp.relay", "--stage", "Nope")
+    assert code == 2 and "the stages are Input, RemoveUnusedFunctions" in err
+
+
+def test_check_prints_a_note_where_tvm_refuses_a_generalised_global(capsys, program):
+    path = program("def @id(%x) { %x }\ndef @main() -> int32 { @id(1) }\n")
+    code, out, err = rvmdbg(capsys, "check", path)
+    assert code == 0 and "def @id[A](%x: A) -> A" in out
+    assert err.splitlines()[0] == (f"{path}:2:9: note: TVM refuses @id: its type inference is "
+                                   "unable to infer a type here (nothing constrains it); rvmdbg "
+                                   "generalises @id to fn [A](A) -> A")
+    code, out, err = rvmdbg(capsys, "run", path)
+    assert code == 0 and err == ""  # only check prints notes
+
+
+def test_check_types_unannotated_weights_from_the_operators_using_them(capsys, program):
+    path = program("def @main(%x: Tensor[(2, 5), float32], %w, %b) {\n"
+                   "  nn.bias_add(nn.dense(%x, %w, units=3), %b)\n}\n")
+    code, out, _ = rvmdbg(capsys, "check", path)
+    assert code == 0
+    assert out.strip() == ("def @main(%x: Tensor[(2, 5), float32], %w: Tensor[(3, 5), float32], "
+                           "%b: Tensor[(3,), float32]) -> Tensor[(2, 3), float32]")
+
+
+def test_an_empty_inputs_archive_is_a_usage_error(capsys, pair):
+    tmp, prog = pair
+    (tmp / "empty.npz").write_bytes(b"")
+    code, _, err = rvmdbg(capsys, "run", prog, "--inputs", tmp / "empty.npz")
+    assert code == 2 and "empty.npz: is empty" in err
+
+
+def test_limits_that_cannot_be_honoured_are_refused_up_front():
+    proc = _process("run", ROOT / "programs/fib.relay", "--max-depth", "100000000000")
+    assert proc.returncode == 2
+    assert "--max-depth 100000000000 cannot be honoured: at most 10000000" in proc.stderr
+    proc = _process("run", ROOT / "programs/fib.relay", "--max-steps", "9" * 5000)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_an_argument_of_thousands_of_digits_is_a_usage_error():
+    proc = _process("run", ROOT / "programs/fib.relay", "9" * 5000)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "out of range" in proc.stderr
+
+
+def test_memory_error_anywhere_is_a_message_and_exit_1(monkeypatch, capsys):
+    from rvmdbg import cli
+
+    def exhausted(*a, **kw):
+        raise MemoryError()
+    monkeypatch.setattr(cli, "read_source", exhausted)
+    assert cli.main(["check", str(ROOT / "programs/fib.relay")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: out of memory") and "Traceback" not in err

@@ -15,6 +15,11 @@ comparisons of register scalars (or an ADT value's constructor) with literals or
 `+ -`, `and or not` (also `&& || !`), parentheses. It is parsed into a small tree and
 evaluated by walking it; nothing is ever handed to Python's eval.
 
+A breakpoint may also carry a hit condition over the number of times it was hit going forward
+(`5` or `== 5`: the fifth hit only; `>= 5`, `> 5`, `< 5`, `<= 5`; `% 5`: every fifth), and a
+log message: a log point prints its message (`{$3}` and `{%n}` show a register's value) to
+the session's `on_log` and does not stop.
+
 Watchpoints watch one register of one activation (frame): they stop right after a write to
 it, or only after a write that changes its value. Breakpoints and watchpoints share one
 numbering, as in gdb.
@@ -26,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rvmdbg.debug.heap import value_text
 from rvmdbg.values import ADTValue, values_equal
 from rvmdbg.vm import bytecode as bc
 
@@ -310,23 +316,99 @@ def instruction_line(exe, fi: int, pc: int) -> int | None:
     return span.line
 
 
-def line_table(exe) -> dict[int, frozenset]:
-    """Source line -> the (function, pc) locations where control enters that line."""
-    table: dict[int, set] = {}
+def entry_table(exe, key) -> dict:
+    """key -> the (function, pc) locations where control enters an instruction run with that
+    key: `key(fi, pc)` names the source position of an instruction (None: no position); a
+    location is an entry when it starts its function or some predecessor in the control-flow
+    graph has another key."""
+    table: dict = {}
     for fi, fn in enumerate(exe.functions):
-        lines = [instruction_line(exe, fi, pc) for pc in range(len(fn.instructions))]
+        keys = [key(fi, pc) for pc in range(len(fn.instructions))]
         preds: list[list[int]] = [[] for _ in fn.instructions]
         for pc, ins in enumerate(fn.instructions):
             for s in ins.successors(pc):
                 if 0 <= s < len(preds):
                     preds[s].append(pc)
-        for pc, line in enumerate(lines):
-            if line is None:
+        for pc, k in enumerate(keys):
+            if k is None:
                 continue
-            entered = pc == 0 or not preds[pc] or any(lines[p] != line for p in preds[pc])
+            entered = pc == 0 or not preds[pc] or any(keys[p] != k for p in preds[pc])
             if entered:
-                table.setdefault(line, set()).add((fi, pc))
-    return {line: frozenset(locs) for line, locs in table.items()}
+                table.setdefault(k, set()).add((fi, pc))
+    return {k: frozenset(locs) for k, locs in table.items()}
+
+
+def line_table(exe) -> dict[int, frozenset]:
+    """Source line -> the (function, pc) locations where control enters that line."""
+    return entry_table(exe, lambda fi, pc: instruction_line(exe, fi, pc))
+
+
+def position_key(exe, unit: str):
+    """`key(fi, pc)` for `entry_table` at a stepping unit: "line" (file and line) or
+    "statement" (the instruction's whole Relay span)."""
+    def by_line(fi, pc):
+        span = exe.span_at(fi, pc)
+        return None if span is None else (span.file, span.line)
+
+    def by_span(fi, pc):
+        span = exe.span_at(fi, pc)
+        return None if span is None else (span.file, span.line, span.col, span.end_line,
+                                          span.end_col)
+    if unit == "line":
+        return by_line
+    if unit == "statement":
+        return by_span
+    raise BreakpointError(f"no stepping unit {unit!r}: use instruction, statement or line")
+
+
+# ------------------------------------------------------------------ hit counts and log points
+
+_HIT = re.compile(r"^\s*(==|=|>=|<=|>|<|%)?\s*(\d+)\s*$")
+
+
+class HitCondition:
+    """When a breakpoint's hit count lets it stop: `N`/`== N` (the Nth hit), `>= N`, `> N`,
+    `< N`, `<= N`, `% N` (every Nth hit)."""
+
+    def __init__(self, text: str):
+        m = _HIT.match(text)
+        if m is None:
+            raise BreakpointError(f"hit condition {text!r}: use N, == N, >= N, > N, < N, <= N "
+                                  f"or % N")
+        self.op = {None: "==", "=": "=="}.get(m.group(1), m.group(1))
+        self.n = int(m.group(2))
+        if self.op == "%" and self.n == 0:
+            raise BreakpointError("hit condition % 0: the period must be at least 1")
+        self.text = f"{self.op} {self.n}"
+
+    def holds(self, hits: int) -> bool:
+        op, n = self.op, self.n
+        if op == "%":
+            return hits % n == 0
+        return _compare(op, hits, n)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+_LOG_FIELD = re.compile(r"\{([^{}]*)\}")
+
+
+def log_text(message: str, registers, params) -> str:
+    """A log point's message with each `{$N}` or `{%name}` replaced by the value's text."""
+    def field_text(m) -> str:
+        what = m.group(1).strip()
+        r = None
+        if re.fullmatch(r"\$\d+", what):
+            r = int(what[1:])
+        elif what.startswith("%") and what[1:] in params:
+            r = list(params).index(what[1:])
+        if r is None:
+            return f"{{{what}?}}"
+        if not 0 <= r < len(registers):
+            return f"{{{what}: no such register}}"
+        return value_text(registers[r], 80)
+    return _LOG_FIELD.sub(field_text, message)
 
 
 def opcode_class(name: str):
@@ -370,7 +452,21 @@ class Breakpoint:
     opcode: str | None = None
     line_text: str | None = None        # the source line's text, to find it again after edits
     moved_from: int | None = None       # a line breakpoint moved to the next line with code
+    hit_condition: str | None = None    # e.g. ">= 3": which forward hits stop
+    log_message: str | None = None      # a log point: print this instead of stopping
     _cond: Condition | None = field(default=None, repr=False)
+    _hit: HitCondition | None = field(default=None, repr=False)
+
+    @property
+    def searched_backward(self) -> bool:
+        """Whether reverse motion stops here: hit counts are counted going forward only, and
+        a log point never stops."""
+        return self._hit is None and self.log_message is None
+
+    def counts(self) -> bool:
+        """Count one more hit (its condition held); whether the hit condition lets it act."""
+        self.hits += 1
+        return self._hit is None or self._hit.holds(self.hits)
 
     def where(self, exe) -> str:
         if self.kind == "instruction":
@@ -546,11 +642,15 @@ class BreakpointTable:
                     line_text=text, moved_from=line if target != line else None)
 
     def add(self, spec: str, condition: str | None = None, enabled: bool = True,
-            current: tuple[int, int] | None = None) -> Breakpoint:
+            current: tuple[int, int] | None = None, hit_condition: str | None = None,
+            log_message: str | None = None) -> Breakpoint:
         fields = self.resolve(spec, current)
         cond = parse_condition(condition)
+        hit = HitCondition(hit_condition) if hit_condition and hit_condition.strip() else None
         bp = Breakpoint(id=self._ids.next(), enabled=enabled,
-                        condition=cond.text if cond else None, _cond=cond, **fields)
+                        condition=cond.text if cond else None, _cond=cond,
+                        hit_condition=hit.text if hit else None, _hit=hit,
+                        log_message=log_message or None, **fields)
         self._bps[bp.id] = bp
         self._changed()
         return bp
@@ -629,5 +729,5 @@ def _source_lines(exe) -> list[str]:
 
 
 __all__ = ["Breakpoint", "Watchpoint", "BreakpointTable", "BreakpointError", "Condition",
-           "ConditionError", "IdCounter", "parse_condition", "line_table", "instruction_line",
-           "opcode_class"]
+           "ConditionError", "HitCondition", "IdCounter", "parse_condition", "line_table",
+           "entry_table", "position_key", "log_text", "instruction_line", "opcode_class"]

@@ -18,8 +18,13 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from rvmdbg.debug.breakpoints import BreakpointError
 from rvmdbg.debug.heap import format_heap, heap_of, value_text, value_tree, value_type
+from rvmdbg.debug.indexing import (
+    IndexSyntaxError, apply_index, index_text, parse_index, split_indexed,
+)
 from rvmdbg.debug.session import DebugError, DebugSession, StopEvent
 from rvmdbg.values import format_value
 
@@ -29,7 +34,7 @@ Backward:  rstep|rs [K]   rnext|rn   rfinish|rf   rcontinue|rc   goto STEP   las
 Stops:     break|b SPEC [if EXPR]   watch $N [change]   delete|d [N...]   disable N   enable N
            condition N [EXPR]      SPEC: @f  @f:PC  LINE  op:AllocADT   EXPR: $3 == 0 and $1 != Nil
 Inspect:   info registers|frame|breakpoints|history   backtrace|bt [N]   print|p $N   heap
-           deps   list|l   source   frame N   up [N]   down [N]
+           deps   list|l   source   frame N   up [N]   down [N]   print $N[0, :, 3] (NumPy's indexing)
 Other:     restart   help
 Backward moves replay recorded history; `rcontinue` stops at the last breakpoint or watchpoint
 hit before now, or at the start of history."""
@@ -438,8 +443,13 @@ class CommandInterpreter:
 
     def cmd_print(self, rest: str) -> str:
         if not rest:
-            raise CommandError("usage: print $N")
-        r = _register(rest)
+            raise CommandError("usage: print $N, or print $N[0, :, 3] for part of a tensor")
+        try:
+            name, index_src = split_indexed(rest)
+            index = parse_index(index_src) if index_src is not None else None
+        except IndexSyntaxError as e:
+            raise CommandError(str(e)) from None
+        r = _register(name)
         f = self._frame()
         if not 0 <= r < len(f.registers):
             raise DebugError(f"${r} is outside the register file (size {len(f.registers)})")
@@ -447,6 +457,14 @@ class CommandInterpreter:
         if v is None:
             return f"${r} is empty"
         kind = value_type(v)
+        if index is not None:
+            if not isinstance(v, np.ndarray):
+                raise DebugError(f"${r} holds a {kind}, not a tensor: only tensors take an index")
+            try:
+                part = apply_index(v, index)
+            except IndexSyntaxError as e:
+                raise DebugError(f"${r}[{index_text(index)}]: {e}") from None
+            return f"${r}[{index_text(index)}] = {format_value(part)}    ({value_type(part)})"
         lines = value_tree(v)
         if len(lines) == 1:
             text = _full_text(v)

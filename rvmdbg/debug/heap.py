@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rvmdbg.values import ADTValue, RefCell, format_value
+from rvmdbg.values import ADTValue, RefCell, format_value, tensor_line
 
 HEAP_BUDGET = 20_000      # heap nodes walked at most per request
 TREE_NODES = 400          # lines a printed value tree shows at most
@@ -55,6 +55,8 @@ def value_text(v, width: int = 60) -> str:
     """One line, at most `width` characters, of a register value ("-" when empty)."""
     if v is None:
         return "-"
+    if type(v) is np.ndarray:
+        return tensor_line(v, width)
     try:
         text = _short_format(v, width)
     except RecursionError:

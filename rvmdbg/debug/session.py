@@ -13,6 +13,11 @@ stopped and why:
   recent breakpoint or watchpoint hit, or the start of history), `goto(step)`,
   `last_write(register)`.
 
+`step`, `next`, `rstep` and `rnext` take a `unit`: "instruction" (one VM instruction, the
+default), "statement" (to where control enters another Relay span) or "line" (another source
+line). `visits(locations)` finds the previous and next steps at some instructions (an
+editor's "jump to cursor" travels to one); log points report through `on_log`.
+
 Forward motion runs the VM's fast path in chunks that end on checkpoint boundaries, with
 breakpoint locations armed as traps; with a watchpoint enabled it steps one instruction at a
 time and checks each write. Backward motion restores a checkpoint and replays; searches
@@ -36,7 +41,8 @@ from itertools import compress
 from operator import is_not
 
 from rvmdbg.debug import deps as deps_mod
-from rvmdbg.debug.breakpoints import BreakpointError, BreakpointTable, IdCounter, Watchpoint
+from rvmdbg.debug.breakpoints import (BreakpointError, BreakpointTable, IdCounter, Watchpoint,
+                                      entry_table, log_text, position_key)
 from rvmdbg.debug.config import restore_breakpoints, save_breakpoints
 from rvmdbg.debug.deps import DepRead, Deps
 from rvmdbg.debug.heap import HeapNode, heap_of, same_value, value_text, value_type
@@ -169,6 +175,8 @@ class DebugSession:
         self.watches: list[Watchpoint] = []
         self._interrupt = threading.Event()
         self.on_progress = None          # callable(steps, steps_per_s), set by the screen
+        self.on_log = None               # callable(breakpoint, text): a log point was reached
+        self._entries: dict[str, frozenset] = {}
         self._push_steps: dict[int, int] = {}
         self._def_use: dict[int, dict] = {}
         self._writers: dict[int, dict] = {}  # func index -> deps.writers_by_register
@@ -414,17 +422,33 @@ class DebugSession:
         message = None
         for bp in bps.get(loc, ()):
             ok, msg = bp.test(regs)
-            if ok:
-                hits.append(bp)
-                message = message or msg
-        if hits:
+            if not ok:
+                continue
             if count_hits:
-                for bp in hits:
-                    bp.hits += 1
+                if not bp.counts():
+                    continue
+            elif not bp.searched_backward:
+                continue
+            if bp.log_message is not None:
+                self._log(bp, regs)
+                continue
+            hits.append(bp)
+            message = message or msg
+        if hits:
             return self._event("breakpoint", hits[0].id, message)
         if loc in stop_locs and (stop_pred is None or stop_pred()):
             return self._event("step")
         return None
+
+    def _log(self, bp, registers) -> None:
+        cb = self.on_log
+        if cb is None:
+            return
+        params = self.exe.functions[self.vm.frames[-1].func_index].params
+        try:
+            cb(bp, log_text(bp.log_message, registers, params))
+        except Exception:
+            pass  # a broken log display must not break the run
 
     def _step_until(self, end: int, traps, watches, count_hits) -> StopEvent | None:
         """Step one instruction at a time to `end`, stopping after a watched write (returns its
@@ -459,16 +483,44 @@ class DebugSession:
         if not self.vm.halted and not self.vm.frames:
             raise DebugError("the program is not running")
 
-    def step(self, n: int = 1) -> StopEvent:
-        """Execute `n` instructions, into calls (stops early at a breakpoint or watchpoint)."""
+    def source_entries(self, unit: str) -> frozenset:
+        """The locations where control enters a source position of `unit` ("statement":
+        a Relay span, "line": a source line): where source-level stepping stops."""
+        locs = self._entries.get(unit)
+        if locs is None:
+            try:
+                table = entry_table(self.exe, position_key(self.exe, unit))
+            except BreakpointError as exc:
+                raise DebugError(str(exc)) from None
+            locs = self._entries[unit] = frozenset().union(*table.values())
+        return locs
+
+    def step(self, n: int = 1, unit: str = "instruction") -> StopEvent:
+        """Execute `n` instructions (or go to the `n`th next source position of `unit`), into
+        calls (stops early at a breakpoint or watchpoint)."""
         if n < 1:
             raise DebugError("step count must be at least 1")
+        if unit != "instruction":
+            locs = self.source_entries(unit)
+            ev = None
+            self._motion()
+            for _ in range(n):
+                ev = self._forward(stop=(locs, None))
+                if ev.reason != "step":
+                    break
+            return ev
         self._motion()
         return self._forward(until=self.vm.steps + n)
 
-    def next(self) -> StopEvent:
-        """One instruction of this frame: a call runs until it returns (stopping at
-        breakpoints inside it)."""
+    def next(self, unit: str = "instruction") -> StopEvent:
+        """One instruction (or source position of `unit`) of this frame: a call runs until
+        it returns (stopping at breakpoints inside it)."""
+        if unit != "instruction":
+            locs = self.source_entries(unit)
+            self._motion()
+            vm = self.vm
+            depth = len(vm.frames)
+            return self._forward(stop=(locs, lambda: len(vm.frames) <= depth))
         self._motion()
         vm = self.vm
         if vm.halted or self._at_error():
@@ -559,10 +611,19 @@ class DebugSession:
             self._goto_exact(self.last_step)
         return self._forward(until=step, use_breaks=False)
 
-    def rstep(self, n: int = 1) -> StopEvent:
-        """Go back `n` instructions (stopping at a breakpoint or watchpoint hit on the way)."""
+    def rstep(self, n: int = 1, unit: str = "instruction") -> StopEvent:
+        """Go back `n` instructions or source positions of `unit` (stopping at a breakpoint
+        or watchpoint hit on the way)."""
         if n < 1:
             raise DebugError("step count must be at least 1")
+        if unit != "instruction":
+            locs = self.source_entries(unit)
+            ev = None
+            for _ in range(n):
+                ev = self._back_to(locs, None)
+                if ev.reason != "step":
+                    break
+            return ev
         self._motion()
         now = self.vm.steps
         target = now - n
@@ -607,9 +668,33 @@ class DebugSession:
         self._goto_exact(p)
         return self._event("step")
 
-    def rnext(self) -> StopEvent:
-        """Go back one instruction of this frame: a call that returned just now is undone as a
-        whole, back to its invoke (stopping at breakpoints inside it)."""
+    def _back_to(self, locs, pred) -> StopEvent:
+        """Back to the last step at one of `locs` where `pred` holds (a breakpoint or
+        watchpoint hit on the way stops first), or the start of history."""
+        self._motion()
+        now = self.vm.steps
+        found = self._last_at(self.history.start, now, locs, pred)
+        if found is None:
+            hit = self._last_hit(self.history.start, now)
+            if hit is not None:
+                return self._land(hit, now)
+            self._goto_exact(self.history.start)
+            return self._event("start of history")
+        hit = self._last_hit(found + 1, now)
+        if hit is not None:
+            return self._land(hit, now)
+        self._goto_exact(found)
+        return self._event("step")
+
+    def rnext(self, unit: str = "instruction") -> StopEvent:
+        """Go back one instruction (or source position of `unit`) of this frame: a call that
+        returned just now is undone as a whole, back to its invoke (stopping at breakpoints
+        inside it)."""
+        if unit != "instruction":
+            locs = self.source_entries(unit)
+            vm = self.vm
+            depth = len(vm.frames) if vm.frames else 1
+            return self._back_to(locs, lambda: len(vm.frames) <= depth)
         self._motion()
         vm = self.vm
         now = vm.steps
@@ -690,6 +775,44 @@ class DebugSession:
             cp = self.history.before(seg_end)
         return None
 
+    @_quiet_gc
+    def _last_at(self, lo: int, hi: int, locs, pred=None) -> int | None:
+        """The last step s, lo <= s < hi, at one of `locs` where `pred()` holds (None: none
+        in history). Leaves the VM anywhere: callers go to the step they want."""
+        if lo >= hi or not locs:
+            return None
+        traps = frozenset(locs)
+        seg_end = hi
+        cp = self.history.before(hi)
+        while cp is not None and seg_end > lo:
+            steps = [st for st, _ in self._segment_visits(cp, seg_end, traps, pred)
+                     if lo <= st < hi]
+            if steps:
+                return max(steps)
+            if cp.step <= lo:
+                break
+            seg_end = cp.step
+            cp = self.history.before(seg_end)
+        return None
+
+    def visits(self, locations) -> tuple[int | None, int | None]:
+        """(the last step before now, the first step after now) at one of `locations`; the
+        later one runs the program forward to find it (without breakpoints) when it lies past
+        the recorded history. The VM returns to the current step."""
+        vm = self.vm
+        now = vm.steps
+        locs = frozenset(locations)
+        last_event = self.last_event
+        try:
+            before = self._last_at(self.history.start, now, locs)
+            self._goto_exact(now)
+            ev = self._forward(stop=(locs, None), use_breaks=False)
+            after = vm.steps if ev.reason == "step" and vm.location in locs else None
+        finally:
+            self._goto_exact(now)
+            self.last_event = last_event
+        return before, after
+
     def _segment_hits(self, cp, seg_end: int, bps, watches) -> list:
         """Hits from the checkpoint `cp` to `seg_end`: breakpoints at states cp.step..seg_end-1
         and watchpoints written by the instructions run there (states up to seg_end)."""
@@ -704,7 +827,7 @@ class DebugSession:
             if loc in bps:
                 regs = frames[-1].registers
                 for bp in bps[loc]:
-                    if bp.test(regs)[0]:
+                    if bp.searched_backward and bp.test(regs)[0]:
                         return bp.id
             return None
 
@@ -882,15 +1005,22 @@ class DebugSession:
     def _segment_writes(self, cp, seg_end: int, traps, serial: int) -> list:
         """(step, pc) of each trap location reached in activation `serial`, from the
         checkpoint `cp` up to (not including) step `seg_end`."""
+        frames = self.vm.frames
+        return self._segment_visits(cp, seg_end, traps, lambda: frames[-1].serial == serial)
+
+    def _segment_visits(self, cp, seg_end: int, traps, pred=None) -> list:
+        """(step, pc) of each trap location reached where `pred()` holds (None: always), from
+        the checkpoint `cp` up to (not including) step `seg_end`."""
         vm = self.vm
         self.history.restore(cp)
         frames = vm.frames
         events = []
-        if not vm.halted and vm.location in traps and frames[-1].serial == serial:
+        if not vm.halted and vm.location in traps and (pred is None or pred()):
             events.append((vm.steps, frames[-1].pc))
         while vm.steps < seg_end and not vm.halted:
             vm.run(until_step=seg_end, breakpoints=traps)
-            if vm.steps < seg_end and not vm.halted and frames[-1].serial == serial:
+            if (vm.steps < seg_end and not vm.halted and vm.location in traps
+                    and (pred is None or pred())):
                 events.append((vm.steps, frames[-1].pc))
         return events
 
@@ -899,6 +1029,22 @@ class DebugSession:
         top = self.vm.frames[-1]
         text = self.exe.functions[top.func_index].instructions[top.pc].text()
         return (step, top.func_index, top.pc, text)
+
+    def last_writer(self, register: int, depth: int | None = None) -> tuple:
+        """(step, func_index, pc, text) of the instruction that last wrote `register` in the
+        frame at `depth` (the innermost by default); step None with a reason as text when
+        there is none in history. The VM stays where it is."""
+        vm = self.vm
+        if not vm.frames:
+            raise DebugError("the program has finished: no frames")
+        d = len(vm.frames) - 1 if depth is None else depth
+        if not 0 <= d < len(vm.frames):
+            raise DebugError(f"no frame #{d}")
+        size = len(vm.frames[d].registers)
+        if not 0 <= register < size:
+            raise DebugError(f"${register} is outside the register file (size {size})")
+        return self._last_writes(d, [register]).get(
+            register, (None, None, None, "not written in this frame"))
 
     def last_write(self, register: int, depth: int | None = None) -> StopEvent:
         """Travel back to the instruction that last wrote `register` in the frame at `depth`

@@ -1,9 +1,10 @@
-"""EtaExpand: constructors, globals and operators used as values become small `fn` wrappers.
+"""EtaExpand: constructors and operators used as values become small `fn` wrappers.
 
-TVM's EtaExpand with expand_constructor=True and expand_global_var=True. After it, a
-constructor or a global appears only in call position, so later passes (and the code
-generator) see every first-class function value as a `fn`, which LambdaLift turns into a
-global: `@map(Some, %l)` becomes `@map(fn (%x: A) -> Option[A] { Some(%x) }, %l)`.
+TVM's EtaExpand as its VM compiler runs it: expand_constructor=True, expand_global_var=False.
+After it, a constructor appears only in call position, so later passes see it as a `fn`,
+which LambdaLift turns into a global: `@map(Some, %l)` becomes
+`@map(fn (%x: A) -> Option[A] { Some(%x) }, %l)`. A global used as a value stays as it is:
+the code generator makes it a closure with no captured values (`alloc_closure`), as TVM's.
 Operators passed as values (`@map(exp, %l)`) are wrapped too, so every operator call has
 the operator itself as its callee when FuseOps looks for them.
 """
@@ -90,26 +91,9 @@ class _EtaExpander(ExprMutator):
             return _wrapper(callee, len(t.params), t, list(t.params), t.ret, [], e.span)
         return e
 
-    def visit_GlobalVar(self, e: GlobalVar):
-        target = self.mod.functions.get(e.name)
-        if target is None:
-            return e
-        callee = GlobalVar(e.name, e.span)
-        callee.checked_type = e.checked_type
-        t = e.checked_type
-        if isinstance(t, FuncType) and not t.type_params and _is_concrete(t):
-            return _wrapper(callee, len(t.params), t, list(t.params), t.ret, [], e.span)
-        gt = target.checked_type
-        if isinstance(gt, FuncType):
-            return _wrapper(callee, len(gt.params), None, list(gt.params), gt.ret,
-                            list(gt.type_params), e.span)
-        # an untyped module: annotate only what the definition states
-        ptypes = [p.type_annotation for p in target.params]
-        return _wrapper(callee, len(target.params), None, ptypes, target.ret_type,
-                        list(target.type_params), e.span)
 
 def eta_expand(mod: Module) -> Module:
-    """A new module in which no constructor or global function is used as a value."""
+    """A new module in which no constructor or operator is used as a value."""
     def expand(_name: str, fn: Function) -> Function:
         if fn.is_primitive:
             return fn

@@ -5,7 +5,8 @@ TVM's FoldConstant, on our AST:
   kernel from `rvmdbg.relay.ops` and becomes a `Constant` (a tuple result, as from `split`,
   becomes a tuple of constants);
 - `(a, b, c).1` with atomic fields becomes `b`;
-- `let %x = <constant>; body` inlines the constant into body and drops the binding.
+- `let %x = <constant>; body` inlines the constant into body and drops the binding;
+- `if` on a constant condition becomes the branch it selects.
 A kernel that fails (integer division by zero) leaves the call in place, so the program still
 fails at run time, where the user can watch it. References are AST nodes of their own, not
 operator calls, so their effects are never folded away.
@@ -16,7 +17,8 @@ import numpy as np
 
 from rvmdbg.relay import ops as relay_ops
 from rvmdbg.relay.ast import (Call, Constant, ConstructorRef, ExprMutator, Function, GlobalVar,
-                              Let, Module, OpRef, Tuple, TupleGetItem, Var, map_functions)
+                              If, Let, Module, OpRef, Tuple, TupleGetItem, Var, map_functions)
+from rvmdbg.relay.dialect import ON_DEVICE
 from rvmdbg.relay.types import TensorType, TupleType
 
 # A folded tensor is embedded in the executable's constant pool: keep that pool small.
@@ -85,6 +87,18 @@ class _ConstantFolder(ExprMutator):
             t = Tuple(fields, e.span)
             t.checked_type = TupleType(tuple(f.checked_type for f in fields))
             return t
+        return new
+
+    def visit_If(self, e: If):
+        new = self._default(e)
+        cond = new.cond
+        if (isinstance(cond, Call) and isinstance(cond.op, OpRef) and cond.op.name == ON_DEVICE
+                and cond.args):
+            cond = cond.args[0]  # TVM looks through on_device
+        if isinstance(cond, Constant):
+            # TVM keeps the branch the condition's first byte selects
+            return new.true_branch if np.asarray(cond.data).reshape(-1)[:1].any() \
+                else new.false_branch
         return new
 
     def visit_TupleGetItem(self, e: TupleGetItem):

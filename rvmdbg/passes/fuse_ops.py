@@ -15,7 +15,9 @@ computed twice), and when the operator patterns allow it (each op's `pattern` in
 - a comm_reduce may take elemwise ops after it; an out_elemwise_fusable op (nn.dense) may
   take elemwise and broadcast ops after it; a group holds at most one such anchor;
 - opaque ops stand alone, and so does a call with `?` output dims whose operator has a
-  data-dependent shape function (TVM's rule: see `call_pattern`).
+  data-dependent shape function (TVM's rule: see `call_pattern`); `annotation.stop_fusion`
+  is opaque so no group crosses it, and it is dropped once the groups are made (its argument
+  takes its place), as in TVM.
 Tuples feeding a fused op (concatenate) and projections of a fused op's tuple result (split)
 join the group as injective glue. Scalar constants stay inline in the kernel; every other
 input, tensor constants included, becomes a parameter, typed with its checked type, so the
@@ -23,7 +25,9 @@ printed primitive function parses back on its own.
 """
 from __future__ import annotations
 
+from rvmdbg.passes.primitive_calls import direct_primitive_calls
 from rvmdbg.relay import ops as relay_ops
+from rvmdbg.relay.dialect import DIALECT_OPS
 from rvmdbg.relay.ast import (Call, Constant, ExprMutator, Function, Module, OpRef, Tuple,
                               TupleGetItem, Var, children, map_functions)
 from rvmdbg.relay.types import FuncType, TensorType, TupleType
@@ -37,6 +41,8 @@ _PATTERN_NAMES = {
     "out_elemwise_fusable": OUT_ELEMWISE_FUSABLE, "outewisefusable": OUT_ELEMWISE_FUSABLE,
     "tuple": TUPLE, "opaque": OPAQUE,
 }
+# an identity that ends groups: opaque while partitioning, then replaced by its argument
+STOP_FUSION = "annotation.stop_fusion"
 # TVM stops growing a group at this many operators
 MAX_GROUP_SIZE = 256
 
@@ -69,7 +75,8 @@ def _static(t) -> bool:
 
 
 def _is_op_call(e) -> bool:
-    return isinstance(e, Call) and isinstance(e.op, OpRef)
+    """A call of a user operator (the memory and device dialect is never fused)."""
+    return isinstance(e, Call) and isinstance(e.op, OpRef) and e.op.name not in DIALECT_OPS
 
 
 def _tensor_only(t) -> bool:
@@ -214,6 +221,9 @@ class _Fuser(ExprMutator):
         return self._default(e)
 
     def visit_Call(self, e: Call):
+        if isinstance(e.op, OpRef) and e.op.name == STOP_FUSION:
+            # it did its work while partitioning (opaque: no group crosses it); TVM drops it
+            return self.visit(e.args[0])
         group = self.group_of.get(id(e))
         if group is None or group.root is not e:
             return self._default(e)
@@ -274,7 +284,11 @@ class _Fuser(ExprMutator):
 
 
 def fuse_ops(mod: Module) -> Module:
-    """A new module in which every operator call sits inside a primitive function."""
+    """A new module in which every operator call sits inside a primitive function.
+    Primitive functions the program bound with `let` are first called directly (as TVM's
+    lowering calls them), so each is one kernel."""
+    mod = direct_primitive_calls(mod)
+
     def fuse(_name: str, fn: Function) -> Function:
         if fn.is_primitive:
             return fn

@@ -33,23 +33,17 @@ import numpy as np
 from rvmdbg.passes.anf import local_names
 from rvmdbg.relay.ast import (Call, Clause, Constant, ExprMutator, Function, GlobalVar, If, Let, Match,
                               Module, OpRef, Tuple, TupleGetItem, Var)
+from rvmdbg.relay.dialect import (  # the memory dialect's names, typed in relay.dialect
+    ALLOC_STORAGE, ALLOC_TENSOR, DIALECT_OPS, INVOKE_TVM_OP, KILL, RESHAPE_TENSOR, SHAPE_FUNC,
+    SHAPE_OF,
+)
 from rvmdbg.relay.types import UNIT, FuncType, StorageType, TensorType, TupleType, scalar
 
 ALIGNMENT = 64
 SHAPE_FUNC_ATTR = "ShapeFunc"   # rvmdbg.vm.kernels reads it to build a shape kernel
 # primitives made only of these, applied to their one input, need no kernel (TVM: reshape_only)
-_RESHAPE_OPS = frozenset({"reshape", "squeeze", "expand_dims"})
+_RESHAPE_OPS = frozenset({"reshape", "squeeze", "expand_dims", "contrib_reverse_reshape"})
 DYN_RESHAPE = "dyn.reshape"   # reshape-only too, its new shape a second parameter
-# the memory dialect (names TVM gives these operators)
-ALLOC_STORAGE = "memory.alloc_storage"
-ALLOC_TENSOR = "memory.alloc_tensor"
-KILL = "memory.kill"
-INVOKE_TVM_OP = "vm.invoke_tvm_op"
-SHAPE_OF = "vm.shape_of"
-SHAPE_FUNC = "vm.shape_func"
-RESHAPE_TENSOR = "vm.reshape_tensor"
-DIALECT_OPS = frozenset({ALLOC_STORAGE, ALLOC_TENSOR, KILL, INVOKE_TVM_OP, SHAPE_OF, SHAPE_FUNC,
-                         RESHAPE_TENSOR})
 
 
 def _typed(node, t, span):

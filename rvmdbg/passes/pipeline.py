@@ -1,8 +1,8 @@
 """The VM compiler's pass pipeline: runs the passes in TVM's order and keeps every stage.
 
-`default_pipeline()` is TVM's order before code generation: EtaExpand -> FoldConstant ->
-FuseOps -> ToANormalForm -> InferType -> LambdaLift -> DeadCodeElimination -> ManifestAlloc ->
-ManifestLifetimes; more passes can be appended with `default_pipeline(extra=[...])`.
+`default_pipeline()` is TVM's order before code generation: RemoveUnusedFunctions ->
+EtaExpand -> FoldConstant -> FuseOps -> ToANormalForm -> InferType -> LambdaLift ->
+DeadCodeElimination -> ManifestAlloc -> ManifestLifetimes; more passes can be appended with `default_pipeline(extra=[...])`.
 After each pass the type checker runs again (except after the passes that type their own
 output: the memory dialect of ManifestAlloc is not made of user operators), so every kept
 stage is a typed module, and its printed text is kept for `rvmdbg compile --passes`.
@@ -20,7 +20,9 @@ from rvmdbg.passes.fuse_ops import fuse_ops
 from rvmdbg.passes.lambda_lift import lambda_lift
 from rvmdbg.passes.manifest_alloc import manifest_alloc
 from rvmdbg.passes.manifest_lifetimes import manifest_lifetimes
-from rvmdbg.relay.ast import Module, room_for_recursion
+from rvmdbg.passes.remove_unused import ENTRIES, remove_unused_functions
+from rvmdbg.relay.ast import Call, Function, Module, OpRef, children, room_for_recursion
+from rvmdbg.relay.dialect import KILL, MEMORY_OPS
 from rvmdbg.relay.printer import print_expr, print_module
 from rvmdbg.relay.typecheck import check_module, is_checked
 
@@ -91,10 +93,19 @@ def infer_type(mod: Module) -> Module:
     return _check(mod)
 
 
+def remove_unused_pass(entries=ENTRIES) -> Pass:
+    """RemoveUnusedFunctions keeping what the entry functions reach."""
+    return Pass("RemoveUnusedFunctions",
+                lambda mod: remove_unused_functions(mod, entries),
+                "globals @" + ", @".join(entries) + " does not reach are removed")
+
+
+REMOVE_UNUSED_FUNCTIONS = remove_unused_pass()
 ETA_EXPAND = Pass("EtaExpand", eta_expand,
-                  "constructors, globals and operators used as values become fn wrappers")
+                  "constructors and operators used as values become fn wrappers")
 FOLD_CONSTANT = Pass("FoldConstant", fold_constant,
-                     "operator calls on constants are evaluated; let-bound constants inlined")
+                     "operator calls on constants are evaluated; let-bound constants inlined; "
+                     "an if on a constant takes its branch")
 FUSE_OPS = Pass("FuseOps", fuse_ops,
                 "chains of operator calls become primitive functions, one kernel each",
                 typed_output=True)
@@ -114,7 +125,7 @@ MANIFEST_LIFETIMES = Pass("ManifestLifetimes", manifest_lifetimes,
                           "memory.kill after the last use of each tensor and storage",
                           typed_output=True)
 
-DEFAULT_PASSES = (ETA_EXPAND, FOLD_CONSTANT, FUSE_OPS, TO_A_NORMAL_FORM, INFER_TYPE,
+DEFAULT_PASSES = (REMOVE_UNUSED_FUNCTIONS, ETA_EXPAND, FOLD_CONSTANT, FUSE_OPS, TO_A_NORMAL_FORM, INFER_TYPE,
                   LAMBDA_LIFT, DEAD_CODE_ELIMINATION, MANIFEST_ALLOC, MANIFEST_LIFETIMES)
 
 
@@ -135,13 +146,22 @@ class Pipeline:
 
     def run(self, mod: Module, include_input: bool = True) -> list[Stage]:
         """Stages in order: the type-checked input (named "Input", unless include_input is
-        False), then one per pass. Raises whatever a pass or the type checker raises."""
+        False), then one per pass. Raises whatever a pass or the type checker raises.
+        A pass the input is already past (a printed ManifestAlloc stage read back) leaves it
+        as it is, and its stage says so."""
         with room_for_recursion():
             mod = _check(mod)
             stages: list[Stage] = []
             if include_input:
                 stages.append(Stage("Input", "the type-checked program", mod, _print(mod)))
-            for p in self.passes:
+            done = self._passes_done(mod)
+            text = None
+            for i, p in enumerate(self.passes):
+                if i < done:
+                    text = text or _print(mod)
+                    stages.append(Stage(p.name, "skipped: the input already holds this pass's "
+                                        "output", mod, text))
+                    continue
                 mod = p.run_checked(mod)
                 stages.append(Stage(p.name, p.description, mod, _print(mod)))
             return stages
@@ -150,14 +170,49 @@ class Pipeline:
         """Only the final module (no printing of intermediate stages)."""
         with room_for_recursion():
             mod = _check(mod)
-            for p in self.passes:
+            for p in self.passes[self._passes_done(mod):]:
                 mod = p.run_checked(mod)
             return mod
 
+    def _passes_done(self, mod: Module) -> int:
+        """How many leading passes the module is already past: a module holding the memory
+        dialect was printed after ManifestAlloc (after ManifestLifetimes if it kills)."""
+        reached = memory_stage(mod)
+        names = self.names()
+        if reached is None or reached not in names:
+            return 0
+        return names.index(reached) + 1
 
-def default_pipeline(extra: Iterable[Pass] = ()) -> Pipeline:
-    """TVM's pass order before code generation, followed by the passes in extra."""
-    return Pipeline([*DEFAULT_PASSES, *extra])
+
+def memory_stage(mod: Module) -> str | None:
+    """The last pass whose output the module holds, judged by the memory dialect in it:
+    "ManifestLifetimes" (it kills), "ManifestAlloc" (it allocates), or None."""
+    found = None
+    for fn in mod.functions.values():
+        stack = [fn.body]
+        seen = set()
+        while stack:
+            e = stack.pop()
+            if id(e) in seen:
+                continue
+            seen.add(id(e))
+            if type(e) is Call and type(e.op) is OpRef and e.op.name in MEMORY_OPS:
+                if e.op.name == KILL:
+                    return MANIFEST_LIFETIMES.name
+                found = MANIFEST_ALLOC.name
+            if type(e) is Function and e.is_primitive:
+                continue
+            stack.extend(children(e))
+    return found
+
+
+def default_pipeline(extra: Iterable[Pass] = (), entries=ENTRIES) -> Pipeline:
+    """TVM's pass order before code generation, followed by the passes in extra; the
+    functions kept are those `entries` reach (TVM: main)."""
+    passes = list(DEFAULT_PASSES)
+    if tuple(entries) != ENTRIES:
+        passes[0] = remove_unused_pass(tuple(entries))
+    return Pipeline([*passes, *extra])
 
 
 def changed(before: Stage, after: Stage) -> dict[str, str]:

@@ -324,6 +324,29 @@ def children(e: Node) -> list:
     return []
 
 
+def referenced_globals(fn: Function) -> list:
+    """Names of the globals fn's body mentions, in no particular order (iterative: bodies can
+    be very deep)."""
+    out: dict = {}
+    seen: set = set()
+    stack = [fn.body]
+    push = stack.append
+    leaves = (Constant, Var, OpRef, ConstructorRef)
+    while stack:
+        e = stack.pop()
+        te = type(e)
+        if te is GlobalVar:
+            out[e.name] = None
+        elif te not in leaves:
+            for c in children(e):
+                if type(c) is GlobalVar:
+                    out[c.name] = None
+                elif type(c) not in leaves and id(c) not in seen:
+                    seen.add(id(c))
+                    push(c)
+    return list(out)
+
+
 class ExprVisitor:
     """Visits every expression node once (DAG-aware). Override `visit_<ClassName>`;
     the default visits the children."""

@@ -80,6 +80,15 @@ class RelayError(Exception):
         return self.format()
 
 
+class RelayWarning(RelayError):
+    """A located warning: collected on `Module.warnings` and printed, never raised."""
+
+    kind = "warning"
+
+    def format(self, source: Source | None = None) -> str:
+        return super().format(source).replace(": error: ", ": warning: ", 1)
+
+
 class LexError(RelayError):
     kind = "lex"
 

@@ -25,7 +25,7 @@ from pygments.lexer import RegexLexer, bygroups, words
 from pygments.token import (Comment, Keyword, Name, Number, Operator, Punctuation, String,
                             Whitespace)
 
-__all__ = ["RelayLexer", "GRAPH_VAR"]
+__all__ = ["RelayLexer", "GRAPH_VAR", "RULES"]
 
 GRAPH_VAR = Name.Variable.Anonymous
 
@@ -85,6 +85,77 @@ def declared_names(text: str) -> tuple[set[str], set[str]]:
     return types, constructors
 
 
+# The lexer's rules, as data: state -> [(regex, token or a list of tokens, one per group,
+# next state)]. Pygments builds `RelayLexer.tokens` from them, and scripts/make_tmgrammar.py the
+# editors' TextMate grammar, so the two highlight alike.
+RULES: dict[str, list[tuple]] = {
+    "root": [
+        (r"\s+", Whitespace, None),
+        (r"//.*?$", Comment.Single, None),
+        (r"/\*", Comment.Multiline, "comment"),
+        (r"#\[metadata\]", Comment.Preproc, "metadata"),
+        (r"#\[", Comment.Preproc, "attribute"),
+        (r'"(?:[^"\\\n]|\\.)*"', String.Double, None),
+        (r"(def)(\s+)(@[\w.]+)", [Keyword.Declaration, Whitespace, Name.Function], None),
+        (r"(extern)(\s+)(type)(\s+)(" + _IDENT + ")",
+         [Keyword.Declaration, Whitespace, Keyword.Declaration, Whitespace, Name.Class], None),
+        (r"(type)(\s+)(" + _IDENT + ")", [Keyword.Declaration, Whitespace, Name.Class], None),
+        (r"match\?", Keyword, None),
+        (words(("fn", "let", "if", "else", "match", "ref_read", "ref_write", "ref"),
+               suffix=r"\b").get(), Keyword, None),
+        (words(("True", "False"), suffix=r"\b").get(), Keyword.Constant, None),
+        (r"Tensor\b", Keyword.Type, None),
+        (_DTYPE, Keyword.Type, None),
+        (r"@[\w.]+", Name.Function, None),
+        (r"%\d+\b", GRAPH_VAR, None),
+        (r"%[A-Za-z_][\w/]*", Name.Variable, None),
+        # a float needs the f suffix in Relay; a bare 1.5 is still shown as a number
+        (r"\d+(?:\.\d+)?(?:[eE][+-]?\d+)?f(?:16|32|64)?\b", Number.Float, None),
+        (r"\d+\.\d+(?:[eE][+-]?\d+)?", Number.Float, None),
+        (r"\d+[iu](?:8|16|32|64)\b", Number.Integer, None),
+        (r"\d+", Number.Integer, None),
+        (r"(" + _IDENT + r")(\s*)(=)(?![=>])", [Name.Attribute, Whitespace, Operator], None),
+        (r"[A-Z]\w*(?=\s*\[)", Name.Class, None),
+        (r"[A-Z]\w*", Name.Constant, None),
+        (r"_\b", Name.Builtin.Pseudo, None),
+        (r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", Name.Builtin, None),
+        (_IDENT + r"(?=\s*\()", Name.Builtin, None),
+        (_IDENT, Name, None),
+        (r"=>|->|==|!=|<=|>=|[-+*/<>=?]", Operator, None),
+        (r"[(){}\[\],;:.]", Punctuation, None),
+    ],
+    "comment": [
+        (r"[^/*]+", Comment.Multiline, None),
+        (r"/\*", Comment.Multiline, "#push"),
+        (r"\*/", Comment.Multiline, "#pop"),
+        (r"[/*]", Comment.Multiline, None),
+    ],
+    "attribute": [
+        (r"\]", Comment.Preproc, "#pop"),
+        (r"\s+", Whitespace, None),
+        (r'"(?:[^"\\\n]|\\.)*"', String.Double, None),
+        (r"\d+(?:\.\d+)?", Number, None),
+        (_IDENT, Name.Attribute, None),
+        (r"[=,]", Operator, None),
+        (r"[^\]\s]", Comment.Preproc, None),
+    ],
+    "metadata": [
+        # everything after #[metadata] is TVM's JSON constant table
+        (r"[\s\S]+", Comment.Preproc, None),
+    ],
+}
+
+
+def _pygments_rules(rules: dict) -> dict:
+    out = {}
+    for state, entries in rules.items():
+        out[state] = []
+        for regex, action, new_state in entries:
+            act = bygroups(*action) if isinstance(action, list) else action
+            out[state].append((regex, act) if new_state is None else (regex, act, new_state))
+    return out
+
+
 class RelayLexer(RegexLexer):
     """Lexer for Relay IR text (`.relay`, TVM's `.rly`)."""
 
@@ -96,62 +167,7 @@ class RelayLexer(RegexLexer):
 
     flags = re.MULTILINE
 
-    tokens = {
-        "root": [
-            (r"\s+", Whitespace),
-            (r"//.*?$", Comment.Single),
-            (r"/\*", Comment.Multiline, "comment"),
-            (r"#\[metadata\]", Comment.Preproc, "metadata"),
-            (r"#\[", Comment.Preproc, "attribute"),
-            (r'"(?:[^"\\\n]|\\.)*"', String.Double),
-            (r"(def)(\s+)(@[\w.]+)", bygroups(Keyword.Declaration, Whitespace, Name.Function)),
-            (r"(extern)(\s+)(type)(\s+)(" + _IDENT + ")",
-             bygroups(Keyword.Declaration, Whitespace, Keyword.Declaration, Whitespace, Name.Class)),
-            (r"(type)(\s+)(" + _IDENT + ")", bygroups(Keyword.Declaration, Whitespace, Name.Class)),
-            (r"match\?", Keyword),
-            (words(("fn", "let", "if", "else", "match", "ref_read", "ref_write", "ref"),
-                   suffix=r"\b"), Keyword),
-            (words(("True", "False"), suffix=r"\b"), Keyword.Constant),
-            (r"Tensor\b", Keyword.Type),
-            (_DTYPE, Keyword.Type),
-            (r"@[\w.]+", Name.Function),
-            (r"%\d+\b", GRAPH_VAR),
-            (r"%[A-Za-z_][\w/]*", Name.Variable),
-            # a float needs the f suffix in Relay; a bare 1.5 is still shown as a number
-            (r"\d+(?:\.\d+)?(?:[eE][+-]?\d+)?f(?:16|32|64)?\b", Number.Float),
-            (r"\d+\.\d+(?:[eE][+-]?\d+)?", Number.Float),
-            (r"\d+[iu](?:8|16|32|64)\b", Number.Integer),
-            (r"\d+", Number.Integer),
-            (r"(" + _IDENT + r")(\s*)(=)(?![=>])", bygroups(Name.Attribute, Whitespace, Operator)),
-            (r"[A-Z]\w*(?=\s*\[)", Name.Class),
-            (r"[A-Z]\w*", Name.Constant),
-            (r"_\b", Name.Builtin.Pseudo),
-            (r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", Name.Builtin),
-            (_IDENT + r"(?=\s*\()", Name.Builtin),
-            (_IDENT, Name),
-            (r"=>|->|==|!=|<=|>=|[-+*/<>=?]", Operator),
-            (r"[(){}\[\],;:.]", Punctuation),
-        ],
-        "comment": [
-            (r"[^/*]+", Comment.Multiline),
-            (r"/\*", Comment.Multiline, "#push"),
-            (r"\*/", Comment.Multiline, "#pop"),
-            (r"[/*]", Comment.Multiline),
-        ],
-        "attribute": [
-            (r"\]", Comment.Preproc, "#pop"),
-            (r"\s+", Whitespace),
-            (r'"(?:[^"\\\n]|\\.)*"', String.Double),
-            (r"\d+(?:\.\d+)?", Number),
-            (_IDENT, Name.Attribute),
-            (r"[=,]", Operator),
-            (r"[^\]\s]", Comment.Preproc),
-        ],
-        "metadata": [
-            # everything after #[metadata] is TVM's JSON constant table
-            (r"[\s\S]+", Comment.Preproc),
-        ],
-    }
+    tokens = _pygments_rules(RULES)
 
     def get_tokens_unprocessed(self, text, stack=("root",)):
         types, constructors = declared_names(text)

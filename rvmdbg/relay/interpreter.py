@@ -29,8 +29,9 @@ from rvmdbg.relay.ast import (
     Tuple, TupleGetItem, Var, children, pattern_vars,
 )
 from rvmdbg.relay.diagnostics import Source, Span
+from rvmdbg.relay.dialect import DEVICE_OPS, MEMORY_OPS
 from rvmdbg.relay.types import TensorType
-from rvmdbg.values import ADTValue, RefCell, format_value
+from rvmdbg.values import ADTValue, RefCell, format_value, tensor_line
 
 __all__ = ["Interpreter", "InterpreterError", "Closure", "ConstructorValue", "OpValue",
            "call_with_deep_stack"]
@@ -195,6 +196,8 @@ def _fn_name(fn: Function) -> str:
 
 
 def _short(v, limit: int = 120) -> str:
+    if type(v) is np.ndarray:
+        return tensor_line(v, limit)
     text = format_value(v)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -597,6 +600,11 @@ class Interpreter:
         args = [self._compile(a) for a in e.args]
         span = e.span
         if isinstance(op, OpRef):
+            if op.name in DEVICE_OPS:
+                return args[0]  # one device: on_device and device_copy pass the value on
+            if op.name in MEMORY_OPS:
+                raise InterpreterError(f"{op.name}: the memory dialect of a late pass stage runs "
+                                       "on the VM only (--executor vm)", span)
             return self._compile_op_call(e, args)
         if isinstance(op, ConstructorRef):
             c = self._constructor(op)

@@ -75,6 +75,11 @@ _INT_RANGES = {
 }
 
 
+_INF = float("inf")
+# largest finite magnitude per float width (TVM's ValueToFloatImm checks these)
+_FLOAT_MAX = {"16": 65504.0, "32": 3.4028234663852886e38}
+
+
 class Number(NamedTuple):
     """A numeric literal: `dtype` is None for a float written without the `f` suffix (only
     allowed as an attribute value)."""
@@ -108,23 +113,39 @@ def _number(text: str, span: Span, source: Source, before: str) -> Number:
         value = float(body)
         if negative:
             value = -value
+        if value in (_INF, -_INF):
+            # TVM's tokenizer reads the digits with stod, which refuses a value past float64
+            raise LexError(f"invalid floating point number `{text}`", span,
+                           "the value is beyond float64's range; write inff for infinity",
+                           source)
         if suffix is None:
             return Number(value, None, True)
         width = width or "32"
         if width not in ("16", "32", "64"):
             raise LexError(f"invalid float suffix in `{text}`", span,
                            "float suffixes are f, f16, f32 and f64", source)
+        limit = _FLOAT_MAX.get(width)
+        if limit is not None and abs(value) > limit:
+            # TVM refuses it rather than rounding to inf (or float16's 65504)
+            raise LexError(f"floating point number `{text}` unrepresentable in width {width}",
+                           span, f"float{width} holds magnitudes up to {limit:.6g}; use a wider "
+                           "suffix or inff", source)
         return Number(value, "float" + width, True)
+    if len(digits.lstrip("0")) > 20:   # no dtype holds more digits; int() refuses 4300+
+        raise LexError(f"an integer literal of {len(digits)} digits is out of range for every "
+                       f"integer dtype", span, None, source)
     value = int(digits)
     if negative:
         value = -value
     if suffix is None:
         # TVM: an unsuffixed integer that does not fit int32 is an int64.
         dtype = "int32" if -(1 << 31) <= value < (1 << 31) else "int64"
+    elif suffix == "i" and not width:
+        dtype = "int32"  # TVM: a bare `i` suffix is width 32
     else:
         if width not in ("8", "16", "32", "64"):
             raise LexError(f"invalid integer suffix in `{text}`", span,
-                           "integer suffixes are i8, i16, i32, i64, u8, u16, u32 and u64", source)
+                           "integer suffixes are i, i8, i16, i32, i64, u8, u16, u32 and u64", source)
         dtype = ("int" if suffix == "i" else "uint") + width
     lo, hi = _INT_RANGES[dtype]
     if not lo <= value <= hi:

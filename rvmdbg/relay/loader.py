@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rvmdbg.fileio import FileRefused, read_text
+
 from rvmdbg.relay.ast import Module
 from rvmdbg.relay.diagnostics import NameResolutionError, RelayError, Source
 from rvmdbg.relay.parser import parse, parse_with_info
@@ -37,23 +39,26 @@ def load_module(text: str, filename: str = "<input>", prelude: bool = True) -> M
     return _merge_prelude(mod, info, pmod, pinfo)
 
 
+def read_program(path) -> str:
+    """A program file's text (a byte-order mark is not source); a file that cannot be read,
+    is no regular file (a FIFO, a device) or is too big is a RelayError naming it."""
+    name = str(path)
+    src = Source(name, "")
+    try:
+        return read_text(path, what="program")
+    except FileNotFoundError:
+        raise RelayError("file not found", None, None, src) from None
+    except FileRefused as e:
+        raise RelayError(f"cannot read the file: {e.reason}", None, None, src) from None
+    except UnicodeDecodeError:
+        raise RelayError("cannot read the file: it is not UTF-8 text", None, None, src) from None
+    except OSError as e:
+        raise RelayError(f"cannot read the file: {e.strerror or e}", None, None, src) from None
+
+
 def load_file(path, prelude: bool = True) -> Module:
     """Read and load a `.relay` file; an unreadable file is a RelayError with no span."""
-    name = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")  # a byte-order mark is not source
-    except FileNotFoundError:
-        raise RelayError("file not found", None, None, Source(name, "")) from None
-    except IsADirectoryError:
-        raise RelayError("is a directory, not a program file", None, None,
-                         Source(name, "")) from None
-    except UnicodeDecodeError:
-        raise RelayError("cannot read the file: it is not UTF-8 text", None, None,
-                         Source(name, "")) from None
-    except OSError as e:
-        raise RelayError(f"cannot read the file: {e.strerror or e}", None, None,
-                         Source(name, "")) from None
-    return load_module(text, name, prelude)
+    return load_module(read_program(path), str(path), prelude)
 
 
 def program_default_args(text: str) -> list[str] | None:
@@ -171,6 +176,7 @@ def _merge_prelude(mod: Module, info, pmod: Module, pinfo) -> Module:
             work.append(d)
 
     out = Module(mod.source)
+    out.warnings = list(mod.warnings)
     for tname, td in pmod.type_defs.items():
         if ("type", tname) in reached:
             out.type_defs[tname] = td

@@ -26,15 +26,17 @@ from rvmdbg.relay.ast import (
     RefRead, RefWrite, Tuple, TupleGetItem, TypeData, Var,
 )
 from rvmdbg.relay.diagnostics import (
-    LexError, NameResolutionError, ParseError, RelayError, RelayTypeError, Source, Span,
+    LexError, NameResolutionError, ParseError, RelayError, RelayTypeError, RelayWarning, Source,
+    Span,
 )
+from rvmdbg.relay.dialect import DIALECT_OPS
 from rvmdbg.relay.lexer import (
     _INT_RANGES, ATTR, BOOL, EOF, GLOBAL, GRAPH, LOCAL, NAME, NUM, STR, tokenize,
 )
 from rvmdbg.relay.metadata import split_metadata
 from rvmdbg.relay.types import (
-    DTYPE_ALIASES, DTYPES, FuncType, IncompleteType, RefType, TensorType, TupleType, TypeCall,
-    TypeVar,
+    DTYPE_ALIASES, DTYPES, FuncType, IncompleteType, RefType, StorageType, TensorType, TupleType,
+    TypeCall, TypeVar,
 )
 
 VERSION = "0.0.5"
@@ -83,8 +85,8 @@ def parse(text: str, filename: str = "<input>", env: Module | None = None,
 
     `env` is a module whose types, constructors and functions the program may use without
     defining them (the loader passes the prelude); they are not copied into the result.
-    `extra_ops` are operator names accepted besides the registry's (the memory dialect of
-    a printed pass stage: `memory.alloc_storage`, `vm.invoke_tvm_op`, ...)."""
+    `extra_ops` are operator names accepted besides the registry's and the memory and device
+    dialect of a printed pass stage (`rvmdbg.relay.dialect`), which are always accepted."""
     return parse_with_info(text, filename, env, extra_ops)[0]
 
 
@@ -141,6 +143,7 @@ class _Parser:
         self.global_uses: list = []  # (name, Span) in source order
         self.cur_deps: set | None = None
         self.is_expr = False
+        self.free_vars: list | None = None  # the `free_var`s of a file that is one expression
 
     # ---- entry points ----
 
@@ -192,6 +195,11 @@ class _Parser:
                 self.type_definition(extern=True, start=tok)
             elif k == EOF:
                 break
+            elif not mod.functions and not mod.type_defs and self.bare_main_allowed(tok):
+                self.bare_main(tok)
+                if toks[self.pos][0] != EOF:
+                    raise self.expected("the end of the file after its expression",
+                                        hint="a file is either definitions or one expression")
             elif k == ATTR:
                 raise self.error(ParseError, "attributes other than the version header are not "
                                  "supported", tok)
@@ -202,6 +210,27 @@ class _Parser:
                 raise self.expected("a definition (`def`, `type` or `extern type`)", hint=hint)
         self.resolve_globals()
         return mod
+
+    def bare_main_allowed(self, tok) -> bool:
+        """Does the file's content start an expression (as TVM's expression parser reads a
+        file: `fn (%x) {...}` or `free_var %x: T; ...`)?"""
+        k = tok[0]
+        return k in ("fn", "free_var", "let", "if", "match", "match?", "(", LOCAL, GRAPH, NUM,
+                     BOOL, GLOBAL, "ref", "ref_read", "ref_write", "{") or \
+            (k == NAME and self.toks[self.pos + 1][0] == "(")
+
+    def bare_main(self, start) -> None:
+        """The file's one expression as @main: a closed `fn` is @main itself; anything else
+        becomes the body of a @main whose parameters are its `free_var`s."""
+        self.cur_deps = self.info.deps.setdefault(("global", "main"), set())
+        self.free_vars = []
+        e = self.expr()
+        self.cur_deps = None
+        if type(e) is Function and not self.free_vars:
+            self.mod.functions["main"] = e
+        else:
+            self.mod.functions["main"] = Function(list(self.free_vars), e, None, [], {},
+                                                  _span(start, self.toks[self.pos - 1], self.file))
 
     def parse_expression_text(self):
         self.is_expr = True
@@ -321,11 +350,16 @@ class _Parser:
         if tok[0] != GLOBAL:
             raise self.expected("a function name such as @main after `def`")
         name = tok[6]
-        if name in self.mod.functions:
-            raise self.error(NameResolutionError, f"duplicate definition of @{name}", tok,
-                             f"@{name} is already defined at {self.mod.functions[name].span}")
+        earlier = self.mod.functions.get(name)
+        if earlier is not None:
+            # TVM's parser adds every definition to the module with update=True: the last wins
+            sp = earlier.span
+            self.mod.warnings.append(RelayWarning(
+                f"@{name} is defined twice: this definition replaces the one at line "
+                f"{sp.line}, as in TVM", self.tspan(tok),
+                "remove or rename one of them", self.source))
         self.pos += 1
-        self.cur_deps = self.info.deps.setdefault(("global", name), set())
+        self.cur_deps = self.info.deps[("global", name)] = set()
         func = self.function(start, is_def=True)
         self.cur_deps = None
         self.mod.functions[name] = func
@@ -509,7 +543,7 @@ class _Parser:
                 v = Var(name, ann, self.tspan(tok))
                 params.append(v)
                 self.bind(name, v)
-            elif k == NAME and toks[self.pos + 1][0] == "=":
+            elif k == NAME and self.attr_key_end(self.pos) is not None:
                 attrs = self.attributes(")")
                 break
             elif k == GRAPH:
@@ -545,14 +579,16 @@ class _Parser:
         attrs = {}
         while True:
             tok = toks[self.pos]
-            if tok[0] != NAME or toks[self.pos + 1][0] != "=":
+            eq = self.attr_key_end(self.pos) if tok[0] == NAME else None
+            if eq is None:
                 if tok[0] == close:
                     return attrs
                 raise self.expected("an attribute `name=value` (attributes come last)")
-            name = tok[1]
+            # TVM's keys are hierarchical names: `relay.reshape_only=1`
+            name = "".join(t[1] for t in toks[self.pos:eq])
             if name in attrs:
                 raise self.error(ParseError, f"duplicate attribute {name}", tok)
-            self.pos += 2
+            self.pos = eq + 1
             attrs[name] = self.attr_value()
             k = toks[self.pos][0]
             if k == ",":
@@ -561,6 +597,20 @@ class _Parser:
                 return attrs
             else:
                 raise self.expected(f"`,` or `{close}` after the attribute {name}")
+
+    def attr_key_end(self, pos: int) -> int | None:
+        """The index of the `=` after an attribute key (`name` or `a.b.c`) starting at pos,
+        or None when the tokens there are no key."""
+        toks = self.toks
+        while True:
+            if toks[pos][0] != NAME:
+                return None
+            k = toks[pos + 1][0]
+            if k == "=":
+                return pos + 1
+            if k != ".":
+                return None
+            pos += 2
 
     def attr_value(self):
         tok = self.toks[self.pos]
@@ -696,7 +746,10 @@ class _Parser:
                 if toks[self.pos][0] == ":":
                     self.pos += 1
                     ann = self.type_()
-                self.bind(vtok[6], Var(vtok[6], ann, self.tspan(vtok)))
+                fv = Var(vtok[6], ann, self.tspan(vtok))
+                self.bind(vtok[6], fv)
+                if self.free_vars is not None:
+                    self.free_vars.append(fv)
                 if toks[self.pos][0] != ";":
                     raise self.expected(f"`;` after `free_var {vtok[1]}`")
                 self.pos += 1
@@ -845,12 +898,16 @@ class _Parser:
         while toks[self.pos][0] != ")":
             tok = toks[self.pos]
             k = tok[0]
-            if k == NAME and toks[self.pos + 1][0] == "=":
-                if type(callee) is not OpRef:
-                    raise self.error(ParseError, "only operator calls take attributes", tok,
-                                     f"`{tok[1]}=...` is an attribute; functions and constructors "
-                                     "take positional arguments")
+            if k == NAME and self.attr_key_end(self.pos) is not None:
                 attrs = self.attributes(")")
+                if type(callee) is not OpRef and not attrs.get("attrs_type_key"):
+                    # TVM's parser builds a non-operator call's attributes from the type key
+                    # its printer writes with them
+                    raise self.error(ParseError, "unable to determine the 'attrs_type_key' with "
+                                     "which to represent the call attributes", tok,
+                                     f"`{tok[1]}=...` is an attribute: a call of a function or "
+                                     "constructor takes them only with attrs_type_key=\"...\", "
+                                     "as TVM prints them")
                 break
             if k == "let" or k == "free_var" or k == GRAPH and toks[self.pos + 1][0] == "=":
                 args.append(self.expr())
@@ -1073,7 +1130,8 @@ class _Parser:
         opname = ".".join(parts)
         span = _span(tok, end, self.file)
         ops = _known_ops()
-        if ops is not None and opname not in ops and opname not in self.extra_ops:
+        if (ops is not None and opname not in ops and opname not in self.extra_ops
+                and opname not in DIALECT_OPS):
             cands = list(ops) + list(self.mod.constructors)
             if self.env is not None:
                 cands += list(self.env.constructors)
@@ -1267,6 +1325,11 @@ class _Parser:
                 alias = DTYPE_ALIASES.get(name)
                 if alias is not None:
                     return TensorType((), alias)
+                if name == "Storage" and name not in self.own_types:
+                    # the memory dialect's buffer type, which TVM prints `Storage[]`
+                    if toks[self.pos][0] == "[" and toks[self.pos + 1][0] == "]":
+                        self.pos += 2
+                    return StorageType()
                 tv = self.tscope.get(name)
                 if tv is not None:
                     if toks[self.pos][0] == "[":

@@ -45,15 +45,26 @@ def print_module(mod: Module, show_types: bool = False, metadata: bool = True) -
         parts.append(_Printer(show_types, meta, objects).definition(name, f))
     text = f'#[version = "{VERSION}"]\n' + "\n\n".join(parts) + "\n"
     if metadata and (meta or objects):
-        constants = [a for _, a in sorted(meta.values(), key=lambda p: p[0])]
-        listed = [o for objs in objects.values() for o in objs]
-        text += MARK + "\n" + metadata_text(constants, listed) + "\n"
+        text += _metadata_section(meta, objects)
     return text
 
 
-def print_expr(e, show_types: bool = False) -> str:
-    """One expression (bindings first, one per line); parse_expr reads it back."""
-    return _Printer(show_types).root(e)
+def print_expr(e, show_types: bool = False, metadata: bool = False) -> str:
+    """One expression (bindings first, one per line); parse_expr reads it back. With
+    `metadata`, the `#[metadata]` section of its tensor constants and metadata objects follows,
+    so the text stands alone (a kernel's source)."""
+    printer = _Printer(show_types)
+    text = printer.root(e)
+    if metadata and (printer.meta or printer.objects):
+        text += "\n" + _metadata_section(printer.meta, printer.objects)
+    return text
+
+
+def _metadata_section(meta: dict, objects: dict) -> str:
+    """`#[metadata]` and its JSON document, constants in their table order."""
+    constants = [a for _, a in sorted(meta.values(), key=lambda p: p[0])]
+    listed = [o for objs in objects.values() for o in objs]
+    return MARK + "\n" + metadata_text(constants, listed) + "\n"
 
 
 def print_type_def(td: TypeData) -> str:
@@ -103,8 +114,9 @@ def float_text(v: float, dtype: str = "float32") -> str:
         s = np.format_float_positional(x, unique=True, trim="-")
     else:
         s = np.format_float_scientific(x, unique=True, trim="-")
-    # the parser reads a double and rounds it to the dtype: check that lands on x
-    if ftype(float(s)).tobytes() != x.tobytes():
+    # the parser reads a double and rounds it to the dtype: check that lands on x, and that
+    # the double is within the dtype's range (the parser refuses it past the largest finite)
+    if ftype(float(s)).tobytes() != x.tobytes() or abs(float(s)) > float(np.finfo(ftype).max):
         s = repr(float(x))
     return s + suffix
 

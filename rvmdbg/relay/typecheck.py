@@ -32,7 +32,10 @@ from rvmdbg.relay.ast import (
     PatternConstructor, PatternTuple, PatternVar, PatternWildcard, RefCreate, RefRead, RefWrite,
     TupleGetItem, Var,
 )
-from rvmdbg.relay.diagnostics import NameResolutionError, RelayError, RelayTypeError, Span
+from rvmdbg.relay import dialect
+from rvmdbg.relay.diagnostics import (
+    NameResolutionError, RelayError, RelayTypeError, RelayWarning, Span,
+)
 from rvmdbg.relay.types import (
     UNIT, FuncType, IncompleteType, RefType, TensorType, TupleType, Type, TypeCall, TypeVar,
     free_type_vars, scalar, substitute,
@@ -51,17 +54,26 @@ def _ops():
         from rvmdbg.relay import ops  # imported late: the registry is large and loads kernels
         _OPS = ops
     return _OPS
+def _solvers() -> dict:
+    from rvmdbg.relay.ops.solvers import SOLVERS  # with the registry: imported late
+    return SOLVERS
+
+
 _RECURSION_LIMIT = 200_000  # deep nesting (long operator chains) recurses once per level
 _MAX_WITNESSES = 8  # missing-case examples listed in a non-exhaustive match error
 
 
-class TypeWarning(RelayError):
+class TypeWarning(RelayWarning):
     """A located warning (unreachable match clause); collected on `mod.warnings`, never raised."""
 
-    kind = "warning"
+
+class TypeNote(TypeWarning):
+    """A located note: something rvmdbg accepts and TVM refuses (a generalised signature)."""
+
+    kind = "note"
 
     def format(self, source=None) -> str:
-        return super().format(source).replace(": error: ", ": warning: ", 1)
+        return RelayError.format(self, source).replace(": error: ", ": note: ", 1)
 
 
 class _Mismatch(Exception):
@@ -647,6 +659,8 @@ class TypeChecker:
     def _op_call(self, call: Call, op: OpRef) -> Type:
         relay_ops = _ops()
         opdef = relay_ops.OPS.get(op.name)
+        if opdef is None and op.name in dialect.DIALECT_OPS:
+            return self._dialect_call(call, op)
         if opdef is None:
             raise self.error(op, f"unknown operator `{op.name}`", cls=NameResolutionError)
         try:
@@ -655,10 +669,33 @@ class TypeChecker:
             raise self.error(call, getattr(exc, "message", None) or str(exc),
                              cls=NameResolutionError) from None
         arg_types = [self.visit(a) for a in call.args]
+        if opdef.attrs_from_args is not None:
+            fixed = opdef.attrs_from_args(
+                [a.data if isinstance(a, Constant) else None for a in call.args], call.attrs)
+            if fixed is not None:
+                call.attrs = fixed
         out = self._apply_relation(call, opdef, arg_types)
         if out is None:
             out = IncompleteType()
             self._pending.append(_OpRelation(call, opdef, arg_types, out, self.root))
+        self._record(op, FuncType(tuple(arg_types), out))
+        return out
+
+    def _dialect_call(self, call: Call, op: OpRef) -> Type:
+        """A call of the memory or device dialect (a printed late pass stage)."""
+        msg = dialect.arity_error(op.name, len(call.args))
+        if msg is not None:
+            raise self.error(call, msg)
+        arg_types = [self.visit(a) for a in call.args]
+        if op.name in dialect.DEVICE_OPS:
+            out = arg_types[0]  # one device: the value passes through
+        else:
+            resolved = [self.resolve(self.find(t)) for t in arg_types]
+            try:
+                out = dialect.result_type(op.name, resolved, call.attrs)
+            except dialect.DialectTypeError as exc:
+                where = call if exc.arg is None else _at(call.args[exc.arg], call)
+                raise self.error(where, exc.message) from None
         self._record(op, FuncType(tuple(arg_types), out))
         return out
 
@@ -671,7 +708,9 @@ class TypeChecker:
             if type(t) is not TensorType:
                 t = self.resolve(t)
                 if _has_unknown(t):
-                    return None
+                    if not self._assign_arguments(call, opdef, arg_types):
+                        return None
+                    return self._apply_relation(call, opdef, arg_types)
             resolved.append(t)
         for i, t in enumerate(resolved):
             # the relation checks tensor kinds itself; these kinds get a message at the argument
@@ -691,6 +730,25 @@ class TypeChecker:
             if fixed is not None:
                 call.attrs = fixed
         return out
+
+    def _assign_arguments(self, call: Call, opdef, arg_types: list) -> bool:
+        """Give unknown arguments the types the operator's TVM relation assigns them (the
+        weight of nn.dense from `units`, ...); True when one became known."""
+        solve = _solvers().get(opdef.name)
+        if solve is None:
+            return False
+        known = []
+        for t in arg_types:
+            t = self.resolve(self.find(t))
+            known.append(None if _has_unknown(t) else t)
+        progress = False
+        for i, t in solve(known, call.attrs).items():
+            if known[i] is None:
+                self._expect(t, arg_types[i], _at(call.args[i], call),
+                             f"argument {i + 1} of operator `{opdef.name}` must be {{expected}}, "
+                             "found {found}")
+                progress = progress or not _has_unknown(self.resolve(self.find(arg_types[i])))
+        return progress
 
     def _relation_hint(self, call: Call, arg_types: list) -> str | None:
         """When an int literal meets a float tensor (or back), how to write the literal."""
@@ -1127,7 +1185,8 @@ class TypeChecker:
         self.finalize()
         for name, fn in mod.functions.items():
             fn.checked_type = self.resolve_final(self._schemes[name])
-        mod.warnings = self.warnings
+        # the parser's warnings stay; the checker's own are made afresh by every check
+        mod.warnings = [w for w in mod.warnings if not isinstance(w, TypeWarning)] + self.warnings
         return mod
 
     def _close(self, fn: Function, sig: FuncType) -> FuncType:
@@ -1138,6 +1197,21 @@ class TypeChecker:
             if tv not in tps:
                 tps.append(tv)
         return FuncType(sig.params, sig.ret, tuple(tps))
+
+    def _note_generalised(self, name: str, tvs: list) -> None:
+        """TVM's solver leaves these types unsolved and refuses the definition; say so."""
+        fn = self.mod.functions[name]
+        scheme = self._schemes[name]
+        where = fn.span
+        for p in fn.params:
+            if p.type_annotation is None and set(free_type_vars(self.resolve(
+                    self._types.get(id(p), IncompleteType())))) & set(tvs):
+                where = p.span or where
+                break
+        self.warnings.append(TypeNote(
+            f"TVM refuses @{name}: its type inference is unable to infer a type here (nothing "
+            f"constrains it); rvmdbg generalises @{name} to {scheme}", where,
+            "annotate the parameter's type to be accepted by TVM too", self.mod.source))
 
     def _check_component(self, names: list, incomplete: set) -> None:
         mod = self.mod
@@ -1157,12 +1231,16 @@ class TypeChecker:
         for n in generalize:
             taken |= {tv.name for tv in free_type_vars(self.resolve(self._mono[n]))}
         fresh_names = _type_param_names(taken)
+        made: dict = {}  # global -> the type parameters generalisation gave it
         for n in generalize:
             for u in self.unknowns(self._mono[n]):
                 if u not in frozen:
-                    self._subst[u] = TypeVar(next(fresh_names))
+                    self._subst[u] = tv = TypeVar(next(fresh_names))
+                    made.setdefault(n, []).append(tv)
         for n in generalize:
             self._schemes[n] = self._close(mod.functions[n], self.resolve(self._mono.pop(n)))
+            if n in made:
+                self._note_generalised(n, made[n])
         for call, name in self._mono_calls:
             if name in generalize:
                 # a recursive call uses the global at its own type parameters
@@ -1181,29 +1259,7 @@ def _type_param_names(taken: set):
             yield name
 
 
-_LEAVES = (Constant, Var, OpRef, ConstructorRef)
-
-
-def _referenced_globals(fn: Function) -> list:
-    """Names of the globals fn's body mentions (iterative: bodies can be very deep)."""
-    out: dict = {}
-    seen: set = set()
-    stack = [fn.body]
-    push = stack.append
-    children = ast.children
-    while stack:
-        e = stack.pop()
-        te = type(e)
-        if te is GlobalVar:
-            out[e.name] = None
-        elif te not in _LEAVES:
-            for c in children(e):
-                if type(c) is GlobalVar:
-                    out[c.name] = None
-                elif type(c) not in _LEAVES and id(c) not in seen:
-                    seen.add(id(c))
-                    push(c)
-    return list(out)
+_referenced_globals = ast.referenced_globals
 
 
 def _components(mod: Module, targets: set) -> list:

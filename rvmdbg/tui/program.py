@@ -126,7 +126,7 @@ def load_program(path: str, entry: str = "main") -> DebugProgram:
             raise ProgramLoadError(exc.format()) from None
         text = module.source.text if module.source is not None else None
         try:
-            exe = compile_module(module)
+            exe = compile_module(module, entries=("main",) if entry == "main" else ("main", entry))
         except RelayError as exc:
             raise ProgramLoadError(exc.format()) from None
         except Exception as exc:  # the compiler's own errors carry their message

@@ -1,24 +1,16 @@
 """One-line descriptions of register values for the screen: a type column and a value summary.
 
-Tensors show dtype and shape and their first few values; ADT values show constructors nested
-to a budget of characters (`Cons(1, Cons(2, …))`); closures name their function. Every
-function here takes any object a register may hold and never raises: a value the VM made up
-is described by its Python type rather than failing the screen.
+The value column is `rvmdbg.values.value_summary`, the one formatter the batch commands use
+too (re-exported here): tensors show their first values at their dtype's precision and, when
+big, min / max / mean and NaN/Inf counts; ADT values show constructors nested to a budget of
+characters (`Cons(1, Cons(2, …))`); closures name their function. Every function here takes
+any object a register may hold and never raises.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from rvmdbg.values import ADTValue, RefCell, format_value
-
-_FEW = 4  # tensor elements shown in a summary
-
-
-def _scalar(a) -> str:
-    try:
-        return format_value(np.asarray(a))
-    except Exception:
-        return repr(a)
+from rvmdbg.values import ADTValue, RefCell, tensor_summary, value_summary
 
 
 def value_type(v, constructor_types: dict[str, str] | None = None) -> str:
@@ -46,83 +38,6 @@ def value_type(v, constructor_types: dict[str, str] | None = None) -> str:
         shape = getattr(v, "shape", ())
         return f"{getattr(v, 'dtype', '?')}[{', '.join(str(d) for d in shape)}]"
     return kind
-
-
-def tensor_summary(a: np.ndarray, ellipsis: str = "…") -> str:
-    if a.ndim == 0:
-        return _scalar(a)
-    flat = a.reshape(-1)
-    items = [_scalar(x) for x in flat[:_FEW]]
-    more = f", {ellipsis}" if flat.size > _FEW else ""
-    return f"[{', '.join(items)}{more}]"
-
-
-def value_summary(v, width: int = 60, ellipsis: str = "…") -> str:
-    """A one-line summary of at most about `width` characters."""
-    if v is None:
-        return "-"
-    try:
-        if isinstance(v, np.ndarray):
-            text = tensor_summary(v, ellipsis)
-        elif isinstance(v, (ADTValue, RefCell)):
-            text = _nested(v, max(8, width), ellipsis)
-        else:
-            kind = type(v).__name__
-            if kind == "VMClosure":
-                captured = len(getattr(v, "captured", ()))
-                text = f"@{v.name}" + (f" ({captured} captured)" if captured else "")
-            elif kind == "StorageObject":
-                text = f"{getattr(v, 'size', '?')} bytes" + (" (released)" if getattr(v, "released", False) else "")
-            elif kind == "TensorPlaceholder":
-                text = "uninitialized"
-            elif hasattr(v, "name"):
-                text = f"@{v.name}"
-            else:
-                text = repr(v)
-    except Exception as exc:  # describe rather than fail on a value we do not know
-        text = f"<{type(v).__name__}: {type(exc).__name__}>"
-    text = " ".join(text.split())
-    if len(text) > width:
-        text = text[:max(0, width - len(ellipsis))] + ellipsis
-    return text
-
-
-def _nested(v, budget: int, ellipsis: str) -> str:
-    """ADT values and references, nested while the character budget lasts."""
-    out: list[str] = []
-    used = 0
-    # An explicit stack keeps long lists from recursing deeply: items are values or text.
-    stack: list = [v]
-    while stack:
-        item = stack.pop()
-        if used >= budget:
-            out.append(ellipsis)
-            break
-        if isinstance(item, str):
-            piece = item
-        elif isinstance(item, ADTValue):
-            if item.con is not None and not item.fields:
-                piece = item.con
-            else:
-                piece = f"{item.con}(" if item.con is not None else "("
-                tail = ",)" if item.con is None and len(item.fields) == 1 else ")"
-                parts: list = []
-                for k, f in enumerate(item.fields):
-                    if k:
-                        parts.append(", ")
-                    parts.append(f)
-                parts.append(tail)
-                stack.extend(reversed(parts))
-        elif isinstance(item, RefCell):
-            piece = "ref("
-            stack.extend([")", item.value])
-        elif isinstance(item, np.ndarray):
-            piece = tensor_summary(item, ellipsis)
-        else:
-            piece = value_summary(item, budget, ellipsis)
-        out.append(piece)
-        used += len(piece)
-    return "".join(out)
 
 
 def constructor_types(module) -> dict[str, str]:

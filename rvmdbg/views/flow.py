@@ -592,7 +592,7 @@ class FlowModel:
                 lines.append("")
                 lines.append("the same expression in every stage:")
                 for sm in self.follow(span):
-                    lines.append(f"  {sm.name:<20} {sm.summary}")
+                    lines.append(f"  {sm.name:<21} {sm.summary}")
         if recent:
             lines.append("")
             lines.append("recent stops:")

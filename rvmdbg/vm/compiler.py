@@ -16,7 +16,7 @@ ends with ManifestAlloc and ManifestLifetimes) and generates code the way TVM's
 - the memory dialect (`memory.alloc_storage`, `memory.alloc_tensor`, `vm.invoke_tvm_op`,
   `vm.shape_of`, `vm.shape_func`, `vm.reshape_tensor`, `memory.kill`) maps one call to one
   instruction; kernels are deduplicated by their Relay text and named like TVM's
-  (`fused_add_multiply`); references run through built-in kernels.
+  (`vm_mod_fused_add_multiply`, as TVM 0.18); references run through built-in kernels.
 
 Every instruction is mapped to the span of the nearest Relay node with one (`source_map`), and
 each `alloc_data` of a constructor to the constructor's name (`adt_constructor`).
@@ -35,12 +35,15 @@ from rvmdbg.relay.ast import (Call, Constant, ConstructorRef, Function, GlobalVa
                               Module, OpRef, PatternConstructor, PatternTuple, PatternVar,
                               PatternWildcard, RefCreate, RefRead, RefWrite, Tuple, TupleGetItem,
                               Var, room_for_recursion)
+from rvmdbg.relay.dialect import DEVICE_COPY, ON_DEVICE, static_shape
 from rvmdbg.vm import bytecode as bc
 from rvmdbg.vm.executable import Executable, Kernel, VMFunction
 from rvmdbg.vm.kernels import BUILTIN_KERNELS, build_kernel, post_order
 
 # TVM shortens longer kernel names and appends a hash of the full one
 MAX_KERNEL_NAME = 80
+# the name TVM's VM compiler gives its LowerTE module, which prefixes every kernel name
+KERNEL_PREFIX = "vm_mod_"
 # passes recurse once per nested node: a 10,000-let program needs room beyond Python's default
 
 
@@ -57,14 +60,21 @@ class CompileError(Exception):
 # ---------------------------------------------------------------- module-wide tables
 
 def kernel_name(fn: Function) -> str:
-    """TVM's name for a fused primitive: `fused_` + its operators in evaluation order."""
-    ops = [n.op.name.replace(".", "_") for n in post_order(fn.body)
+    """TVM 0.18's name for a lowered primitive: its LowerTE module prefix `vm_mod_`, then
+    `fused_` (`shape_func` for a shape kernel) and its operators in evaluation order, dots
+    made underscores; a function for an external codegen (`Compiler=...`) keeps its
+    `global_symbol`."""
+    symbol = fn.attrs.get("global_symbol")
+    if fn.attrs.get("Compiler") and isinstance(symbol, str) and symbol:
+        return symbol
+    ops = [n.op.name for n in post_order(fn.body)
            if isinstance(n, Call) and isinstance(n.op, OpRef)]
-    name = "fused_" + "_".join(ops) if ops else "fused_identity"
+    head = "shape_func" if fn.attrs.get(SHAPE_FUNC_ATTR) else "fused"
+    name = "_".join([head, *ops]) if ops else head + "_identity"
     if len(name) > MAX_KERNEL_NAME:
         digest = hashlib.sha1(name.encode()).hexdigest()[:12]
         name = f"{name[:MAX_KERNEL_NAME]}_{digest}_"
-    return name
+    return KERNEL_PREFIX + name.replace(".", "_")
 
 
 class _ModuleTables:
@@ -95,13 +105,13 @@ class _ModuleTables:
 
     def kernel(self, fn: Function, num_inputs: int, num_outputs: int, span) -> int:
         from rvmdbg.relay.printer import print_expr
-        source = print_expr(fn)
+        # with its own #[metadata]: a tensor constant or metadata attribute inside a primitive
+        # function (as TVM prints fused functions) must parse back when the kernel is built
+        source = print_expr(fn, metadata=True)
         index = self._kernel_index.get(source)
         if index is not None:
             return index
         name = kernel_name(fn)
-        if fn.attrs.get(SHAPE_FUNC_ATTR):
-            name += "_shape_func"
         base, n = name, 0
         while name in self._names:
             n += 1
@@ -326,21 +336,29 @@ class _FunctionCompiler:
             return None
         if name == ALLOC_STORAGE:
             size = self.value(args[0])
+            attrs = e.attrs or {}
+            alignment = attrs.get("alignment", 64)
+            if len(args) == 3:  # TVM 0.18: (size, shape, alignment), alignment a constant
+                if not isinstance(args[2], Constant):
+                    raise self.error("alloc_storage: the alignment must be a constant", e)
+                alignment = int(args[2].data)
+            dtype = attrs.get("dtype_hint", attrs.get("dtype", "float32"))
             dst = self.new_register()
-            self.emit(bc.AllocStorage(size, e.attrs.get("alignment", 64),
-                                      e.attrs.get("dtype_hint", "float32"), dst))
+            self.emit(bc.AllocStorage(size, alignment, dtype, dst))
             return dst
         if name == ALLOC_TENSOR:
             storage = self.value(args[0])
             offset = self.value(args[1])
-            const_shape = e.attrs.get("const_shape")
+            const_shape = static_shape((e.attrs or {}).get("const_shape"))
             if const_shape is not None:
                 dst = self.new_register()
-                self.emit(bc.AllocTensor(storage, offset, const_shape, e.attrs["dtype"], dst))
+                self.emit(bc.AllocTensor(storage, offset, const_shape,
+                                         e.attrs.get("dtype", "float32"), dst))
             else:
                 shape = self.value(args[2])
                 dst = self.new_register()
-                self.emit(bc.AllocTensorReg(storage, offset, shape, e.attrs["dtype"], dst))
+                self.emit(bc.AllocTensorReg(storage, offset, shape,
+                                            (e.attrs or {}).get("dtype", "float32"), dst))
             return dst
         if name == SHAPE_OF:
             tensor = self.value(args[0])
@@ -356,6 +374,13 @@ class _FunctionCompiler:
         if name == KILL:
             self.emit(bc.KillRegister(self.value(args[0])))
             return None
+        if name == ON_DEVICE:
+            return self.value(args[0])  # an annotation: one device here
+        if name == DEVICE_COPY:
+            src = self.value(args[0])
+            dst = self.new_register()
+            self.emit(bc.DeviceCopy(src, 0, 0, dst))  # device 0 to device 0: the one CPU
+            return dst
         raise self.error(f"operator call {name}(...) outside a primitive function "
                          f"(run FuseOps and ManifestAlloc)", e)
 
@@ -488,17 +513,20 @@ def _compiling():
             gc.enable()
 
 
-def compile_stages(mod: Module, pipeline=None):
+def compile_stages(mod: Module, pipeline=None, entries=("main",)):
     """(the stages of the pipeline, the executable): for `rvmdbg compile --passes`."""
     from rvmdbg.passes.pipeline import default_pipeline
-    pipeline = default_pipeline() if pipeline is None else pipeline
+    pipeline = default_pipeline(entries=entries) if pipeline is None else pipeline
     with _compiling():
         stages = pipeline.run(mod)
         return stages, codegen(stages[-1].module)
 
 
-def compile_module(mod: Module, pipeline=None, reuse_registers: bool = False) -> Executable:
+def compile_module(mod: Module, pipeline=None, reuse_registers: bool = False,
+                   entries=("main",)) -> Executable:
     """Compile a type-checkable module to an executable.
+
+    `entries`: the functions the default pipeline keeps with what they reach (TVM: main).
 
     `pipeline`: None runs `default_pipeline()`; a Pipeline (or a list of passes) runs that;
     False means mod has already been through the passes (it is compiled as it is).
@@ -507,7 +535,7 @@ def compile_module(mod: Module, pipeline=None, reuse_registers: bool = False) ->
     from rvmdbg.passes.pipeline import Pipeline, default_pipeline
     with _compiling():
         if pipeline is None:
-            passed = default_pipeline().apply(mod)
+            passed = default_pipeline(entries=entries).apply(mod)
         elif pipeline is False:
             passed = mod
         else:

@@ -193,10 +193,20 @@ class Executable:
             out.append("\n")
         return "".join(out)
 
-    def constants_text(self) -> str:
-        """One line per constant, as TVM's `exe.constants` prints them."""
-        return "".join(f"VM Const[{i}]: {_ndarray_summary(c)} on device index 0\n"
-                       for i, c in enumerate(self.constants))
+    def constants_text(self, preview: int = 0) -> str:
+        """One line per constant, as TVM's `exe.constants` prints them; with `preview`, a
+        tensor whose values TVM does not show (rank 2+, or more than 10) gets its first
+        `preview` values in a trailing comment."""
+        out = []
+        for i, c in enumerate(self.constants):
+            line = f"VM Const[{i}]: {_ndarray_summary(c)} on device index 0"
+            if preview and not _shows_contents(c) and c.size:
+                flat = c.reshape(-1)[:preview]
+                items = [_item_text(v, c.dtype) for v in flat]
+                more = ", ..." if c.size > preview else ""
+                line += f"  // {', '.join(items)}{more}"
+            out.append(line + "\n")
+        return "".join(out)
 
     def primitives(self) -> str:
         """One line per kernel, as TVM's primitive listing prints them."""
@@ -222,18 +232,22 @@ def listing_line(pc: int, instr: Instruction, func_names=None, kernel_names=None
     return f"{head:<40}  # {instr.text(func_names, kernel_names)}"
 
 
+def _shows_contents(a: np.ndarray) -> bool:
+    """TVM prints the values of scalars and of vectors of at most 10 elements."""
+    return a.ndim == 0 or (a.ndim == 1 and 0 < a.shape[0] <= 10)
+
+
+def _item_text(v, dtype) -> str:
+    return format(float(v), "g") if dtype.kind == "f" else str(int(v))
+
+
 def _ndarray_summary(a: np.ndarray) -> str:
     # TVM's RuntimeObject2String: shape, dtype, (device type, id); contents for scalars and
     # short vectors only.
     dims = ",".join(str(d) for d in a.shape)
     text = f"NDArray[({dims}),{a.dtype},(1,0)]"
-    if a.ndim == 0 or (a.ndim == 1 and 0 < a.shape[0] <= 10):
-        flat = a.reshape(-1)
-        if a.dtype.kind == "f":
-            items = [format(float(v), "g") for v in flat]
-        else:
-            items = [str(int(v)) for v in flat]
-        text += "=[" + ",".join(items) + "]"
+    if _shows_contents(a):
+        text += "=[" + ",".join(_item_text(v, a.dtype) for v in a.reshape(-1)) + "]"
     return text
 
 

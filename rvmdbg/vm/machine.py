@@ -25,7 +25,7 @@ from typing import Iterator, NamedTuple
 import numpy as np
 
 from rvmdbg.limits import DEFAULT_LIMITS, Limits
-from rvmdbg.values import ADTValue, format_value
+from rvmdbg.values import ADTValue, format_value, tensor_line
 from rvmdbg.vm import bytecode as bc
 from rvmdbg.vm.objects import (ByteAccount, StorageObject, TensorPlaceholder, VMClosure,
                                 dtype_nbytes)
@@ -1054,6 +1054,8 @@ def _summary(v, width: int = 60) -> str:
     """A one-line, truncated human form of a register value."""
     if v is None:
         return "nothing"
+    if type(v) is np.ndarray:
+        return tensor_line(v, width)
     try:
         text = format_value(v)
     except Exception:  # a value a kernel made up: describe it rather than fail on it

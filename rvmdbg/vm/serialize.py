@@ -15,6 +15,7 @@ import struct
 
 import numpy as np
 
+from rvmdbg.fileio import FileRefused, read_file, write_atomic
 from rvmdbg.relay.diagnostics import Span
 from rvmdbg.vm.bytecode import DTYPES, BytecodeError, decode
 from rvmdbg.vm.executable import (Executable, InvalidExecutable, Kernel, VMFunction,
@@ -31,6 +32,7 @@ _SECTION_NAMES = {b"SRCE": "source", b"GLOB": "globals", b"CNST": "constants",
                   b"ADTC": "constructor names"}
 
 _MAX_NDIM = 32
+MAX_FILE_BYTES = 4 << 30   # a larger file is refused before it is read
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
@@ -189,16 +191,7 @@ def _payload(exe: Executable) -> bytes:
 
 def save(exe: Executable, path) -> None:
     """Write `exe` to `path` (conventionally `.rvmx`), replacing the file atomically."""
-    data = dumps(exe)
-    path = os.fspath(path)
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    write_atomic(path, dumps(exe))
 
 
 # ---------------------------------------------------------------- reading
@@ -469,8 +462,9 @@ def load(path, build_kernels: bool = True) -> Executable:
     """Read and verify a `.rvmx` file."""
     name = os.fspath(path)
     try:
-        with open(name, "rb") as fh:
-            data = fh.read()
+        data = read_file(name, MAX_FILE_BYTES, "saved executable")
+    except FileRefused as e:
+        raise _fail(name, e.reason) from e
     except OSError as e:
         raise _fail(name, f"cannot read: {e.strerror or e}") from e
     return loads(data, name, build_kernels)

@@ -384,3 +384,12 @@ def test_argument_copy_is_iterative_keeps_sharing_and_refreshes_reference_cells(
     loop.value = ADTValue(0, None, (loop,))
     again = _copy_args([loop])[0]
     assert again is not loop and again.value.fields[0] is again
+
+
+def test_limits_refuse_values_that_cannot_be_honoured():
+    from rvmdbg.limits import MAX_DEPTH_CEILING, LimitValueError, Limits
+    assert Limits(max_depth=MAX_DEPTH_CEILING).max_depth == MAX_DEPTH_CEILING
+    for bad in ({"max_depth": MAX_DEPTH_CEILING + 1}, {"max_steps": 0}, {"max_bytes": -5},
+                {"max_steps": 1 << 80}, {"max_depth": True}):
+        with pytest.raises(LimitValueError, match="--max-"):
+            Limits(**bad)

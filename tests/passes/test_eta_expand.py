@@ -47,7 +47,7 @@ def test_constructor_value_becomes_wrapper():
     assert same(run(out, int_list(1, 2)), run(mod, int_list(1, 2)))
 
 
-def test_global_and_operator_values_become_wrappers():
+def test_operator_values_become_wrappers_and_global_values_stay_as_in_tvm():
     mod = load("""
 def @double(%x: int32) -> int32 { %x * 2 }
 def @main(%l: List[int32]) -> (List[int32], int32) {
@@ -55,9 +55,11 @@ def @main(%l: List[int32]) -> (List[int32], int32) {
 }
 def @plus(%a: int32, %b: int32) -> int32 { %a + %b }
 """)
-    assert values_of(mod, GlobalVar)
+    before = values_of(mod, GlobalVar)
+    assert before
     out = check_module(eta_expand(mod))
-    assert not values_of(out, GlobalVar)
+    # TVM's VM runs EtaExpand with expand_global_var=False: @double and @plus stay values
+    assert sorted(g.name for g in values_of(out, GlobalVar)) == ["double", "plus"]
     assert not values_of(out, OpRef)
     assert same(run(out, int_list(3, 4)), run(mod, int_list(3, 4)))
 

@@ -98,3 +98,18 @@ def @main(%x: int32) -> int32 {
 }""")
     assert op_names(out) == ["multiply"]
     assert same(run(out, i32(5)), i32(15))
+
+
+@pytest.mark.parametrize("cond, taken", [("less(1, 2)", 7), ("False", -7),
+                                         ("on_device(True, constrain_result=True)", 7)])
+def test_an_if_on_a_constant_becomes_its_branch_as_in_tvm(cond, taken):
+    mod, out = fold(f"def @main(%x: int32) -> int32 {{ if ({cond}) {{ %x }} else {{ negative(%x) }} }}")
+    from rvmdbg.relay.ast import If
+    assert not any(isinstance(n, If) for n in module_nodes(out))
+    assert same(run(out, i32(7)), i32(taken)) and same(run(mod, i32(7)), i32(taken))
+
+
+def test_an_if_on_a_variable_stays():
+    _, out = fold("def @main(%c: bool) -> int32 { if (%c) { 1 } else { 2 } }")
+    from rvmdbg.relay.ast import If
+    assert isinstance(out.functions["main"].body, If)

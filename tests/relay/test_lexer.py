@@ -144,13 +144,33 @@ def test_double_projection_number_hint():
     ("-1u8", "out of range for uint8"),
     ("99999999999999999999", "out of range for int64"),
     ("5i7", "invalid integer suffix"),
-    ("5i", "invalid integer suffix"),
+    ("5u", "invalid integer suffix"),
+    ("70000f16", "floating point number `70000f16` unrepresentable in width 16"),
+    ("-3.5e38f", "floating point number `-3.5e38f` unrepresentable in width 32"),
+    ("1e400f64", "invalid floating point number `1e400f64`"),
     ("1.5f8", "invalid float suffix"),
     ("1.5i32", "integer suffix on the float literal"),
     ("1..2", "invalid number"),
 ])
 def test_bad_literals(text, message):
     assert message in lex_error(text).message
+
+
+@pytest.mark.parametrize("text, value, dtype", [
+    ("42i", 42, "int32"), ("-42i", -42, "int32"),  # TVM: a bare `i` suffix is width 32
+    ("65504f16", 65504.0, "float16"), ("-65504f16", -65504.0, "float16"),
+    ("3.4e38f", 3.4e38, "float32"), ("1e300f64", 1e300, "float64"),
+])
+def test_suffixes_tvm_accepts(text, value, dtype):
+    (tok,) = tokenize(text)[:-1]
+    assert tok[6].value == value and tok[6].dtype == dtype
+
+
+def test_out_of_range_float_is_located():
+    e = lex_error("def @main() { 1e39f }")
+    assert e.format().splitlines()[0] == (
+        "t.relay:1:15: error: floating point number `1e39f` unrepresentable in width 32")
+    assert "float32 holds magnitudes up to 3.40282e+38" in e.hint
 
 
 def test_unterminated_comment_points_at_its_start():
@@ -181,3 +201,12 @@ def test_errors_carry_their_source():
     e = lex_error("x\ny = 1..2", filename="prog.relay")
     assert e.source is not None and e.source.name == "prog.relay"
     assert e.format().startswith("prog.relay:2:5: error:")
+
+
+def test_an_integer_literal_of_thousands_of_digits_is_a_located_error():
+    # Python's int() refuses 4300+ digits with its own ValueError; the lexer says what is wrong
+    text = "9" * 5000
+    with pytest.raises(LexError, match="an integer literal of 5000 digits is out of range") as info:
+        tokenize(text, "x.relay")
+    assert info.value.span.line == 1 and info.value.span.col == 1
+    assert tokenize("000000000000000000000000000001")[0][0] != "error"   # leading zeros are fine

@@ -256,3 +256,30 @@ def test_print_parse_keeps_every_constant_bit_for_bit(arrays, data):
         assert got.data.tobytes() == want.data.tobytes()
     # and printing the parsed module again gives the same text
     assert print_module(back) == print_module(mod)
+
+
+def test_a_primitive_function_holding_metadata_compiles_runs_and_saves():
+    # TVM prints fused functions with their constants and virtual devices inside; the kernel
+    # source carries its own #[metadata], so it parses when the kernel is built and reloaded
+    from rvmdbg.vm import serialize
+    from rvmdbg.vm.compiler import compile_module
+    from rvmdbg.vm.machine import VirtualMachine
+    doc = doc_with([encode_ndarray(np.array([1, 2, 3], "float32"))])
+    nodes = doc["nodes"]
+    vd = len(nodes)
+    nodes.append({"type_key": "VirtualDevice", "attrs": {
+        "device_type_int": "1", "memory_scope": "0", "target": "0", "virtual_device_id": "0"}})
+    nodes.append({"type_key": "Array", "data": [vd]})
+    nodes[1]["keys"].append("VirtualDevice")
+    nodes[1]["data"].append(vd + 1)
+    body = ("def @main(%x: Tensor[(3), float32]) {\n"
+            "  %0 = fn (%p0: Tensor[(3), float32], Primitive=1, "
+            "virtual_device=meta[VirtualDevice][0]) {\n"
+            "    add(%p0, meta[relay.Constant][0] /* ty=Tensor[(3), float32] */)\n  };\n"
+            "  %0(%x)\n}")
+    mod = check_module(load_module(file_with(body, doc), "m.relay"))
+    exe = compile_module(mod)
+    x = np.array([1, 2, 3], "float32")
+    assert VirtualMachine(exe).invoke("main", [x]).tolist() == [2, 4, 6]
+    again = serialize.loads(serialize.dumps(exe))
+    assert VirtualMachine(again).invoke("main", [x]).tolist() == [2, 4, 6]

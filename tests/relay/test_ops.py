@@ -16,6 +16,8 @@ from rvmdbg.relay.ops import (
 )
 from rvmdbg.relay.types import TensorType, TupleType
 
+from op_cases import check_kernel_case, check_type_case, covered
+
 
 def T(shape, dtype="float32"):
     return TensorType(tuple(shape), dtype)
@@ -383,12 +385,11 @@ TYPE_CASES = [
 @pytest.mark.parametrize("op, args, attrs, expected", TYPE_CASES,
                          ids=[f"{c[0]}-{i}" for i, c in enumerate(TYPE_CASES)])
 def test_type_relation(op, args, attrs, expected):
-    assert str(OPS[op].type_rel(args, attrs)) == expected
+    check_type_case(op, args, attrs, expected)
 
 
 def test_every_op_has_a_type_case():
-    covered = {c[0] for c in TYPE_CASES}
-    assert sorted(set(OPS) - covered) == []
+    assert sorted(set(OPS) - covered("TYPE_CASES")) == []
 
 
 # ---------------------------------------------------------------------------------------------
@@ -678,45 +679,17 @@ KERNEL_CASES = [
 ]
 
 
-def _types_of(args):
-    out = []
-    for a in args:
-        if isinstance(a, tuple):
-            out.append(TupleType(tuple(T(x.shape, str(x.dtype)) for x in a)))
-        else:
-            out.append(T(a.shape, str(a.dtype)))
-    return out
-
-
 @pytest.mark.parametrize("op, args, attrs, expected", KERNEL_CASES,
                          ids=[f"{c[0]}-{i}" for i, c in enumerate(KERNEL_CASES)])
 def test_kernel(op, args, attrs, expected):
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # kernels never emit NumPy warnings
-        out = OPS[op].kernel(list(args), attrs)
-    assert type(out) is np.ndarray  # never a NumPy scalar
-    assert out.dtype == expected.dtype
-    assert out.shape == expected.shape
-    if out.dtype.kind == "f":
-        np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-6)
-    else:
-        np.testing.assert_array_equal(out, expected)
-    # the kernel agrees with the type relation on the concrete types
-    t = OPS[op].type_rel(_types_of(args), attrs)
-    assert t.dtype == str(out.dtype) and len(t.shape) == out.ndim
-    # a `?` dim (dyn.*: the shape is a value) fits any size
-    assert all(d is None or d == n for d, n in zip(t.shape, out.shape))
-    # the result is fresh: it never shares memory with an input
-    for a in args:
-        for x in (a if isinstance(a, tuple) else (a,)):
-            assert not np.shares_memory(out, x)
+    check_kernel_case(op, args, attrs, expected)
 
 
 def test_every_op_has_a_kernel_case():
     # the tuple-returning kernels: split here, nn.batch_norm and nn.dropout in test_ops_norm.py
     # and test_ops_nn_layers.py
-    covered = {c[0] for c in KERNEL_CASES} | {"split", "nn.batch_norm", "nn.dropout"}
-    assert sorted(set(OPS) - covered) == []
+    assert sorted(set(OPS) - covered("KERNEL_CASES") - {"split", "nn.batch_norm",
+                                                        "nn.dropout"}) == []
 
 
 def test_split_kernel():

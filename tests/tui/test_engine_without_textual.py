@@ -5,7 +5,7 @@ Checked in a fresh interpreter, as Harlequin does, since this test process has T
 import subprocess
 import sys
 
-ENGINE = ["rvmdbg.relay", "rvmdbg.vm", "rvmdbg.passes", "rvmdbg.debug"]
+ENGINE = ["rvmdbg.relay", "rvmdbg.vm", "rvmdbg.passes", "rvmdbg.debug", "rvmdbg.dap"]
 
 SCRIPT = """
 import importlib, pkgutil, sys

@@ -207,6 +207,10 @@ async def test_the_form_takes_an_archive_member_and_a_tuple(app_factory, tmp_pat
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
         assert isinstance(app.screen, ArgumentsModal)
+        box = app.screen.query_one("#arg-1")
+        box.focus()
+        while app.focused is not box:  # a condition, not a fixed pause
+            await pilot.pause()
         await pilot.press(*f"@{archive}:kk", "enter")
         await pilot.pause()
         assert "has no array named kk; did you mean k?" in \

@@ -91,7 +91,9 @@ def test_jump_edges_leave_out_fall_through():
 def test_value_types_and_summaries():
     assert value_type(np.array(5, dtype="int32")) == "int32"
     assert value_type(np.zeros((2, 3), dtype="float32")) == "float32[2, 3]"
-    assert value_summary(np.arange(6, dtype="float32").reshape(2, 3)) == "[0f, 1f, 2f, 3f, …]"
+    # elements as NumPy prints them (the dtype is in the type column), then the statistics
+    assert value_summary(np.arange(6, dtype="float32").reshape(2, 3), 60) == \
+        "[0, 1, 2, 3, …] min 0, max 5, mean 2.5"
     nil = ADTValue(1, "Nil", ())
     lst = nil
     for i in range(100):

@@ -31,7 +31,7 @@ def _flow_scene():
         s = pilot.app.session
         while s.current_instruction().name != "InvokePacked":
             await pilot.press("s")
-        for _ in range(5):                       # Source -> ... -> FuseOps
+        for _ in range(6):                       # Source -> ... -> FuseOps
             await pilot.press("right")
         await settle(pilot)
     return run_before

@@ -50,12 +50,12 @@ def numpy_cnn(x, w, b, gamma, beta, mean, var, fc, fcb):
 def test_cnn_fuses_conv_bias_relu_into_one_kernel():
     mod, exe = compiled(CNN.read_text(), CNN.name)
     names = kernel_names(exe)
-    assert "fused_nn_conv2d_nn_bias_add_nn_relu" in names
+    assert "vm_mod_fused_nn_conv2d_nn_bias_add_nn_relu" in names
     # batch_norm is out_elemwise_fusable and returns a tuple: TVM's FuseOps keeps it apart from
     # the conv before it and the projection after it, as here
-    assert "fused_nn_batch_norm" in names
-    assert "fused_nn_max_pool2d" in names
-    assert "fused_nn_dense_nn_bias_add" in names
+    assert "vm_mod_fused_nn_batch_norm" in names
+    assert "vm_mod_fused_nn_max_pool2d" in names
+    assert "vm_mod_fused_nn_dense_nn_bias_add" in names
 
 
 def test_cnn_vm_interpreter_and_numpy_agree_on_the_default_args():
@@ -166,7 +166,7 @@ def test_cnn_with_weights_in_metadata_runs_as_tvm_prints_it():
 }}"""
     text = HEADER + body + "\n#[metadata]\n" + metadata_text(weights) + "\n"
     mod, exe = compiled(text, "cnn_meta.relay")
-    assert "fused_nn_conv2d_nn_bias_add_nn_relu" in kernel_names(exe)
+    assert "vm_mod_fused_nn_conv2d_nn_bias_add_nn_relu" in kernel_names(exe)
     x = rng.standard_normal((1, 1, 6, 6)).astype("float32")
     got = VirtualMachine(exe).invoke("main", [x])
     np.testing.assert_array_equal(got, Interpreter(mod).run("main", [x]))

@@ -249,8 +249,8 @@ def @f(%x: int32) -> int32 { %x * 2 + 1 }
 def @g(%x: int32) -> int32 { %x * 2 + 1 }
 def @main(%x: int32) -> int32 { @f(%x) - @g(%x * 2) }""")
     names = exe.kernel_names()
-    assert names.count("fused_multiply_add") == 1
-    assert "fused_multiply" in names and "fused_subtract" in names
+    assert names.count("vm_mod_fused_multiply_add") == 1
+    assert "vm_mod_fused_multiply" in names and "vm_mod_fused_subtract" in names
     calls = [i.packed_index for fn in exe.functions for i in fn.instructions
              if isinstance(i, bc.InvokePacked)]
     f_kernel = next(i.packed_index for i in exe.function("f").instructions
@@ -267,7 +267,7 @@ def @main(%x: Tensor[(1, 3), float32], %w: Tensor[(2, 3), float32]) -> Tensor[(1
   nn.relu(nn.dense(%x, %w))
 }""", "t.relay"))
     fused = stages[[s.name for s in stages].index("FuseOps")].module.functions["main"].body
-    assert kernel_name(fused.op) == "fused_nn_dense_nn_relu"
+    assert kernel_name(fused.op) == "vm_mod_fused_nn_dense_nn_relu"
 
 
 def test_references_run_through_builtin_kernels():
@@ -309,6 +309,32 @@ def test_build_kernel_builtins_and_errors():
         build_kernel(Kernel("fused_add", "fn (%p0: int32, Primitive=1) { add(%p0, 1) }", 2, 1))
     with pytest.raises(KernelBuildError, match="type-check"):
         build_kernel(Kernel("fused_add", "fn (%p0: int32, Primitive=1) { add(%p0, 1f) }", 1, 1))
+
+
+def test_composite_functions_inside_a_primitive_function_are_one_kernel():
+    # TVM's BYOC partitions: a global Primitive=1 function for an external codegen whose body
+    # calls Composite functions; each call is inlined into the one kernel (graph and VM)
+    from rvmdbg.graph import GraphExecutor, lower_to_graph
+    text = """
+def @part(%a: Tensor[(2, 2), float32], Primitive=1, Compiler="example") -> Tensor[(2, 2), float32] {
+  %0 = fn (%x: Tensor[(2, 2), float32], Composite="relu") { nn.relu(%x) };
+  %1 = %0(%a);
+  %2 = fn (%y: Tensor[(2, 2), float32], %z: Tensor[(2, 2), float32], Composite="add") {
+    add(%y, %z)
+  };
+  %2(%a, %1)
+}
+def @main(%a: Tensor[(2, 2), float32]) -> Tensor[(2, 2), float32] {
+  @part(%a)
+}
+"""
+    a = np.array([[-1, 2], [3, -4]], dtype="float32")
+    expected = a + np.maximum(a, 0)
+    exe = compile_text(text)
+    assert len([k for k in exe.kernels if not k.builtin]) == 1
+    np.testing.assert_array_equal(run(exe, a), expected)
+    mod = load_module(HEADER + text, "test.relay")
+    np.testing.assert_array_equal(GraphExecutor(lower_to_graph(mod)).run([a]), expected)
 
 
 def test_data_kernels_with_several_outputs_and_tuple_inputs():

@@ -24,8 +24,12 @@ def @main(%b: bool) -> (int32, int32) {
 }
 """
 
-# What TVM's `exe.bytecode` prints for it: header lines, `pc: opcode fields`, `# text`.
+# What TVM's compiler logs for it: `exe.constants` (TVM's NDArray summary per constant), then
+# `exe.bytecode`: header lines, `pc: opcode fields`, `# text` (no kernels, so no kernel table).
 IF_TUPLE_LISTING = """\
+VM Const[0]: NDArray[(),int32,(1,0)]=[1] on device index 0
+VM Const[1]: NDArray[(),int32,(1,0)]=[2] on device index 0
+
 VM Function[0]: main(b)
 # reg file size = 9
 # instruction count = 14
@@ -76,6 +80,9 @@ def test_listing_lines_follow_the_serialized_fields(capsys):
     exe = compile_module(load_module((ROOT / "programs" / "closures.relay").read_text(),
                                      "closures.relay"))
     blocks = out.strip("\n").split("\n\n")
+    assert blocks[0] == exe.constants_text(preview=4).rstrip("\n")
+    assert blocks[1] == exe.primitives().rstrip("\n")
+    blocks = blocks[2:]
     assert len(blocks) == len(exe.functions)
     for fn, block in zip(exe.functions, blocks):
         lines = block.split("\n")
@@ -99,12 +106,14 @@ def test_compile_passes_prints_every_stage_first(capsys):
     code, out, _ = cli(capsys, "compile", ROOT / "programs" / "fib.relay", "--passes")
     assert code == 0
     headers = re.findall(r"^// ==== (\w+):", out, flags=re.M)
-    assert headers == ["Input", "EtaExpand", "FoldConstant", "FuseOps", "ToANormalForm",
+    assert headers == ["Input", "RemoveUnusedFunctions", "EtaExpand", "FoldConstant", "FuseOps", "ToANormalForm",
                        "InferType", "LambdaLift", "DeadCodeElimination", "ManifestAlloc",
                        "ManifestLifetimes"]
     stage_text, listing = out.split("// ==== Bytecode\n")
     assert "memory.alloc_storage(" in stage_text and "memory.kill(" in stage_text
-    assert listing.startswith("VM Function[0]: fib(n)\n")
+    tables, listing = listing.split("VM Function[0]", 1)
+    assert tables.startswith("VM Const[0]: ") and "VM PackedFunc[0]: vm_mod_fused_less" in tables
+    assert listing.startswith(": fib(n)\n")
 
 
 def test_saved_executable_runs_and_traces_like_the_source(capsys, tmp_path):
@@ -205,4 +214,30 @@ def test_names_option_notes_callees(capsys):
     code, out, _ = cli(capsys, "compile", ROOT / "programs" / "fib.relay", "--names")
     assert code == 0
     assert "# invoke $11 VMFunc[0]($10)  // @fib" in out
-    assert "(in: $11, $16, out: $20)  // fused_add" in out
+    assert "(in: $11, $16, out: $20)  // vm_mod_fused_add" in out
+
+
+def test_compile_prints_the_constant_pool_and_kernel_table_as_tvm_logs_them(capsys, write):
+    path = write("pool.relay", '#[version = "0.0.5"]\n'
+                 "def @main(%x: Tensor[(3, 4), float32]) -> Tensor[(3, 4), float32] {\n"
+                 "  add(%x, full(1.5f, shape=[3, 4]))\n}\n")
+    code, out, _ = cli(capsys, "compile", path)
+    assert code == 0
+    pool = [line for line in out.splitlines() if line.startswith("VM Const[")]
+    # FoldConstant made the 3x4 tensor: TVM shows no values for it, rvmdbg adds the first four
+    assert ("VM Const[2]: NDArray[(3,4),float32,(1,0)] on device index 0  "
+            "// 1.5, 1.5, 1.5, 1.5, ...") in pool
+    kernels = [line for line in out.splitlines() if line.startswith("VM PackedFunc[")]
+    assert kernels == ["VM PackedFunc[0]: vm_mod_fused_add"]
+
+
+def test_kernel_names_follow_tvm_0_18(capsys, write):
+    from rvmdbg.vm.compiler import kernel_name
+    from rvmdbg.relay.parser import parse_expr
+    fn = parse_expr("fn (%p0: Tensor[(2), float32], Primitive=1) { nn.relu(exp(%p0)) }")
+    assert kernel_name(fn) == "vm_mod_fused_exp_nn_relu"
+    fn.attrs["ShapeFunc"] = 1
+    assert kernel_name(fn) == "vm_mod_shape_func_exp_nn_relu"
+    ext = parse_expr('fn (%p0: float32, Primitive=1, Compiler="ccompiler", '
+                     'global_symbol="tvmgen_default_ccompiler_main_0") { exp(%p0) }')
+    assert kernel_name(ext) == "tvmgen_default_ccompiler_main_0"

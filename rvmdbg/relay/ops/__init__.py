@@ -27,6 +27,7 @@ from rvmdbg.relay.ops.core import (
     OpError, OpTypeError, get_op, normalize_attrs,
 )
 from rvmdbg.relay.ops import elemwise as _elemwise
+from rvmdbg.relay.ops import index as _index  # noqa: F401  (gather, sorts, scans)
 from rvmdbg.relay.ops import nn as _nn  # noqa: F401  (registers the nn.* operators)
 from rvmdbg.relay.ops import conv as _conv  # noqa: F401  (convolutions)
 from rvmdbg.relay.ops import image as _image  # noqa: F401  (resizing)

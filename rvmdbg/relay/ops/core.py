@@ -131,6 +131,8 @@ class OpDef:
     `tuple_args` is that set of indexes; `scalar` (or None) is the fast path taking 0-d
     arrays positionally;
     `resolve_attrs` (or None) fixes attributes that depend on the argument types;
+    `attrs_from_args` (or None) copies the values of constant arguments into attributes before
+    the type relation runs (TVM's arange keeps start/stop/step as arguments and attributes);
     `min_inputs` (default `num_inputs`) admits calls with fewer arguments, for operators whose
     TVM versions differ in arity (nn.pad's pad_value became an argument).
 
@@ -145,13 +147,13 @@ class OpDef:
 
     __slots__ = ("name", "num_inputs", "attrs", "attr_specs", "type_rel", "kernel", "pattern",
                  "elementwise", "tuple_input", "tuple_args", "scalar", "doc", "_rel_impl",
-                 "resolve_attrs", "min_inputs", "shape_data", "shape_func")
+                 "resolve_attrs", "attrs_from_args", "min_inputs", "shape_data", "shape_func")
 
     def __init__(self, name: str, num_inputs: int, attrs: list, type_rel, kernel,
                  pattern: str = "opaque", elementwise: bool | None = None,
                  tuple_input: bool | tuple = False, scalar=None, doc: str = "", resolve_attrs=None,
-                 min_inputs: int | None = None, shape_data: tuple | None = None,
-                 shape_func=None):
+                 attrs_from_args=None, min_inputs: int | None = None,
+                 shape_data: tuple | None = None, shape_func=None):
         if pattern not in PATTERNS:
             raise ValueError(f"unknown fusion pattern {pattern!r}")
         if (shape_func is None) != (shape_data is None):
@@ -180,6 +182,9 @@ class OpDef:
         # written ones once the argument types are known (or None to keep them); the type
         # checker stores them in the call, as TVM fixes them when it builds the kernel.
         self.resolve_attrs = resolve_attrs
+        # `attrs_from_args(constants, attrs)`: constants[i] is argument i's value when it is
+        # a constant, else None; returns the attributes to use (or None to keep them)
+        self.attrs_from_args = attrs_from_args
         self._rel_impl = type_rel
         self.type_rel = self._checked_rel
         if self.attrs:

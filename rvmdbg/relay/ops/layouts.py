@@ -5,6 +5,8 @@ letter; relations and kernels work in a canonical order (NCHW, OIHW) and map sha
 the written layout. Padding is expanded as TVM expands it: for 2 spatial axes one value pads
 all sides, two values are (height, width) on both sides, four are (top, left, bottom, right);
 for 1 spatial axis one value pads both sides, two are (left, right).
+`parse_layout` reads packed layouts too (NCHW4c: a lower-case letter is the inner part, of
+the given factor, of its upper-case axis), for layout_transform.
 """
 from __future__ import annotations
 
@@ -78,3 +80,34 @@ def window_out(size, before: int, after: int, window: int, stride: int, ceil_mod
     if ceil_mode:
         span += stride - 1
     return span // stride + 1
+
+
+def parse_layout(name: str, attr: str, layout: str) -> list:
+    """A layout such as "NCHW4c" as [(letter, factor or None)]: an upper-case letter is a whole
+    (primal) axis, a lower-case one with its factor the inner part of the same axis split."""
+    items, i = [], 0
+    while i < len(layout):
+        j = i
+        while j < len(layout) and layout[j].isdigit():
+            j += 1
+        if j == len(layout) or not ("A" <= layout[j] <= "Z" or "a" <= layout[j] <= "z"):
+            raise OpTypeError(f"{name}: attribute '{attr}' {layout!r} is not a layout: expected "
+                              f"axis letters, each lower-case one after its factor (NCHW4c)")
+        letter = layout[j]
+        factor = int(layout[i:j]) if j > i else None
+        if letter.isupper() and factor is not None:
+            raise OpTypeError(f"{name}: attribute '{attr}' {layout!r}: the whole axis {letter} "
+                              f"takes no factor")
+        if letter.islower() and not factor:
+            raise OpTypeError(f"{name}: attribute '{attr}' {layout!r}: the sub-axis {letter} "
+                              f"needs a positive factor before it")
+        if any(c == letter for c, _ in items):
+            raise OpTypeError(f"{name}: attribute '{attr}' {layout!r} repeats axis {letter}")
+        items.append((letter, factor))
+        i = j + 1
+    letters = {c for c, _ in items}
+    for c, _ in items:
+        if c.islower() and c.upper() not in letters:
+            raise OpTypeError(f"{name}: attribute '{attr}' {layout!r}: sub-axis {c} without "
+                              f"its axis {c.upper()}")
+    return items

@@ -438,18 +438,43 @@ def _dense_rel(name, args, attrs):
     return out
 
 
-def exact_dtype(a: np.ndarray, b: np.ndarray, k: int) -> str:
-    """The dtype to run an integer product-sum of k terms of a and b in, exactly: float64
-    (BLAS) when every partial sum fits its 53-bit significand (always for 8-bit data), else
-    int64."""
-    bound = k * max(int(np.abs(a).max(initial=0)), 1) * max(int(np.abs(b).max(initial=0)), 1)
+def max_abs_shifted(x: np.ndarray, zp, axis: int = 0) -> int:
+    """max |x - zp| (zp a scalar, or one per channel along axis) without a shifted copy of x."""
+    if x.size == 0:
+        return 0
+    zp = np.asarray(zp, I64)
+    if zp.ndim == 0:
+        return max(abs(int(x.max()) - int(zp)), abs(int(x.min()) - int(zp)))
+    others = tuple(i for i in range(x.ndim) if i != axis)
+    hi = x.max(axis=others).astype(I64) - zp
+    lo = x.min(axis=others).astype(I64) - zp
+    return int(max(np.abs(hi).max(), np.abs(lo).max()))
+
+
+def exact_dtype(a_max: int, b_max: int, k: int) -> str:
+    """The dtype in which a sum of k products of values up to a_max and b_max in magnitude is
+    exact: a float type for BLAS when its significand holds every partial sum (float32: 24
+    bits, enough for small 8-bit windows; float64: 53 bits, any 8-bit layer), else int64."""
+    bound = k * max(a_max, 1) * max(b_max, 1)
+    if bound < 2 ** 24:
+        return "float32"
     return "float64" if bound < 2 ** 53 else "int64"
 
 
-def int_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a @ b of integer arrays, exactly, as int64."""
-    dt = exact_dtype(a, b, a.shape[-1])
-    return np.matmul(a.astype(dt), b.astype(dt)).astype(I64)
+def shifted(x: np.ndarray, zp, axis: int, dt: str) -> np.ndarray:
+    """x - zp in dtype dt (exact there: exact_dtype chose dt)."""
+    out = x.astype(dt)
+    out -= along(np.asarray(zp).astype(dt), axis, x.ndim)
+    return out
+
+
+def to_out_dtype(acc: np.ndarray, bound: int, dtype) -> np.ndarray:
+    """An exact accumulation as dtype, wrapping as TVM's int32 arithmetic does (a float beyond
+    int32 goes through int64 first: float-to-int32 casts do not wrap)."""
+    if acc.dtype.kind == "f" and bound >= 2 ** 31:
+        acc = acc.astype(I64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return acc.astype(dtype)
 
 
 def _dense_kernel(args, attrs):
@@ -457,10 +482,11 @@ def _dense_kernel(args, attrs):
     if data.shape[-1] != weight.shape[1]:
         raise KernelError(f"qnn.dense: data {fmt_shape(data.shape)} and weight "
                           f"{fmt_shape(weight.shape)} disagree on in_features at run time")
-    a = data.astype(I64) - np.int64(in_zp)
-    b = weight.astype(I64) - np.asarray(k_zp, I64).reshape(-1, 1)
-    with np.errstate(over="ignore"):
-        return int_matmul(a, b.T).astype(attrs["out_dtype"])
+    k = weight.shape[1]
+    a_max, b_max = max_abs_shifted(data, in_zp), max_abs_shifted(weight, k_zp, 0)
+    dt = exact_dtype(a_max, b_max, k)
+    acc = np.matmul(shifted(data, in_zp, 0, dt), shifted(weight, k_zp, 0, dt).T)
+    return to_out_dtype(acc, k * a_max * b_max, attrs["out_dtype"])
 
 
 register("qnn.dense", 6, _dense_rel, _dense_kernel, "out_elemwise_fusable",
@@ -512,13 +538,13 @@ def _conv2d_kernel(args, attrs):
     data, weight, in_zp, k_zp, in_scale, k_scale = args
     o_axis = attrs["kernel_layout"].index("O")
     # TVM pads with the input zero point: the shifted data pads with 0, as nn.conv2d does
-    a = data.astype(I64) - np.int64(in_zp)
-    b = weight.astype(I64) - along(np.asarray(k_zp, I64), o_axis, weight.ndim)
-    dt = exact_dtype(a, b, weight.size // max(weight.shape[o_axis], 1))
+    k = weight.size // max(weight.shape[o_axis], 1)
+    a_max, b_max = max_abs_shifted(data, in_zp), max_abs_shifted(weight, k_zp, o_axis)
+    dt = exact_dtype(a_max, b_max, k)
+    a, b = shifted(data, in_zp, 0, dt), shifted(weight, k_zp, o_axis, dt)
     out = _as_conv2d("qnn.conv2d", lambda: OPS["nn.conv2d"].kernel(
-        [a.astype(dt), b.astype(dt)], {**attrs, "out_dtype": dt}))
-    with np.errstate(over="ignore"):
-        return out.astype(I64).astype(attrs["out_dtype"])  # int32 accumulation wraps
+        [a, b], {**attrs, "out_dtype": dt}))
+    return to_out_dtype(out, k * a_max * b_max, attrs["out_dtype"])  # int32 wraps
 
 
 register("qnn.conv2d", 6, _conv2d_rel, _conv2d_kernel, "out_elemwise_fusable",

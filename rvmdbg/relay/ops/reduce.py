@@ -1,5 +1,5 @@
 """Reductions: sum, mean, prod, max, min, all, any (result keeps the input dtype, as in TVM:
-a sum of int32 is int32 and wraps) and argmax/argmin (result int32).
+a sum of int32 is int32 and wraps), argmax/argmin (result int32), variance, std, logsumexp.
 
 All share TVM's attributes `axis` (None: every axis), `keepdims` and `exclude` (reduce the axes
 NOT listed); argmax/argmin add `select_last_index`.
@@ -143,3 +143,96 @@ register("argmax", 1, _arg_rel, _make_arg_kernel("argmax", np.argmax), "comm_red
          attrs=_ARG_ATTRS, doc="index (int32) of the largest element over axis")
 register("argmin", 1, _arg_rel, _make_arg_kernel("argmin", np.argmin), "comm_reduce",
          attrs=_ARG_ATTRS, doc="index (int32) of the smallest element over axis")
+
+
+# ---------------------------------------------------------------------------------------------
+# variance (TVM's op: data and its mean), std and logsumexp (TVM's Python API expands these two
+# into other operators; here each is one operator, see docs/differences.md)
+
+_VARIANCE_ATTRS = _REDUCE_ATTRS + [AttrSpec("unbiased", "bool", False)]
+
+
+def _variance_rel(name, args, attrs):
+    data, mean = args
+    if data.dtype != mean.dtype:
+        raise OpTypeError(f"{name}: data {data} and mean {mean} need the same dtype")
+    if not data.dtype.startswith("float"):
+        raise OpTypeError(f"{name}: needs a float tensor, got {data}; cast it first")
+    if len(data.shape) == 0:
+        raise OpTypeError(f"{name}: needs a tensor of rank >= 1, got {data}")
+    if len(mean.shape) != len(data.shape):
+        raise OpTypeError(f"{name}: mean {mean} must have the rank of data {data} (a mean "
+                          f"with keepdims=True)")
+    for i, (d, m) in enumerate(zip(data.shape, mean.shape)):
+        if d is not None and m is not None and m not in (1, d):
+            raise OpTypeError(f"{name}: mean {mean} does not broadcast to data {data} on "
+                              f"axis {i}")
+    axes = reduce_axes(name, len(data.shape), attrs["axis"], attrs["exclude"])
+    return TensorType(_reduced_shape(data.shape, axes, attrs["keepdims"]), data.dtype)
+
+
+def _variance(args, attrs, name):
+    data, mean = args
+    axes = _axes_at_run_time(data, attrs)
+    count = 1
+    for a in axes:
+        count *= data.shape[a]
+    if attrs["unbiased"]:
+        count -= 1
+    with np.errstate(all="ignore"):
+        try:
+            diff = data - mean
+        except ValueError:
+            raise KernelError(f"{name}: mean {fmt_shape(mean.shape)} does not broadcast to "
+                              f"data {fmt_shape(data.shape)} at run time") from None
+        sq = diff * diff
+        if sq.dtype == np.float16:
+            sq = sq.astype(np.float32)  # topi sums float16 squares in float32
+        s = np.sum(sq, axis=axes, keepdims=attrs["keepdims"], dtype=sq.dtype)
+        return np.divide(s, sq.dtype.type(count)).astype(data.dtype)
+
+
+def _variance_kernel(args, attrs):
+    return as_result(_variance(args, attrs, "variance"), args[0].dtype)
+
+
+def _std_kernel(args, attrs):
+    with np.errstate(all="ignore"):
+        return as_result(np.sqrt(_variance(args, attrs, "std")), args[0].dtype)
+
+
+register("variance", 2, _variance_rel, _variance_kernel, "comm_reduce", attrs=_VARIANCE_ATTRS,
+         doc="variance(data, mean, axis=None, keepdims=False, exclude=False, unbiased=False): "
+             "mean of squared differences from mean (a keepdims mean of data)")
+register("std", 2, _variance_rel, _std_kernel, "comm_reduce", attrs=_VARIANCE_ATTRS,
+         doc="std(data, mean, ...): the square root of variance(data, mean, ...)")
+
+
+def _logsumexp_rel(name, args, attrs):
+    (x,) = args
+    if not x.dtype.startswith("float"):
+        raise OpTypeError(f"{name}: needs a float tensor, got {x}; cast it first")
+    axes = reduce_axes(name, len(x.shape), attrs["axis"], False)
+    return TensorType(_reduced_shape(x.shape, axes, attrs["keepdims"]), x.dtype)
+
+
+def _logsumexp_kernel(args, attrs):
+    x = args[0]
+    axis = attrs["axis"]
+    axes = tuple(range(x.ndim)) if axis is None else tuple(a % x.ndim for a in axis)
+    if any(x.shape[a] == 0 for a in axes):
+        raise KernelError(f"logsumexp: cannot reduce an empty tensor of shape "
+                          f"{fmt_shape(x.shape)}")
+    # TVM's expansion: log(sum(exp(x - max))) + max, each step in the dtype
+    with np.errstate(all="ignore"):
+        m = np.max(x, axis=axes, keepdims=True)
+        s = np.sum(np.exp(x - m), axis=axes, keepdims=True, dtype=x.dtype)
+        r = np.log(s) + m
+    if not attrs["keepdims"]:
+        r = r.reshape(_reduced_shape(x.shape, axes, False))
+    return as_result(r, x.dtype)
+
+
+register("logsumexp", 1, _logsumexp_rel, _logsumexp_kernel, "comm_reduce",
+         attrs=[AttrSpec("axis", "int_list_or_none", None), AttrSpec("keepdims", "bool", False)],
+         doc="logsumexp(x, axis=None, keepdims=False): log(sum(exp(x))) computed stably")

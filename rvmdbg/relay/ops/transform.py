@@ -1,10 +1,14 @@
-"""Shape-changing (injective) operators: reshape, transpose, expand_dims, squeeze, concatenate,
-stack, split, take, reverse, and shape_of.
+"""Shape-changing operators: reshape, transpose, expand_dims, squeeze, concatenate, stack,
+split, take, reverse, shape_of, strided_slice, tile, repeat, layout_transform,
+collapse_sum_like, broadcast_to_like, reshape_like, contrib_reverse_reshape,
+annotation.stop_fusion, arange and one_hot.
 
 Each shape computation is one function used twice: by the type relation on static or `?`
 dimensions, and by the kernel on the concrete input shape (where its errors become KernelError).
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -12,6 +16,7 @@ from rvmdbg.relay.ops.core import (
     Attrs, AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, is_int, known_prod, norm_axes,
     norm_axis, register, runtime_type_error, unify_dim,
 )
+from rvmdbg.relay.ops.layouts import parse_layout
 from rvmdbg.relay.types import TensorType, TupleType
 
 # ---------------------------------------------------------------------------------------------
@@ -486,3 +491,476 @@ register("shape_of", 1, _shape_of_rel, _shape_of_kernel, "opaque",
          attrs=[AttrSpec("dtype", "dtype", "int32")],
          doc="the shape of a tensor as a rank-1 integer tensor")
 
+
+
+# ---------------------------------------------------------------------------------------------
+# strided_slice
+
+_INT64_MAX = 2 ** 63 - 1
+
+
+def _canonical_index(index: int, extent: int, stride: int) -> int:
+    """topi's clamping: a negative index counts from the end, then it is clamped into
+    [0, extent] going forwards or [-1, extent - 1] going backwards."""
+    lo, hi = (-1, extent - 1) if stride < 0 else (0, extent)
+    if index < 0:
+        index += extent
+    return min(max(index, lo), hi)
+
+
+def strided_slice_plan(name: str, shape: tuple, begin, end, strides, axes, mode: str) -> list:
+    """Per sliced axis `(axis, first index or None, stride, length or None)` (None for a `?`
+    dimension), following TVM's StridedSliceRel and topi: without `axes` the lists are padded
+    to the rank (begin 0 or the end when going backwards, end the far side, stride 1); in
+    "size" mode `end` holds lengths (negative: to the end) and the strides are 1."""
+    ndim = len(shape)
+    strides = [1] if strides is None else list(strides)
+    begin, end = list(begin), list(end)
+    if axes is None:
+        for what, values in (("begin", begin), ("end", end), ("strides", strides)):
+            if len(values) > ndim:
+                raise OpTypeError(f"{name}: attribute '{what}' {values} has {len(values)} "
+                                  f"values, more than the {ndim} axes of the input")
+        strides += [1] * (ndim - len(strides))
+        begin += [0 if s > 0 else _INT64_MAX for s in strides[len(begin):]]
+        end += [_INT64_MAX if s > 0 else 0 for s in strides[len(end):]]
+        axes = list(range(ndim))
+    else:
+        if not len(axes) == len(begin) == len(end) == len(strides):
+            raise OpTypeError(f"{name}: attributes 'axes' {list(axes)}, 'begin' {begin}, 'end' "
+                              f"{end} and 'strides' {strides} must have the same length")
+        axes = norm_axes(name, axes, ndim, "axes")
+    if mode == "size":
+        strides = [1] * len(axes)
+    plan = []
+    for axis, b, e, s in zip(axes, begin, end, strides):
+        if s == 0:
+            raise OpTypeError(f"{name}: attribute 'strides' {strides} has a 0 stride")
+        dim = shape[axis]
+        if dim is None:
+            plan.append((axis, None, s, None))
+            continue
+        first = _canonical_index(b, dim, s)
+        if mode == "size":
+            # the length counts from the clamped start (topi adds it to the raw begin)
+            stop = dim if e < 0 else min(first + e, dim)
+        else:
+            stop = _canonical_index(e, dim, s)
+        if (s > 0 and stop < first) or (s < 0 and stop > first):
+            raise OpTypeError(f"{name}: begin {b} and end {e} select nothing on axis {axis} "
+                              f"of size {dim} with stride {s} (TVM rejects an inverted range)")
+        plan.append((axis, first, s, (abs(stop - first) + abs(s) - 1) // abs(s)))
+    return plan
+
+
+def _strided_slice_rel(name, args, attrs):
+    (x,) = args
+    plan = strided_slice_plan(name, x.shape, attrs["begin"], attrs["end"], attrs["strides"],
+                              attrs["axes"], attrs["slice_mode"])
+    out = list(x.shape)
+    for axis, _, _, length in plan:
+        out[axis] = length
+    return TensorType(tuple(out), x.dtype)
+
+
+_strided_slice_runtime = runtime_type_error(strided_slice_plan)
+
+
+def _strided_slice_kernel(args, attrs):
+    x = args[0]
+    plan = _strided_slice_runtime("strided_slice", x.shape, attrs["begin"], attrs["end"],
+                                  attrs["strides"], attrs["axes"], attrs["slice_mode"])
+    index = [slice(None)] * x.ndim
+    for axis, first, s, length in plan:
+        if length == 0:
+            index[axis] = slice(0, 0)
+            continue
+        stop = first + length * s
+        index[axis] = slice(first, stop if stop >= 0 else None, s)
+    return x[tuple(index)].copy()
+
+
+register("strided_slice", 1, _strided_slice_rel, _strided_slice_kernel, "injective",
+         attrs=[AttrSpec("begin", "int_list"), AttrSpec("end", "int_list"),
+                AttrSpec("strides", "int_list_or_none", None),
+                AttrSpec("slice_mode", "str", "end", choices=("end", "size")),
+                AttrSpec("axes", "int_list_or_none", None)],
+         doc="strided_slice(x, begin=, end=, strides=, axes=None, slice_mode=\"end\"): TVM's "
+             "clamped slice; slice_mode=\"size\" reads end as lengths")
+
+
+# ---------------------------------------------------------------------------------------------
+# tile, repeat
+
+
+def _tile_rel(name, args, attrs):
+    (x,) = args
+    reps = attrs["reps"]
+    if any(r <= 0 for r in reps):
+        raise OpTypeError(f"{name}: attribute 'reps' {reps} must be positive")
+    n = max(len(x.shape), len(reps))
+    dims = (1,) * (n - len(x.shape)) + tuple(x.shape)
+    reps = [1] * (n - len(reps)) + list(reps)
+    return TensorType(tuple(None if d is None else d * r for d, r in zip(dims, reps)), x.dtype)
+
+
+def _tile_kernel(args, attrs):
+    if any(r <= 0 for r in attrs["reps"]):
+        raise KernelError(f"tile: attribute 'reps' {attrs['reps']} must be positive")
+    return np.tile(args[0], attrs["reps"])
+
+
+register("tile", 1, _tile_rel, _tile_kernel, "broadcast",
+         attrs=[AttrSpec("reps", "int_list")],
+         doc="tile(x, reps=[...]): repeat the whole tensor reps[i] times along axis i")
+
+
+def _repeat_rel(name, args, attrs):
+    (x,) = args
+    if attrs["repeats"] < 1:
+        raise OpTypeError(f"{name}: attribute 'repeats' must be >= 1, got {attrs['repeats']}")
+    axis = norm_axis(name, attrs["axis"], len(x.shape))
+    d = x.shape[axis]
+    out = x.shape[:axis] + (None if d is None else d * attrs["repeats"],) + x.shape[axis + 1:]
+    return TensorType(out, x.dtype)
+
+
+def _repeat_kernel(args, attrs):
+    return np.repeat(args[0], attrs["repeats"], axis=attrs["axis"])
+
+
+register("repeat", 1, _repeat_rel, _repeat_kernel, "broadcast",
+         attrs=[AttrSpec("repeats", "int"), AttrSpec("axis", "int")],
+         doc="repeat(x, repeats=, axis=): repeat each element along axis")
+
+
+# ---------------------------------------------------------------------------------------------
+# layout_transform
+
+
+def _layouts(name, attrs, ndim):
+    src = parse_layout(name, "src_layout", attrs["src_layout"])
+    dst = parse_layout(name, "dst_layout", attrs["dst_layout"])
+    if {c for c, _ in src if c.isupper()} != {c for c, _ in dst if c.isupper()}:
+        raise OpTypeError(f"{name}: cannot transform layout {attrs['src_layout']} to "
+                          f"{attrs['dst_layout']}: they name different axes")
+    if len(src) != ndim:
+        raise OpTypeError(f"{name}: src_layout {attrs['src_layout']} has {len(src)} axes but "
+                          f"the input has rank {ndim}")
+    return src, dst
+
+
+def layout_transform_shape(name: str, shape: tuple, attrs) -> tuple:
+    src, dst = _layouts(name, attrs, len(shape))
+    factor = {c: f for c, f in src if f}
+    whole = {}
+    for (c, f), d in zip(src, shape):
+        if c.isupper():
+            inner = factor.get(c.lower(), 1)
+            whole[c] = None if d is None else d * inner
+    out = []
+    dst_factor = {c: f for c, f in dst if f}
+    for c, f in dst:
+        if c.islower():
+            out.append(f)
+            continue
+        d, inner = whole[c], dst_factor.get(c.lower(), 1)
+        if d is not None and d % inner:
+            raise OpTypeError(f"{name}: axis {c} of size {d} does not split into "
+                              f"{attrs['dst_layout']}'s factor {inner}")
+        out.append(None if d is None else d // inner)
+    return tuple(out)
+
+
+def _layout_transform_rel(name, args, attrs):
+    (x,) = args
+    return TensorType(layout_transform_shape(name, x.shape, attrs), x.dtype)
+
+
+_layout_transform_runtime = runtime_type_error(layout_transform_shape)
+
+
+def _layout_transform_kernel(args, attrs):
+    x = args[0]
+    _layout_transform_runtime("layout_transform", x.shape, attrs)
+    src, dst = _layouts("layout_transform", attrs, x.ndim)
+    pos = {c: i for i, (c, _) in enumerate(src)}
+    # to one axis per whole axis, in src's order: each sub-axis right after its axis, merged
+    primal = [c for c, _ in src if c.isupper()]
+    perm = []
+    for c in primal:
+        perm.append(pos[c])
+        if c.lower() in pos:
+            perm.append(pos[c.lower()])
+    sizes = {c: x.shape[pos[c]] * (x.shape[pos[c.lower()]] if c.lower() in pos else 1)
+             for c in primal}
+    y = x.transpose(perm).reshape([sizes[c] for c in primal])
+    # split the axes dst splits, then put every part where dst wants it
+    dst_factor = {c.upper(): f for c, f in dst if f}
+    split_shape, where = [], {}
+    for c in primal:
+        where[c] = len(split_shape)
+        if c in dst_factor:
+            split_shape += [sizes[c] // dst_factor[c], dst_factor[c]]
+            where[c.lower()] = where[c] + 1
+        else:
+            split_shape.append(sizes[c])
+    return y.reshape(split_shape).transpose([where[c] for c, _ in dst]).copy()
+
+
+register("layout_transform", 1, _layout_transform_rel, _layout_transform_kernel, "injective",
+         attrs=[AttrSpec("src_layout", "str"), AttrSpec("dst_layout", "str")],
+         doc="layout_transform(x, src_layout=\"NCHW\", dst_layout=\"NCHW4c\"): permute and "
+             "split axes between layouts")
+
+
+# ---------------------------------------------------------------------------------------------
+# collapse_sum_like, broadcast_to_like, reshape_like, contrib_reverse_reshape
+
+
+def _broadcasts_to(name, x: TensorType, target: TensorType, what: str):
+    """x must broadcast (NumPy rules) to exactly target's shape."""
+    if x.dtype != target.dtype:
+        raise OpTypeError(f"{name}: dtypes {x.dtype} and {target.dtype} differ")
+    if len(x.shape) > len(target.shape):
+        raise OpTypeError(f"{name}: {what}: {x} has more axes than {target}")
+    for a, b in zip(reversed(x.shape), reversed(target.shape)):
+        if a is not None and b is not None and a != 1 and a != b:
+            raise OpTypeError(f"{name}: {what}: {x} does not broadcast to {target}")
+
+
+def _collapse_sum_like_rel(name, args, attrs):
+    data, like = args
+    _broadcasts_to(name, like, data, "the collapse type must broadcast to the data")
+    return like
+
+
+def collapse_sum(x: np.ndarray, shape: tuple, name: str = "collapse_sum_like") -> np.ndarray:
+    """Sum x down to `shape` (which broadcasts to x's shape): the inverse of broadcasting."""
+    lead = x.ndim - len(shape)
+    if lead < 0 or any(s != 1 and s != d for s, d in zip(shape, x.shape[lead:])):
+        raise KernelError(f"{name}: shape {fmt_shape(shape)} does not broadcast to "
+                          f"{fmt_shape(x.shape)} at run time")
+    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
+                                      if s == 1 and x.shape[lead + i] != 1)
+    with np.errstate(all="ignore"):
+        r = np.sum(x, axis=axes, dtype=x.dtype, keepdims=True) if axes else x.copy()
+    return as_result(r.reshape(shape), x.dtype)
+
+
+def _collapse_sum_like_kernel(args, attrs):
+    data, like = args
+    return collapse_sum(data, like.shape)
+
+
+register("collapse_sum_like", 2, _collapse_sum_like_rel, _collapse_sum_like_kernel,
+         "comm_reduce", doc="collapse_sum_like(data, like): sum data down to like's shape")
+
+
+def _broadcast_to_like_rel(name, args, attrs):
+    data, like = args
+    _broadcasts_to(name, data, like, "the data must broadcast to the second argument")
+    return like
+
+
+def _broadcast_to_like_kernel(args, attrs):
+    data, like = args
+    try:
+        return np.broadcast_to(data, like.shape).copy()
+    except ValueError:
+        raise KernelError(f"broadcast_to_like: cannot broadcast shape {fmt_shape(data.shape)} "
+                          f"to {fmt_shape(like.shape)} at run time") from None
+
+
+register("broadcast_to_like", 2, _broadcast_to_like_rel, _broadcast_to_like_kernel, "broadcast",
+         doc="broadcast_to_like(data, like): data broadcast to like's shape")
+
+
+def reshape_like_shape(name: str, lhs: tuple, rhs: tuple, attrs) -> tuple:
+    """lhs[:lhs_begin] + rhs[rhs_begin:rhs_end] + lhs[lhs_end:], sizes checked when known."""
+    def bounds(shape, b, e, side):
+        n = len(shape)
+        e = n if e is None else e
+        b, e = (b + n if b < 0 else b), (e + n if e < 0 else e)
+        if not 0 <= b <= e <= n:
+            raise OpTypeError(f"{name}: attributes '{side}_begin' and '{side}_end' select "
+                              f"[{b}, {e}), not a range of the {n} axes of {fmt_shape(shape)}")
+        return b, e
+    lb, le = bounds(lhs, attrs["lhs_begin"], attrs["lhs_end"], "lhs")
+    rb, re_ = bounds(rhs, attrs["rhs_begin"], attrs["rhs_end"], "rhs")
+    out = tuple(lhs[:lb]) + tuple(rhs[rb:re_]) + tuple(lhs[le:])
+    a, b = known_prod(lhs), known_prod(out)
+    if a is not None and b is not None and a != b:
+        raise OpTypeError(f"{name}: cannot reshape {fmt_shape(lhs)} ({a} elements) to "
+                          f"{fmt_shape(out)} ({b} elements)")
+    return out
+
+
+def _reshape_like_rel(name, args, attrs):
+    data, like = args
+    return TensorType(reshape_like_shape(name, data.shape, like.shape, attrs), data.dtype)
+
+
+_reshape_like_runtime = runtime_type_error(reshape_like_shape)
+
+
+def _reshape_like_kernel(args, attrs):
+    data, like = args
+    return data.reshape(_reshape_like_runtime("reshape_like", data.shape, like.shape,
+                                              attrs)).copy()
+
+
+register("reshape_like", 2, _reshape_like_rel, _reshape_like_kernel, "injective",
+         attrs=[AttrSpec("lhs_begin", "int", 0), AttrSpec("lhs_end", "int_or_none", None),
+                AttrSpec("rhs_begin", "int", 0), AttrSpec("rhs_end", "int_or_none", None)],
+         doc="reshape_like(data, like): data reshaped to like's shape (the ranges of axes "
+             "lhs_begin:lhs_end of data replaced by rhs_begin:rhs_end of like)")
+
+
+def reverse_reshape_dims(name: str, ishape: tuple, newshape, allowzero: bool = False) -> tuple:
+    """reshape's special values read from the right: both shapes reversed, then reshaped."""
+    out = reshape_dims(name, tuple(reversed(ishape)), list(reversed(newshape)), allowzero)
+    return tuple(reversed(out))
+
+
+def _reverse_reshape_rel(name, args, attrs):
+    (x,) = args
+    return TensorType(reverse_reshape_dims(name, x.shape, attrs["newshape"], attrs["allowzero"]),
+                      x.dtype)
+
+
+_reverse_reshape_runtime = runtime_type_error(reverse_reshape_dims)
+
+
+def _reverse_reshape_kernel(args, attrs):
+    x = args[0]
+    return x.reshape(_reverse_reshape_runtime("contrib_reverse_reshape", x.shape,
+                                              attrs["newshape"], attrs["allowzero"])).copy()
+
+
+register("contrib_reverse_reshape", 1, _reverse_reshape_rel, _reverse_reshape_kernel,
+         "injective",
+         attrs=[AttrSpec("newshape", "int_list"), AttrSpec("allowzero", "bool", False)],
+         doc="relay.reverse_reshape: reshape with 0, -1, -2, -3, -4 applied right to left")
+
+
+# ---------------------------------------------------------------------------------------------
+# annotation.stop_fusion
+
+
+def _identity_rel(name, args, attrs):
+    return args[0]
+
+
+def _identity_kernel(args, attrs):
+    return args[0].copy()
+
+
+register("annotation.stop_fusion", 1, _identity_rel, _identity_kernel, "opaque",
+         doc="identity that ends a fused group: FuseOps fuses nothing across it, then drops it")
+
+
+# ---------------------------------------------------------------------------------------------
+# arange, one_hot
+
+_ARANGE_BOUNDS = ("start", "stop", "step")
+
+
+def _arange_length(name, start, stop, step, allow_empty: bool = False) -> int:
+    if step == 0:
+        raise OpTypeError(f"{name}: step must not be 0")
+    n = math.ceil((stop - start) / step)
+    if allow_empty:
+        return max(n, 0)
+    if n <= 0:
+        raise OpTypeError(f"{name}: start {start}, stop {stop}, step {step} give an empty range "
+                          f"(TVM requires at least one element)")
+    return n
+
+
+def _arange_rel(name, args, attrs):
+    dt = attrs["dtype"]
+    for what, t in zip(_ARANGE_BOUNDS, args):
+        if t.shape != () or t.dtype != dt:
+            raise OpTypeError(f"{name}: {what} must be a 0-d {dt} tensor (the dtype attribute), "
+                              f"got {t}")
+    # a bound written as anything but a number (TVM may print an expression) is unknown
+    bounds = [attrs[b] if isinstance(attrs[b], (int, float)) and not isinstance(attrs[b], bool)
+              else None for b in _ARANGE_BOUNDS]
+    if any(b is None for b in bounds):
+        # the length depends on the values: (?,), planned at run time by the shape function
+        return TensorType((None,), dt)
+    return TensorType((_arange_length(name, *bounds),), dt)
+
+
+def _arange_shape_func(inputs, attrs):
+    """The output length from the values of start, stop and step (TVM's shape function;
+    like it, an empty range is an empty tensor, which only constant bounds reject)."""
+    return [(_arange_length("arange", *(x.item() for x in inputs), allow_empty=True),)]
+
+
+def _arange_bounds_from_args(constants, attrs):
+    """Constant start/stop/step become attributes too, as TVM's ArangeAttrs duplicate them."""
+    if all(c is None for c in constants):
+        return None
+    out = Attrs(attrs.op_name, attrs) if isinstance(attrs, Attrs) else dict(attrs)
+    for what, c in zip(_ARANGE_BOUNDS, constants):
+        if c is not None and np.ndim(c) == 0:
+            out[what] = c.item()
+    return out
+
+
+def _arange_kernel(args, attrs):
+    start, stop, step = (a.item() for a in args)
+    dt = np.dtype(attrs["dtype"])
+    try:
+        n = _arange_length("arange", start, stop, step, allow_empty=True)
+    except OpTypeError as e:
+        raise KernelError(e.message) from None
+    # topi: start + step * i, computed in the dtype
+    return as_result(np.asarray(start, dt) + np.asarray(step, dt) * np.arange(n).astype(dt), dt)
+
+
+register("arange", 3, _arange_rel, _arange_kernel, "opaque",
+         attrs=[AttrSpec("start", "any", None), AttrSpec("stop", "any", None),
+                AttrSpec("step", "any", None), AttrSpec("dtype", "dtype", "float32")],
+         attrs_from_args=_arange_bounds_from_args, shape_data=(True, True, True),
+         shape_func=_arange_shape_func,
+         doc="arange(start, stop, step, dtype=\"float32\"): evenly spaced values in "
+             "[start, stop); the three are 0-d tensors (constants give a static length)")
+
+
+def _one_hot_rel(name, args, attrs):
+    indices, on, off = args
+    if not is_int(indices.dtype):
+        raise OpTypeError(f"{name}: indices must be an integer tensor, got {indices}")
+    for what, t in (("on_value", on), ("off_value", off)):
+        if t.shape != ():
+            raise OpTypeError(f"{name}: {what} must be a 0-d tensor, got {t}")
+    if attrs["depth"] <= 0:
+        raise OpTypeError(f"{name}: attribute 'depth' must be positive, got {attrs['depth']}")
+    ndim = len(indices.shape)
+    axis = attrs["axis"]
+    if not -1 <= axis <= ndim:
+        raise OpTypeError(f"{name}: attribute 'axis' {axis} is out of range for {ndim}-d "
+                          f"indices; valid: -1 (last) or [0, {ndim}]")
+    axis = ndim if axis == -1 else axis
+    shape = indices.shape[:axis] + (attrs["depth"],) + indices.shape[axis:]
+    return TensorType(shape, attrs["dtype"] or on.dtype)
+
+
+def _one_hot_kernel(args, attrs):
+    indices, on, off = args
+    axis = indices.ndim if attrs["axis"] == -1 else attrs["axis"]
+    dt = np.dtype(attrs["dtype"] or on.dtype)
+    hit = np.expand_dims(indices, axis) == np.arange(attrs["depth"]).reshape(
+        (-1,) + (1,) * (indices.ndim - axis))
+    with np.errstate(all="ignore"):
+        return as_result(np.where(hit, on.astype(dt), off.astype(dt)), dt)
+
+
+register("one_hot", 3, _one_hot_rel, _one_hot_kernel, "out_elemwise_fusable",
+         attrs=[AttrSpec("depth", "int", 1), AttrSpec("axis", "int", -1),
+                AttrSpec("dtype", "dtype_or_none", None)],
+         doc="one_hot(indices, on_value, off_value, depth=, axis=-1, dtype=): on_value where "
+             "the index along the new axis equals indices, else off_value")

@@ -280,7 +280,7 @@ class FlowView(Vertical, can_focus=True):
             here = sm.index == self.stage_index
             mark = self.symbols.current if here else " "
             role = "header" if here else ("plain" if sm.matches else "dim")
-            rows.append([(f"{mark} {sm.name:<20}", role), (sm.summary, role)])
+            rows.append([(f"{mark} {sm.name:<21} ", role), (sm.summary, role)])
         pane.set_rows(rows)
 
     def _draw_selection(self) -> None:

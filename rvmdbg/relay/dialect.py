@@ -1,0 +1,120 @@
+"""The VM's memory and device dialect: the operators TVM's late passes write, and their types.
+
+ManifestAlloc writes `memory.alloc_storage`, `memory.alloc_tensor`, `vm.invoke_tvm_op`,
+`vm.shape_of`, `vm.shape_func`, `vm.reshape_tensor`; ManifestLifetimes `memory.kill`; device
+planning `on_device` and `device_copy`. They are not user operators (no kernel, no fusion):
+the parser accepts their names so a printed pass stage (rvmdbg's or TVM's) reads back, the
+type checker types them here, and the code generator maps each call to one instruction.
+
+Both argument layouts of `memory.alloc_storage` are read: rvmdbg's `(size, alignment=,
+dtype_hint=)` and TVM 0.18's `(size, shape, alignment, virtual_device=, dtype=)`.
+"""
+from __future__ import annotations
+
+from rvmdbg.relay.types import UNIT, StorageType, TensorType, TupleType
+
+ALLOC_STORAGE = "memory.alloc_storage"
+ALLOC_TENSOR = "memory.alloc_tensor"
+KILL = "memory.kill"
+INVOKE_TVM_OP = "vm.invoke_tvm_op"
+SHAPE_OF = "vm.shape_of"
+SHAPE_FUNC = "vm.shape_func"
+RESHAPE_TENSOR = "vm.reshape_tensor"
+ON_DEVICE = "on_device"
+DEVICE_COPY = "device_copy"
+
+MEMORY_OPS = frozenset({ALLOC_STORAGE, ALLOC_TENSOR, KILL, INVOKE_TVM_OP, SHAPE_OF, SHAPE_FUNC,
+                        RESHAPE_TENSOR})
+# one device here: both are the identity on their argument's value
+DEVICE_OPS = frozenset({ON_DEVICE, DEVICE_COPY})
+DIALECT_OPS = MEMORY_OPS | DEVICE_OPS
+
+_ARITY = {ALLOC_STORAGE: (1, 3), ALLOC_TENSOR: (3,), KILL: (1,), INVOKE_TVM_OP: (3,),
+          SHAPE_OF: (1,), SHAPE_FUNC: (3,), RESHAPE_TENSOR: (2,), ON_DEVICE: (1,),
+          DEVICE_COPY: (1,)}
+
+
+class DialectTypeError(Exception):
+    """A dialect call whose arguments do not fit; `arg` is the index of the culprit or None."""
+
+    def __init__(self, message: str, arg: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.arg = arg
+
+
+def arity_error(name: str, given: int) -> str | None:
+    """The message for a wrong number of arguments, or None when the count is right."""
+    counts = _ARITY[name]
+    if given in counts:
+        return None
+    want = " or ".join(str(n) for n in counts)
+    return f"{name} takes {want} arguments, {given} given"
+
+
+def _dims(value) -> tuple:
+    """A shape attribute (`[2, 3]`, with -1 or None for `?`; TVM's const_shape is a constant
+    tensor) as TensorType dims."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if not isinstance(value, (list, tuple)):
+        raise DialectTypeError(f"a shape attribute must be a list of dimensions, found {value!r}")
+    return tuple(None if d is None or (isinstance(d, int) and d < 0) else int(d) for d in value)
+
+
+def _int64_scalar(t, name: str, i: int, what: str) -> None:
+    if not (isinstance(t, TensorType) and t.shape == () and t.dtype == "int64"):
+        raise DialectTypeError(f"{name}: the {what} must be an int64 scalar, found {t}", i)
+
+
+def static_shape(value) -> list | None:
+    """A const_shape attribute as a list of ints (None when absent)."""
+    return None if value is None else [int(d) for d in _dims(value)]
+
+
+def result_type(name: str, arg_types: list, attrs: dict):
+    """The type of a dialect call, given its (resolved) argument types; DialectTypeError when
+    they do not fit. Arguments that are functions or tuples of outputs are not inspected."""
+    attrs = attrs or {}
+    if name == ALLOC_STORAGE:
+        _int64_scalar(arg_types[0], name, 0, "size")
+        if len(arg_types) == 3:
+            _int64_scalar(arg_types[2], name, 2, "alignment")
+        return StorageType()
+    if name == ALLOC_TENSOR:
+        if not isinstance(arg_types[0], StorageType):
+            raise DialectTypeError(f"{name}: the first argument must be a storage, found "
+                                   f"{arg_types[0]}", 0)
+        shape_t = arg_types[2]
+        if not (isinstance(shape_t, TensorType) and len(shape_t.shape) == 1
+                and shape_t.shape[0] is not None):
+            raise DialectTypeError(f"{name}: the shape must be a 1-d tensor of known length, "
+                                   f"found {shape_t}", 2)
+        dtype = attrs.get("dtype", "float32")
+        for key in ("const_shape", "assert_shape"):
+            if attrs.get(key) is not None:
+                dims = _dims(attrs[key])
+                if len(dims) != shape_t.shape[0]:
+                    raise DialectTypeError(f"{name}: {key} has {len(dims)} dimensions, the "
+                                           f"shape argument {shape_t.shape[0]}", 2)
+                return TensorType(dims, dtype)
+        return TensorType((None,) * shape_t.shape[0], dtype)
+    if name == SHAPE_OF:
+        t = arg_types[0]
+        if not isinstance(t, TensorType):
+            raise DialectTypeError(f"{name}: the argument must be a tensor, found {t}", 0)
+        return TensorType((len(t.shape),), "int64")
+    if name == RESHAPE_TENSOR:
+        t = arg_types[0]
+        if not isinstance(t, TensorType):
+            raise DialectTypeError(f"{name}: the argument must be a tensor, found {t}", 0)
+        return TensorType(_dims(attrs.get("newshape", [])), t.dtype)
+    if name in (INVOKE_TVM_OP, SHAPE_FUNC):
+        for i in (1, 2):
+            if not isinstance(arg_types[i], TupleType):
+                raise DialectTypeError(f"{name}: argument {i + 1} must be a tuple of tensors, "
+                                       f"found {arg_types[i]}", i)
+        return UNIT
+    if name == KILL:
+        return UNIT
+    return arg_types[0]  # on_device, device_copy

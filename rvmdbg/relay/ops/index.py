@@ -1,0 +1,259 @@
+"""Indexing, sorting and scans: gather, gather_nd, cumsum, sort, argsort, topk.
+
+Sorts are stable, as TVM's CPU sorts are: equal values keep the order of their indices, in
+descending order too. Indices out of range are a run-time error (KernelError) instead of
+topi's unchecked read.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from rvmdbg.relay.ops.core import (
+    AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, is_int, known_prod, need_dtype,
+    norm_axis, register, unify_dim,
+)
+from rvmdbg.relay.types import TensorType, TupleType
+
+
+def _check_range(name: str, idx: np.ndarray, n: int, axis_text: str) -> None:
+    bad = (idx < 0) | (idx >= n)
+    if np.any(bad):
+        v = int(np.asarray(idx)[bad].flat[0])
+        raise KernelError(f"{name}: index {v} is out of range for {axis_text} of size {n}")
+
+
+# ---------------------------------------------------------------------------------------------
+# gather, gather_nd
+
+
+def _gather_rel(name, args, attrs):
+    data, indices = args
+    if not is_int(indices.dtype):
+        raise OpTypeError(f"{name}: indices must be an integer tensor, got {indices}")
+    ndim = len(data.shape)
+    if len(indices.shape) != ndim:
+        raise OpTypeError(f"{name}: indices {indices} must have the rank of data {data}")
+    if ndim == 0:
+        raise OpTypeError(f"{name}: cannot gather from a 0-d tensor")
+    axis = norm_axis(name, attrs["axis"], ndim)
+    shape = []
+    for i, (d, k) in enumerate(zip(data.shape, indices.shape)):
+        if i == axis:
+            shape.append(k)
+        else:
+            shape.append(unify_dim(name, k, d, f"indices {indices} and data {data} differ on "
+                                               f"axis {i}; only axis {axis} may differ"))
+    return TensorType(tuple(shape), data.dtype)
+
+
+def _gather_kernel(args, attrs):
+    data, indices = args
+    axis = attrs["axis"] % data.ndim
+    for i in range(data.ndim):
+        if i != axis and data.shape[i] != indices.shape[i]:
+            raise KernelError(f"gather: indices {fmt_shape(indices.shape)} and data "
+                              f"{fmt_shape(data.shape)} differ on axis {i} at run time")
+    _check_range("gather", indices, data.shape[axis], f"axis {axis}")
+    return np.take_along_axis(data, indices.astype(np.int64), axis=axis)
+
+
+register("gather", 2, _gather_rel, _gather_kernel, "injective",
+         attrs=[AttrSpec("axis", "int")],
+         doc="gather(data, indices, axis=): out[..i..] = data[.. indices[..i..] at axis ..]")
+
+
+def gather_nd_shape(name: str, data: tuple, indices: tuple, batch_dims: int,
+                    index_rank) -> tuple:
+    """indices is (M, Y...): the output is Y... followed by data's axes after M + batch_dims."""
+    if len(indices) < 1:
+        raise OpTypeError(f"{name}: indices must have rank >= 1 (its first axis indexes data)")
+    m = indices[0]
+    if index_rank is not None:
+        m = unify_dim(name, m, index_rank, f"attribute 'index_rank' {index_rank} differs from "
+                                           f"the first axis of indices {fmt_shape(indices)}")
+    if m is None:
+        raise OpTypeError(f"{name}: the first axis of indices {fmt_shape(indices)} must be "
+                          f"known; give attribute 'index_rank'")
+    if batch_dims < 0:
+        raise OpTypeError(f"{name}: attribute 'batch_dims' must be >= 0, got {batch_dims}")
+    if m + batch_dims > len(data):
+        raise OpTypeError(f"{name}: indices index {m} axes after {batch_dims} batch axes, but "
+                          f"data {fmt_shape(data)} has only {len(data)}")
+    if batch_dims > len(indices) - 1:
+        raise OpTypeError(f"{name}: attribute 'batch_dims' {batch_dims} exceeds the "
+                          f"{len(indices) - 1} axes of indices after the first")
+    for i in range(batch_dims):
+        unify_dim(name, data[i], indices[i + 1], f"batch axis {i} differs between data "
+                                                 f"{fmt_shape(data)} and indices "
+                                                 f"{fmt_shape(indices)}")
+    return tuple(indices[1:]) + tuple(data[m + batch_dims:])
+
+
+def _gather_nd_rel(name, args, attrs):
+    data, indices = args
+    if not is_int(indices.dtype):
+        raise OpTypeError(f"{name}: indices must be an integer tensor, got {indices}")
+    return TensorType(gather_nd_shape(name, data.shape, indices.shape, attrs["batch_dims"],
+                                      attrs["index_rank"]), data.dtype)
+
+
+def _gather_nd_kernel(args, attrs):
+    data, indices = args
+    bd = attrs["batch_dims"]
+    try:
+        gather_nd_shape("gather_nd", data.shape, indices.shape, bd, attrs["index_rank"])
+    except OpTypeError as e:
+        raise KernelError(e.message) from None
+    m = indices.shape[0]
+    y = indices.shape[1:]
+    index = []
+    for j in range(bd):  # the batch axes of data follow the first axes of Y
+        index.append(np.arange(data.shape[j]).reshape(
+            tuple(data.shape[j] if k == j else 1 for k in range(len(y)))))
+    for i in range(m):
+        idx = indices[i].astype(np.int64)
+        _check_range("gather_nd", idx, data.shape[bd + i], f"axis {bd + i}")
+        index.append(idx)
+    out = data[tuple(index)] if index else np.broadcast_to(data, y + data.shape)
+    return as_result(np.array(out), data.dtype)
+
+
+register("gather_nd", 2, _gather_nd_rel, _gather_nd_kernel, "injective",
+         attrs=[AttrSpec("batch_dims", "int", 0), AttrSpec("index_rank", "int_or_none", None)],
+         doc="gather_nd(data, indices): indices (M, Y...) pick data[b..., i_0, ..., i_M-1, ...]")
+
+
+# ---------------------------------------------------------------------------------------------
+# cumsum
+
+
+def _cumsum_rel(name, args, attrs):
+    (x,) = args
+    need_dtype(name, x, "numeric")
+    dt = attrs["dtype"] or x.dtype
+    if attrs["axis"] is None:
+        return TensorType((known_prod(x.shape),), dt)
+    if len(x.shape) == 0:
+        raise OpTypeError(f"{name}: cannot scan along an axis of a 0-d tensor; leave axis None")
+    norm_axis(name, attrs["axis"], len(x.shape))
+    return TensorType(x.shape, dt)
+
+
+def _cumsum_kernel(args, attrs):
+    x = args[0]
+    dt = np.dtype(attrs["dtype"] or x.dtype)
+    axis = attrs["axis"]
+    if axis is None:
+        x, axis = x.reshape(-1), 0
+    with np.errstate(all="ignore"):
+        r = np.cumsum(x, axis=axis, dtype=dt)
+        if attrs["exclusive"]:
+            # the sum of the elements before each one: 0 first
+            r = np.concatenate([np.zeros_like(np.take(r, [0], axis=axis)),
+                                np.take(r, range(r.shape[axis] - 1), axis=axis)], axis=axis) \
+                if r.shape[axis] else r
+    return as_result(r, dt)
+
+
+register("cumsum", 1, _cumsum_rel, _cumsum_kernel, "opaque",
+         attrs=[AttrSpec("axis", "int_or_none", None), AttrSpec("dtype", "dtype_or_none", None),
+                AttrSpec("exclusive", "bool", False)],
+         doc="cumsum(x, axis=None, dtype=None, exclusive=False): running sum (over the "
+             "flattened tensor when axis is None)")
+
+
+# ---------------------------------------------------------------------------------------------
+# sort, argsort, topk
+
+
+def stable_argsort(x: np.ndarray, axis: int, ascend: bool) -> np.ndarray:
+    """Stable sort order along axis; descending keeps equal values in index order too."""
+    if ascend:
+        return np.argsort(x, axis=axis, kind="stable")
+    n = x.shape[axis]
+    flipped = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
+    return np.flip(n - 1 - flipped, axis)
+
+
+def _sort_axis_rel(name, x: TensorType, axis: int) -> int:
+    need_dtype(name, x, "numeric")
+    if len(x.shape) == 0:
+        raise OpTypeError(f"{name}: needs a tensor of rank >= 1, got {x}")
+    return norm_axis(name, axis, len(x.shape))
+
+
+def _sort_rel(name, args, attrs):
+    (x,) = args
+    _sort_axis_rel(name, x, attrs["axis"])
+    return x
+
+
+def _sort_kernel(args, attrs):
+    x = args[0]
+    order = stable_argsort(x, attrs["axis"], attrs["is_ascend"])
+    return np.take_along_axis(x, order, axis=attrs["axis"])
+
+
+register("sort", 1, _sort_rel, _sort_kernel, "opaque",
+         attrs=[AttrSpec("axis", "int", -1), AttrSpec("is_ascend", "bool", True)],
+         doc="sort(x, axis=-1, is_ascend=True): the values sorted along axis")
+
+
+def _argsort_rel(name, args, attrs):
+    (x,) = args
+    _sort_axis_rel(name, x, attrs["axis"])
+    return TensorType(x.shape, attrs["dtype"])
+
+
+def _argsort_kernel(args, attrs):
+    x = args[0]
+    return as_result(stable_argsort(x, attrs["axis"], attrs["is_ascend"]),
+                     np.dtype(attrs["dtype"]))
+
+
+register("argsort", 1, _argsort_rel, _argsort_kernel, "opaque",
+         attrs=[AttrSpec("axis", "int", -1), AttrSpec("is_ascend", "bool", True),
+                AttrSpec("dtype", "dtype", "int32")],
+         doc="argsort(x, axis=-1, is_ascend=True, dtype=\"int32\"): the indices that sort x")
+
+
+def _topk_rel(name, args, attrs):
+    (x,) = args
+    axis = _sort_axis_rel(name, x, attrs["axis"])
+    if not is_int(attrs["dtype"]):
+        raise OpTypeError(f"{name}: attribute 'dtype' must be an integer type, got "
+                          f"{attrs['dtype']}")
+    k, d = attrs["k"], x.shape[axis]
+    if k >= 1 and d is not None and k > d:
+        raise OpTypeError(f"{name}: attribute 'k' {k} exceeds the size {d} of axis {axis}")
+    shape = x.shape[:axis] + ((k if k >= 1 else d),) + x.shape[axis + 1:]
+    values, indices = TensorType(shape, x.dtype), TensorType(shape, attrs["dtype"])
+    return {"both": TupleType((values, indices)), "values": values,
+            "indices": indices}[attrs["ret_type"]]
+
+
+def _topk_kernel(args, attrs):
+    x = args[0]
+    axis = attrs["axis"] % x.ndim
+    k = attrs["k"]
+    if k > x.shape[axis]:
+        raise KernelError(f"topk: k {k} exceeds the size {x.shape[axis]} of axis {axis}")
+    order = stable_argsort(x, axis, attrs["is_ascend"])
+    if k >= 1:
+        order = np.take(order, range(k), axis=axis)
+    values = np.take_along_axis(x, order, axis=axis)
+    indices = as_result(order, np.dtype(attrs["dtype"]))
+    ret = attrs["ret_type"]
+    if ret == "values":
+        return values
+    if ret == "indices":
+        return indices
+    return (values, indices)
+
+
+register("topk", 1, _topk_rel, _topk_kernel, "opaque",
+         attrs=[AttrSpec("k", "int", 1), AttrSpec("axis", "int", -1),
+                AttrSpec("ret_type", "str", "both", choices=("both", "values", "indices")),
+                AttrSpec("is_ascend", "bool", False), AttrSpec("dtype", "dtype", "int32")],
+         doc="topk(x, k=1, axis=-1, ret_type=\"both\"): the k largest (is_ascend: smallest) "
+             "values and their indices; k < 1 keeps all")

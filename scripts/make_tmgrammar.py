@@ -1,0 +1,159 @@
+"""Write the editors' TextMate grammar for Relay from the Pygments lexer's rules.
+
+    python3 scripts/make_tmgrammar.py           # writes editors/vscode/syntaxes/relay.tmLanguage.json
+    python3 scripts/make_tmgrammar.py --check   # exit 1 if the committed file differs
+
+`rvmdbg.relay.highlight.RULES` is the one token list: each rule's regex becomes a `match`
+(with `captures` for a rule that tags its groups), a rule that enters a state becomes a
+`begin`/`end` pair whose `end` is that state's popping rule and whose `patterns` are the
+state's other rules (a `#push` rule nests the pair in itself), and each Pygments token type
+maps to a TextMate scope. What a regular expression cannot see stays out of both: the
+Pygments lexer re-tags lowercase constructors and type names the program declares, which a
+TextMate grammar cannot.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pygments.token import (Comment, Keyword, Name, Number, Operator,  # noqa: E402
+                            Punctuation, String, Whitespace)
+
+from rvmdbg.relay.highlight import GRAPH_VAR, RULES  # noqa: E402
+
+OUTPUT = ROOT / "editors" / "vscode" / "syntaxes" / "relay.tmLanguage.json"
+
+# Pygments token type -> TextMate scope (without the `.relay` suffix); None: no scope
+SCOPES = {
+    Whitespace: None,
+    Comment.Single: "comment.line.double-slash",
+    Comment.Multiline: "comment.block",
+    Comment.Preproc: "meta.preprocessor",
+    String.Double: "string.quoted.double",
+    Keyword: "keyword.control",
+    Keyword.Declaration: "storage.type",
+    Keyword.Constant: "constant.language",
+    Keyword.Type: "support.type",
+    Name: None,
+    Name.Function: "entity.name.function",
+    Name.Variable: "variable.other",
+    GRAPH_VAR: "variable.other.graph",
+    Name.Attribute: "entity.other.attribute-name",
+    Name.Class: "entity.name.type",
+    Name.Constant: "support.class.constructor",
+    Name.Builtin: "support.function",
+    Name.Builtin.Pseudo: "variable.language",
+    Number: "constant.numeric",
+    Number.Float: "constant.numeric.float",
+    Number.Integer: "constant.numeric.integer",
+    Operator: "keyword.operator",
+    Punctuation: "punctuation.separator",
+}
+
+
+def scope(token) -> str | None:
+    if token not in SCOPES:
+        raise SystemExit(f"make_tmgrammar: no TextMate scope for the token type {token}")
+    name = SCOPES[token]
+    return None if name is None else name + ".relay"
+
+
+def captures(tokens: list) -> dict:
+    return {str(i): {"name": scope(t)} for i, t in enumerate(tokens, 1) if scope(t)}
+
+
+def match_rule(regex: str, action) -> dict | None:
+    """A `match` rule; None for whitespace. A plain name keeps a rule without a scope, so
+    that it consumes the name (`x1` must not show a number)."""
+    if isinstance(action, list):
+        caps = captures(action)
+        return {"match": regex, "captures": caps} if caps else {"match": regex}
+    if action is Whitespace:
+        return None
+    name = scope(action)
+    return {"name": name, "match": regex} if name else {"match": regex}
+
+
+def state_rule(regex: str, action, state: str) -> dict:
+    """A rule entering `state`: begin at `regex`, end at the state's popping rule."""
+    entries = RULES[state]
+    pops = [(r, a) for r, a, s in entries if s == "#pop"]
+    rule = {"begin": regex}
+    if isinstance(action, list):
+        rule["beginCaptures"] = captures(action)
+    elif scope(action):
+        rule["name"] = scope(action)
+    if pops:
+        end, end_action = pops[0]
+        rule["end"] = end
+        if scope(end_action) and scope(end_action) != rule.get("name"):
+            rule["endCaptures"] = {"0": {"name": scope(end_action)}}
+    else:
+        rule["end"] = "(?!)"  # the state lasts to the end of the file
+    rule["patterns"] = patterns(state)
+    return rule
+
+
+def patterns(state: str) -> list:
+    out = []
+    for regex, action, new_state in RULES[state]:
+        if new_state == "#pop":
+            continue
+        if new_state == "#push":
+            out.append({"include": f"#{state}"})
+        elif new_state is not None:
+            out.append({"include": f"#{new_state}"})
+        else:
+            rule = match_rule(regex, action)
+            if rule is not None:
+                out.append(rule)
+    return out
+
+
+def grammar() -> dict:
+    repository = {}
+    for state, entries in RULES.items():
+        for regex, action, new_state in entries:
+            if new_state not in (None, "#pop", "#push") and new_state not in repository:
+                repository[new_state] = state_rule(regex, action, new_state)
+    return {
+        "$schema": "https://raw.githubusercontent.com/martinring/tmlanguage/master/"
+                   "tmlanguage.json",
+        "name": "Relay",
+        "scopeName": "source.relay",
+        "fileTypes": ["relay", "rly"],
+        "comment": "Generated by scripts/make_tmgrammar.py from rvmdbg.relay.highlight.RULES; "
+                   "do not edit.",
+        "patterns": patterns("root"),
+        "repository": repository,
+    }
+
+
+def text() -> str:
+    return json.dumps(grammar(), indent=2) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true",
+                    help="compare with the committed grammar instead of writing it")
+    ns = ap.parse_args()
+    if ns.check:
+        current = OUTPUT.read_text(encoding="utf-8") if OUTPUT.exists() else ""
+        if current != text():
+            print(f"{OUTPUT} is out of date: run scripts/make_tmgrammar.py", file=sys.stderr)
+            return 1
+        return 0
+    OUTPUT.parent.mkdir(parents=True, exist_ok=True)
+    OUTPUT.write_text(text(), encoding="utf-8")
+    print(f"wrote {OUTPUT.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""The checks every operator family's test file runs on its table of cases, and the union of
+those tables, so that `test_ops.py` can require a type case and a kernel case for every
+registered operator wherever its family's tests live.
+
+A family's file is `tests/relay/test_ops*.py` with module-level `TYPE_CASES` rows
+`(op, arg_types, attrs, expected type text)` and `KERNEL_CASES` rows
+`(op, args, attrs, expected array)`.
+"""
+from __future__ import annotations
+
+import importlib
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from rvmdbg.relay.ops import OPS
+from rvmdbg.relay.types import TensorType, TupleType
+
+HERE = Path(__file__).resolve().parent
+
+
+def types_of(args) -> list:
+    """The tensor (or tuple of tensors) types of concrete kernel arguments."""
+    out = []
+    for a in args:
+        if isinstance(a, tuple):
+            out.append(TupleType(tuple(TensorType(x.shape, str(x.dtype)) for x in a)))
+        else:
+            out.append(TensorType(a.shape, str(a.dtype)))
+    return out
+
+
+def check_type_case(op, args, attrs, expected: str) -> None:
+    assert str(OPS[op].type_rel(args, attrs)) == expected
+
+
+def check_kernel_case(op, args, attrs, expected, rtol=1e-6, atol=1e-6) -> None:
+    """The kernel's result equals `expected` (dtype and shape exactly), the type relation
+    agrees with it on the concrete types, it emits no NumPy warnings and shares no memory."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # kernels never emit NumPy warnings
+        out = OPS[op].kernel(list(args), attrs)
+    outs, wanted = (out, expected) if isinstance(expected, tuple) else ((out,), (expected,))
+    assert isinstance(outs, tuple) and len(outs) == len(wanted)
+    for o, e in zip(outs, wanted):
+        assert type(o) is np.ndarray  # never a NumPy scalar
+        assert o.dtype == e.dtype
+        assert o.shape == e.shape
+        if o.dtype.kind == "f":
+            np.testing.assert_allclose(o, e, rtol=rtol, atol=atol)
+        else:
+            np.testing.assert_array_equal(o, e)
+        # the result is fresh: it never shares memory with an input
+        for a in args:
+            for x in (a if isinstance(a, tuple) else (a,)):
+                assert not np.shares_memory(o, x)
+    t = OPS[op].type_rel(types_of(args), attrs)
+    types = list(t.fields) if isinstance(t, TupleType) else [t]
+    assert len(types) == len(outs)
+    for tt, o in zip(types, outs):
+        assert tt.dtype == str(o.dtype) and len(tt.shape) == o.ndim
+        # a `?` dim (dyn.*: the shape is a value) fits any size
+        assert all(d is None or d == n for d, n in zip(tt.shape, o.shape))
+
+
+def covered(table: str) -> set:
+    """Operator names with a row in `table` (TYPE_CASES or KERNEL_CASES) of any family file."""
+    names = set()
+    for path in sorted(HERE.glob("test_ops*.py")):
+        module = importlib.import_module(path.stem)
+        names |= {row[0] for row in getattr(module, table, ())}
+    return names

@@ -1,0 +1,195 @@
+"""Tests of the transformer math: erf and the fast_* forms (elementwise), and the reductions
+variance, std and logsumexp. References are math.erf/exp/tanh and the textbook formulas
+written as loops in Python floats."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from op_cases import check_kernel_case, check_type_case
+from rvmdbg.relay.ops import OPS, SCALAR_FAST, OpTypeError
+from rvmdbg.relay.types import TensorType
+
+
+def T(shape, dtype="float32"):
+    return TensorType(tuple(shape), dtype)
+
+
+def A(data, dtype="float32"):
+    return np.array(data, dtype=dtype)
+
+
+def run(name, *args, **attrs):
+    return OPS[name].kernel(list(args), attrs)
+
+
+def rel(name, *types, **attrs):
+    return OPS[name].type_rel(list(types), attrs)
+
+
+TYPE_CASES = [
+    ("erf", [T((None, 3))], {}, "Tensor[(?, 3), float32]"),
+    ("fast_exp", [T((2,), "float16")], {}, "Tensor[(2,), float16]"),
+    ("fast_tanh", [T(())], {}, "float32"),
+    ("fast_erf", [T((4,), "float64")], {}, "Tensor[(4,), float64]"),
+    ("variance", [T((2, 3, 4)), T((2, 3, 1))], {"axis": [-1]}, "Tensor[(2, 3), float32]"),
+    ("variance", [T((None, 4)), T((1, 1))], {}, "float32"),
+    ("variance", [T((2, 3, 4)), T((1, 3, 1))], {"axis": [1], "exclude": True,
+                                                "keepdims": True},
+     "Tensor[(1, 3, 1), float32]"),
+    ("std", [T((None, 4)), T((None, 1))], {"axis": [1]}, "Tensor[(?,), float32]"),
+    ("logsumexp", [T((2, None))], {"axis": [1], "keepdims": True}, "Tensor[(2, 1), float32]"),
+    ("logsumexp", [T((2, 3), "float64")], {}, "float64"),
+]
+
+
+@pytest.mark.parametrize("op, args, attrs, expected", TYPE_CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(TYPE_CASES)])
+def test_type_relation(op, args, attrs, expected):
+    check_type_case(op, args, attrs, expected)
+
+
+_ERF = [math.erf(v) for v in (-2.0, -0.5, 0.0, 0.5, 3.0)]
+
+KERNEL_CASES = [
+    ("erf", [A([-2.0, -0.5, 0.0, 0.5, 3.0])], {}, A(_ERF)),
+    ("fast_erf", [A([-2.0, -0.5, 0.0, 0.5, 3.0])], {}, A(_ERF)),
+    ("fast_exp", [A([0.0, 1.0, -3.5])], {}, A([1.0, math.e, math.exp(-3.5)])),
+    ("fast_tanh", [A([0.0, 0.5, -20.0])], {}, A([0.0, math.tanh(0.5), -1.0])),
+    ("variance", [A([[1, 2, 3, 4]]), A([[2.5]])], {"axis": [1]}, A([1.25])),
+    ("variance", [A([[1, 2, 3, 4]]), A([[2.5]])], {"axis": [1], "unbiased": True},
+     A([5 / 3])),
+    ("std", [A([[1, 3], [5, 7]]), A([[4.0]])], {"keepdims": True}, A([[math.sqrt(5.0)]])),
+    ("logsumexp", [A([[0.0, math.log(3.0)], [1000.0, 1000.0]])], {"axis": [1]},
+     A([math.log(4.0), 1000.0 + math.log(2.0)])),
+]
+
+
+@pytest.mark.parametrize("op, args, attrs, expected", KERNEL_CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(KERNEL_CASES)])
+def test_kernel(op, args, attrs, expected):
+    check_kernel_case(op, args, attrs, expected)
+
+
+def test_tvm_patterns():
+    assert {n: OPS[n].pattern for n in ("erf", "fast_exp", "fast_tanh", "fast_erf")} == \
+        dict.fromkeys(("erf", "fast_exp", "fast_tanh", "fast_erf"), "elemwise")
+    assert {n: OPS[n].pattern for n in ("variance", "std", "logsumexp")} == \
+        dict.fromkeys(("variance", "std", "logsumexp"), "comm_reduce")
+    specs = OPS["variance"].attr_specs
+    assert [specs[a].default for a in ("axis", "keepdims", "exclude", "unbiased")] == \
+        [None, False, False, False]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-6, 6, width=32), min_size=1, max_size=8))
+def test_erf_family_against_math(values):
+    x = A(values)
+    for op, ref, ulps in (("erf", math.erf, 0), ("fast_erf", math.erf, 0),
+                          ("fast_exp", math.exp, 4), ("fast_tanh", math.tanh, 4)):
+        out = run(op, x)
+        assert out.dtype == np.float32
+        # erf is correctly rounded from double; exp and tanh are NumPy's, within a few ulp
+        expected = A([ref(v) for v in x.tolist()])
+        np.testing.assert_array_max_ulp(out, expected, maxulp=ulps)
+        for v, e in zip(x, out):  # the 0-d fast path agrees with the array path
+            np.testing.assert_array_max_ulp(SCALAR_FAST[op](np.asarray(v)), e, maxulp=ulps)
+
+
+def test_erf_over_its_range_and_special_values():
+    x = np.concatenate([np.linspace(-7, 7, 20001), [1e-30, -1e-30, 5.999, 6.0, 6.5, 40.0]])
+    out = run("erf", x.astype(np.float64))
+    expected = np.array([math.erf(v) for v in x])
+    np.testing.assert_allclose(out, expected, rtol=4e-16, atol=1e-300)
+    f32 = x.astype(np.float32)
+    assert run("erf", f32).tolist() == [float(np.float32(math.erf(v))) for v in f32.tolist()]
+    special = run("erf", A([np.inf, -np.inf, np.nan, -0.0]))
+    assert special[:2].tolist() == [1.0, -1.0] and np.isnan(special[2])
+    assert special[3] == 0 and np.signbit(special[3])
+
+
+def test_erf_needs_floats():
+    with pytest.raises(OpTypeError, match="erf: needs a float tensor"):
+        rel("erf", T((2,), "int32"))
+
+
+def _reference_variance(x, axes, unbiased):
+    """Per kept index, the mean of squared differences from the mean, by loops in doubles."""
+    kept = [i for i in range(x.ndim) if i not in axes]
+    out = {}
+    for pos in itertools.product(*[range(x.shape[i]) for i in kept]):
+        vals = []
+        for red in itertools.product(*[range(x.shape[i]) for i in axes]):
+            full = [0] * x.ndim
+            for i, p in zip(kept, pos):
+                full[i] = p
+            for i, r in zip(axes, red):
+                full[i] = r
+            vals.append(float(x[tuple(full)]))
+        m = sum(vals) / len(vals)
+        out[pos] = sum((v - m) ** 2 for v in vals) / (len(vals) - (1 if unbiased else 0))
+    return out
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(1, 3), min_size=1, max_size=3), st.booleans(), st.booleans(),
+       st.data())
+def test_variance_and_std_match_the_formula(shape, unbiased, keepdims, data):
+    n = int(np.prod(shape))
+    x = np.array(data.draw(st.lists(st.floats(-10, 10, width=32), min_size=n, max_size=n)),
+                 np.float32).reshape(shape)
+    axes = sorted(data.draw(st.sets(st.integers(0, len(shape) - 1), min_size=1)))
+    if unbiased and all(shape[a] == 1 for a in axes):
+        unbiased = False  # n - 1 = 0: a division by zero in TVM too
+    mean = run("mean", x, axis=axes, keepdims=True)
+    var = run("variance", x, mean, axis=axes, keepdims=keepdims, unbiased=unbiased)
+    std = run("std", x, mean, axis=axes, keepdims=keepdims, unbiased=unbiased)
+    ref = _reference_variance(x, axes, unbiased)
+    flat_var = var.reshape(-1).tolist()
+    flat_std = std.reshape(-1).tolist()
+    for i, pos in enumerate(sorted(ref)):
+        assert math.isclose(flat_var[i], ref[pos], rel_tol=1e-4, abs_tol=1e-4)
+        assert math.isclose(flat_std[i], math.sqrt(ref[pos]), rel_tol=1e-4, abs_tol=1e-3)
+    assert var.dtype == std.dtype == np.float32
+    assert rel("variance", T(shape), T(mean.shape), axis=axes, keepdims=keepdims) == \
+        T(var.shape)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(1, 3), min_size=1, max_size=3), st.booleans(), st.data())
+def test_logsumexp_matches_the_formula(shape, keepdims, data):
+    n = int(np.prod(shape))
+    x = np.array(data.draw(st.lists(st.floats(-30, 30, width=32), min_size=n, max_size=n)),
+                 np.float32).reshape(shape)
+    axes = sorted(data.draw(st.sets(st.integers(0, len(shape) - 1), min_size=1)))
+    out = run("logsumexp", x, axis=axes, keepdims=keepdims)
+    kept = [i for i in range(x.ndim) if i not in axes]
+    flat = out.reshape(-1).tolist()
+    for i, pos in enumerate(itertools.product(*[range(x.shape[k]) for k in kept])):
+        vals = []
+        for red in itertools.product(*[range(x.shape[a]) for a in axes]):
+            full = dict(zip(kept, pos))
+            full.update(zip(axes, red))
+            vals.append(float(x[tuple(full[k] for k in range(x.ndim))]))
+        top = max(vals)
+        expected = top + math.log(sum(math.exp(v - top) for v in vals))
+        assert math.isclose(flat[i], expected, rel_tol=1e-5, abs_tol=1e-5)
+    assert rel("logsumexp", T(shape), axis=axes, keepdims=keepdims) == T(out.shape)
+
+
+def test_reduction_errors_name_the_operator():
+    with pytest.raises(OpTypeError, match="variance: mean .* must have the rank of data"):
+        rel("variance", T((2, 3)), T((2,)), axis=[1])
+    with pytest.raises(OpTypeError, match="variance: mean .* does not broadcast to data"):
+        rel("variance", T((2, 3)), T((2, 2)), axis=[1])
+    with pytest.raises(OpTypeError, match="std: data .* need the same dtype"):
+        rel("std", T((2, 3)), T((2, 1), "float64"))
+    with pytest.raises(OpTypeError, match="variance: needs a float tensor"):
+        rel("variance", T((2, 3), "int32"), T((2, 1), "int32"))
+    with pytest.raises(OpTypeError, match="logsumexp: axis 2 is out of range"):
+        rel("logsumexp", T((2, 3)), axis=[2])

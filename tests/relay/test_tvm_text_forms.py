@@ -1,0 +1,132 @@
+"""Forms TVM's printer writes and its parser reads: type and span comments, primitive functions
+with dotted and codegen attributes, attributes on calls of functions, a file that is one
+expression, the `i` suffix, float literals out of range, a global defined twice. The texts are
+written the way TVM 0.18's `mod.astext()` lays them out."""
+import pytest
+
+from rvmdbg.relay.ast import Call, Function, Let
+from rvmdbg.relay.diagnostics import LexError, ParseError
+from rvmdbg.relay.equal import structural_equal
+from rvmdbg.relay.loader import load_module
+from rvmdbg.relay.parser import parse
+from rvmdbg.relay.printer import print_module
+from rvmdbg.relay.typecheck import check_module
+
+HEADER = '#[version = "0.0.5"]\n'
+
+# the layout of TVM's printer with types and spans annotated (`print(mod)` after a frontend)
+ANNOTATED = HEADER + """\
+def @main(%data: Tensor[(1, 4), float32] /* ty=Tensor[(1, 4), float32] span=from_string:2:11 */) -> Tensor[(2, 2), float32] {
+  %0 = fn (%p0: Tensor[(1, 4), float32] /* ty=Tensor[(1, 4), float32] */, Primitive=1, relay.reshape_only=1) -> Tensor[(2, 2), float32] {
+    reshape(%p0, newshape=[2, 2]) /* ty=Tensor[(2, 2), float32] span=aten::reshape_0:0:0 */
+  } /* ty=fn (Tensor[(1, 4), float32]) -> Tensor[(2, 2), float32] */;
+  %1 = fn (%p01: Tensor[(2, 2), float32] /* ty=Tensor[(2, 2), float32] */, Primitive=1, Compiler="ccompiler", global_symbol="tvmgen_default_ccompiler_main_0", Inline=1) -> Tensor[(2, 2), float32] {
+    %2 = exp(%p01 /* ty=Tensor[(2, 2), float32] */) /* ty=Tensor[(2, 2), float32] */;
+    add(%2, 1f /* ty=float32 */) /* ty=Tensor[(2, 2), float32] */
+  } /* ty=fn (Tensor[(2, 2), float32]) -> Tensor[(2, 2), float32] */;
+  %3 = %0(%data) /* ty=Tensor[(2, 2), float32] */;
+  %1(%3) /* ty=Tensor[(2, 2), float32] */
+}
+"""
+
+
+def test_type_and_span_comments_anywhere_tvm_puts_them():
+    mod = check_module(parse(ANNOTATED, "m.relay"))
+    body = mod.functions["main"].body
+    assert isinstance(body, Call) and isinstance(body.op, Function)
+    assert str(body.checked_type) == "Tensor[(2, 2), float32]"
+
+
+def test_from_string_comments_and_comments_inside_types_and_tuples():
+    text = HEADER + """/* from_string */
+def @main(%x: Tensor[(2 /* rows */, 2), float32] /* ty=Tensor[(2, 2), float32] */) /* ret */ -> (Tensor[(2, 2), float32], /* second */ int32) {
+  (%x /* ty=Tensor[(2, 2), float32] */, 1 /* ty=int32 */) /* ty=(Tensor[(2, 2), float32], int32) */
+} /* from_string */
+"""
+    mod = check_module(parse(text))
+    assert str(mod.functions["main"].checked_type.ret) == "(Tensor[(2, 2), float32], int32)"
+
+
+def test_primitive_attributes_parse_and_print_back():
+    mod = parse(ANNOTATED)
+    outer = mod.functions["main"].body
+    assert outer.op.attrs == {"Primitive": 1, "Compiler": "ccompiler",
+                              "global_symbol": "tvmgen_default_ccompiler_main_0", "Inline": 1}
+    assert outer.args[0].op.attrs == {"Primitive": 1, "relay.reshape_only": 1}
+    text = print_module(mod)
+    assert "relay.reshape_only=1" in text and 'Compiler="ccompiler"' in text
+    assert structural_equal(parse(text), mod)
+
+
+def test_dotted_attribute_keys_on_operator_calls():
+    mod = parse(HEADER + 'def @main(%x: Tensor[(2), float32]) { nn.relu(%x, a.b.c=2) }')
+    assert mod.functions["main"].body.attrs == {"a.b.c": 2}
+
+
+def test_a_dotted_key_must_end_in_a_name():
+    with pytest.raises(ParseError) as info:
+        parse(HEADER + "def @main(%x: int32, relay.=1) { %x }", "k.relay")
+    assert info.value.format().splitlines()[0].startswith("k.relay:2:22: error: expected")
+
+
+def test_non_operator_call_attributes_with_their_type_key():
+    text = (HEADER + 'def @f(%x: int32) -> int32 { %x }\n'
+            'def @main() -> int32 { @f(1, relay.k=2, attrs_type_key="DictAttrs") }\n')
+    mod = parse(text)
+    assert mod.functions["main"].body.attrs == {"relay.k": 2, "attrs_type_key": "DictAttrs"}
+    assert structural_equal(parse(print_module(mod)), mod)
+
+
+def test_non_operator_call_attributes_without_type_key_are_refused_located():
+    with pytest.raises(ParseError) as info:
+        parse(HEADER + "def @f(%x: int32) { %x }\ndef @main() { @f(1, k=2) }", "c.relay")
+    lines = info.value.format().splitlines()
+    assert lines[0] == ("c.relay:3:21: error: unable to determine the 'attrs_type_key' with "
+                        "which to represent the call attributes")
+
+
+def test_a_file_that_is_a_bare_function_is_main():
+    mod = load_module(HEADER + "fn (%x: int32) -> int32 { %x + 1 }\n", "e.relay")
+    main = mod.functions["main"]
+    assert [p.name for p in main.params] == ["x"]
+    check_module(mod)
+
+
+def test_a_file_that_is_an_expression_with_free_vars_takes_them_as_parameters():
+    mod = load_module(HEADER + "free_var %a: int32;\nfree_var %b: int32;\n%a * %b\n", "e.relay")
+    main = mod.functions["main"]
+    assert [p.name for p in main.params] == ["a", "b"]
+    assert str(check_module(mod).functions["main"].checked_type) == "fn (int32, int32) -> int32"
+
+
+def test_the_i_suffix_is_int32():
+    mod = parse(HEADER + "def @main() { -42i }")
+    c = mod.functions["main"].body
+    assert c.data.dtype.name == "int32" and int(c.data) == -42
+
+
+@pytest.mark.parametrize("literal, width", [("1e39f", "32"), ("70000f16", "16"),
+                                            ("-1e39f32", "32")])
+def test_a_float_literal_out_of_its_dtype_range_is_refused_located(literal, width):
+    with pytest.raises(LexError) as info:
+        parse(HEADER + f"def @main() {{\n  {literal}\n}}", "f.relay")
+    assert info.value.format().splitlines()[0] == (
+        f"f.relay:3:3: error: floating point number `{literal}` unrepresentable in width {width}")
+
+
+def test_a_global_defined_twice_keeps_the_last_with_a_warning():
+    mod = load_module(HEADER + "def @f() -> int32 { 1 }\ndef @f() -> int32 { 2 }\n"
+                      "def @main() -> int32 { @f() }\n", "w.relay")
+    assert int(mod.functions["f"].body.data) == 2
+    assert [w.format().splitlines()[0] for w in mod.warnings] == [
+        "w.relay:3:5: warning: @f is defined twice: this definition replaces the one at "
+        "line 2, as in TVM"]
+
+
+def test_let_bound_primitive_parses_as_a_let():
+    mod = parse(HEADER + """def @main(%x: Tensor[(2), float32]) -> Tensor[(2), float32] {
+  let %f = fn (%p0: Tensor[(2), float32], Primitive=1) -> Tensor[(2), float32] { negative(%p0) };
+  %f(%x)
+}""")
+    body = mod.functions["main"].body
+    assert isinstance(body, Let) and body.value.is_primitive
