@@ -6,7 +6,9 @@ small quantized program on the VM and the interpreter."""
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -451,3 +453,15 @@ def @main(%x: Tensor[(3), int32]) {
     x = np.array([-3, 4, 5], dtype="int32")  # times 0.5, ties rounded up: -1, 2, 3
     out = Interpreter(load_module(text, "fpm.relay")).run("main", [x])
     assert out.tolist() == [-1, 2, 3]
+
+
+def test_a_bad_rounding_is_a_located_type_error(capsys, tmp_path):
+    from rvmdbg import cli
+    path = tmp_path / "q.relay"
+    source = (Path(__file__).resolve().parents[2] / "programs" / "quantized_dense.relay")
+    path.write_text(source.read_text().replace('rounding="TONEAREST"', 'rounding="DOWN"'))
+    code = cli.main(["run", str(path)])
+    _, err = capsys.readouterr()
+    assert code == 2 and "Traceback" not in err
+    assert re.search(r"q\.relay:9:\d+: error: qnn\.requantize: attribute 'rounding'", err)
+    assert "^" in err
