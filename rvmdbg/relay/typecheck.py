@@ -103,6 +103,8 @@ class _OpRelation:
 
     def try_solve(self, tc: "TypeChecker") -> bool:
         out = tc._apply_relation(self.call, self.opdef, self.arg_types)
+        if out is None and tc._assign_from_result(self):
+            out = tc._apply_relation(self.call, self.opdef, self.arg_types)
         if out is None:
             return False
         tc._expect(self.result, out, self.call,
@@ -749,6 +751,21 @@ class TypeChecker:
                              "found {found}")
                 progress = progress or not _has_unknown(self.resolve(self.find(arg_types[i])))
         return progress
+
+    def _assign_from_result(self, rel: "_OpRelation") -> bool:
+        """TVM's IdentityRel unifies result and input both ways: a known result types an
+        unknown input. True when that made the input known."""
+        from rvmdbg.relay.ops.solvers import IDENTITY_RELATION_OPS
+        if rel.opdef.name not in IDENTITY_RELATION_OPS or len(rel.arg_types) != 1:
+            return False
+        result = self.resolve(self.find(rel.result))
+        arg = rel.arg_types[0]
+        if _has_unknown(result) or not _has_unknown(self.resolve(self.find(arg))):
+            return False
+        self._expect(result, arg, _at(rel.call.args[0], rel.call),
+                     f"operator `{rel.opdef.name}` gives {{expected}} here, so its argument must "
+                     "be {expected}, found {found}")
+        return not _has_unknown(self.resolve(self.find(arg)))
 
     def _relation_hint(self, call: Call, arg_types: list) -> str | None:
         """When an int literal meets a float tensor (or back), how to write the literal."""

@@ -129,3 +129,19 @@ def test_unannotated_conv_and_batch_norm_parameters_are_typed_and_run_alike():
     expected = Interpreter(mod).run("main", args)
     got = VirtualMachine(compile_module(mod)).invoke("main", args)
     assert values_equal(expected, got)
+
+
+@pytest.mark.parametrize("body", [
+    "def @main(%x) -> Tensor[(2), float32] { nn.relu(%x) }",
+    "def @main(%x) { let %y: Tensor[(2), float32] = exp(negative(%x)); %y }",
+])
+def test_an_identity_relation_types_its_input_from_a_known_result_as_in_tvm(body):
+    main = check(HEADER + body).functions["main"]
+    assert str(main.params[0].checked_type) == "Tensor[(2,), float32]"
+
+
+def test_a_broadcast_still_needs_both_inputs_as_in_tvm():
+    with pytest.raises(RelayTypeError) as info:
+        check(HEADER + "def @main(%x, %y: Tensor[(2), float32]) -> Tensor[(2), float32] {\n"
+              "  add(%x, %y)\n}")
+    assert info.value.message == "cannot infer the type of %x; add an annotation"
