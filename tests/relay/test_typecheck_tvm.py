@@ -145,3 +145,11 @@ def test_a_broadcast_still_needs_both_inputs_as_in_tvm():
         check(HEADER + "def @main(%x, %y: Tensor[(2), float32]) -> Tensor[(2), float32] {\n"
               "  add(%x, %y)\n}")
     assert info.value.message == "cannot infer the type of %x; add an annotation"
+
+
+def test_check_notes_a_type_it_defaults_to_unit_where_tvm_refuses():
+    mod = check(HEADER + "def @main() -> int32 {\n  let %x = Nil;\n  1\n}\n", "u.relay")
+    (note,) = mod.warnings
+    assert note.format().splitlines()[0] == (
+        "u.relay:3:7: note: TVM refuses this: its type inference is unable to infer a type for "
+        "this expression; rvmdbg takes () for the part nothing constrains")
