@@ -29,6 +29,7 @@ class DapClient:
         self.messages: list[dict] = []
         self.cond = threading.Condition()
         self.closed = False
+        self.disconnected = False
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
 
@@ -66,6 +67,8 @@ class DapClient:
 
     def send(self, command: str, arguments: dict | None = None) -> int:
         self.seq += 1
+        if command == "disconnect":
+            self.disconnected = True
         msg = {"seq": self.seq, "type": "request", "command": command}
         if arguments is not None:
             msg["arguments"] = arguments
@@ -142,7 +145,7 @@ class DapClient:
 
     def close(self) -> None:
         try:
-            if not self.closed:
+            if not self.closed and not self.disconnected:
                 self.request("disconnect", {}, ok=None)
         except (AssertionError, OSError, ValueError):
             pass

@@ -414,7 +414,10 @@ class CommandInterpreter:
         s = self.session
         rows = []
         for bp in s.breakpoints:
-            cond = f"if {bp.condition}" if bp.condition else ""
+            cond = " ".join(part for part in (
+                f"if {bp.condition}" if bp.condition else "",
+                f"hits {bp.hit_condition}" if bp.hit_condition else "",
+                f"log {bp.log_message!r}" if bp.log_message is not None else "") if part)
             rows.append((str(bp.id), "breakpoint", "y" if bp.enabled else "n",
                          bp.where(s.exe), str(bp.hits), cond))
         for wp in s.watches:

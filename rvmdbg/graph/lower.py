@@ -447,10 +447,14 @@ class _Builder:
             args = [self.value(a, env, memo) for a in e.args]
             out = self.kernel(e.op, args, e)
         elif isinstance(e, Call) and isinstance(e.op, GlobalVar):
-            # a non-recursive global: inline its body with the arguments' entries
             callee = self.mod.functions[e.op.name]
             args = [self.value(a, env, memo) for a in e.args]
-            out = self.body(callee.body, dict(zip(callee.params, args)))
+            if callee.is_primitive:
+                # a global marked Primitive=1 (TVM's partitioned functions) is one kernel
+                out = self.kernel(callee, args, e)
+            else:
+                # a non-recursive global: inline its body with the arguments' entries
+                out = self.body(callee.body, dict(zip(callee.params, args)))
         else:
             raise GraphRefusal(f"graph executor: cannot place {_describe(e)} at "
                                f"{_place(e.span)} in a static graph" + _ADVICE, e.span,

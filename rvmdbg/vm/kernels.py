@@ -23,8 +23,8 @@ from functools import lru_cache
 import numpy as np
 
 from rvmdbg.passes.manifest_alloc import SHAPE_FUNC_ATTR, shape_func_inputs, tensor_leaves
-from rvmdbg.relay.ast import (Call, Constant, Function, Module, OpRef, Tuple, TupleGetItem,
-                              Var, children)
+from rvmdbg.relay.ast import (Call, Constant, ExprMutator, Function, Module, OpRef, Tuple,
+                              TupleGetItem, Var, children)
 from rvmdbg.relay.types import TensorType, TupleType
 from rvmdbg.values import ADTValue, RefCell, make_tuple
 
@@ -111,6 +111,10 @@ def parse_primitive(source: str) -> Function:
                                "(fn (...) with Primitive=1)")
     try:
         check_expr(fn, Module())
+        inlined = inline_local_calls(fn)
+        if inlined is not fn:
+            fn = inlined
+            check_expr(fn, Module())
     except RelayError as e:
         raise KernelBuildError(f"kernel source does not type-check: {e.message}") from None
     params = set(fn.params)
@@ -122,6 +126,32 @@ def parse_primitive(source: str) -> Function:
                                    f"calls, constants, tuples and projections may appear")
         if isinstance(node, Call) and not isinstance(node.op, OpRef):
             raise KernelBuildError("kernel body calls something other than an operator")
+    return fn
+
+
+class _InlineLocalCalls(ExprMutator):
+    """A primitive function's calls of function literals replaced by their bodies: the
+    `Composite=...` functions inside a partition for an external codegen (BYOC), which that
+    codegen matches as one pattern each; here they are simply part of the one kernel."""
+
+    def __init__(self, env: dict | None = None):
+        super().__init__()
+        self.env = env or {}
+
+    def visit_Var(self, v):
+        return self.env.get(v, v)
+
+    def visit_Call(self, e):
+        if not isinstance(e.op, Function):
+            return self._default(e)
+        args = [self.visit(a) for a in e.args]
+        return _InlineLocalCalls({**self.env, **dict(zip(e.op.params, args))}).visit(e.op.body)
+
+
+def inline_local_calls(fn: Function) -> Function:
+    """fn with its calls of function literals inlined (fn itself when it has none)."""
+    if any(isinstance(n, Call) and isinstance(n.op, Function) for n in post_order(fn.body)):
+        return _InlineLocalCalls().visit(fn)
     return fn
 
 
@@ -188,6 +218,7 @@ def compile_kernel(fn: Function):
     """A callable evaluating the typed primitive function `fn` on a list of input arrays."""
     from rvmdbg.relay.ops import get_op, normalize_attrs
 
+    fn = inline_local_calls(fn)
     params = list(fn.params)
     slot, constant_nodes, computing = _slots(fn, params)
     constants = [node.data for node in constant_nodes]   # values preloaded after the inputs

@@ -151,3 +151,12 @@ def test_source_motion_is_deterministic(moves, unit):
             {"s": lambda: s.step(1, unit), "n": lambda: s.next(unit),
              "rs": lambda: s.rstep(1, unit), "rn": lambda: s.rnext(unit)}[m]()
         assert a.step_count == b.step_count
+
+
+def test_info_breakpoints_shows_hit_conditions_and_log_messages():
+    from rvmdbg.debug import CommandInterpreter
+    s = fib_session()
+    s.breakpoints.add("@fib", "$0 > 1", hit_condition=">= 2")
+    s.breakpoints.add("@main", log_message="start {%n}")
+    text = CommandInterpreter(s).execute("info breakpoints")
+    assert "if $0 > 1 hits >= 2" in text and "log 'start {%n}'" in text

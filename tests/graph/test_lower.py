@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from graph_helpers import (EXAMPLES, GRAPH_PROGRAMS, PROGRAMS, load_path, load_text, run_graph,
@@ -99,6 +100,23 @@ def test_tuple_parameter_flattens_and_globals_inline():
     names = [g.nodes[i].func_name for i in g.kernel_nodes]
     # @layer is inlined twice; both calls share one function (equal primitive text)
     assert names.count("fused_nn_dense_nn_relu") == 2
+
+
+def test_global_primitive_function_is_one_kernel():
+    # TVM's partitioned functions (Primitive=1, Compiler=...) are globals called from @main;
+    # FuseOps leaves their bodies alone, so the graph calls each as one kernel
+    mod = load_text("""
+def @part(%i1: Tensor[(2, 3), int8], Inline=1, Compiler="cmsis-nn", Primitive=1) -> Tensor[(2, 3), int8] {
+  add(%i1, %i1)
+}
+def @main(%data: Tensor[(2, 3), int8]) -> Tensor[(2, 3), int8] {
+  @part(%data)
+}
+""")
+    g = lower_to_graph(mod)
+    assert [g.nodes[i].func_name for i in g.kernel_nodes] == ["fused_add"]
+    data = np.arange(6, dtype=np.int8).reshape(2, 3)
+    np.testing.assert_array_equal(run_graph(mod, [data]), data + data)
 
 
 def test_reshape_only_kernels_are_marked():

@@ -311,6 +311,32 @@ def test_build_kernel_builtins_and_errors():
         build_kernel(Kernel("fused_add", "fn (%p0: int32, Primitive=1) { add(%p0, 1f) }", 1, 1))
 
 
+def test_composite_functions_inside_a_primitive_function_are_one_kernel():
+    # TVM's BYOC partitions: a global Primitive=1 function for an external codegen whose body
+    # calls Composite functions; each call is inlined into the one kernel (graph and VM)
+    from rvmdbg.graph import GraphExecutor, lower_to_graph
+    text = """
+def @part(%a: Tensor[(2, 2), float32], Primitive=1, Compiler="example") -> Tensor[(2, 2), float32] {
+  %0 = fn (%x: Tensor[(2, 2), float32], Composite="relu") { nn.relu(%x) };
+  %1 = %0(%a);
+  %2 = fn (%y: Tensor[(2, 2), float32], %z: Tensor[(2, 2), float32], Composite="add") {
+    add(%y, %z)
+  };
+  %2(%a, %1)
+}
+def @main(%a: Tensor[(2, 2), float32]) -> Tensor[(2, 2), float32] {
+  @part(%a)
+}
+"""
+    a = np.array([[-1, 2], [3, -4]], dtype="float32")
+    expected = a + np.maximum(a, 0)
+    exe = compile_text(text)
+    assert len([k for k in exe.kernels if not k.builtin]) == 1
+    np.testing.assert_array_equal(run(exe, a), expected)
+    mod = load_module(HEADER + text, "test.relay")
+    np.testing.assert_array_equal(GraphExecutor(lower_to_graph(mod)).run([a]), expected)
+
+
 def test_data_kernels_with_several_outputs_and_tuple_inputs():
     split = build_kernel(Kernel("fused_split", "fn (%p0: Tensor[(4,), float32], Primitive=1) "
                                 "{ split(%p0, indices_or_sections=2) }", 1, 2))
