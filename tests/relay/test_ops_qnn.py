@@ -6,7 +6,9 @@ small quantized program on the VM and the interpreter."""
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -415,3 +417,15 @@ def test_quantized_conv_program_agrees_on_vm_and_interpreter():
     assert values_equal(expected, got) and got.shape == (1, 3, 5, 5)
     # conv2d and the clip after it are one kernel (out_elemwise_fusable, then elemwise)
     assert any("qnn_conv2d" in k.name and "clip" in k.name for k in exe.kernels)
+
+
+def test_a_bad_rounding_is_a_located_type_error(capsys, tmp_path):
+    from rvmdbg import cli
+    path = tmp_path / "q.relay"
+    source = (Path(__file__).resolve().parents[2] / "programs" / "quantized_dense.relay")
+    path.write_text(source.read_text().replace('rounding="TONEAREST"', 'rounding="DOWN"'))
+    code = cli.main(["run", str(path)])
+    _, err = capsys.readouterr()
+    assert code == 2 and "Traceback" not in err
+    assert re.search(r"q\.relay:9:\d+: error: qnn\.requantize: attribute 'rounding'", err)
+    assert "^" in err
