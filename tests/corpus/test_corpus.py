@@ -25,10 +25,6 @@ FILES = sorted(p.name for p in CORPUS_DIR.glob("*.relay"))
 
 # file -> why it fails today (the missing feature, and who is adding it)
 KNOWN_FAILURES = {
-    # operators being added (issue 11)
-    "mlf_depthwise_conv2d_fixed_point.relay":
-        "depthwise NHWC/HWOI nn.conv2d (ops-nn) and fixed_point_multiply (no one: not in "
-        "issue 11's list)",
     # a deliberate difference (docs/differences.md, Operators): math functions on integers are
     # type errors here; TVM's relation for log accepts int32 and fails only when lowering it
     "dce_live_recursion_log_int.relay":

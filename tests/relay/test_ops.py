@@ -308,6 +308,8 @@ TYPE_CASES = [
      "Tensor[(2, 3), float32]"),
     ("qnn.requantize", [T((4,), "int32"), T(()), T((), "int32"), T(()), T((), "int32")], {},
      "Tensor[(4,), int8]"),
+    ("fixed_point_multiply", [T((2, None), "int32")], {"multiplier": 1 << 30, "shift": 1},
+     "Tensor[(2, ?), int32]"),
     ("qnn.dense", [T((None, 3), "uint8"), T((2, 3), "int8"), T((), "int32"), T((), "int32"),
                    T(()), T((2,))], {}, "Tensor[(?, 2), int32]"),
     ("qnn.add", [T((2, 1), "int8"), T((3,), "int8"), T(()), T((), "int32"), T(()),
@@ -611,6 +613,9 @@ KERNEL_CASES = [
     ("qnn.dequantize", [A([3, 0], "uint8"), A(0.5), A(1, "int32")], {}, A([1.0, -0.5])),
     ("qnn.requantize", [A([5, -5], "int32"), A(1.0), A(0, "int32"), A(2.0), A(0, "int32")],
      {"rounding": "TONEAREST"}, A([3, -3], "int8")),
+    # 1 << 30 with shift 0 is 0.5: halves round up (-2.5 -> -2, 2.5 -> 3)
+    ("fixed_point_multiply", [A([-5, 5, 7], "int32")], {"multiplier": 1 << 30, "shift": 0},
+     A([-2, 3, 4], "int32")),
     ("qnn.dense", [A([[1, 2]], "uint8"), A([[3, 4]], "int8"), A(1, "int32"), A(0, "int32"),
                    A(1.0), A(1.0)], {}, A([[4]], "int32")),
     ("qnn.add", [A([1, 2], "int8"), A([3, 4], "int8"), A(1.0), A(0, "int32"), A(1.0),

@@ -47,6 +47,11 @@ async def test_a_partial_command_line_prefills_the_form(app_factory):
         await pilot.pause()
         assert isinstance(app.screen, ArgumentsModal)
         assert app.screen.query_one("#arg-0").value == "Cons(4, Nil)"
+        # the form focuses its first empty field on mount: wait for that, not a fixed pause
+        for _ in range(200):
+            if app.focused is app.screen.query_one("#arg-1"):
+                break
+            await pilot.pause()
         assert app.focused is app.screen.query_one("#arg-1")
         await pilot.press("2", "enter")
         await settle(app, pilot)
