@@ -25,13 +25,6 @@ FILES = sorted(p.name for p in CORPUS_DIR.glob("*.relay"))
 
 # file -> why it fails today (the missing feature, and who is adding it)
 KNOWN_FAILURES = {
-    # TVM's printed forms (issue 10)
-    # TVM's ManifestLifetimes test output: memory.kill among plain operator calls; the pipeline
-    # takes the kills for a printed ManifestLifetimes stage and skips FuseOps and ManifestAlloc,
-    # so codegen meets `add` outside a primitive function (tvm-forms' stage detection)
-    "lifetimes_simple_linear_after.relay": "memory.kill without memory.alloc_* (tvm-forms)",
-    "lifetimes_simple_if_after.relay": "memory.kill without memory.alloc_* (tvm-forms)",
-    "lifetimes_simple_match_after.relay": "memory.kill without memory.alloc_* (tvm-forms)",
     # a deliberate difference (docs/differences.md, Operators): math functions on integers are
     # type errors here; TVM's relation for log accepts int32 and fails only when lowering it
     "dce_live_recursion_log_int.relay":
