@@ -59,6 +59,14 @@ _KEYWORDS = {"and": "&&", "or": "||", "not": "!"}
 _COMPARE = {"==", "!=", "<", "<=", ">", ">="}
 
 
+def _whole(digits: str, what: str) -> int:
+    """A whole number from a breakpoint spec or condition; one of thousands of digits is a
+    message, not Python's int() error."""
+    if len(digits) > 18:
+        raise BreakpointError(f"{what} too large: {digits[:12]}... ({len(digits)} digits)")
+    return int(digits)
+
+
 def _tokenize(text: str) -> list[tuple[str, object]]:
     out: list[tuple[str, object]] = []
     pos = 0
@@ -74,9 +82,9 @@ def _tokenize(text: str) -> list[tuple[str, object]]:
             digits = m.group("num")
             suffix = m.group("suffix") or ""
             is_float = suffix.startswith("f") or any(c in digits for c in ".e")
-            out.append(("lit", float(digits) if is_float else int(digits)))
+            out.append(("lit", float(digits) if is_float else _whole(digits, "condition: number")))
         elif kind == "reg":
-            out.append(("reg", int(m.group("reg")[1:])))
+            out.append(("reg", _whole(m.group("reg")[1:], "condition: register number")))
         elif kind == "op":
             out.append(("op", m.group("op")))
         else:
@@ -376,7 +384,7 @@ class HitCondition:
             raise BreakpointError(f"hit condition {text!r}: use N, == N, >= N, > N, < N, <= N "
                                   f"or % N")
         self.op = {None: "==", "=": "=="}.get(m.group(1), m.group(1))
-        self.n = int(m.group(2))
+        self.n = _whole(m.group(2), "hit condition: count")
         if self.op == "%" and self.n == 0:
             raise BreakpointError("hit condition % 0: the period must be at least 1")
         self.text = f"{self.op} {self.n}"
@@ -399,7 +407,7 @@ def log_text(message: str, registers, params) -> str:
     def field_text(m) -> str:
         what = m.group(1).strip()
         r = None
-        if re.fullmatch(r"\$\d+", what):
+        if re.fullmatch(r"\$\d{1,18}", what):
             r = int(what[1:])
         elif what.startswith("%") and what[1:] in params:
             r = list(params).index(what[1:])
@@ -601,7 +609,7 @@ class BreakpointTable:
                              for pc, ins in enumerate(fn.instructions) if type(ins) is cls)
             return dict(spec=f"op:{cls.name}", kind="opcode", locations=locs, opcode=cls.name)
         if re.fullmatch(r"\d+", text):
-            return self._resolve_line(int(text))
+            return self._resolve_line(_whole(text, "line number"))
         m = _FUNC_PC.match(text)
         if m is None:
             raise BreakpointError(f"cannot read breakpoint spec {spec!r}: use @f, @f:PC, "
@@ -616,7 +624,7 @@ class BreakpointTable:
         if pc_text is None:
             return dict(spec=f"@{fn.name}", kind="function", locations=frozenset([(fi, 0)]),
                         func_index=fi, pc=0)
-        pc = int(pc_text)
+        pc = _whole(pc_text, "pc")
         if not 0 <= pc < len(fn.instructions):
             raise BreakpointError(f"@{fn.name} has pcs 0..{len(fn.instructions) - 1}, not {pc}")
         return dict(spec=f"@{fn.name}:{pc}", kind="instruction",

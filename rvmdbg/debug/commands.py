@@ -52,11 +52,23 @@ class CommandError(Exception):
     """A command that cannot be read (unknown word, missing or bad argument)."""
 
 
+# no step, register or breakpoint number has more digits; Python's int() of 4300+ raises
+_MAX_DIGITS = 18
+
+
+def _number(text: str, what: str = "number") -> int:
+    """A whole number from the command line, refused with a message when it is too long."""
+    digits = text.lstrip("-")
+    if len(digits) > _MAX_DIGITS:
+        raise CommandError(f"{what} too large: {text[:12]}... ({len(digits)} digits)")
+    return int(text)
+
+
 def _register(text: str) -> int:
     t = text.strip()
     if not re.fullmatch(r"\$?\d+", t):
         raise CommandError(f"expected a register like $3, got {text!r}")
-    return int(t.lstrip("$"))
+    return _number(t.lstrip("$"), "register number")
 
 
 def _count(args: list[str], default: int = 1) -> int:
@@ -64,7 +76,7 @@ def _count(args: list[str], default: int = 1) -> int:
         return default
     if len(args) > 1 or not _INT.match(args[0]):
         raise CommandError(f"expected a count, got {' '.join(args)!r}")
-    return int(args[0])
+    return _number(args[0], "count")
 
 
 def _repeat(rest: str) -> int:
@@ -75,17 +87,30 @@ def _repeat(rest: str) -> int:
     return n
 
 
-def _numbers(args: list[str]) -> list[int]:
-    out = []
+def _numbers(args: list[str], known) -> list[int]:
+    """The numbers `1 3-5,7` name, as gdb reads them: a single number as written (the caller
+    reports one that names nothing), a range only the `known` numbers inside it, so a range
+    never becomes a list of its own (`delete 1-100000000000`)."""
+    known = sorted(set(known))
+    out: list[int] = []
     for a in args:
         for part in a.split(","):
             if not part:
                 continue
-            if "-" in part[1:] and re.fullmatch(r"\d+-\d+", part):
-                lo, hi = (int(x) for x in part.split("-"))
-                out.extend(range(lo, hi + 1))
+            m = re.fullmatch(r"(\d+)-(\d+)", part)
+            if m:
+                lo, hi = _number(m.group(1), "breakpoint number"), _number(m.group(2),
+                                                                           "breakpoint number")
+                if lo > hi:
+                    raise CommandError(f"the range {part} runs backwards")
+                inside = [n for n in known if lo <= n <= hi]
+                if not inside:
+                    raise CommandError(f"nothing is numbered {lo} to {hi}")
+                out.extend(n for n in inside if n not in out)
             elif re.fullmatch(r"\d+", part):
-                out.append(int(part))
+                n = _number(part, "breakpoint number")
+                if n not in out:
+                    out.append(n)
             else:
                 raise CommandError(f"expected breakpoint numbers, got {a!r}")
     return out
@@ -197,7 +222,7 @@ class CommandInterpreter:
             return "<no frame: the program has finished>"
         m = re.fullmatch(r"\$(\d+)", expr)
         if m:
-            r = int(m.group(1))
+            r = int(m.group(1)) if len(m.group(1)) <= _MAX_DIGITS else len(regs)
             if not 0 <= r < len(regs):
                 return f"<not in this frame: {len(regs)} registers>"
             return "<empty>" if regs[r] is None else value_text(regs[r], 70)
@@ -223,8 +248,8 @@ class CommandInterpreter:
             n = len(self.displays)
             self.displays.clear()
             return f"deleted {plural(n, 'display')}" if n else "no displays to delete"
-        numbers = _numbers(rest.split())
         known = {n for n, _ in self.displays}
+        numbers = _numbers(rest.split(), known)
         missing = [n for n in numbers if n not in known]
         if missing:
             raise CommandError(f"no display {missing[0]} (info display lists them)")
@@ -292,10 +317,14 @@ class CommandInterpreter:
             parts = [plural(n, word) for n, word in ((nb, "breakpoint"), (nw, "watchpoint")) if n]
             return "deleted " + " and ".join(parts)
         done = []
-        for n in _numbers(args):
+        for n in _numbers(args, self._ids()):
             s.delete(n)
             done.append(str(n))
         return f"deleted {', '.join(done)}"
+
+    def _ids(self) -> list[int]:
+        s = self.session
+        return [b.id for b in s.breakpoints] + [w.id for w in s.watches]
 
     def cmd_disable(self, rest: str) -> str:
         return self._set_enabled(rest, False)
@@ -305,9 +334,9 @@ class CommandInterpreter:
 
     def _set_enabled(self, rest: str, enabled: bool) -> str:
         s = self.session
-        nums = _numbers(rest.split())
+        nums = _numbers(rest.split(), self._ids())
         if not nums:
-            nums = [b.id for b in s.breakpoints] + [w.id for w in s.watches]
+            nums = self._ids()
         for n in nums:
             s.enable(n, enabled)
         word = "enabled" if enabled else "disabled"
@@ -317,7 +346,8 @@ class CommandInterpreter:
         num, _, expr = rest.partition(" ")
         if not _INT.match(num or ""):
             raise CommandError("usage: condition N [EXPR]")
-        bp = self.session.breakpoints.set_condition(int(num), expr or None)
+        bp = self.session.breakpoints.set_condition(_number(num, "breakpoint number"),
+                                                    expr or None)
         return (f"breakpoint {bp.id} stops if {bp.condition}" if bp.condition
                 else f"breakpoint {bp.id} is now unconditional")
 
@@ -380,7 +410,7 @@ class CommandInterpreter:
         args = rest.split()
         if len(args) != 1 or not _INT.match(args[0]):
             raise CommandError("usage: goto STEP")
-        return self._stopped(self.session.goto(int(args[0])))
+        return self._stopped(self.session.goto(_number(args[0], "step")))
 
     def cmd_run_to(self, rest: str) -> str:
         if not rest:

@@ -395,3 +395,26 @@ def test_limits_refuse_values_that_cannot_be_honoured():
                 {"max_steps": 1 << 80}, {"max_depth": True}):
         with pytest.raises(LimitValueError, match="--max-"):
             Limits(**bad)
+
+
+def test_ranges_never_expand_and_long_numbers_are_messages():
+    from dbg_helpers import program
+    from rvmdbg.debug import DebugSession
+    from rvmdbg.debug.commands import CommandInterpreter
+    exe, args = program("fib.relay")
+    s = DebugSession(exe, args)
+    ci = CommandInterpreter(s)
+    for spec in ("break @fib", "break @main"):
+        ci.execute(spec)
+    ids = sorted(b.id for b in s.breakpoints)
+    # a range names the breakpoints inside it, never a list of its own
+    out = ci.execute("disable 1-100000000000")
+    assert "disabled" in out and all(not b.enabled for b in s.breakpoints)
+    assert "nothing is numbered" in ci.execute("delete 500-100000000000")
+    big = "9" * 5000
+    for line in (f"delete {big}", f"goto {big}", f"step {big}", f"print ${big}",
+                 f"condition {big} $0 == 1", f"break @fib if $0 == {big}", f"break {big}",
+                 f"break @fib:{big}", f"delete 1-{big}"):
+        out = ci.execute(line)
+        assert "too large" in out, (line, out)
+    assert sorted(b.id for b in s.breakpoints) == ids
