@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rvmdbg.relay.ops import (
@@ -859,6 +859,7 @@ _FLOATS = st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=32),
 @settings(max_examples=150, deadline=None)
 @given(op=st.sampled_from(_BINARY_FAST), dt=st.sampled_from(["float32", "float64"]),
        x=_FLOATS, y=_FLOATS)
+@example(op="power", dt="float32", x=11.0, y=-1.0)  # NumPy's 0-d power was 1 ulp off
 def test_fast_path_matches_numpy_floats(op, dt, x, y):
     a, b = np.array(x, dtype=dt), np.array(y, dtype=dt)
     with warnings.catch_warnings():

@@ -146,6 +146,10 @@ def _np_power(a, b):
         odd = (b % 2) != 0
         special = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0)).astype(a.dtype)
         return np.where(neg, special, r)
+    if not a.shape and not b.shape:
+        # NumPy's 0-d power can round differently from its array power (float32 11 ** -1 is
+        # 1 ulp apart); the array loop is the one that matches topi's powf
+        return np.power(a.reshape(1), b.reshape(1)).reshape(())
     return np.power(a, b)
 
 
