@@ -13,10 +13,14 @@ again the same way within their function.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
+from contextlib import contextmanager
 from pathlib import Path
+
+from rvmdbg.fileio import FileRefused, read_text, write_atomic
 
 FORMAT = 1
 CONTEXT = 2
@@ -67,31 +71,100 @@ def breakpoint_records(table, exe) -> list[dict]:
     return out
 
 
-def save_breakpoints(table, exe, program_path: str, config_dir=None) -> Path | None:
-    """Write the table's breakpoints for `program_path` (atomically); None if it failed."""
+def _key(rec: dict) -> tuple:
+    """What makes two saved records the same breakpoint."""
+    return (rec.get("kind"), str(rec.get("spec")))
+
+
+@contextmanager
+def _locked(path: Path):
+    """An exclusive lock on the breakpoints file of one program (a `.lock` file beside it),
+    held while its records are read, merged and written."""
+    fd = os.open(str(path) + ".lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
+                 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)   # closing releases the lock
+
+
+def save_breakpoints(table, exe, program_path: str, config_dir=None,
+                     synced: dict | None = None) -> Path | None:
+    """Write the table's breakpoints for `program_path`; None if it failed.
+
+    Another session may have saved breakpoints of the same program meanwhile, so the file is
+    read, merged and written under a lock: `synced` (kept by the caller, updated here) holds
+    the records the caller knew at its last restore or save. A record in the file that the
+    caller never knew is someone else's and stays; one it knew and no longer has was deleted
+    by it and goes; its own records replace theirs."""
     path = breakpoint_file(program_path, config_dir)
-    data = {"format": FORMAT, "program": os.path.abspath(program_path),
-            "breakpoints": breakpoint_records(table, exe)}
+    ours = {_key(r): r for r in breakpoint_records(table, exe)}
+    known = synced if synced is not None else {}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-        os.replace(tmp, path)
-        return path
+        with _locked(path):
+            merged, seen = [], set()
+            for rec in _read_records(path)[0]:
+                k = _key(rec)
+                if k in seen:
+                    continue
+                seen.add(k)
+                if k in ours:
+                    merged.append(ours[k])
+                elif k not in known:
+                    merged.append(rec)
+            merged.extend(rec for k, rec in ours.items() if k not in seen)
+            data = {"format": FORMAT, "program": os.path.abspath(program_path),
+                    "breakpoints": merged}
+            write_atomic(path, json.dumps(data, indent=1).encode("utf-8"))
     except OSError:
         return None  # an unwritable config dir must not stop the debugger
+    if synced is not None:
+        synced.clear()
+        synced.update(ours)
+    return path
+
+
+# a breakpoints file larger than this is not one rvmdbg wrote
+_MAX_STATE_BYTES = 16 * 1024 * 1024
+
+
+def _read_records(path: Path) -> tuple[list[dict], str | None]:
+    """The records of one breakpoints file and a note when it could not be used whole (it is
+    then treated as empty, or as the records that were readable)."""
+    try:
+        text = read_text(path, _MAX_STATE_BYTES, "breakpoints file")
+    except FileNotFoundError:
+        return [], None
+    except (OSError, UnicodeDecodeError) as e:
+        return [], f"ignored the saved breakpoints in {path}: {_why(e)}"
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        why = "nested too deeply" if isinstance(e, RecursionError) else "not valid JSON"
+        return [], f"ignored the saved breakpoints in {path}: {why}"
+    if not isinstance(data, dict) or not isinstance(data.get("breakpoints"), list):
+        return [], f"ignored the saved breakpoints in {path}: not a breakpoints file"
+    records = [r for r in data["breakpoints"] if isinstance(r, dict)]
+    note = None
+    if len(records) != len(data["breakpoints"]):
+        note = (f"skipped {len(data['breakpoints']) - len(records)} unreadable entries of "
+                f"{path}")
+    return records, note
+
+
+def _why(e: Exception) -> str:
+    if isinstance(e, FileRefused):
+        return e.reason
+    if isinstance(e, UnicodeDecodeError):
+        return "not UTF-8 text"
+    return getattr(e, "strerror", None) or str(e)
 
 
 def load_records(program_path: str, config_dir=None) -> list[dict]:
     """The saved records for `program_path` ([] when there are none or the file is unusable)."""
-    path = breakpoint_file(program_path, config_dir)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    if not isinstance(data, dict) or not isinstance(data.get("breakpoints"), list):
-        return []
-    return [r for r in data["breakpoints"] if isinstance(r, dict)]
+    return _read_records(breakpoint_file(program_path, config_dir))[0]
 
 
 def find_line(lines: list[str], rec: dict) -> int | None:
@@ -137,11 +210,16 @@ def _find_instruction(exe, rec: dict) -> tuple[int, int] | None:
     return None
 
 
-def restore_breakpoints(table, exe, program_path: str, config_dir=None) -> list[str]:
-    """Add the saved breakpoints of `program_path` to `table`; returns notes for the user."""
+def restore_breakpoints(table, exe, program_path: str, config_dir=None,
+                        synced: dict | None = None) -> list[str]:
+    """Add the saved breakpoints of `program_path` to `table`; returns notes for the user.
+    `synced` (see save_breakpoints) is filled with the records read, so a later save knows
+    which of the file's records this session has seen (and moved or dropped)."""
     from rvmdbg.debug.breakpoints import BreakpointError
-    notes: list[str] = []
-    records = load_records(program_path, config_dir)
+    records, note = _read_records(breakpoint_file(program_path, config_dir))
+    notes: list[str] = [note] if note else []
+    if synced is not None:
+        synced.update((_key(r), r) for r in records)
     if not records:
         return notes
     lines = (getattr(exe, "source_text", None) or "").split("\n")
@@ -176,6 +254,8 @@ def restore_breakpoints(table, exe, program_path: str, config_dir=None) -> list[
                 else:
                     continue
                 bp = table.add(spec, cond, enabled=enabled)
+                if synced is not None:
+                    synced.update((_key(r), r) for r in breakpoint_records([bp], exe))
                 notes.append(f"restored breakpoint {bp.id} at {bp.where(exe)}"
                              + (f" if {bp.condition}" if bp.condition else "")
                              + ("" if bp.enabled else " (disabled)"))

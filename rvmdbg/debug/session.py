@@ -197,8 +197,10 @@ class DebugSession:
         self.program_path = program_path
         self.config_dir = config_dir
         self.notes: list[str] = []
+        self._synced_breakpoints: dict = {}   # what the saved file held at the last sync
         if program_path is not None:
-            self.notes = restore_breakpoints(self.breakpoints, self.exe, program_path, config_dir)
+            self.notes = restore_breakpoints(self.breakpoints, self.exe, program_path, config_dir,
+                                             self._synced_breakpoints)
             self.breakpoints.on_change = self._save_breakpoints
 
     # ------------------------------------------------------------ state
@@ -1159,7 +1161,8 @@ class DebugSession:
 
     def _save_breakpoints(self) -> None:
         if self.program_path is not None:
-            save_breakpoints(self.breakpoints, self.exe, self.program_path, self.config_dir)
+            save_breakpoints(self.breakpoints, self.exe, self.program_path, self.config_dir,
+                             self._synced_breakpoints)
 
     # ------------------------------------------------------------ the heap
 

@@ -271,14 +271,17 @@ def test_restore_ignores_garbage(tmp_path):
     path = breakpoint_file("prog.relay", tmp_path)
     path.parent.mkdir(parents=True)
     path.write_text("{not json")
-    assert restore_breakpoints(BreakpointTable(exe), exe, "prog.relay", tmp_path) == []
+    notes = restore_breakpoints(BreakpointTable(exe), exe, "prog.relay", tmp_path)
+    assert len(notes) == 1 and notes[0].endswith(": not valid JSON")   # a note, a fresh start
     path.write_text(json.dumps({"breakpoints": [{"kind": "line", "line": 9, "text": "gone"},
                                                 {"kind": "instruction", "function": "nope",
                                                  "pc": 0}, "junk", {"kind": "opcode",
                                                                     "spec": "op:Nope"}]}))
     t = BreakpointTable(exe)
     notes = restore_breakpoints(t, exe, "prog.relay", tmp_path)
-    assert len(t) == 0 and len(notes) == 3 and all("dropped" in n for n in notes)
+    assert len(t) == 0 and len(notes) == 4
+    assert notes[0].startswith("skipped 1 unreadable entries")
+    assert all("dropped" in n for n in notes[1:])
 
 
 # ------------------------------------------------------------------ history
