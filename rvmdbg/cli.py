@@ -25,6 +25,7 @@ from rvmdbg.args import (
 from rvmdbg.limits import DEFAULT_LIMITS, LimitValueError, Limits
 from rvmdbg.relay.diagnostics import RelayError, Source
 from rvmdbg.values import format_value, to_json
+from rvmdbg.wording import plural
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 # The reader of stdout went away (`| head`): as a process ended by SIGPIPE, 128 + 13. Not 1,
@@ -97,13 +98,30 @@ def program_arguments(program: Program, entry: str, texts: list[str],
     elif not texts and program.text is not None:
         texts = program_default_args(program.text) or []
     if program.module is not None:
+        if entry not in program.module.functions:
+            own = [n for n, f in program.module.functions.items()
+                   if f.span is not None and f.span.file == program.path]
+            raise UsageError(f"{program.path}: no function @{entry} to run; the program "
+                             + (f"defines {', '.join('@' + n for n in own)}" if own
+                                else "defines no functions"))
         try:
             return parse_program_args(program.module, entry, texts)
         except ArgumentError as e:
             if not texts:
                 e.message += "; give them after PROGRAM (the program has no `// args:` line)"
             raise
-    # a saved executable keeps no types: values take Relay's default dtypes
+    # a saved executable keeps no types: values take Relay's default dtypes; it keeps the
+    # source text, whose `// args:` line gives the defaults as for the .relay file
+    exe = program.executable
+    if not texts and getattr(exe, "source_text", None):
+        texts = program_default_args(exe.source_text) or []
+    try:
+        params = exe.function(entry).params
+    except KeyError:
+        raise UsageError(f"{program.path}: no function @{entry}") from None
+    if len(texts) != len(params):
+        raise ArgumentError(f"@{entry} takes {plural(len(params), 'argument')}, got {len(texts)}"
+                            + ("" if texts else "; give them after PROGRAM"))
     return [convert_value(parse_value(t, None, f"argument {i + 1}"), None, None,
                           f"argument {i + 1}") for i, t in enumerate(texts)]
 
@@ -466,7 +484,11 @@ def _configure_screen(p: argparse.ArgumentParser) -> None:
     p.add_argument("--entry", default="main", metavar="NAME",
                    help="the function to debug (default main)")
     p.add_argument("--no-mouse", action="store_true", help="do not capture the mouse")
-    p.add_argument("--ascii", action="store_true", help="draw with ASCII characters only")
+    p.add_argument("--ascii", action="store_const", const=True, default=None,
+                   help="draw with ASCII characters only (the default where the locale is "
+                        "not UTF-8 or TERM=linux)")
+    p.add_argument("--unicode", dest="ascii", action="store_const", const=False,
+                   help="draw with Unicode symbols even where --ascii would be the default")
     p.add_argument("--history-mb", type=_positive, default=256, metavar="MB",
                    help="memory for reverse-execution history (default 256)")
     p.add_argument("--keys", metavar="FILE",
@@ -475,14 +497,45 @@ def _configure_screen(p: argparse.ArgumentParser) -> None:
     add_limit_options(p)
 
 
+def _commands_without_terminal() -> list[str] | None:
+    """None when stdin and stdout are a terminal (the screen can open); else the commands
+    that came on stdin, for batch mode ([] when none came)."""
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        return None
+    if sys.stdin.isatty():
+        return []
+    lines = sys.stdin.read().splitlines()
+    return lines if any(line.strip() and not line.strip().startswith("#") for line in lines) else []
+
+
+def _no_terminal_error() -> UsageError:
+    """A screen writing escape codes into a pipe or file would wait for keys that never come."""
+    stdin_tty, stdout_tty = sys.stdin.isatty(), sys.stdout.isatty()
+    where = ("stdout is not one" if stdin_tty else "stdin is not one" if stdout_tty
+             else "neither stdin nor stdout is one")
+    return UsageError(f"the debugger screen needs a terminal, and {where}; "
+                      "to run debugger commands without it, pipe them in "
+                      "(`echo step | rvmdbg debug PROGRAM`) or use --batch FILE")
+
+
 def cmd_screen(ns: argparse.Namespace) -> int:
+    if not Path(ns.program).is_file():
+        read_source(ns.program)  # a missing program is reported first, terminal or not
+    lines = _commands_without_terminal()
+    if lines:
+        return run_debug_batch(ns, lines)
     from rvmdbg.tui import run_screen  # imported here: the engine never loads Textual
     history_mb = getattr(ns, "history_mb", None)
-    return run_screen(ns.program, ns.args, entry=ns.entry.lstrip("@"), mouse=not ns.no_mouse,
+    # without a terminal, the settings and the program are still checked (their errors
+    # come first), then the screen is refused
+    code = run_screen(ns.program, ns.args, entry=ns.entry.lstrip("@"), mouse=not ns.no_mouse,
                       inputs=getattr(ns, "inputs", None),
                       ascii_only=ns.ascii, limits=limits_from(ns),
                       history_bytes=history_mb * 2 ** 20 if history_mb else None,
-                      keys_file=getattr(ns, "keys", None))
+                      keys_file=getattr(ns, "keys", None), check_only=lines is not None)
+    if code == EXIT_OK and lines is not None:
+        raise _no_terminal_error()
+    return code
 
 
 def _configure_keys(p: argparse.ArgumentParser) -> None:
@@ -527,35 +580,46 @@ def _configure_debug(p: argparse.ArgumentParser) -> None:
     p.add_argument("--history-mb", type=_positive, default=256, metavar="MB",
                    help="memory for reverse-execution history (default 256); past it the "
                         "oldest history is dropped")
+    p.add_argument("--saved-breakpoints", action="store_true",
+                   help="start with the breakpoints the screen saved for PROGRAM, and save "
+                        "changes to them (by default a batch run neither reads nor writes them)")
     add_limit_options(p)
 
 
 def cmd_debug(ns: argparse.Namespace) -> int:
+    if ns.batch is None and "screen" in COMMANDS:
+        # no script: the same program on the debugger screen (or stdin's commands)
+        ns.no_mouse, ns.ascii = getattr(ns, "no_mouse", False), getattr(ns, "ascii", None)
+        return COMMANDS["screen"].handler(ns)
+    if ns.batch is None:
+        raise UsageError("debug runs commands with --batch FILE (or - for stdin); "
+                         "the debugger screen opens with `rvmdbg PROGRAM [ARG...]`")
+    if ns.batch == "-":
+        lines = sys.stdin.read().splitlines()
+    else:
+        lines = Path(ns.batch).read_text(encoding="utf-8").splitlines()
+    return run_debug_batch(ns, lines)
+
+
+def run_debug_batch(ns: argparse.Namespace, lines: list[str]) -> int:
+    """Batch mode: run the command lines on a fresh session of `ns.program`. The breakpoints
+    the screen saved are used (and kept up to date) only with --saved-breakpoints, so that
+    a script's result does not depend on earlier runs."""
     import threading
 
     from rvmdbg.debug import DebugSession, run_batch
     from rvmdbg.relay.interpreter import call_with_deep_stack
     from rvmdbg.vm.machine import VMError
-    if ns.batch is None and "screen" in COMMANDS:
-        # no script: the same program on the debugger screen
-        ns.no_mouse, ns.ascii = getattr(ns, "no_mouse", False), getattr(ns, "ascii", False)
-        return COMMANDS["screen"].handler(ns)
-    if ns.batch is None:
-        raise UsageError("debug runs commands with --batch FILE (or - for stdin); "
-                         "the debugger screen opens with `rvmdbg PROGRAM [ARG...]`")
     program = load_program(ns.program)
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args, ns.inputs)
     exe = executable_of(program, entry)
+    saved = ns.program if getattr(ns, "saved_breakpoints", False) else None
     try:
         session = DebugSession(exe, args, entry=entry, limits=limits_from(ns),
-                               history_bytes=ns.history_mb * 2 ** 20, program_path=ns.program)
+                               history_bytes=ns.history_mb * 2 ** 20, program_path=saved)
     except VMError as e:
         raise UsageError(e.message) from None
-    if ns.batch == "-":
-        lines = sys.stdin.read().splitlines()
-    else:
-        lines = Path(ns.batch).read_text(encoding="utf-8").splitlines()
 
     def write(text: str) -> None:
         sys.stdout.write(text)
@@ -642,16 +706,33 @@ def parse_command_line(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)  # --help, --version, or a usage error
 
 
+TOP_LEVEL_OPTIONS = ("-h", "--help", "--version")
+
+
+def _command_first(argv: list[str]) -> list[str]:
+    """Options may come anywhere, also before the command (`rvmdbg --ascii run F`) or before
+    PROGRAM when the command is left out (`rvmdbg --ascii F`): put the command word first,
+    or the default command when there is none."""
+    if not argv or argv[0] in COMMANDS or argv[0] in TOP_LEVEL_OPTIONS:
+        return argv
+    if argv[0].startswith("-"):
+        for i, word in enumerate(argv):
+            if word in COMMANDS:
+                return [word] + argv[:i] + argv[i + 1:]
+        if any(word in TOP_LEVEL_OPTIONS for word in argv):
+            return argv  # `rvmdbg --ascii --help`: argparse's help
+    if DEFAULT_COMMAND is not None:
+        return [DEFAULT_COMMAND] + argv
+    return argv
+
+
 def _error(text: str) -> None:
     print(text, file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if (DEFAULT_COMMAND is not None and argv and argv[0] not in COMMANDS
-            and not argv[0].startswith("-")):
-        argv.insert(0, DEFAULT_COMMAND)
+    argv = _command_first(list(sys.argv[1:] if argv is None else argv))
     try:
         try:
             ns = parse_command_line(argv)

@@ -27,6 +27,11 @@ SCENES = [
     ("ascii.svg", "programs/quicksort.relay", [], (100, 30), ["@qsort"],
      ["c", "c", "s", "s", "s", "s", "s"], {"ascii_only": True}),
     ("help.svg", "programs/sum_up.relay", [], (120, 40), [], ["question_mark"], {}),
+    # the console: stops the keys made, a display shown at each, a search across functions,
+    # and Tab completing a function name on the command line
+    ("console.svg", "programs/fib.relay", ["6"], (140, 40), [],
+     ["colon", *"display $0", "enter", "escape", "s", "s", "n", "s", "colon", *"search invoke",
+      "enter", *"break @f", "tab"], {}),
 ]
 
 

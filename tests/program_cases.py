@@ -211,6 +211,12 @@ CASES = [
     ("grow.relay", None, f32([0.0, 1.0, 4.0, 9.0, 16.0])),
     ("grow.relay", ["1"], f32([0.0])),
     ("grow.relay", ["8"], f32([0.0, 1.0, 4.0, 9.0, 16.0, 25.0, 36.0, 49.0])),
+    # quantize rounds x / 0.5 half away from zero; the int32 sums / 8 likewise
+    ("quantized_dense.relay", None, f32([[3.0, -7.0]])),
+    ("quantized_dense.relay", ["[[10, 20, 30, 40]]", "[[1, 2, 3, 4], [-5, 6, -7, 8]]"],
+     f32([[75.0, 45.0]])),
+    ("quantized_dense.relay", ["[[2, 0, 0, 0]]", "[[1, 2, 3, 4], [-5, 6, -7, 8]]"],
+     f32([[1.0, -3.0]])),  # 4 / 8 and -20 / 8 are ties
     ("dynamic_shapes.relay", None, f32([[2.0, 3.0], [4.0, 5.0], [6.0, 7.0]])),
     ("dynamic_shapes.relay", ["[[1, 2, 3, 4, 5, 6]]", "[2, 3]"],
      f32([[2.0, 3.0, 4.0], [5.0, 6.0, 7.0]])),

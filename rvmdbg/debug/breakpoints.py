@@ -647,6 +647,15 @@ class BreakpointTable:
         fields = self.resolve(spec, current)
         cond = parse_condition(condition)
         hit = HitCondition(hit_condition) if hit_condition and hit_condition.strip() else None
+        same = self.identical(fields, cond.text if cond else None, hit.text if hit else None,
+                              log_message or None)
+        if same is not None:
+            # one breakpoint per place and condition: adding it again (a restored file, a
+            # script run twice) gives the one there is, enabled if asked
+            if enabled and not same.enabled:
+                same.enabled = True
+                self._changed()
+            return same
         bp = Breakpoint(id=self._ids.next(), enabled=enabled,
                         condition=cond.text if cond else None, _cond=cond,
                         hit_condition=hit.text if hit else None, _hit=hit,
@@ -654,6 +663,18 @@ class BreakpointTable:
         self._bps[bp.id] = bp
         self._changed()
         return bp
+
+    def identical(self, fields: dict, condition: str | None, hit_condition: str | None = None,
+                  log_message: str | None = None) -> Breakpoint | None:
+        """The breakpoint that stops where `fields` (from `resolve`) does, on the same
+        condition, hit condition and log message, if there is one."""
+        for bp in self._bps.values():
+            if (bp.kind == fields["kind"] and bp.locations == fields["locations"]
+                    and bp.line == fields.get("line") and bp.opcode == fields.get("opcode")
+                    and bp.condition == condition and bp.hit_condition == hit_condition
+                    and bp.log_message == log_message):
+                return bp
+        return None
 
     def delete(self, bp_id: int) -> Breakpoint:
         bp = self.get(bp_id)

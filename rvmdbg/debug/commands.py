@@ -11,7 +11,9 @@ finish [f], continue [c], run-to [until, advance] SPEC; rstep [rs, reverse-step]
 rnext [rn, reverse-next], rfinish [rf, reverse-finish], rcontinue [rc, reverse-continue],
 goto [g] STEP, last-write $N; info registers|frame|breakpoints|watchpoints|history;
 backtrace [bt, where] [N]; frame N, up [N], down [N]; print [p] $N; heap; deps;
-watch [-c] $N [change]; list [l]; source; restart [run]; help [h].
+watch [-c] $N [change]; list [l] [@f[:PC]]; source; restart [run]; display EXPR,
+undisplay [N...], info display; search TEXT; set logging ...; help [h].
+`complete(text)` gives the completions of a partial line (commands, @functions, $registers).
 `run_batch(session, lines, write)` runs a script, echoing each command.
 """
 from __future__ import annotations
@@ -20,13 +22,15 @@ import re
 
 import numpy as np
 
-from rvmdbg.debug.breakpoints import BreakpointError
+from rvmdbg.debug.breakpoints import BreakpointError, Condition, ConditionError
 from rvmdbg.debug.heap import format_heap, heap_of, value_text, value_tree, value_type
 from rvmdbg.debug.indexing import (
     IndexSyntaxError, apply_index, index_text, parse_index, split_indexed,
 )
 from rvmdbg.debug.session import DebugError, DebugSession, StopEvent
+from rvmdbg.debug.transcript import Transcript, TranscriptError
 from rvmdbg.values import format_value
+from rvmdbg.wording import plural
 
 HELP = """\
 Forward:   step|s [K]   next|n   finish|f   continue|c   run-to SPEC
@@ -35,7 +39,9 @@ Stops:     break|b SPEC [if EXPR]   watch $N [change]   delete|d [N...]   disabl
            condition N [EXPR]      SPEC: @f  @f:PC  LINE  op:AllocADT   EXPR: $3 == 0 and $1 != Nil
 Inspect:   info registers|frame|breakpoints|history   backtrace|bt [N]   print|p $N   heap
            deps   list|l   source   frame N   up [N]   down [N]   print $N[0, :, 3] (NumPy's indexing)
-Other:     restart   help
+Display:   display EXPR (shown at every stop)   undisplay [N...]   info display
+Find:      search TEXT (every function's bytecode)   list @f[:PC]
+Other:     restart   set logging on [FILE] | off | file FILE   help
 Backward moves replay recorded history; `rcontinue` stops at the last breakpoint or watchpoint
 hit before now, or at the start of history."""
 
@@ -92,6 +98,10 @@ class CommandInterpreter:
     def __init__(self, session: DebugSession):
         self.session = session
         self.selected: int | None = None  # None: the innermost frame
+        self.displays: list[tuple[int, str]] = []   # (number, expression), shown at every stop
+        self._display_ids = 0
+        self.transcript = Transcript()
+        self.command_names: list[str] = []          # each command's full name, for completion
         self._handlers = {}
         for names, handler in [
             (("break", "b", "br"), self.cmd_break),
@@ -122,10 +132,15 @@ class CommandInterpreter:
             (("up",), self.cmd_up),
             (("down",), self.cmd_down),
             (("restart", "run", "r"), self.cmd_restart),
+            (("display",), self.cmd_display),
+            (("undisplay",), self.cmd_undisplay),
+            (("search",), self.cmd_search),
+            (("set",), self.cmd_set),
             (("help", "h", "?"), self.cmd_help),
         ]:
             for name in names:
                 self._handlers[name] = handler
+            self.command_names.append(names[0])
 
     # ------------------------------------------------------------ entry point
 
@@ -134,16 +149,26 @@ class CommandInterpreter:
         text = line.strip()
         if not text or text.startswith("#"):
             return ""
+        out = self._run(text)
+        self.transcript.write(f"(rvmdbg) {text}\n{out}" if out else f"(rvmdbg) {text}")
+        return out
+
+    def _run(self, text: str) -> str:
         word, _, rest = text.partition(" ")
         handler = self._handlers.get(word.lower())
         if handler is None:
             return f"error: unknown command {word!r} (try `help`)"
         try:
             return handler(rest.strip())
-        except (CommandError, DebugError, BreakpointError) as exc:
+        except (CommandError, DebugError, BreakpointError, TranscriptError) as exc:
             return f"error: {exc}"
         except RecursionError:
             return "error: the value is nested too deeply to show"
+
+    def complete(self, text: str) -> tuple[int, list[str]]:
+        """(where the word being completed starts in `text`, its completions)."""
+        from rvmdbg.debug.completion import complete
+        return complete(self, text)
 
     @property
     def depth(self) -> int | None:
@@ -154,7 +179,85 @@ class CommandInterpreter:
         out = [ev.line()]
         if ev.message:
             out.extend("  " + m for m in ev.message.splitlines())
+        out.extend(self.display_lines())
         return "\n".join(out)
+
+    # ------------------------------------------------------------ display
+
+    def display_lines(self) -> list[str]:
+        """`N: EXPR = value` for each display, in the selected frame (the stop's)."""
+        if not self.displays:
+            return []
+        s = self.session
+        regs = s.frame(self.selected).registers if s.vm.frames else None
+        return [f"{n}: {expr} = {self._display_value(expr, regs)}" for n, expr in self.displays]
+
+    def _display_value(self, expr: str, regs) -> str:
+        if regs is None:
+            return "<no frame: the program has finished>"
+        m = re.fullmatch(r"\$(\d+)", expr)
+        if m:
+            r = int(m.group(1))
+            if not 0 <= r < len(regs):
+                return f"<not in this frame: {len(regs)} registers>"
+            return "<empty>" if regs[r] is None else value_text(regs[r], 70)
+        try:
+            cond = Condition(expr)
+            value = cond._eval(cond.tree, regs)
+        except (ConditionError, BreakpointError) as exc:
+            return f"<{exc}>"
+        return str(value)
+
+    def cmd_display(self, rest: str) -> str:
+        if not rest:
+            return "\n".join(self.display_lines()) or "no displays (display EXPR adds one)"
+        if not re.fullmatch(r"\$\d+", rest):
+            Condition(rest)  # a mistake is reported now, not at every stop
+        self._display_ids += 1
+        self.displays.append((self._display_ids, rest))
+        regs = self.session.frame(self.selected).registers if self.session.vm.frames else None
+        return f"{self._display_ids}: {rest} = {self._display_value(rest, regs)}"
+
+    def cmd_undisplay(self, rest: str) -> str:
+        if not rest:
+            n = len(self.displays)
+            self.displays.clear()
+            return f"deleted {plural(n, 'display')}" if n else "no displays to delete"
+        numbers = _numbers(rest.split())
+        known = {n for n, _ in self.displays}
+        missing = [n for n in numbers if n not in known]
+        if missing:
+            raise CommandError(f"no display {missing[0]} (info display lists them)")
+        self.displays = [(n, e) for n, e in self.displays if n not in numbers]
+        return f"deleted display {', '.join(map(str, numbers))}"
+
+    def info_display(self) -> str:
+        if not self.displays:
+            return "no displays"
+        return "\n".join(f"{n}: {expr}" for n, expr in self.displays)
+
+    # ------------------------------------------------------------ search and settings
+
+    def cmd_search(self, rest: str) -> str:
+        if not rest:
+            raise CommandError("usage: search TEXT")
+        matches = search_bytecode(self.session.exe, rest)
+        if not matches:
+            return f"no match for {rest!r} in any function"
+        funcs = len({fi for fi, _, _ in matches})
+        exe = self.session.exe
+        out = [f"{plural(len(matches), 'match', 'matches')} for {rest!r} in "
+               f"{plural(funcs, 'function')}"]
+        out.extend(f"  @{exe.functions[fi].name}:{pc}: {text}" for fi, pc, text in matches[:200])
+        if len(matches) > 200:
+            out.append(f"  ... {len(matches) - 200} more")
+        return "\n".join(out)
+
+    def cmd_set(self, rest: str) -> str:
+        args = rest.split()
+        if args[:1] == ["logging"]:
+            return self.transcript.command(args[1:])
+        raise CommandError("usage: set logging on [FILE] | off | file FILE | FILE")
 
     # ------------------------------------------------------------ breakpoints
 
@@ -164,13 +267,15 @@ class CommandInterpreter:
         if m:
             spec, cond = rest[:m.start()].strip(), m.group(1)
         s = self.session
+        before = {b.id for b in s.breakpoints}
         bp = s.breakpoints.add(spec, cond, current=s.location())
         out = f"breakpoint {bp.id} at {bp.where(s.exe)}"
         if bp.condition:
             out += f" if {bp.condition}"
-        n = len(bp.locations)
         if bp.kind in ("line", "opcode"):
-            out += f" ({n} location{'s' if n != 1 else ''})"
+            out += f" ({plural(len(bp.locations), 'location')})"
+        if bp.id in before:
+            out += " (already set)"
         return out
 
     def cmd_delete(self, rest: str) -> str:
@@ -179,10 +284,13 @@ class CommandInterpreter:
         if args and args[0] in ("breakpoints", "watchpoints", "display"):
             args = args[1:]
         if not args:
-            n = len(s.breakpoints) + len(s.watches)
+            nb, nw = len(s.breakpoints), len(s.watches)
             s.breakpoints.clear()
             s.watches.clear()
-            return f"deleted all {n} breakpoints and watchpoints"
+            if nb + nw == 0:
+                return "no breakpoints or watchpoints to delete"
+            parts = [plural(n, word) for n, word in ((nb, "breakpoint"), (nw, "watchpoint")) if n]
+            return "deleted " + " and ".join(parts)
         done = []
         for n in _numbers(args):
             s.delete(n)
@@ -367,7 +475,9 @@ class CommandInterpreter:
             return self.info_breakpoints()
         if what in ("history", "h"):
             return self.info_history()
-        raise CommandError("usage: info registers | frame | breakpoints | history")
+        if what in ("display", "displays"):
+            return self.info_display()
+        raise CommandError("usage: info registers | frame | breakpoints | history | display")
 
     def info_registers(self) -> str:
         s = self.session
@@ -551,6 +661,20 @@ class CommandInterpreter:
         return HELP
 
 
+def search_bytecode(exe, text: str) -> list[tuple[int, int, str]]:
+    """(function index, pc, instruction text) of every instruction whose text (with callee,
+    kernel and constructor names, as `list` shows it) contains `text`, case-insensitively."""
+    needle = text.lower()
+    names, kernels = exe.function_names(), exe.kernel_names()
+    found = []
+    for fi, fn in enumerate(exe.functions):
+        for pc, ins in enumerate(fn.instructions):
+            line = ins.text(names, kernels)
+            if needle in line.lower():
+                found.append((fi, pc, line))
+    return found
+
+
 def _full_text(v) -> str:
     try:
         return format_value(v)
@@ -586,4 +710,4 @@ def run_batch(session: DebugSession, lines, write, stop=None) -> int:
     return errors
 
 
-__all__ = ["CommandInterpreter", "CommandError", "run_batch", "HELP"]
+__all__ = ["CommandInterpreter", "CommandError", "run_batch", "search_bytecode", "HELP"]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rvmdbg.values import ADTValue, RefCell, format_value, tensor_line
+from rvmdbg.vm.objects import StorageObject, TensorPlaceholder
 
 HEAP_BUDGET = 20_000      # heap nodes walked at most per request
 TREE_NODES = 400          # lines a printed value tree shows at most
@@ -142,8 +143,16 @@ def same_value(a, b, budget: int = 10_000) -> bool:
             if x.name != y.name or len(x.captured) != len(y.captured):
                 return False
             stack.extend(zip(x.captured, y.captured))
+        elif type(x) is StorageObject:
+            # a replay allocates the storage again: the same allocation is the same value
+            if (x.size, x.alignment, x.dtype_hint) != (y.size, y.alignment, y.dtype_hint):
+                return False
+        elif type(x) is TensorPlaceholder:
+            if (x.offset, tuple(x.shape), x.dtype) != (y.offset, tuple(y.shape), y.dtype):
+                return False
+            stack.append((x.storage, y.storage))
         else:
-            return False  # cells, storages, placeholders: only the same object is the same
+            return False  # cells: only the same object is the same (replays keep them)
     return True
 
 

@@ -98,6 +98,16 @@ def _quiet_gc(method):
     return wrapper
 
 
+def _passed_from(call, param: int, nparams: int) -> str:
+    """`: its $10 becomes $0` for the register a call passes as parameter `param` (a
+    closure's captured values come before the call's own arguments)."""
+    args = list(getattr(call, "args", ()) or ())
+    k = param - (nparams - len(args))
+    if 0 <= k < len(args):
+        return f": its ${args[k]} becomes ${param}"
+    return f": ${param} is a value the closure captured"
+
+
 # ------------------------------------------------------------------ what the session answers
 
 @dataclass
@@ -105,7 +115,7 @@ class StopEvent:
     """Where and why execution stopped.
 
     `reason`: "breakpoint", "watchpoint", "step", "finished", "error", "start of history",
-    "interrupted" or "limit"; `number`: the breakpoint or watchpoint id; `func_name`, `pc`,
+    "interrupted", "limit" or "restarted"; `number`: the breakpoint or watchpoint id; `func_name`, `pc`,
     `text`: the instruction about to run (pc None once the program finished, `text` then
     says what it returned); `message`: extra lines (the error, a watchpoint's old and new
     values, a condition that failed to evaluate)."""
@@ -281,12 +291,30 @@ class DebugSession:
         self.last_event = ev
         return ev
 
+    def _history_start_event(self, message: str | None = None) -> StopEvent:
+        """A stop at the start of history; when older history was dropped to stay within the
+        budget, the message says so and how to keep more."""
+        h = self.history
+        if h.start > 0:
+            why = (f"history before step {h.start} was dropped to stay within "
+                   f"{h.budget / 2 ** 20:g} MB; give more with --history-mb to keep it")
+            message = f"{message}\n{why}" if message else why
+        return self._event("start of history", message=message)
+
     def _end_event(self) -> StopEvent:
         """The event for a position at the program's end (finished, or the failing step)."""
         if self.vm.halted:
             return self._event("finished")
         err = self._end[2]
         return self._event("limit" if err.limit else "error", message=err.format())
+
+    def _no_further(self) -> StopEvent:
+        """A forward motion at the end: the end's stop, saying that nothing moved (instead
+        of repeating the stop as if it had)."""
+        ev = self._end_event()
+        note = ("nothing more runs forward: go back with rstep, rcontinue, goto or restart")
+        ev.message = f"{ev.message}\n{note}" if ev.message else f"the program has finished; {note}"
+        return ev
 
     def _failed(self, err: VMError) -> StopEvent:
         self._end = ("error", self.vm.steps, err)
@@ -368,7 +396,7 @@ class DebugSession:
         vm = self.vm
         self._interrupt.clear()
         if vm.halted or self._at_error():
-            return self._end_event()
+            return self._no_further()
         start = vm.steps
         if until is not None and until <= start:
             return self._event("step")
@@ -524,7 +552,7 @@ class DebugSession:
         self._motion()
         vm = self.vm
         if vm.halted or self._at_error():
-            return self._end_event()
+            return self._no_further()
         ins = vm.current_instruction()
         if ins is None or not ins.is_call:
             return self._forward(until=vm.steps + 1)
@@ -538,7 +566,7 @@ class DebugSession:
         self._motion()
         vm = self.vm
         if vm.halted or self._at_error():
-            return self._end_event()
+            return self._no_further()
         d = len(vm.frames) - 1
         if d == 0:
             return self._forward()
@@ -600,7 +628,7 @@ class DebugSession:
         start = self.history.start
         if step < start:
             self._goto_exact(start)
-            return self._event("start of history")
+            return self._history_start_event()
         if self._end is not None and step >= self._end[1]:
             self._goto_exact(self._end[1])
             return self._end_event()
@@ -629,7 +657,7 @@ class DebugSession:
         target = now - n
         if target < self.history.start:
             self._goto_exact(self.history.start)
-            return self._event("start of history")
+            return self._history_start_event()
         if n > 1:
             hit = self._last_hit(target + 1, now)
             if hit is not None:
@@ -645,7 +673,7 @@ class DebugSession:
         if hit is not None:
             return self._land(hit, now)
         self._goto_exact(self.history.start)
-        return self._event("start of history")
+        return self._history_start_event()
 
     def rfinish(self) -> StopEvent:
         """Go back to the call that created the current frame (the invoke, about to run)."""
@@ -661,7 +689,7 @@ class DebugSession:
             if hit is not None:
                 return self._land(hit, now)
             self._goto_exact(self.history.start)
-            return self._event("start of history")
+            return self._history_start_event()
         hit = self._last_hit(p + 1, now)
         if hit is not None:
             return self._land(hit, now)
@@ -700,7 +728,7 @@ class DebugSession:
         now = vm.steps
         if now <= self.history.start:
             self._goto_exact(self.history.start)
-            return self._event("start of history")
+            return self._history_start_event()
         if vm.halted:
             self._goto_exact(now - 1)
             return self._event("step")
@@ -711,7 +739,7 @@ class DebugSession:
             p = self.push_step(vm.frames[-1].serial)
             if p is None or p < self.history.start:
                 self._goto_exact(self.history.start)
-                return self._event("start of history")
+                return self._history_start_event()
             hit = self._last_hit(p + 1, now)
             if hit is not None:
                 return self._land(hit, now)
@@ -743,7 +771,7 @@ class DebugSession:
             self.history.take()
         self._mark_stop()
         self._baseline = {}
-        return self._event("step", message="restarted")
+        return self._event("restarted")
 
     # ------------------------------------------------------------ searching backwards
 
@@ -1051,6 +1079,7 @@ class DebugSession:
         (the innermost by default): the stop is just before that instruction runs."""
         self._motion()
         vm = self.vm
+        now = vm.steps
         if not vm.frames:
             raise DebugError("the program has finished: no frames")
         d = len(vm.frames) - 1 if depth is None else depth
@@ -1064,12 +1093,27 @@ class DebugSession:
         if step is None:
             if text is not None and text.startswith("argument"):
                 self._goto_exact(self.history.start)
-                return self._event("start of history" if self.history.start else "step",
-                                   message=f"${register} is an {text}: set before step 0")
+                note = f"${register} is an {text}: set before step 0"
+                if self.history.start:
+                    return self._history_start_event(note)
+                return self._event("step", message=note)
             raise DebugError(f"${register} has not been written in this frame" if text is None
                              else f"${register} was written {text}")
+        frame = vm.frames[d]
+        callee = self.exe.functions[frame.func_index]
+        owner = f"${register} of @{callee.name} (frame #{len(vm.frames) - 1 - d} at step {now})"
+        serial = frame.serial
         self._goto_exact(step)
-        return self._event("step", message=f"${register} is written by this instruction")
+        # The write happened while that activation was the innermost frame, except for a
+        # parameter, which the caller's invoke sets before the callee exists.
+        top = self.vm.frames[-1]
+        if top.serial == serial:
+            note = f"{owner} is written by this instruction"
+        else:
+            call = self.exe.functions[top.func_index].instructions[top.pc]
+            note = (f"{owner} is a parameter, set by this call in @{self.func_name(top.func_index)}"
+                    + _passed_from(call, register, len(callee.params)))
+        return self._event("step", message=note)
 
     # ------------------------------------------------------------ watchpoints
 

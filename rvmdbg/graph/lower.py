@@ -23,6 +23,7 @@ from rvmdbg.passes.fuse_ops import fuse_ops
 from rvmdbg.relay.ast import (Call, Constant, ConstructorRef, Function, GlobalVar, If, Let, Match,
                               Module, OpRef, PatternConstructor, PatternTuple, RefCreate, RefRead,
                               RefWrite, Tuple, TupleGetItem, Var, children, room_for_recursion)
+from rvmdbg.relay.dialect import MEMORY_OPS
 from rvmdbg.relay.printer import print_expr
 from rvmdbg.relay.typecheck import check_module
 from rvmdbg.relay.types import FuncType, RefType, TensorType, TupleType, TypeCall, TypeVar
@@ -185,6 +186,9 @@ class _Scanner:
                 elif isinstance(op, ConstructorRef):
                     self.add(sp, f"ADT constructor `{op.name}` at {where} builds a data value; "
                                  f"a graph holds only tensors")
+                elif isinstance(op, OpRef) and op.name in MEMORY_OPS:
+                    self.add(sp, f"`{op.name}` at {where} belongs to the VM's memory dialect; "
+                                 f"a graph plans its memory itself")
                 # a call of a function value (`%f(%x)`) is not reported itself: the value
                 # comes from a closure, a global used as a value or a function parameter,
                 # each reported where it is made (a use's span is its binder's, in any case)

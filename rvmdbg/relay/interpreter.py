@@ -29,7 +29,7 @@ from rvmdbg.relay.ast import (
     Tuple, TupleGetItem, Var, children, pattern_vars,
 )
 from rvmdbg.relay.diagnostics import Source, Span
-from rvmdbg.relay.dialect import DEVICE_OPS, MEMORY_OPS
+from rvmdbg.relay.dialect import DEVICE_OPS, KILL, MEMORY_OPS
 from rvmdbg.relay.types import TensorType
 from rvmdbg.values import ADTValue, RefCell, format_value, tensor_line
 
@@ -602,6 +602,9 @@ class Interpreter:
         if isinstance(op, OpRef):
             if op.name in DEVICE_OPS:
                 return args[0]  # one device: on_device and device_copy pass the value on
+            if op.name == KILL:
+                # freeing is the VM's business: here a kill only evaluates its operand
+                return lambda env, a=args[0]: (a(env), UNIT_VALUE)[1]
             if op.name in MEMORY_OPS:
                 raise InterpreterError(f"{op.name}: the memory dialect of a late pass stage runs "
                                        "on the VM only (--executor vm)", span)

@@ -7,10 +7,11 @@ TVM's NDArray save format as base64. The program text refers to the objects as
 `meta[KEY][INDEX]`. Layout facts: ../../../shared/reference/tvm-metadata.md (and TVM's
 `serialization.cc`, `ndarray.cc`, `meta_ref.cc`).
 
-The section is split off the text before lexing (the lexer never sees the JSON), decoded once
-(base64 -> bytes -> a NumPy view of those bytes, no further copy), and every malformed part is
-a located `MetadataError` on the line of the section that holds it. Locating is done only when
-there is an error to report, so a 20 MB section costs one JSON scan and one base64 decode.
+The section is split off the text before lexing (the lexer never sees the JSON); the
+`b64ndarrays` strings are sliced out of the text one at a time and decoded (base64 -> bytes ->
+a NumPy view of those bytes, no further copy), so the JSON decoder reads only the small node
+graph; every malformed part is a located `MetadataError` on the line of the section that holds
+it.
 """
 from __future__ import annotations
 
@@ -42,7 +43,11 @@ _DTYPE_OF = {
 _CODE_OF = {name: key for key, name in _DTYPE_OF.items()}
 _CODE_NAMES = {0: "int", 1: "uint", 2: "float", 4: "bfloat"}
 _MARK_LINE = re.compile(r"[ \t]*#\[[ \t]*metadata[ \t]*\][ \t]*\r?$")
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+# a top-level "b64ndarrays" key (a quote inside a JSON string is escaped, so this cannot match
+# inside one), its list's end, and one plain base64 string of it
+_B64_KEY = re.compile(r'[{,]\s*"b64ndarrays"\s*:\s*\[')
+_LIST_END = re.compile(r"\s*\]")
+_B64_ITEM = re.compile(r'\s*"([A-Za-z0-9+/=]*)"\s*([,\]])')
 
 
 class MetadataError(RelayError):
@@ -231,10 +236,28 @@ class MetadataSection:
         if pos >= n:
             raise self._error("the #[metadata] section is empty",
                               hint="TVM writes one JSON document after #[metadata]")
+        # The tensors' base64 is sliced out of the text one string at a time, so the JSON
+        # decoder never makes a second copy of it; a list of anything but plain strings falls
+        # back to decoding it with the rest (and its errors are found there).
+        region = self._b64_region(pos)
+        if region is None:
+            reduced, cut, skip, spans = text, 0, 0, None
+            start = pos
+        else:
+            open_at, close, spans = region
+            reduced = text[pos:open_at] + text[close:]
+            cut, skip, start = open_at - pos, close - open_at, 0
+
+        def absolute(p: int) -> int:
+            if region is None:
+                return p
+            return pos + p if p < cut else pos + p + skip
         try:
-            doc, end = json.JSONDecoder().raw_decode(text, pos)
+            doc, end = json.JSONDecoder().raw_decode(reduced, start)
         except json.JSONDecodeError as e:
-            raise self._error(f"bad JSON in the metadata: {e.msg}", e.pos) from None
+            raise self._error(f"bad JSON in the metadata: {e.msg}", absolute(e.pos)) from None
+        del reduced
+        end = absolute(end)
         rest = text[end:end + 64].strip() if end < n else ""
         if rest:
             while text[end] in " \t\r\n":
@@ -260,10 +283,14 @@ class MetadataSection:
         if not isinstance(b64, list):
             raise self._error("`b64ndarrays` must be a list", self._key_pos("b64ndarrays"))
         arrays: list = []
-        for i in range(len(b64)):
-            s = b64[i]
-            b64[i] = None  # each base64 string is freed as soon as it is decoded
-            arrays.append(self._decode(i, s))
+        if spans is not None:
+            for i, (a, b) in enumerate(spans):
+                arrays.append(self._decode(i, text[a:b], (a - 1, b - a + 2)))
+        else:
+            for i in range(len(b64)):
+                s = b64[i]
+                b64[i] = None  # each base64 string is freed as soon as it is decoded
+                arrays.append(self._decode(i, s))
         self.arrays = arrays
         self._check_constants()
 
@@ -303,9 +330,30 @@ class MetadataSection:
             return None
         return data
 
-    def _decode(self, i: int, s) -> np.ndarray:
+    def _b64_region(self, pos: int):
+        """(after the `[`, at the `]`, [(start, end) of each string's content]) of a top-level
+        `b64ndarrays` list of plain base64 strings; None when there is none such."""
+        text = self._text
+        m = _B64_KEY.search(text, pos)
+        if m is None:
+            return None
+        open_at = k = m.end()
+        spans: list = []
+        empty = _LIST_END.match(text, k)
+        if empty is not None:
+            return open_at, empty.end() - 1, spans
+        while True:
+            item = _B64_ITEM.match(text, k)
+            if item is None:
+                return None
+            spans.append(item.span(1))
+            k = item.end()
+            if item.group(2) == "]":
+                return open_at, k - 1, spans
+
+    def _decode(self, i: int, s, where: tuple | None = None) -> np.ndarray:
         def fail(message: str):
-            pos, length = self._element_pos("b64ndarrays", i)
+            pos, length = where if where is not None else self._element_pos("b64ndarrays", i)
             return self._error(f"metadata tensor {i}: {message}", pos, length)
         if not isinstance(s, str):
             raise fail("expected a base64 string")

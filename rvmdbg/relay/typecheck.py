@@ -103,6 +103,8 @@ class _OpRelation:
 
     def try_solve(self, tc: "TypeChecker") -> bool:
         out = tc._apply_relation(self.call, self.opdef, self.arg_types)
+        if out is None and tc._assign_from_result(self):
+            out = tc._apply_relation(self.call, self.opdef, self.arg_types)
         if out is None:
             return False
         tc._expect(self.result, out, self.call,
@@ -193,6 +195,7 @@ class TypeChecker:
         self._types: dict = {}          # id(node) -> Type, for expressions and Vars
         self._nodes: list = []          # every typed node, in visiting order
         self._pending: list = []        # queued _OpRelation / _Projection
+        self._defaulted = False         # resolve_final bound an unknown to () (TVM refuses)
         self._schemes: dict = {}        # global name -> FuncType, usable polymorphically
         self._mono: dict = {}           # global name -> FuncType, monomorphic (own component)
         self._sigs: dict = {}           # id(Function) -> (param types, ret type) made in advance
@@ -750,6 +753,21 @@ class TypeChecker:
                 progress = progress or not _has_unknown(self.resolve(self.find(arg_types[i])))
         return progress
 
+    def _assign_from_result(self, rel: "_OpRelation") -> bool:
+        """TVM's IdentityRel unifies result and input both ways: a known result types an
+        unknown input. True when that made the input known."""
+        from rvmdbg.relay.ops.solvers import IDENTITY_RELATION_OPS
+        if rel.opdef.name not in IDENTITY_RELATION_OPS or len(rel.arg_types) != 1:
+            return False
+        result = self.resolve(self.find(rel.result))
+        arg = rel.arg_types[0]
+        if _has_unknown(result) or not _has_unknown(self.resolve(self.find(arg))):
+            return False
+        self._expect(result, arg, _at(rel.call.args[0], rel.call),
+                     f"operator `{rel.opdef.name}` gives {{expected}} here, so its argument must "
+                     "be {expected}, found {found}")
+        return not _has_unknown(self.resolve(self.find(arg)))
+
     def _relation_hint(self, call: Call, arg_types: list) -> str | None:
         """When an int literal meets a float tensor (or back), how to write the literal."""
         dtypes = [t.dtype for t in arg_types if type(t) is TensorType]
@@ -1118,12 +1136,22 @@ class TypeChecker:
         types = self._types
         call_inst = self._call_inst
         final = self.resolve_final
+        noted = False
         for n in self._nodes:
             t = types[id(n)]
+            self._defaulted = False
             n.checked_type = t if type(t) is TensorType else final(t)
             if type(n) is Call:
                 inst = call_inst.get(id(n))
                 n.type_args = [final(u) for u in inst] if inst else []
+            if self._defaulted and not noted and n.span is not None:
+                # TVM's InferType leaves the type unsolved and refuses the program: say so once
+                noted = True
+                self.warnings.append(TypeNote(
+                    "TVM refuses this: its type inference is unable to infer a type for this "
+                    "expression; rvmdbg takes () for the part nothing constrains", n.span,
+                    "annotate it (a let's variable or a parameter) to be accepted by TVM too",
+                    self.mod.source if self.mod is not None else None))
 
     def resolve_final(self, t: Type) -> Type:
         """resolve(t), binding every unknown left in it to `()` (nothing constrains it)."""
@@ -1132,6 +1160,7 @@ class TypeChecker:
             u = self.find(t)
             if type(u) is IncompleteType:
                 self._subst[u] = UNIT
+                self._defaulted = True
                 return UNIT
             return self.resolve_final(u)
         if tt is TensorType or tt is TypeVar:

@@ -9,6 +9,7 @@ error like every other command.
 from __future__ import annotations
 
 import gc
+import os
 import sys
 
 from textual.app import App
@@ -18,6 +19,7 @@ from rvmdbg.tui.glyphs import glyphs_for
 from rvmdbg.tui.keymap import KeymapError, load_keymap
 from rvmdbg.tui.program import DebugProgram, ProgramLoadError, load_program
 from rvmdbg.tui.screen import DebuggerScreen
+from rvmdbg.tui.terminal import colour_classes, environment_error, wants_ascii
 
 
 class DebuggerApp(App):
@@ -59,6 +61,10 @@ class DebuggerApp(App):
         screen = DebuggerScreen(self.glyphs)
         if self.ascii_only:
             screen.add_class("-ascii")
+        # 16 colours and no colour get their own rules in debugger.tcss: the tints that mark
+        # rows there become black, so the cursor is drawn another way
+        for cls in colour_classes(os.environ):
+            screen.add_class(cls)
         return screen
 
     @property
@@ -126,11 +132,21 @@ class DebuggerApp(App):
 
 
 def run_screen(path: str, arg_texts: list[str], *, entry: str = "main", mouse: bool = True,
-               ascii_only: bool = False, limits=None, history_bytes: int | None = None,
-               config_dir=None, keys_file: str | None = None, inputs: str | None = None) -> int:
+               ascii_only: bool | None = None, limits=None, history_bytes: int | None = None,
+               config_dir=None, keys_file: str | None = None, inputs: str | None = None,
+               check_only: bool = False) -> int:
     """Open the screen on a program; returns the exit code (2 when the program or the keys
     file cannot be loaded). `keys_file` (default: the config directory's keys.conf, when
-    there is one) rebinds keys."""
+    there is one) rebinds keys. `ascii_only` None: ASCII glyphs where the locale is not UTF-8
+    or the terminal is the Linux console (`terminal.wants_ascii`). Environment settings with
+    values Textual does not know are refused (2) with the valid ones named. `check_only`:
+    check all that and return 0 without opening the screen."""
+    problem = environment_error(os.environ)
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 2
+    if ascii_only is None:
+        ascii_only = wants_ascii(os.environ)
     try:
         keymap = load_keymap(keys_file, config_dir)
     except KeymapError as exc:
@@ -149,6 +165,8 @@ def run_screen(path: str, arg_texts: list[str], *, entry: str = "main", mouse: b
         except ArgumentError as exc:
             print(f"error: {exc.message}", file=sys.stderr)
             return 2
+    if check_only:
+        return 0
     # The program's AST and bytecode live as long as the screen: keep the collector from
     # rescanning them (a full collection over them is a visible pause while stepping).
     # Loading leaves no cyclic garbage to collect first (a collection right after loading

@@ -41,13 +41,15 @@ class ArgumentsModal(ModalScreen[list | None]):
                 yield Button("Quit", id="args-quit")
 
     def on_mount(self) -> None:
+        # focus at once (not `focus()`, which waits its turn in the message queue): keys
+        # typed right after the form opens go to the first missing argument
         for i in range(len(self.params)):
             box = self.query_one(f"#arg-{i}", Input)
             if not box.value:
-                box.focus()
+                self.set_focus(box)
                 return
         if self.params:
-            self.query_one("#arg-0", Input).focus()
+            self.set_focus(self.query_one("#arg-0", Input))
 
     def _submit(self) -> None:
         texts = [self.query_one(f"#arg-{i}", Input).value.strip() for i in range(len(self.params))]

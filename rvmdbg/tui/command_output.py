@@ -1,20 +1,65 @@
-"""What the `:` commands printed: a scrolling log under the panes, shown once there is output."""
+"""The console's scrollback: everything the session printed, from the first stop on.
+
+Every command line and its output, every stop the keys made and the displays shown at it
+stay for the whole session (no line limit). It can be focused (Tab, or a click), scrolled
+(arrows, PgUp/PgDn, Home/End) and made taller or shorter (`+`, `-`). A command whose output
+is longer than the pane is shown from its first line, as a pager does, with the number of
+lines still below in the frame; `Y` copies the whole scrollback.
+"""
 from __future__ import annotations
 
+from textual.binding import Binding
 from textual.widgets import Log
+
+MIN_HEIGHT = 3
 
 
 class CommandOutput(Log):
-    title = "Output"
+    title = "Console"
+
+    BINDINGS = [
+        Binding("plus,equals_sign", "resize(2)", "Taller", tooltip="Make the console taller"),
+        Binding("minus", "resize(-2)", "Shorter", tooltip="Make the console shorter"),
+        Binding("Y", "screen.copy_pane", "Copy", tooltip="Copy the whole console text (OSC 52)"),
+    ]
 
     def __init__(self, **kwargs) -> None:
-        super().__init__(max_lines=2000, auto_scroll=True, **kwargs)
+        super().__init__(max_lines=None, auto_scroll=True, **kwargs)
         self.border_title = self.title
+        self._pager_end = 0   # the last line of a long output shown from its top
 
     def show_command(self, line: str, output: str) -> None:
-        self.write_line(f"(rvmdbg) {line}")
-        for text in output.rstrip("\n").split("\n") if output else []:
-            self.write_line(text)
+        """`(rvmdbg) LINE` and its output; a long output is shown from its first line."""
+        self.show_lines([f"(rvmdbg) {line}"] + (output.rstrip("\n").split("\n") if output else []))
+
+    def show_lines(self, lines: list[str]) -> None:
+        start = self.line_count
+        height = self.scrollable_content_region.height or self.size.height
+        if height and len(lines) > height:
+            self.write_lines(lines, scroll_end=False)
+            self.scroll_to(y=start, animate=False, immediate=True)
+            self._pager_end = start + len(lines)
+        else:
+            self.write_lines(lines)
+        self._note_more()
+
+    def _note_more(self) -> None:
+        height = self.scrollable_content_region.height or self.size.height
+        below = self.line_count - (int(self.scroll_offset.y) + height)
+        self.border_subtitle = (f"{below} more lines: Tab here, PgDn" if below > 0 else "")
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        self._note_more()
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+    def action_resize(self, delta: int) -> None:
+        height = int(self.styles.height.value) if self.styles.height is not None else 8
+        limit = max(MIN_HEIGHT, self.screen.size.height - 8)
+        self.styles.height = max(MIN_HEIGHT, min(limit, height + delta))
+        self.call_after_refresh(self._note_more)
 
 
 __all__ = ["CommandOutput"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from rich.text import Text
+from textual.binding import Binding
 from textual.widgets import Tree
 
 from rvmdbg.tui.glyphs import UNICODE, Glyphs
@@ -50,6 +51,11 @@ class HeapTree(Tree):
     COMPONENT_CLASSES = Tree.COMPONENT_CLASSES | {
         "heap--register", "heap--constructor", "heap--tag", "heap--shared", "heap--leaf",
     }
+
+    BINDINGS = [
+        Binding("Y", "screen.copy_pane", "Copy", tooltip="Copy the tree as shown (OSC 52)",
+                id="copy-heap"),
+    ]
 
     def __init__(self, glyphs: Glyphs = UNICODE, **kwargs) -> None:
         super().__init__("heap", **kwargs)
@@ -196,6 +202,17 @@ class HeapTree(Tree):
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded) -> None:
         self._populate(event.node)
+
+    def text(self) -> str:
+        """The tree as far as it is expanded, one node a line, indented by depth."""
+        out = []
+        stack = [(n, 0) for n in reversed(self.root.children)]
+        while stack:
+            node, depth = stack.pop()
+            out.append("  " * depth + node.label.plain)
+            if node.is_expanded:
+                stack.extend((c, depth + 1) for c in reversed(node.children))
+        return "\n".join(out)
 
     def search(self, text: str) -> bool:
         """Move the cursor to the next loaded node whose label contains `text`."""

@@ -22,8 +22,12 @@ COMMANDS_HELP = [
     ("goto STEP | run-to @f:PC", "travel to a step or a place"),
     ("info registers | info frame | info breakpoints", "show state"),
     ("backtrace | print $N | heap | deps", "frames, values, dependencies (bt p)"),
-    ("last-write $N | watch $N", "go back to a write, watch a register"),
-    ("list | source", "bytecode or Relay lines around the pc"),
+    ("last-write $N | watch $N [change]", "go back to a write, watch a register"),
+    ("list [@f[:PC]] | source", "bytecode (of any function: the listing goes there) or Relay lines"),
+    ("display EXPR | undisplay [N] | info display", "show a value at every stop"),
+    ("search TEXT", "every function's bytecode, with the number of matches"),
+    ("set logging on [FILE] | off | file FILE", "copy the console's text to a file (as gdb)"),
+    ("frame N | up | down | restart | info history", "frames, start again, the history kept"),
 ]
 
 
@@ -89,18 +93,19 @@ class HelpScreen(ModalScreen[None]):
 
     def _table(self) -> Table:
         table = Table(box=None, show_header=False, padding=(0, 2, 0, 0), expand=True)
-        table.add_column("key", style="bold", no_wrap=True, ratio=1)
-        table.add_column("does", ratio=3)
+        # the keys and command forms whole (they are what is typed); the descriptions wrap
+        table.add_column("key", style="bold", no_wrap=True)
+        table.add_column("does", ratio=1)
         for keys, does in self.rows():
             if not keys:
                 table.add_row("", "")
                 table.add_row(Text(does, style="bold underline"), "")
             else:
-                table.add_row(keys, does)
+                table.add_row(Text(keys), Text(does))  # Text: `[` and `[if EXPR]` are no markup
         table.add_row("", "")
         table.add_row(Text("Command line (:)", style="bold underline"), "")
         for syntax, does in COMMANDS_HELP:
-            table.add_row(syntax, does)
+            table.add_row(Text(syntax), Text(does))
         table.add_row("", "")
         table.add_row("", Text("Esc, q or ? closes this help", style="italic"))
         return table

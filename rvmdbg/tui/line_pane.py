@@ -65,6 +65,8 @@ class LinePane(ScrollView, can_focus=True):
         Binding("pagedown", "page(1)", "Page down", show=False, tooltip="A page down"),
         Binding("home", "cursor_to(0)", "First line", show=False, tooltip="First line"),
         Binding("end", "cursor_to(-1)", "Last line", show=False, tooltip="Last line"),
+        Binding("Y", "screen.copy_pane", "Copy", show=False,
+                tooltip="Copy the pane's whole text to the clipboard (OSC 52)", id="copy"),
         Binding("left", "scroll_columns(-8)", "Scroll left", show=False,
                 tooltip="Scroll left (in the source: move the cursor column)"),
         Binding("right", "scroll_columns(8)", "Scroll right", show=False,

@@ -103,6 +103,9 @@ class BytecodeListing(LinePane):
                 tooltip="Show the next function's bytecode", id="next-function"),
         Binding("full_stop", "screen.show_pc", "Show pc", show=False,
                 tooltip="Back to the selected frame's function and pc", id="show-pc"),
+        Binding("at", "screen.command('list @')", "Function", show=False,
+                tooltip="Jump to any function: `list @` on the command line, Tab completes",
+                id="jump-function"),
     ]
 
     pc: reactive[int | None] = reactive(None, repaint=False, init=False)
@@ -175,6 +178,9 @@ class BytecodeListing(LinePane):
             self.pc = pc
         if follow and pc is not None:
             self.set_cursor(pc, quiet=True)
+            # again once the layout has caught up: right after a switch of function the
+            # scroll range is still the old function's, and the scroll was cut short by it
+            self.call_after_refresh(self.scroll_to_line, pc)
 
     def watch_pc(self, old: int | None, new: int | None) -> None:
         listing = self.listing

@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field
 
 from rvmdbg.relay.diagnostics import RelayError
+from rvmdbg.wording import plural
 
 
 class ProgramLoadError(Exception):
@@ -73,7 +74,7 @@ class DebugProgram:
             return parse_program_args(self.module, self.entry, texts)
         params = self.params()
         if len(texts) != len(params):
-            raise ArgumentError(f"@{self.entry} takes {len(params)} arguments, got {len(texts)}")
+            raise ArgumentError(f"@{self.entry} takes {plural(len(params), 'argument')}, got {len(texts)}")
         return [convert_value(parse_value(t, None, f"argument {i + 1}"), None, None,
                               f"argument {i + 1}") for i, t in enumerate(texts)]
 
@@ -93,8 +94,11 @@ class DebugProgram:
 def _check_entry(exe, entry: str, path: str) -> None:
     try:
         exe.func_index(entry)
-    except KeyError as exc:
-        raise ProgramLoadError(f"{path}: error: {exc.args[0]}") from None
+    except KeyError:
+        names = exe.function_names()
+        raise ProgramLoadError(f"{path}: error: no function @{entry} to run; the program "
+                               + (f"defines {', '.join('@' + n for n in names)}" if names
+                                  else "defines no functions")) from None
 
 
 def load_program(path: str, entry: str = "main") -> DebugProgram:

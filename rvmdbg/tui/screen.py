@@ -16,6 +16,7 @@ stacked; below 100 columns or 28 rows each column shows one pane at a time with 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Callable
 
 from textual import work
@@ -26,9 +27,10 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
-from rvmdbg.tui.breakpoints import BreakpointPane, BreakpointRow
+from rvmdbg.tui.breakpoints import BreakpointPane
 from rvmdbg.tui.command_line import CommandLine
 from rvmdbg.tui.command_output import CommandOutput
+from rvmdbg.tui.console import Console
 from rvmdbg.tui.glyphs import Glyphs
 from rvmdbg.tui.goto_modal import GotoStepModal
 from rvmdbg.tui.heap import HeapTree
@@ -42,7 +44,11 @@ from rvmdbg.tui.search_bar import SearchBar
 from rvmdbg.tui.source_view import SourceView
 from rvmdbg.tui.stack import CallStackPane
 from rvmdbg.tui.status import StatusLine
+from rvmdbg.tui.stops import (breakpoint_marks, breakpoint_rows, error_text, event_note,
+                              history_line, is_program_error, is_quick_command, pc_note,
+                              stop_line, toggle_message)
 from rvmdbg.tui.summary import value_summary
+from rvmdbg.wording import plural
 
 NARROW_WIDTH = 100
 NARROW_HEIGHT = 28
@@ -143,8 +149,8 @@ class DebuggerScreen(Screen):
         self._heap_stale = True
         self._layout_mode = ""
         self._last_event = None
-        self._footer_timer = None
-        self._footer_shows_running = False
+        self._waiting: list[Callable[[], None]] = []   # keys pressed during a run, in order
+        self._matches = None   # (text, matches) of the last search across functions
 
     # ------------------------------------------------------------ composition
 
@@ -167,7 +173,8 @@ class DebuggerScreen(Screen):
                 yield PaneTabs(code_panes, id="code-tabs", classes="pane-tabs")
                 with Horizontal(id="code"):
                     if has_source:
-                        yield SourceView(program.source_text, self.links, program.name, glyphs=g, id="source")
+                        yield SourceView(program.source_text, self.links, program.name,
+                                         file=program.source_file, glyphs=g, id="source")
                     yield BytecodeListing(program.exe, self.links, glyphs=g, id="listing")
             with Vertical(id="state-column"):
                 yield PaneTabs(STATE_PANES, id="state-tabs", classes="pane-tabs")
@@ -179,15 +186,23 @@ class DebuggerScreen(Screen):
                 heap.constructor_types = program.constructor_types
                 yield heap
                 yield BreakpointPane(glyphs=g, id="breakpoints")
-        yield CommandOutput(id="output")
+        yield Console(id="console")
         yield SearchBar(id="search")
-        yield CommandLine(id="command")
         yield StatusLine(id="status")
         yield Footer(compact=True)
 
     def pane_ids(self) -> list[str]:
+        """The panes Tab cycles through: the code and state panes, and the console's
+        scrollback while it is shown."""
         ids = [p for p, _ in CODE_PANES + STATE_PANES]
-        return [p for p in ids if self.query(f"#{p}")]
+        ids = [p for p in ids if self.query(f"#{p}")]
+        if self.query("#console") and self.console.shown:
+            ids.append("output")
+        return ids
+
+    @property
+    def console(self) -> Console:
+        return self.query_one("#console", Console)
 
     def pane(self, pane_id: str):
         return self.query_one(f"#{pane_id}")
@@ -215,7 +230,7 @@ class DebuggerScreen(Screen):
         self.query_one("#stack", CallStackPane).set_frames([], 0)
         if self.has_class("-ascii"):
             from rvmdbg.tui.line_pane import use_ascii_scrollbars
-            use_ascii_scrollbars(self.query_one("#output"))
+            use_ascii_scrollbars(self.console.output)
         self.status.set_stop(f"{self.program.name}: waiting for arguments", "stop")
         self._apply_layout(self.size.width, self.size.height)
         self.listing.focus()
@@ -274,7 +289,12 @@ class DebuggerScreen(Screen):
             self.status.set_message("this program has no source: the listing is all there is")
             return
         self._reveal(pane_id)
-        self.pane(pane_id).focus()
+        self.focus_now(self.pane(pane_id))
+
+    def focus_now(self, widget) -> None:
+        """Focus `widget` before the next key is handled (`Widget.focus` waits for the message
+        queue, behind keys that came in the same burst: Tab Tab moved one pane, not two)."""
+        self.set_focus(widget)
 
     def action_cycle_pane(self, delta: int) -> None:
         ids = self.pane_ids()
@@ -296,14 +316,28 @@ class DebuggerScreen(Screen):
         """Called by the app once the session exists."""
         session = self.session
         session.on_progress = self._progress_from_worker
+        self.console.command_line.complete = lambda text: self.app.interpreter().complete(text)
         self.show_stop(None, "start")
+        self._record_stop("start")
 
     # ------------------------------------------------------------ driving the session
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action in self.DRIVING and (self.running or self.session is None):
+        if action in self.DRIVING and self.session is None:
             return None  # shown disabled
         return True
+
+    def _wait_turn(self, action: Callable[[], None]) -> bool:
+        """True when a run is going: then `action` (a key pressed meanwhile) waits its turn
+        and runs after it, in order; keys that come in one burst all count."""
+        if not self.running:
+            return False
+        self._waiting.append(action)
+        return True
+
+    def _run_waiting(self) -> None:
+        while self._waiting and not self.running:
+            self._waiting.pop(0)()
 
     def drive(self, label: str, call: Callable, threaded: bool = True,
               command: str | None = None) -> None:
@@ -312,8 +346,7 @@ class DebuggerScreen(Screen):
         if self.session is None:
             self.status.set_message("no program running", warning=True)
             return
-        if self.running:
-            self.status.set_message("still running: Esc or Ctrl+C interrupts", warning=True)
+        if self._wait_turn(lambda: self.drive(label, call, threaded, command)):
             return
         if not threaded:
             try:
@@ -329,15 +362,7 @@ class DebuggerScreen(Screen):
         self._last_progress = 0.0
         self.status.set_running(f"{self.glyphs.running} {label}: running {self.glyphs.separator} "
                                 f"Esc or Ctrl+C interrupts")
-        # The footer shows the keys disabled only for runs that last: redrawing it costs
-        # more than a short `next` takes.
-        self._footer_timer = self.set_timer(0.25, self._show_running_keys)
         self._run_in_thread(label, call, command)
-
-    def _show_running_keys(self) -> None:
-        if self.running:
-            self._footer_shows_running = True
-            self.refresh_bindings()
 
     @work(thread=True, exclusive=True, group="session", exit_on_error=False)
     def _run_in_thread(self, label: str, call: Callable, command: str | None) -> None:
@@ -351,13 +376,8 @@ class DebuggerScreen(Screen):
     def on_run_finished(self, message: RunFinished) -> None:
         self.running = False
         self.status.set_running("")
-        if self._footer_timer is not None:
-            self._footer_timer.stop()
-            self._footer_timer = None
-        if self._footer_shows_running:
-            self._footer_shows_running = False
-            self.refresh_bindings()
         self._finish(message.label, message.event, message.error, message.command)
+        self._run_waiting()
 
     def _progress_from_worker(self, steps: int, steps_per_s: float = 0.0) -> None:
         """The session's progress callback (worker thread): batched to PROGRESS_INTERVAL."""
@@ -379,17 +399,19 @@ class DebuggerScreen(Screen):
         message = ""
         warning = False
         if command is not None:
-            output = f"error: {_error_text(error)}" if error is not None else event
+            output = f"error: {error_text(error)}" if error is not None else event
             self._show_output(command, output if isinstance(output, str) else str(output))
             event = None
-            if error is not None and not _is_program_error(error):
+            if error is not None and not is_program_error(error):
                 error = None  # already in the output pane
-        if error is not None and not _is_program_error(error):
+        if error is not None and not is_program_error(error):
             # a program's failure is an error stop and shows as one; anything else is news
-            message = f"{label}: {_error_text(error)}"
+            message = f"{label}: {error_text(error)}"
             warning = True
         try:
             self.show_stop(event, label)
+            if command is None:
+                self._record_stop(label)  # a command's output has its stop already
         except Exception as exc:  # the screen must survive a surprise in the session's state
             message = f"cannot show the state: {type(exc).__name__}: {exc}"
             warning = True
@@ -403,6 +425,8 @@ class DebuggerScreen(Screen):
         self.drive("reverse step", lambda s: s.rstep(), threaded=False)
 
     def action_next(self) -> None:
+        if self._wait_turn(lambda: self.action_next()):
+            return
         # Over anything but a call, next is one instruction: done at once, like `s`, without
         # the worker thread's round trip (a call may run for long: that goes to the worker).
         ins = self.session.current_instruction() if self.session is not None else None
@@ -429,6 +453,7 @@ class DebuggerScreen(Screen):
 
     def action_interrupt(self) -> None:
         if self.running and self.session is not None:
+            self._waiting.clear()  # an interrupt also drops the keys waiting for the run
             try:
                 self.session.interrupt()
             except Exception as exc:
@@ -452,6 +477,8 @@ class DebuggerScreen(Screen):
         self.app.exit()
 
     def action_goto(self) -> None:
+        if self._wait_turn(lambda: self.action_goto()):
+            return
         s = self.session
         if s is None or self.running:
             return
@@ -466,6 +493,8 @@ class DebuggerScreen(Screen):
         self.app.push_screen(GotoStepModal(current, earliest, latest), chosen)
 
     def action_run_to_cursor(self) -> None:
+        if self._wait_turn(lambda: self.action_run_to_cursor()):
+            return
         loc = self._cursor_location()
         if loc is None:
             if isinstance(self.focused, SourceView):
@@ -483,7 +512,7 @@ class DebuggerScreen(Screen):
         focused = self.focused
         if isinstance(focused, BytecodeListing):
             return focused.cursor_location()
-        if isinstance(focused, SourceView):
+        if isinstance(focused, SourceView) and focused.shows_program:
             line = focused.cursor + 1
             frame = self._selected_frame()
             return self.links.best_location(line, frame.func_index if frame is not None else None)
@@ -492,6 +521,8 @@ class DebuggerScreen(Screen):
     # ------------------------------------------------------------ breakpoints and watches
 
     def action_toggle_breakpoint(self) -> None:
+        if self._wait_turn(lambda: self.action_toggle_breakpoint()):
+            return
         s = self.session
         if s is None:
             return
@@ -503,6 +534,10 @@ class DebuggerScreen(Screen):
                     return
                 result = s.breakpoints.toggle_at(*loc)
                 where = f"@{self.program.exe.functions[loc[0]].name}:{loc[1]}"
+            elif isinstance(focused, SourceView) and not focused.shows_program:
+                self.status.set_message("line breakpoints are for the program's own file: "
+                                        "here, b in the listing", warning=True)
+                return
             elif isinstance(focused, SourceView):
                 line = focused.cursor + 1
                 result = s.breakpoints.toggle_line(line)
@@ -512,12 +547,14 @@ class DebuggerScreen(Screen):
                                         warning=True)
                 return
         except Exception as exc:
-            self.status.set_message(f"breakpoint: {_error_text(exc)}", warning=True)
+            self.status.set_message(f"breakpoint: {error_text(exc)}", warning=True)
             return
-        self.status.set_message(_toggle_message(result, where))
+        self.status.set_message(toggle_message(result, where))
         self._refresh_breakpoints()
 
     def action_watch_cursor(self) -> None:
+        if self._wait_turn(lambda: self.action_watch_cursor()):
+            return
         s = self.session
         if s is None:
             return
@@ -542,7 +579,7 @@ class DebuggerScreen(Screen):
         try:
             w = s.watch(register, depth=depth)
         except Exception as exc:
-            self.status.set_message(f"watch: {_error_text(exc)}", warning=True)
+            self.status.set_message(f"watch: {error_text(exc)}", warning=True)
             return
         where = w.where(self.program.exe) if callable(getattr(w, "where", None)) else f"${register}"
         self.status.set_message(f"watchpoint {w.id}: {where}")
@@ -576,7 +613,7 @@ class DebuggerScreen(Screen):
             else:
                 s.enable(row.number)
         except Exception as exc:
-            self.status.set_message(f"{event.action}: {_error_text(exc)}", warning=True)
+            self.status.set_message(f"{event.action}: {error_text(exc)}", warning=True)
         self._refresh_breakpoints()
 
     def _refresh_breakpoints(self) -> None:
@@ -584,7 +621,7 @@ class DebuggerScreen(Screen):
             rows = breakpoint_rows(self.session, self.program.exe)
         except Exception as exc:
             rows = []
-            self.status.set_message(f"breakpoints: {_error_text(exc)}", warning=True)
+            self.status.set_message(f"breakpoints: {error_text(exc)}", warning=True)
         self.query_one("#breakpoints", BreakpointPane).set_rows(rows)
         self._mark_listing_breakpoints()
 
@@ -600,7 +637,7 @@ class DebuggerScreen(Screen):
         fi = self.listing.func_index
         self.listing.set_breakpoints({pc: m for (f, pc), m in by_location.items() if f == fi})
         if self.source is not None:
-            self.source.set_breakpoints(by_line)
+            self.source.set_breakpoints(by_line if self.source.shows_program else {})
 
     # ------------------------------------------------------------ frames
 
@@ -635,7 +672,7 @@ class DebuggerScreen(Screen):
         try:
             self._show_selected_frame()
         except Exception as exc:
-            self.status.set_message(f"frame: {_error_text(exc)}", warning=True)
+            self.status.set_message(f"frame: {error_text(exc)}", warning=True)
         frame = self._selected_frame()
         if frame is not None:
             self.status.set_message(f"frame #{len(self.frames) - 1 - depth}: @{frame.func_name} "
@@ -658,8 +695,8 @@ class DebuggerScreen(Screen):
         self.status.set_stop(*stop_line(s, event, self.program.exe))
         self.status.set_history(history_line(s, self.glyphs))
         error = getattr(s, "error", None)
-        self.status.set_message(f"error: {_error_text(error)}" if error is not None else
-                                _event_note(event), warning=error is not None)
+        self.status.set_message(f"error: {error_text(error)}" if error is not None else
+                                event_note(event), warning=error is not None)
 
     def _show_selected_frame(self) -> None:
         s = self.session
@@ -675,7 +712,7 @@ class DebuggerScreen(Screen):
             if s.finished and error is None:
                 registers.clear(f"finished: result = {value_summary(s.result, 200, g.ellipsis)}")
             elif error is not None:
-                registers.clear(f"stopped by an error: {_error_text(error)}")
+                registers.clear(f"stopped by an error: {error_text(error)}")
             else:
                 registers.clear("no frames")
             if source is not None:
@@ -688,10 +725,10 @@ class DebuggerScreen(Screen):
         error_note = ""
         if top and error is not None:
             kind = "error"
-            error_note = _error_text(error)
+            error_note = error_text(error)
         listing.show_function(frame.func_index)
-        pc_note = _pc_note(frame, self.program.exe) if top else ""
-        listing.set_location(frame.pc, kind, error_note, pc_note)
+        note = pc_note(frame, self.program.exe) if top else ""
+        listing.set_location(frame.pc, kind, error_note, note)
         reads: tuple = ()
         writes: tuple = ()
         if top:
@@ -713,12 +750,31 @@ class DebuggerScreen(Screen):
                             title=f"Registers #{frame_no} @{fn.name}")
         if source is not None:
             span = self.program.exe.span_at(frame.func_index, frame.pc)
-            if span is not None and span.file == self.program.source_file:
+            if span is not None and self._show_source_file(span.file):
                 source.set_current(span.line, kind, span, error_note)
             else:
                 source.set_current(None)
         self._heap_stale = True
         self._refresh_heap()
+
+    def _show_source_file(self, file: str | None) -> bool:
+        """Put `file` in the source pane (the program's, or the prelude's when the pc is
+        there); False when it cannot be read."""
+        source = self.source
+        if file is None:
+            return False
+        if file != source.file:
+            if file == self.program.source_file:
+                source.show_file(file)
+            else:
+                # the text the executable carries (never a path read from disk: a saved
+                # executable could name any path)
+                text = self.program.exe.source_of(file)
+                if text is None:
+                    return False
+                source.show_file(file, text, Path(file).name)
+            self._mark_listing_breakpoints()
+        return True
 
     def _deps(self) -> tuple[list[DepRead], tuple[int, ...]]:
         try:
@@ -763,10 +819,12 @@ class DebuggerScreen(Screen):
     def on_line_pane_cursor_moved(self, event: LinePane.CursorMoved) -> None:
         pane = event.pane
         if isinstance(pane, BytecodeListing) and self.source is not None:
+            if not self.source.shows_program:
+                return
             loc = pane.cursor_location()
             line = self.links.line_of(*loc) if loc is not None else None
             self.source.set_linked(line)
-        elif isinstance(pane, SourceView):
+        elif isinstance(pane, SourceView) and pane.shows_program:
             line = event.index + 1
             frame = self._selected_frame()
             prefer = self.listing.func_index
@@ -788,8 +846,8 @@ class DebuggerScreen(Screen):
             top = self.selected_depth == len(self.frames) - 1
             error = getattr(self.session, "error", None) if self.session else None
             kind = "error" if top and error is not None else "top" if top else "caller"
-            listing.set_location(frame.pc, kind, _error_text(error) if kind == "error" else "",
-                                 _pc_note(frame, self.program.exe) if top else "", follow=False)
+            listing.set_location(frame.pc, kind, error_text(error) if kind == "error" else "",
+                                 pc_note(frame, self.program.exe) if top else "", follow=False)
             if top:
                 listing.set_deps(*self._deps())
         self._mark_listing_breakpoints()
@@ -813,6 +871,9 @@ class DebuggerScreen(Screen):
         source = self.source
         types = self.program.expression_types
         if source is None:
+            return
+        if not source.shows_program:
+            self.status.set_message("types are known for the program's own file only")
             return
         line, col = source.cursor_position()
         entry = types.innermost_at(line, col) if types is not None else None
@@ -843,13 +904,10 @@ class DebuggerScreen(Screen):
 
     def action_command(self, text: str = "") -> None:
         """Open the command line, holding `text` (the cursor after it)."""
-        box = self.query_one("#command", CommandLine)
+        if self._wait_turn(lambda: self.action_command(text)):
+            return
         self._close_box(self.query_one("#search", SearchBar), refocus=False)
-        box.add_class("-shown")
-        self.query_one("#output", CommandOutput).add_class("-shown")
-        box.value = text
-        box.cursor_position = len(text)
-        box.focus()
+        self.focus_now(self.console.open(text))
 
     def action_search(self) -> None:
         focused = self.focused
@@ -859,10 +917,32 @@ class DebuggerScreen(Screen):
         self._close_box(self.query_one("#command", CommandLine), refocus=False)
         bar.open_for(focused, getattr(focused, "title", "pane"))
         bar.add_class("-shown")
-        bar.focus()
+        self.focus_now(bar)
 
     def action_toggle_output(self) -> None:
-        self.query_one("#output", CommandOutput).toggle_class("-shown")
+        console = self.console
+        if console.shown and self.focused is console.output:
+            self.focus_now(self.listing)
+        console.show(not console.shown)
+
+    def action_copy_pane(self) -> None:
+        """Copy the focused pane's whole text to the terminal's clipboard (OSC 52)."""
+        pane = self.focused
+        if isinstance(pane, CommandOutput):
+            text, name = pane.text(), "the console"
+        elif isinstance(pane, LinePane):
+            text = "\n".join(pane.line_text(i) for i in range(pane.line_count))
+            name = pane.border_title or pane.title
+        elif isinstance(pane, HeapTree):
+            text, name = pane.text(), pane.border_title or "the heap"
+        else:
+            self.status.set_message("Y copies the focused pane's text: focus a pane first",
+                                    warning=True)
+            return
+        self.app.copy_to_clipboard(text)
+        lines = text.count("\n") + 1 if text else 0
+        self.status.set_message(f"copied {plural(lines, 'line')} of {name} to the clipboard "
+                                f"(OSC 52: terminals that support it, tmux with set-clipboard on)")
 
     def action_open_view(self, name: str) -> None:
         from rvmdbg.tui.views.base import show_view
@@ -878,6 +958,9 @@ class DebuggerScreen(Screen):
             if own:
                 sections.append((cls.title, own))
         sections.append(("Every pane", LinePane.BINDINGS))
+        sections.append(("Console (o shows it, Tab focuses it)", CommandOutput.BINDINGS))
+        sections.append(("Command line (:)", CommandLine.BINDINGS))
+        sections.append(("Search box (/)", SearchBar.BINDINGS))
         self.app.push_screen(HelpScreen(sections, getattr(self.app, "keymap", None)))
 
     def _close_box(self, box, refocus: bool = True) -> None:
@@ -886,10 +969,13 @@ class DebuggerScreen(Screen):
         box.remove_class("-shown")
         target = getattr(box, "target", None)
         if refocus:
-            (target if target is not None else self.listing).focus()
+            self.focus_now(target if target is not None else self.listing)
 
     def on_command_line_closed(self, event: CommandLine.Closed) -> None:
-        self._close_box(self.query_one("#command", CommandLine))
+        self._close_box(self.console.command_line)
+
+    def on_command_line_note(self, event: CommandLine.Note) -> None:
+        self.status.set_message(event.text)
 
     def on_search_bar_closed(self, event: SearchBar.Closed) -> None:
         self._close_box(self.query_one("#search", SearchBar))
@@ -897,16 +983,16 @@ class DebuggerScreen(Screen):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if isinstance(event.input, SearchBar):
             self._search(event.input, event.value)
-        elif isinstance(event.input, CommandLine):
-            line = event.value.strip()
-            event.input.remember(line)
-            event.input.value = ""
-            if line:
-                self.run_command(line)
 
-    def _search(self, bar: SearchBar, text: str) -> None:
+    def on_search_bar_moved(self, event: SearchBar.Moved) -> None:
+        self._search(event.bar, event.bar.value, event.delta)
+
+    def _search(self, bar: SearchBar, text: str, delta: int = 1) -> None:
         target = bar.target
         if not text or target is None:
+            return
+        if isinstance(target, BytecodeListing):
+            self._search_bytecode(text, delta)
             return
         if isinstance(target, HeapTree):
             found = target.search(text)
@@ -915,173 +1001,82 @@ class DebuggerScreen(Screen):
         self.status.set_message(f"/{text}: " + ("found" if found else "no match"),
                                 warning=not found)
 
+    def _search_bytecode(self, text: str, delta: int) -> None:
+        """Search every function's bytecode: go to the next (or previous) match after the
+        listing's cursor, and say which one of how many it is."""
+        from rvmdbg.debug.commands import search_bytecode
+        exe = self.program.exe
+        if self._matches is None or self._matches[0] != text:
+            self._matches = (text, search_bytecode(exe, text))
+        matches = self._matches[1]
+        if not matches:
+            self.status.set_message(f"/{text}: no match in any function", warning=True)
+            return
+        here = (self.listing.func_index, self.listing.cursor)
+        places = [(fi, pc) for fi, pc, _ in matches]
+        if delta > 0:
+            k = next((i for i, p in enumerate(places) if p > here), 0)
+        else:
+            k = next((i for i in range(len(places) - 1, -1, -1) if places[i] < here),
+                     len(places) - 1)
+        fi, pc = places[k]
+        self.listing.show_function(fi, cursor=pc)
+        self._show_location_of_selected_frame(self._selected_frame())
+        funcs = len({f for f, _ in places})
+        self.status.set_message(f"/{text}: match {k + 1} of {len(places)} in "
+                                f"{plural(funcs, 'function')}: @{exe.functions[fi].name}:{pc} "
+                                f"(Enter or Down: next, Up: previous)")
+
     def run_command(self, line: str) -> None:
         """Run one command-language line; its output goes to the output pane. Commands that
         only read or edit state run at once, the rest in the worker like `c`."""
-        if self.session is None:
+        if self.session is None or self._wait_turn(lambda: self.run_command(line)):
             return
         try:
             interpreter = self.app.interpreter()
         except Exception as exc:
-            self._show_output(line, f"error: {_error_text(exc)}")
+            self._show_output(line, f"error: {error_text(exc)}")
             return
-        if _is_quick_command(line):
+        self.console.interpreter = interpreter
+        if is_quick_command(line):
             try:
                 text = interpreter.execute(line)
             except Exception as exc:
-                text = f"error: {_error_text(exc)}"
+                text = f"error: {error_text(exc)}"
             self._show_output(line, text)
             self._refresh_breakpoints()
+            self._follow_list(line)
             return
         self.drive(line, lambda s: interpreter.execute(line), command=line)
 
-    def _show_output(self, line: str, text) -> None:
-        out = self.query_one("#output", CommandOutput)
-        out.add_class("-shown")
-        out.show_command(line, text if isinstance(text, str) else str(text))
-
-
-# ---------------------------------------------------------------- reading the session
-
-def _is_program_error(error: BaseException) -> bool:
-    return type(error).__name__ == "VMError"
-
-
-def _error_text(error) -> str:
-    if error is None:
-        return ""
-    message = getattr(error, "message", None)
-    if isinstance(message, str) and message:
-        return message
-    return str(error).split("\n")[0]
-
-
-def _toggle_message(result, where: str) -> str:
-    """`toggle_at` and `toggle_line` return the new breakpoint, or None when they removed."""
-    if result is None:
-        return f"breakpoint removed at {where}"
-    return f"breakpoint {result.id} at {where}"
-
-
-def _is_quick_command(line: str) -> bool:
-    """Commands that only read or edit state run at once; the rest may run long."""
-    word = line.split()[0] if line.split() else ""
-    return word in {"info", "i", "backtrace", "bt", "print", "p", "heap", "deps", "list",
-                    "source", "break", "b", "delete", "disable", "enable", "watch", "help",
-                    "tbreak", "condition"}
-
-
-def _pc_note(frame, exe) -> str:
-    """A short note on the instruction at the pc: where a closure call goes, what an `if`
-    compares."""
-    ins = getattr(frame, "instruction", None)
-    regs = getattr(frame, "registers", None)
-    if ins is None or regs is None:
-        return ""
-    name = type(ins).__name__
-    try:
-        if name == "InvokeClosure":
-            closure = regs[ins.closure]
-            target = getattr(closure, "name", None)
-            return f"-> @{target}" if target else ""
-        if name == "If":
-            a, b = regs[ins.test], regs[ins.target]
-            return f"${ins.test}={value_summary(a, 12)} ${ins.target}={value_summary(b, 12)}"
-        if name in ("GetTag", "GetField"):
-            obj = regs[ins.object]
-            con = getattr(obj, "con", None)
-            return f"${ins.object} is {con}" if con else ""
-    except Exception:
-        return ""
-    return ""
-
-
-def stop_line(session, event, exe) -> tuple[str, str]:
-    """(the stop line, its kind) for the status bar."""
-    error = getattr(session, "error", None)
-    kind = "error" if error is not None else "finished" if session.finished else "stop"
-    if event is not None and hasattr(event, "line"):
+    def _follow_list(self, line: str) -> None:
+        """`list @f[:PC]` also shows that function in the listing (jump to any function)."""
+        words = line.split()
+        if len(words) != 2 or words[0] not in ("list", "l"):
+            return
         try:
-            return event.line(), kind
+            fields = self.session.breakpoints.resolve(words[1])
         except Exception:
-            return str(event), kind
-    loc = session.location()
-    if session.finished and error is None:
-        return (f"[step {session.step_count}] finished: result = "
-                f"{value_summary(session.result, 120)}", "finished")
-    if loc is None:
-        if error is not None:
-            return f"[step {session.step_count}] error: {_error_text(error)}", "error"
-        return f"[step {session.step_count}]", kind
-    fi, pc = loc
-    ins = session.current_instruction()
-    text = ins.text() if ins is not None else "?"
-    reason = f"error: {_error_text(error)}" if error is not None else "start"
-    return f"[step {session.step_count}] @{exe.functions[fi].name} pc={pc}: {text}    ({reason})", kind
+            return
+        fi = fields.get("func_index")
+        if fi is not None:
+            self.listing.show_function(fi, cursor=fields.get("pc") or 0)
+            self._show_location_of_selected_frame(self._selected_frame())
+
+    def _record_stop(self, label: str) -> None:
+        """The stop a key made (or the start), and the displays at it, into the console."""
+        try:
+            interpreter = self.app.interpreter()
+        except Exception:
+            return
+        console = self.console
+        console.interpreter = interpreter
+        interpreter.selected = None
+        displays = interpreter.display_lines()
+        console.record([f"({label}) {self.status.stop_text}"] + displays, show=bool(displays))
+
+    def _show_output(self, line: str, text) -> None:
+        self.console.show_command(line, text if isinstance(text, str) else str(text))
 
 
-def _event_note(event) -> str:
-    """The first line of a stop's extra message (a watchpoint's values, a condition that
-    could not be evaluated), or ""."""
-    message = getattr(event, "message", None)
-    if not message or getattr(event, "reason", "") in ("error", "limit"):
-        return ""
-    return str(message).strip().split("\n")[0]
-
-
-def history_line(session, glyphs) -> str:
-    try:
-        step, last, start = session.step_count, session.last_step, session.history_start
-    except Exception:
-        return ""
-    text = f"step {step} of {last}"
-    text += f" {glyphs.separator} history from step {start}"
-    return text
-
-
-def breakpoint_rows(session, exe) -> list[BreakpointRow]:
-    """The session's breakpoints and watches as rows for the breakpoints pane."""
-    rows: list[BreakpointRow] = []
-    for bp in list(session.breakpoints):
-        kind = getattr(bp, "kind", "")
-        if kind == "line":
-            moved = getattr(bp, "moved_from", None)
-            where = f"line {bp.line}" + (f" (from {moved})" if moved else "")
-        elif callable(getattr(bp, "where", None)):
-            where = bp.where(exe)
-        else:
-            where = str(getattr(bp, "spec", bp))
-        locs = sorted(getattr(bp, "locations", ()) or ())
-        if kind == "opcode" and locs:
-            where += f" ({len(locs)} places)"
-        rows.append(BreakpointRow("break", bp.id, bool(bp.enabled), where, bp.condition or "",
-                                  getattr(bp, "hits", None), tuple(locs[0]) if locs else None))
-    for w in list(getattr(session, "watches", ()) or ()):
-        where = w.where(exe) if callable(getattr(w, "where", None)) else f"${w.register}"
-        rows.append(BreakpointRow("watch", w.id, bool(w.enabled), where, "",
-                                  getattr(w, "hits", None), None))
-    rows.sort(key=lambda r: r.number)
-    return rows
-
-
-def breakpoint_marks(session, exe, links: SourceLinks):
-    """({(func_index, pc): mark}, {source line: mark}) for the gutters: "on", "off", "cond"."""
-    by_location: dict[tuple[int, int], str] = {}
-    by_line: dict[int, str] = {}
-    for bp in list(session.breakpoints):
-        enabled = bool(getattr(bp, "enabled", True))
-        mark = ("cond" if getattr(bp, "condition", None) else "on") if enabled else "off"
-        for loc in getattr(bp, "locations", ()) or ():
-            loc = tuple(loc)
-            if by_location.get(loc) in (None, "off"):
-                by_location[loc] = mark
-            line = links.line_of(*loc)
-            if line is not None and by_line.get(line) in (None, "off"):
-                by_line[line] = mark
-        line = getattr(bp, "line", None)
-        if isinstance(line, int) and by_line.get(line) in (None, "off"):
-            by_line[line] = mark
-    return by_location, by_line
-
-
-__all__ = ["DebuggerScreen", "stop_line", "history_line", "breakpoint_rows", "breakpoint_marks"]
+__all__ = ["DebuggerScreen"]

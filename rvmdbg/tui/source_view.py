@@ -124,14 +124,13 @@ class SourceView(LinePane):
     column: reactive[int] = reactive(0, repaint=False, init=False)
 
     def __init__(self, text: str, links: SourceLinks | None = None, name: str = "",
-                 **kwargs) -> None:
+                 file: str | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
-        if name:
-            self.border_title = f"{self.title} {name}"
-        self.lines = LexedLines(text)
-        self.plain = self.lines.plain
-        self.links = links
-        self.number_width = max(2, len(str(len(self.lines))))
+        self.program_file = file       # the program's own file (breakpoints, links, types)
+        self.program_text = text
+        self.program_links = links
+        self.program_name = name
+        self._load(text, links, name, file)
         self.current: int | None = None          # 1-based line of the selected frame
         self.current_kind = "top"
         self.current_span: tuple[int, int] | None = None   # columns (1-based, end exclusive)
@@ -140,10 +139,41 @@ class SourceView(LinePane):
         self.linked: int | None = None
         self.typed: tuple[int, int, int, int] | None = None  # the span `i` highlights
 
+    def _load(self, text: str, links: SourceLinks | None, name: str, file: str | None) -> None:
+        self.file = file
+        self.border_title = f"{self.title} {name}" if name else self.title
+        self.lines = LexedLines(text)
+        self.plain = self.lines.plain
+        self.links = links
+        self.number_width = max(2, len(str(len(self.lines))))
+
     def on_mount(self) -> None:
         # (Textual also runs LinePane.on_mount: handlers are called along the MRO.)
+        self._declare_lines()
+
+    def _declare_lines(self) -> None:
         widest = max((len(p) for p in self.plain), default=0)
         self.set_lines(len(self.lines), 4 + self.number_width + widest + 40)
+
+    @property
+    def shows_program(self) -> bool:
+        """Whether the program's own file is shown (not the prelude or another file)."""
+        return self.file == self.program_file
+
+    def show_file(self, file: str | None, text: str | None = None, name: str = "") -> None:
+        """Show another file (the prelude, ...; `text` is its content), or the program's own
+        file again with `file` equal to `program_file`. The title names the file."""
+        if file == self.file:
+            return
+        if file == self.program_file:
+            self._load(self.program_text, self.program_links, self.program_name, file)
+        else:
+            self._load(text or "", None, f"{name} (not the program's file)", file)
+        self.current = self.linked = self.typed = None
+        self.breakpoint_lines = {}
+        self.column = 0
+        self._declare_lines()
+        self.set_cursor(0, quiet=True)
 
     # ------------------------------------------------------------ state from the screen
 
@@ -158,6 +188,8 @@ class SourceView(LinePane):
         self.refresh_content_line(None if line is None else line - 1)
         if follow and line is not None:
             self.scroll_to_line(line - 1)
+            # again after the layout: a file just switched still has the old scroll range
+            self.call_after_refresh(self.scroll_to_line, line - 1)
 
     def set_breakpoints(self, marks: dict[int, str]) -> None:
         changed = set(marks.items()) ^ set(self.breakpoint_lines.items())

@@ -14,6 +14,7 @@ import numpy as np
 from rvmdbg.relay.diagnostics import Span
 from rvmdbg.vm.bytecode import (DTYPES, AllocADT, AllocClosure, Goto, If, Instruction, Invoke,
                                 InvokePacked, KillRegister, LoadConst)
+from rvmdbg.wording import plural
 
 # A frame's register file is a Python list of this many slots; a larger declared size in a
 # file is treated as corrupt rather than allocated.
@@ -348,8 +349,9 @@ def _check_function(exe: Executable, fi: int, func: VMFunction) -> None:
                                         f"({len(exe.functions)} functions)")
             callee = exe.functions[instr.func_index]
             if isinstance(instr, Invoke) and len(instr.args) != len(callee.params):
-                raise InvalidExecutable(f"{at}: @{callee.name} takes {len(callee.params)} "
-                                        f"arguments, invoked with {len(instr.args)}")
+                raise InvalidExecutable(f"{at}: @{callee.name} takes "
+                                        f"{plural(len(callee.params), 'argument')}, "
+                                        f"invoked with {len(instr.args)}")
             if isinstance(instr, AllocClosure) and len(instr.free_vars) > len(callee.params):
                 raise InvalidExecutable(f"{at}: closure of @{callee.name} captures "
                                         f"{len(instr.free_vars)} values but it takes "

@@ -26,6 +26,7 @@ import numpy as np
 
 from rvmdbg.limits import DEFAULT_LIMITS, Limits
 from rvmdbg.values import ADTValue, format_value, tensor_line
+from rvmdbg.wording import plural
 from rvmdbg.vm import bytecode as bc
 from rvmdbg.vm.objects import (ByteAccount, StorageObject, TensorPlaceholder, VMClosure,
                                 dtype_nbytes)
@@ -293,8 +294,9 @@ def _invoke_closure(vm, fi, pc, ins):
         callee = clo.func_index
         values = [*clo.captured, *[regs[a] for a in args]]
         if len(values) != arities[callee]:
-            raise VMError(f"closure @{clo.name} takes {arities[callee] - len(clo.captured)} "
-                          f"arguments, called with {len(args)}")
+            raise VMError(f"closure @{clo.name} takes "
+                          f"{plural(arities[callee] - len(clo.captured), 'argument')}, "
+                          f"called with {len(args)}")
         if len(frames) >= max_depth:
             raise _limit_error("max_depth", max_depth,
                                f"call depth exceeded {max_depth} frames calling @{clo.name}")
@@ -1202,7 +1204,7 @@ class VirtualMachine:
         fn = self.exe.functions[fi]
         args = list(args)
         if len(args) != len(fn.params):
-            raise VMError(f"@{fn.name} takes {len(fn.params)} arguments, got {len(args)}")
+            raise VMError(f"@{fn.name} takes {plural(len(fn.params), 'argument')}, got {len(args)}")
         self.frames.clear()
         self.frames.append(Frame(fi, 0, args + [None] * (fn.register_file_size - len(args))))
         self.steps = 0
@@ -1494,7 +1496,12 @@ class VirtualMachine:
                 if r < len(frame.registers) and type(frame.registers[r]) is TensorPlaceholder:
                     return f"kernel {kernel.name} reads ${r}, an uninitialized tensor"
             if _is_kernel_error(exc):
-                return f"kernel {kernel.name}: {exc}"
+                text = str(exc)
+                op, sep, rest = text.partition(": ")
+                base = kernel.name.removeprefix("vm_mod_").removeprefix("fused_")
+                if sep and base == op:
+                    text = rest  # a one-op kernel is named after its op: name it once
+                return f"kernel {kernel.name}: {text}"
             return f"kernel {kernel.name} failed: {type(exc).__name__}: {exc}"
         if isinstance(exc, MemoryError):
             return "out of memory"

@@ -25,18 +25,6 @@ FILES = sorted(p.name for p in CORPUS_DIR.glob("*.relay"))
 
 # file -> why it fails today (the missing feature, and who is adding it)
 KNOWN_FAILURES = {
-    # operators being added (issue 11)
-    "mlf_depthwise_conv2d_fixed_point.relay":
-        "depthwise NHWC/HWOI nn.conv2d (ops-nn) and fixed_point_multiply (no one: not in "
-        "issue 11's list)",
-    # TVM's printed forms (issue 10)
-    "checkpoint_bare_fn_gradient.relay":
-        "a file whose only content is a bare fn expression (tvm-forms) and "
-        "collapse_sum_like (ops-transform)",
-    "parser_call_attrs.relay": "call attributes on a call of a function (tvm-forms)",
-    "lifetimes_simple_linear_after.relay": "memory.kill as TVM prints it (tvm-forms)",
-    "lifetimes_simple_if_after.relay": "memory.kill as TVM prints it (tvm-forms)",
-    "lifetimes_simple_match_after.relay": "memory.kill as TVM prints it (tvm-forms)",
     # a deliberate difference (docs/differences.md, Operators): math functions on integers are
     # type errors here; TVM's relation for log accepts int32 and fails only when lowering it
     "dce_live_recursion_log_int.relay":

@@ -156,7 +156,7 @@ goto
     assert out["last-write $7"] == ["error: $7 has not been written in this frame"]
     assert out["info history"][0].startswith("step ")
     assert stop(out["restart"])[0] == 0
-    assert out["delete"][0].startswith("deleted all")
+    assert out["delete"][0].startswith("deleted ")
     step, func, pc, text, why = stop(out["c #2"])
     assert why == "finished" and text == "returned 6" and pc is None
     assert out["nonsense"] == ["error: unknown command 'nonsense' (try `help`)"]
@@ -243,13 +243,14 @@ def test_rvmx_executable(tmp_path):
 
 
 def test_breakpoints_survive_a_restart_of_the_process(tmp_path):
-    proc = debug(tmp_path, SUM_UP, ["3"], "break 9 if $0 == 1\nbreak @sum_up:15\ndisable 2\n")
+    proc = debug(tmp_path, SUM_UP, ["3"], "break 9 if $0 == 1\nbreak @sum_up:15\ndisable 2\n",
+                 "--saved-breakpoints")
     assert proc.returncode == 0
     files = list((tmp_path / "config" / "rvmdbg" / "breakpoints").glob("*.json"))
     assert len(files) == 1
     data = json.loads(files[0].read_text())
     assert [b["kind"] for b in data["breakpoints"]] == ["line", "instruction"]
-    proc = debug(tmp_path, SUM_UP, ["3"], "info breakpoints\nc\np $0\n")
+    proc = debug(tmp_path, SUM_UP, ["3"], "info breakpoints\nc\np $0\n", "--saved-breakpoints")
     out = proc.stdout.splitlines()
     assert out[0].startswith("note: restored breakpoint 1") and "if $0 == 1" in out[0]
     assert out[1].startswith("note: restored breakpoint 2") and "(disabled)" in out[1]
@@ -263,14 +264,14 @@ def test_line_breakpoint_follows_its_line_after_an_edit(tmp_path):
     text = (PROGRAMS / "sum_up.relay").read_text()
     prog.write_text(text)
     line = next(i + 1 for i, s in enumerate(text.split("\n")) if "@sum_up(%n - 1)" in s)
-    proc = debug(tmp_path, str(prog), ["3"], f"break {line}\n")
+    proc = debug(tmp_path, str(prog), ["3"], f"break {line}\n", "--saved-breakpoints")
     assert proc.returncode == 0 and f"at {prog}:{line}" in proc.stdout
     # insert three comment lines above the function: the line moves down by three
     lines = text.split("\n")
     at = next(i for i, s in enumerate(lines) if s.startswith("def @sum_up"))
     lines[at:at] = ["// added", "// more", "// lines"]
     prog.write_text("\n".join(lines))
-    proc = debug(tmp_path, str(prog), ["3"], "info breakpoints\n")
+    proc = debug(tmp_path, str(prog), ["3"], "info breakpoints\n", "--saved-breakpoints")
     assert f"moved to line {line + 3}" in proc.stdout
     assert f"{prog}:{line + 3}" in proc.stdout
 

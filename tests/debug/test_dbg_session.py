@@ -344,13 +344,21 @@ def test_step_limit_stops_with_reason_limit():
     assert s.rstep().step == 99
 
 
+def _wait_until(condition, timeout: float = 30.0) -> None:
+    """Poll `condition` from the test's thread until it holds (never a fixed pause)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.001)
+
+
 def test_interrupt_from_another_thread():
     exe, args = program("fib.relay", ["27"])
     s = DebugSession(exe, args, limits=Limits(max_steps=10 ** 9))
     out = []
     t = threading.Thread(target=lambda: out.append(s.cont()))
     t.start()
-    time.sleep(0.2)
+    _wait_until(lambda: s.vm.steps > 1000)  # the continue is running
     s.interrupt()
     t.join(10)
     assert not t.is_alive()
@@ -557,9 +565,10 @@ def test_interrupting_a_reverse_search():
     s.goto(s.last_step - 1)  # main's ret: main's $0 (its argument) was never written since
     s.watch(0, depth=0)  # a watchpoint makes the backward search step one at a time
     out = []
+    here = s.vm.steps
     t = threading.Thread(target=lambda: out.append(s.rcontinue()))
     t.start()
-    time.sleep(0.3)
+    _wait_until(lambda: s.vm.steps != here)  # the search has left the start point
     s.interrupt()
     t.join(30)
     ev = out[0]

@@ -283,3 +283,18 @@ def test_a_primitive_function_holding_metadata_compiles_runs_and_saves():
     assert VirtualMachine(exe).invoke("main", [x]).tolist() == [2, 4, 6]
     again = serialize.loads(serialize.dumps(exe))
     assert VirtualMachine(again).invoke("main", [x]).tolist() == [2, 4, 6]
+
+
+def test_json_errors_after_the_tensors_and_non_string_tensors_are_located():
+    doc = doc_with([encode_ndarray(np.zeros(5, "float32"))])
+    good = json.dumps(doc, indent=2)
+    broken = good.replace('"tvm_version": "0.12.0"', '"tvm_version": ]')
+    text = file_with(USE0, broken)
+    e = error_of(text)
+    line = text.split("\n")[e.span.line - 1]
+    assert "bad JSON" in e.message and line[e.span.col - 1:].startswith("]")
+    doc["b64ndarrays"] = [5]
+    text = file_with(USE0, doc)
+    e = error_of(text)
+    assert "metadata tensor 0: expected a base64 string" in e.message
+    assert text.split("\n")[e.span.line - 1].strip() == "5"

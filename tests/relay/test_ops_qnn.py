@@ -6,7 +6,9 @@ small quantized program on the VM and the interpreter."""
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -415,3 +417,51 @@ def test_quantized_conv_program_agrees_on_vm_and_interpreter():
     assert values_equal(expected, got) and got.shape == (1, 3, 5, 5)
     # conv2d and the clip after it are one kernel (out_elemwise_fusable, then elemwise)
     assert any("qnn_conv2d" in k.name and "clip" in k.name for k in exe.kernels)
+
+
+# ---- fixed_point_multiply (TVM's q_multiply_shift with q = 31, rounding half up)
+
+def _fixed_point_reference(x: int, m: int, shift: int) -> int:
+    """x * m * 2**(shift - 31) rounded half up, in exact rationals."""
+    exact = Fraction(x * m) * Fraction(2) ** (shift - 31)
+    return math.floor(exact + Fraction(1, 2))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-(1 << 20), 1 << 20), min_size=1, max_size=6),
+       st.integers(1 << 29, (1 << 31) - 1), st.integers(-20, 8))
+def test_fixed_point_multiply_matches_exact_rounding(xs, m, shift):
+    kernel = OPS["fixed_point_multiply"].kernel
+    got = kernel([np.array(xs, dtype="int32")], {"multiplier": m, "shift": shift})
+    assert got.dtype == np.int32
+    assert got.tolist() == [_fixed_point_reference(x, m, shift) for x in xs]
+
+
+def test_fixed_point_multiply_types_and_refusals():
+    rel = OPS["fixed_point_multiply"].type_rel
+    t = TensorType((2, 3), "int32")
+    assert rel([t], {"multiplier": 1 << 30, "shift": -1}) == t
+    with pytest.raises(OpTypeError, match="int32"):
+        rel([TensorType((2,), "float32")], {"multiplier": 1 << 30, "shift": 0})
+    with pytest.raises(OpTypeError, match="shift"):
+        rel([t], {"multiplier": 1 << 30, "shift": 40})
+    text = """#[version = "0.0.5"]
+def @main(%x: Tensor[(3), int32]) {
+  fixed_point_multiply(%x, multiplier=1073741824, shift=0)
+}
+"""
+    x = np.array([-3, 4, 5], dtype="int32")  # times 0.5, ties rounded up: -1, 2, 3
+    out = Interpreter(load_module(text, "fpm.relay")).run("main", [x])
+    assert out.tolist() == [-1, 2, 3]
+
+
+def test_a_bad_rounding_is_a_located_type_error(capsys, tmp_path):
+    from rvmdbg import cli
+    path = tmp_path / "q.relay"
+    source = (Path(__file__).resolve().parents[2] / "programs" / "quantized_dense.relay")
+    path.write_text(source.read_text().replace('rounding="TONEAREST"', 'rounding="DOWN"'))
+    code = cli.main(["run", str(path)])
+    _, err = capsys.readouterr()
+    assert code == 2 and "Traceback" not in err
+    assert re.search(r"q\.relay:9:\d+: error: qnn\.requantize: attribute 'rounding'", err)
+    assert "^" in err

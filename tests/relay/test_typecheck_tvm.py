@@ -129,3 +129,27 @@ def test_unannotated_conv_and_batch_norm_parameters_are_typed_and_run_alike():
     expected = Interpreter(mod).run("main", args)
     got = VirtualMachine(compile_module(mod)).invoke("main", args)
     assert values_equal(expected, got)
+
+
+@pytest.mark.parametrize("body", [
+    "def @main(%x) -> Tensor[(2), float32] { nn.relu(%x) }",
+    "def @main(%x) { let %y: Tensor[(2), float32] = exp(negative(%x)); %y }",
+])
+def test_an_identity_relation_types_its_input_from_a_known_result_as_in_tvm(body):
+    main = check(HEADER + body).functions["main"]
+    assert str(main.params[0].checked_type) == "Tensor[(2,), float32]"
+
+
+def test_a_broadcast_still_needs_both_inputs_as_in_tvm():
+    with pytest.raises(RelayTypeError) as info:
+        check(HEADER + "def @main(%x, %y: Tensor[(2), float32]) -> Tensor[(2), float32] {\n"
+              "  add(%x, %y)\n}")
+    assert info.value.message == "cannot infer the type of %x; add an annotation"
+
+
+def test_check_notes_a_type_it_defaults_to_unit_where_tvm_refuses():
+    mod = check(HEADER + "def @main() -> int32 {\n  let %x = Nil;\n  1\n}\n", "u.relay")
+    (note,) = mod.warnings
+    assert note.format().splitlines()[0] == (
+        "u.relay:3:7: note: TVM refuses this: its type inference is unable to infer a type for "
+        "this expression; rvmdbg takes () for the part nothing constrains")

@@ -53,3 +53,16 @@ def app_factory(tmp_path):
     def factory(path: str, args=None, **kwargs):
         return make_app(path, args, config_dir=str(tmp_path / "config"), **kwargs)
     return factory
+
+
+async def wait_for(pilot, condition, what: str = "the condition", timeout: float = 30.0) -> None:
+    """Let the app run until `condition()` holds (a test never waits a fixed time: under load
+    a fixed pause is too short). Fails after `timeout` seconds with `what`."""
+    import asyncio
+    import time
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause()
+        await asyncio.sleep(0.01)

@@ -5,14 +5,12 @@ reverse continue, interrupt a long run, stop at a failing instruction.
 """
 from __future__ import annotations
 
-import asyncio
-
 from rvmdbg.tui.breakpoints import BreakpointPane
 from rvmdbg.tui.listing import BytecodeListing
 from rvmdbg.tui.registers import RegisterPane
 from rvmdbg.tui.stack import CallStackPane
 
-from conftest import settle
+from conftest import settle, wait_for
 
 SUM_UP = "programs/sum_up.relay"
 SPIN = "tests/tui/programs/spin.relay"   # runs for minutes unless interrupted
@@ -117,8 +115,7 @@ async def test_interrupt_a_long_run_with_escape(app_factory):
         await settle(app, pilot)
         screen = screen_of(app)
         await pilot.press("c")
-        await asyncio.sleep(0.4)
-        await pilot.pause()
+        await wait_for(pilot, lambda: app.session.step_count > 1000, "the run to get going")
         assert screen.running
         assert "Esc or Ctrl+C interrupts" in screen.status.running_text
         await pilot.press("escape")
@@ -138,7 +135,7 @@ async def test_ctrl_c_interrupts_too(app_factory):
         await settle(app, pilot)
         screen = screen_of(app)
         await pilot.press("f5")
-        await asyncio.sleep(0.3)
+        await wait_for(pilot, lambda: app.session.step_count > 1000, "the run to get going")
         await pilot.press("ctrl+c")
         await settle(app, pilot)
         assert not screen.running
@@ -151,12 +148,7 @@ async def test_progress_is_shown_while_running(app_factory):
         await settle(app, pilot)
         screen = screen_of(app)
         await pilot.press("c")
-        for _ in range(50):
-            await asyncio.sleep(0.05)
-            await pilot.pause()
-            if "steps/s" in screen.status.running_text:
-                break
-        assert "steps/s" in screen.status.running_text
+        await wait_for(pilot, lambda: "steps/s" in screen.status.running_text, "progress")
         await pilot.press("escape")
         await settle(app, pilot)
 

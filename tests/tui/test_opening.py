@@ -13,7 +13,7 @@ from rvmdbg.tui.screen import DebuggerScreen
 
 import pytest
 
-from conftest import ROOT, settle
+from conftest import ROOT, settle, wait_for
 
 TWO = "tests/tui/programs/two_params.relay"
 
@@ -21,17 +21,15 @@ TWO = "tests/tui/programs/two_params.relay"
 async def test_missing_arguments_open_a_form_that_validates(app_factory):
     app = app_factory(TWO)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
-        assert isinstance(app.screen, ArgumentsModal)
+        await wait_for(pilot, lambda: isinstance(app.screen, ArgumentsModal), "the form")
         assert app.session is None
         labels = [str(w.render()) for w in app.screen.query(".dialog--label")]
         assert labels == ["%xs: List[int32]", "%k: int32"]
         await pilot.press(*"Cons(1, Cons(2, Nil))", "enter")   # moves on to %k
         await pilot.press(*"abc", "enter")
-        await pilot.pause()
+        error = app.screen.query_one("#args-error")
+        await wait_for(pilot, lambda: "argument 2" in str(error.render()), "the reason")
         assert isinstance(app.screen, ArgumentsModal)
-        error = str(app.screen.query_one("#args-error").render())
-        assert "argument 2" in error
         await pilot.press(*["backspace"] * 3, "3", "enter")
         await settle(app, pilot)
         assert isinstance(app.screen, DebuggerScreen)
@@ -44,10 +42,10 @@ async def test_missing_arguments_open_a_form_that_validates(app_factory):
 async def test_a_partial_command_line_prefills_the_form(app_factory):
     app = app_factory(TWO, ["Cons(4, Nil)"])
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
-        assert isinstance(app.screen, ArgumentsModal)
+        await wait_for(pilot, lambda: isinstance(app.screen, ArgumentsModal)
+                       and app.focused is app.screen.query_one("#arg-1"),
+                       "the form, with the first missing argument focused")
         assert app.screen.query_one("#arg-0").value == "Cons(4, Nil)"
-        assert app.focused is app.screen.query_one("#arg-1")
         await pilot.press("2", "enter")
         await settle(app, pilot)
         assert app.session is not None
@@ -64,10 +62,9 @@ async def test_bad_arguments_on_the_command_line_show_in_the_form(app_factory):
 async def test_quitting_the_form_exits(app_factory):
     app = app_factory(TWO)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
+        await wait_for(pilot, lambda: isinstance(app.screen, ArgumentsModal), "the form")
         await pilot.press("escape")
-        await pilot.pause()
-        assert app.return_code == 2
+        await wait_for(pilot, lambda: app.return_code == 2, "the exit")
 
 
 def _saved(tmp_path, keep_source: bool):
@@ -151,12 +148,10 @@ async def test_small_and_large_terminals(app_factory):
         listing = screen.query_one("#listing", BytecodeListing)
         assert listing.display and listing.size.width >= 40
         await pilot.resize_terminal(160, 48)
-        await pilot.pause()
-        assert screen.has_class("-wide")
+        await wait_for(pilot, lambda: screen.has_class("-wide"), "the wide layout")
         assert all(screen.query_one(f"#{p}").display for p in screen.pane_ids())
         await pilot.resize_terminal(120, 40)
-        await pilot.pause()
-        assert screen.has_class("-stacked")
+        await wait_for(pilot, lambda: screen.has_class("-stacked"), "the stacked layout")
 
 
 def test_the_command_line_opens_the_screen(monkeypatch, capsys):
@@ -172,6 +167,7 @@ def test_the_command_line_opens_the_screen(monkeypatch, capsys):
         return 0
 
     monkeypatch.setattr(DebuggerApp, "run", fake_run)
+    monkeypatch.setattr(cli, "_commands_without_terminal", lambda: None)  # "a terminal"
     monkeypatch.setattr("gc.freeze", lambda: None)  # keep this test process collectable
     monkeypatch.chdir(ROOT)
     code = cli.main(["programs/sum_up.relay", "7", "--no-mouse", "--ascii", "--entry", "main"])
@@ -205,16 +201,12 @@ async def test_the_form_takes_an_archive_member_and_a_tuple(app_factory, tmp_pat
     np.savez(archive, k=np.array(5, dtype=np.int64))
     app = app_factory(TWO, ["Cons(2, Nil)"])
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
-        assert isinstance(app.screen, ArgumentsModal)
-        box = app.screen.query_one("#arg-1")
-        box.focus()
-        while app.focused is not box:  # a condition, not a fixed pause
-            await pilot.pause()
+        await wait_for(pilot, lambda: isinstance(app.screen, ArgumentsModal)
+                       and app.focused is app.screen.query_one("#arg-1"), "the form")
         await pilot.press(*f"@{archive}:kk", "enter")
-        await pilot.pause()
-        assert "has no array named kk; did you mean k?" in \
-            str(app.screen.query_one("#args-error").render())
+        error = app.screen.query_one("#args-error")
+        await wait_for(pilot, lambda: str(error.render()).strip(), "the reason")
+        assert "has no array named kk; did you mean k?" in str(error.render())
         await pilot.press("backspace", "enter")
         await settle(app, pilot)
         assert app.session is not None

@@ -56,3 +56,23 @@ def test_heap_open(snap_compare, tmp_path, size):
 def test_error_stop(snap_compare, tmp_path, size):
     assert snap_compare(_app(tmp_path, "tests/tui/programs/empty_head.relay"), terminal_size=size,
                         run_before=_scene([], ["c"]))
+
+
+def _console_scene():
+    """The console open: stops the keys made, a display at each, a search's count, and the
+    command line completing a function name."""
+    async def run_before(pilot):
+        app = pilot.app
+        await settle(app, pilot)
+        keys = ["colon", *"display $0", "enter", "escape", "s", "s", "n", "s",
+                "colon", *"search invoke", "enter", *"break @f", "tab"]
+        for key in keys:
+            await pilot.press(key)
+            await settle(app, pilot)
+    return run_before
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_console(snap_compare, tmp_path, size):
+    assert snap_compare(_app(tmp_path, "programs/fib.relay", ["6"]), terminal_size=size,
+                        run_before=_console_scene())

@@ -164,7 +164,7 @@ def _one(code, size=4, params=("x",), functions=(), kernels=(), constants=()):
     (_one([If(0, 0, 1, 2), Ret(0)]), "jump target 2 outside"),
     (_one([Invoke(1, [0], 1), Ret(1)]), "function index 1 out of range"),
     (_one([AllocClosure(3, [], 1), Ret(1)]), "function index 3 out of range"),
-    (_one([Invoke(0, [], 1), Ret(1)]), "@main takes 1 arguments, invoked with 0"),
+    (_one([Invoke(0, [], 1), Ret(1)]), "@main takes 1 argument, invoked with 0"),
     (_one([AllocClosure(0, [0, 0], 1), Ret(1)]), "captures 2 values"),
     (_one([LoadConst(0, 1), Ret(1)]), "constant index 0 out of range"),
     (_one([InvokePacked(0, 1, 1, [0]), Ret(0)]), "kernel index 0 out of range"),

@@ -213,7 +213,7 @@ def test_invoke_closure_wrong_arity_and_non_closure():
     main = fn("main", ["x"], 3, [bc.AllocClosure(1, [], 1), bc.InvokeClosure(1, [0, 0], 2),
                                  bc.Ret(2)])
     vm = VirtualMachine(exe_of(main, other))
-    with pytest.raises(VMError, match="takes 1 arguments, called with 2"):
+    with pytest.raises(VMError, match="takes 1 argument, called with 2"):
         vm.invoke("main", [i32(1)])
     main2 = fn("main", ["x"], 3, [bc.InvokeClosure(0, [0], 2), bc.Ret(2)])
     with pytest.raises(VMError, match=r"\$0 holds 1, not a closure"):
@@ -674,7 +674,7 @@ def test_start_rejects_unknown_function_and_wrong_arity():
     vm = VirtualMachine(exe_of(count_loop()))
     with pytest.raises(VMError, match="no function @nope"):
         vm.start("nope")
-    with pytest.raises(VMError, match="takes 1 arguments, got 0"):
+    with pytest.raises(VMError, match="takes 1 argument, got 0"):
         vm.start("main", [])
     with pytest.raises(VMError, match="no program started"):
         vm.step()

@@ -386,7 +386,7 @@ def same_dtype(name: str, a: TensorType, b: TensorType) -> str:
     if a.dtype != b.dtype:
         pair = {a.dtype, b.dtype}
         if pair == {"int32", "float32"}:
-            fix = "cast one or write the literal with the f suffix"
+            fix = "cast one, or write the literal in the other's dtype"
         else:
             fix = "cast one with cast(..., dtype=...)"
         raise OpTypeError(f"{name}: dtypes {a.dtype} and {b.dtype} differ; {fix}")

@@ -16,7 +16,7 @@ from rvmdbg.relay.ops.core import (
     AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, is_int, register,
     runtime_type_error,
 )
-from rvmdbg.relay.ops.transform import reshape_dims
+from rvmdbg.relay.ops.transform import reshape_dims, slice_by_plan, strided_slice_plan
 from rvmdbg.relay.types import TensorType
 
 # ---------------------------------------------------------------------------------------------
@@ -53,6 +53,8 @@ def _sizes(name: str, arr: np.ndarray, what: str = "shape") -> tuple:
 def _unknown(rank: int) -> tuple:
     return (None,) * rank
 
+
+_strided_slice_runtime = runtime_type_error(strided_slice_plan)
 
 # InitOpAttrs: TVM prints `shape` (unset here: it is the argument) and `dtype`
 _SHAPE_ATTR = AttrSpec("shape", "int_list_or_none", None)
@@ -205,9 +207,8 @@ def _dyn_tile_rel(name, args, attrs):
 
 def _tile_shape(name, ishape, reps) -> tuple:
     """NumPy's and TVM's tile: the shorter of shape and reps is padded with 1s in front."""
-    bad = [r for r in reps if r < 0]
-    if bad:
-        raise KernelError(f"{name}: reps {reps} has a negative count {bad[0]}")
+    if any(r <= 0 for r in reps):  # as tile's attribute (TVM: positive counts)
+        raise KernelError(f"{name}: reps {reps} must be positive")
     n = max(len(ishape), len(reps))
     shape = (1,) * (n - len(ishape)) + tuple(ishape)
     reps = (1,) * (n - len(reps)) + tuple(reps)
@@ -248,49 +249,27 @@ def _dyn_strided_slice_rel(name, args, attrs):
     return TensorType(_unknown(k) + tuple(data.shape[k:]), data.dtype)
 
 
-def _slices(name, ishape, begin, end, strides, slice_mode) -> tuple:
-    """One Python slice per sliced axis. slice_mode "end": end is exclusive; "size": end is the
-    slice's length from begin (-1: to the end) and strides are ignored, as in TVM."""
-    out = []
-    for i, b in enumerate(begin):
-        dim = ishape[i]
-        if slice_mode == "size":
-            s = 1
-            if b < 0:
-                b += dim
-            e = dim if end[i] < 0 else b + end[i]
-        else:
-            s = strides[i]
-            e = end[i]
-            if s == 0:
-                raise KernelError(f"{name}: stride 0 on axis {i}")
-        out.append(slice(b, e, s))
-    return tuple(out)
-
-
-def _slice_shape(ishape, slices) -> tuple:
-    dims = [len(range(*sl.indices(d))) for sl, d in zip(slices, ishape)]
-    return tuple(dims) + tuple(ishape[len(slices):])
-
-
-def _slice_args(name, inputs, attrs):
+def _slice_plan(inputs, attrs) -> list:
+    """strided_slice's plan (ops/transform.py: TVM's clamping, padding to the rank, "size"
+    mode) for the run-time begin, end and strides: one slicing semantics for both forms."""
     data, begin, end, strides = inputs
     ishape = data if isinstance(data, tuple) else data.shape
+    name = "dyn.strided_slice"
     vals = [_values(name, v, what) for v, what in ((begin, "begin"), (end, "end"),
                                                       (strides, "strides"))]
-    if not len(vals[0]) == len(vals[1]) == len(vals[2]) or len(vals[0]) > len(ishape):
-        raise KernelError(f"{name}: begin {vals[0]}, end {vals[1]} and strides {vals[2]} do "
-                          f"not fit a tensor of shape {fmt_shape(ishape)}")
-    return ishape, _slices(name, ishape, *vals, attrs["slice_mode"])
+    return _strided_slice_runtime(name, tuple(ishape), *vals, None, attrs["slice_mode"])
 
 
 def _dyn_strided_slice_shape_func(inputs, attrs):
-    return [_slice_shape(*_slice_args("dyn.strided_slice", inputs, attrs))]
+    data = inputs[0]
+    out = list(data if isinstance(data, tuple) else data.shape)
+    for axis, _, _, length in _slice_plan(inputs, attrs):
+        out[axis] = length
+    return [tuple(out)]
 
 
 def _dyn_strided_slice_kernel(args, attrs):
-    _, slices = _slice_args("dyn.strided_slice", args, attrs)
-    return args[0][slices].copy()
+    return slice_by_plan(args[0], _slice_plan(args, attrs))
 
 
 register("dyn.strided_slice", 4, _dyn_strided_slice_rel, _dyn_strided_slice_kernel, "injective",

@@ -1,4 +1,5 @@
-"""Elementwise and broadcasting operators: unary math (erf and the fast_* forms included), binary arithmetic, comparisons, logic,
+"""Elementwise and broadcasting operators: unary math (erf, and topi's fast_exp, fast_tanh and
+fast_erf approximations), binary arithmetic, comparisons, logic,
 `where`, `cast`/`copy`, `clip`, and the creation ops (zeros, ones, full, *_like, broadcast_to).
 
 Binary and unary kernels have a 0-d fast path in Python numbers (the VM runs scalar programs
@@ -145,6 +146,10 @@ def _np_power(a, b):
         odd = (b % 2) != 0
         special = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0)).astype(a.dtype)
         return np.where(neg, special, r)
+    if not a.shape and not b.shape:
+        # NumPy's 0-d power can round differently from its array power (float32 11 ** -1 is
+        # 1 ulp apart); the array loop is the one that matches topi's powf
+        return np.power(a.reshape(1), b.reshape(1)).reshape(())
     return np.power(a, b)
 
 
@@ -354,6 +359,68 @@ def _np_erf(x):
     return np.where(np.isnan(x), x, np.copysign(np.minimum(r, 1.0), x))
 
 
+# topi's fast approximations, step by step in the dtype as TVM's kernels compute them
+# (float32; fast_erf float16 too; any other dtype falls back to the exact function, as topi's)
+_F32 = np.float32
+_FAST_EXP = dict(hi=_F32(88.3762626647950), lo=_F32(-88.3762626647949),
+                 log2e=_F32(1.44269504088896341), ln2=_F32(0.6931471805599453),
+                 p=[_F32(c) for c in (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
+                                      4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1)])
+_FAST_TANH_P = (4.89352455891786e-03, 6.37261928875436e-04, 1.48572235717979e-05,
+                5.12229709037114e-08, -8.60467152213735e-11, 2.00018790482477e-13,
+                -2.76076847742355e-16)   # x^1, x^3, ..., x^13
+_FAST_TANH_Q = (4.89352518554385e-03, 2.26843463243900e-03, 1.18534705686654e-04,
+                1.19825839466702e-06)    # x^0, x^2, x^4, x^6
+_FAST_ERF_P = (-1.60960333262415e-02, -2.95459980854025e-03, -7.34990630326855e-04,
+               -5.69250639462346e-05, -2.10102402082508e-06, 2.77068142495902e-08,
+               -2.72614225801306e-10)
+_FAST_ERF_Q = (-1.42647390514189e-02, -7.37332916720468e-03, -1.68282697438203e-03,
+               -2.13374055278905e-04, -1.45660718464996e-05)
+
+
+def _np_fast_exp(x):
+    if x.dtype != _F32:
+        return np.exp(x)
+    c = _FAST_EXP
+    xc = np.maximum(np.minimum(x, c["hi"]), c["lo"])
+    n = np.floor(xc * c["log2e"] + _F32(0.5))
+    f = xc - n * c["ln2"]
+    p = c["p"]
+    y = (((((p[0] * f + p[1]) * f + p[2]) * f + p[3]) * f + p[4]) * f + p[5]) * f * f + f + _F32(1)
+    # 2^n built from its exponent bits
+    scale = ((n + _F32(127)).astype(np.int32) << 23).view(_F32)
+    return np.maximum(scale * y, x)
+
+
+def _odd_over_even(x, num, den, dt):
+    """x * P(x^2) / Q(x^2), Horner from the highest power, every step in dtype dt."""
+    x2 = x * x
+    p = dt.type(num[-1])
+    for a in reversed(num[:-1]):
+        p = x2 * p + dt.type(a)
+    q = dt.type(den[-1])
+    for b in reversed(den[:-1]):
+        q = x2 * q + dt.type(b)
+    return x * p / q
+
+
+def _np_fast_tanh(x):
+    if x.dtype != _F32:
+        return np.tanh(x)
+    xc = np.maximum(np.minimum(x, _F32(9)), _F32(-9))
+    return _odd_over_even(xc, _FAST_TANH_P, _FAST_TANH_Q, x.dtype)
+
+
+def _np_fast_erf(x):
+    if x.dtype == np.float16:
+        # topi evaluates it in float16, which strays past 1 (1.04 at x = 5); float32, rounded once
+        return _np_fast_erf(x.astype(_F32)).astype(np.float16)
+    if x.dtype != _F32:
+        return _np_erf(x)
+    xc = np.maximum(np.minimum(x, _F32(4)), _F32(-4))
+    return _odd_over_even(xc, _FAST_ERF_P, _FAST_ERF_Q, x.dtype)
+
+
 def _np_int_identity(fn):
     def f(x):
         return x.copy() if x.dtype.kind in "iub" else fn(x)
@@ -422,10 +489,9 @@ _UNARY = [
     ("tanh", np.tanh, "float", None, None, None),
     ("sigmoid", _np_sigmoid, "float", None, None, None),
     ("erf", _np_erf, "float", None, math.erf, None),
-    # topi's fast_* approximate these within their documented tolerance; we give exact values
-    ("fast_exp", np.exp, "float", None, None, None),
-    ("fast_tanh", np.tanh, "float", None, None, None),
-    ("fast_erf", _np_erf, "float", None, math.erf, None),
+    ("fast_exp", _np_fast_exp, "float", None, None, None),
+    ("fast_tanh", _np_fast_tanh, "float", None, None, None),
+    ("fast_erf", _np_fast_erf, "float", None, None, None),
     ("floor", _np_int_identity(np.floor), "numeric", operator.pos, None, None),
     ("ceil", _np_int_identity(np.ceil), "numeric", operator.pos, None, None),
     ("trunc", _np_int_identity(np.trunc), "numeric", operator.pos, None, None),

@@ -120,6 +120,12 @@ def fixed_point_multiply(x: np.ndarray, multipliers, rounding: str) -> np.ndarra
     pairs = [fixed_point(float(v)) for v in mult.reshape(-1)]
     m = np.array([p[0] for p in pairs], dtype=I64).reshape(mult.shape)
     shift = np.array([p[1] for p in pairs], dtype=I64).reshape(mult.shape)
+    return q_multiply_shift(x, m, shift, rounding)
+
+
+def q_multiply_shift(x: np.ndarray, m, shift, rounding: str = "UPWARD") -> np.ndarray:
+    """int32 x times the fixed-point number m * 2**(shift - 31) (m an int32, arrays broadcast),
+    as TVM's q_multiply_shift with q = 31."""
     left = np.maximum(shift, 0)
     total = np.maximum(-shift, 0) + 31
     v = np.left_shift(x.astype(I64), left) * m
@@ -129,6 +135,32 @@ def fixed_point_multiply(x: np.ndarray, multipliers, rounding: str) -> np.ndarra
     else:
         v = v + np.where(v >= 0, half, half - 1)
     return np.right_shift(v, total).astype(I32)
+
+
+# ---------------------------------------------------------------------------------------------
+# fixed_point_multiply: the integer multiply-and-shift QNN lowers requantize to (a plain Relay
+# operator in TVM, not qnn.*, with the multiplier already split into an int32 and a shift)
+
+
+def _fixed_point_multiply_rel(name, args, attrs):
+    (x,) = args
+    if x.dtype != "int32":
+        raise OpTypeError(f"{name}: data must be int32, got {x}")
+    if not -(1 << 31) <= attrs["multiplier"] < (1 << 31):
+        raise OpTypeError(f"{name}: multiplier={attrs['multiplier']} is not an int32")
+    if not -31 <= attrs["shift"] <= 31:
+        raise OpTypeError(f"{name}: shift={attrs['shift']} is outside [-31, 31]")
+    return x
+
+
+def _fixed_point_multiply_kernel(args, attrs):
+    return q_multiply_shift(args[0], np.int64(attrs["multiplier"]), np.int64(attrs["shift"]))
+
+
+register("fixed_point_multiply", 1, _fixed_point_multiply_rel, _fixed_point_multiply_kernel,
+         "elemwise", attrs=[AttrSpec("multiplier", "int"), AttrSpec("shift", "int")],
+         doc="fixed_point_multiply(x, multiplier, shift): int32 x * multiplier * "
+             "2**(shift - 31), rounded half up (TVM's q_multiply_shift)")
 
 
 def _round_away(f: np.ndarray) -> np.ndarray:

@@ -110,3 +110,11 @@ SOLVERS = {
     "nn.prelu": _prelu,
     "nn.conv2d": _conv2d,
 }
+
+# Operators whose TVM relation is IdentityRel: it unifies the result with the input, so a
+# known result (a return annotation, a later use) gives the input its type.
+IDENTITY_RELATION_OPS = frozenset("""
+    log log2 log10 tan cos cosh sin sinh acos acosh asin asinh atan atanh exp fast_exp erf
+    fast_erf sqrt rsqrt zeros_like ones_like sigmoid copy floor ceil trunc round sign abs tanh
+    fast_tanh negative logical_not bitwise_not nn.relu nn.leaky_relu
+""".split())

@@ -566,10 +566,8 @@ def _strided_slice_rel(name, args, attrs):
 _strided_slice_runtime = runtime_type_error(strided_slice_plan)
 
 
-def _strided_slice_kernel(args, attrs):
-    x = args[0]
-    plan = _strided_slice_runtime("strided_slice", x.shape, attrs["begin"], attrs["end"],
-                                  attrs["strides"], attrs["axes"], attrs["slice_mode"])
+def slice_by_plan(x: np.ndarray, plan: list) -> np.ndarray:
+    """x sliced as a `strided_slice_plan` says (a fresh array); dyn.strided_slice shares it."""
     index = [slice(None)] * x.ndim
     for axis, first, s, length in plan:
         if length == 0:
@@ -578,6 +576,13 @@ def _strided_slice_kernel(args, attrs):
         stop = first + length * s
         index[axis] = slice(first, stop if stop >= 0 else None, s)
     return x[tuple(index)].copy()
+
+
+def _strided_slice_kernel(args, attrs):
+    x = args[0]
+    plan = _strided_slice_runtime("strided_slice", x.shape, attrs["begin"], attrs["end"],
+                                  attrs["strides"], attrs["axes"], attrs["slice_mode"])
+    return slice_by_plan(x, plan)
 
 
 register("strided_slice", 1, _strided_slice_rel, _strided_slice_kernel, "injective",

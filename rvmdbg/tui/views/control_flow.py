@@ -26,6 +26,7 @@ from rvmdbg.views.decision import decision_tree_at, draw_decision_tree, find_dec
 from rvmdbg.views.heap_graph import draw_heap
 from rvmdbg.views.text import UNICODE
 from rvmdbg.vm import bytecode as bc
+from rvmdbg.wording import plural
 
 
 class ControlFlowView(Vertical):
@@ -141,8 +142,8 @@ class ControlFlowView(Vertical):
                                    frame.pc, outcome, self.symbols)
         pane = self.query_one("#cfg-graph", RowsPane)
         pane.set_rows(rows)
-        pane.border_title = (f"@{cfg.name}: {len(cfg.blocks)} basic blocks, "
-                             f"{len(cfg.edges)} edges")
+        pane.border_title = (f"@{cfg.name}: {plural(len(cfg.blocks), 'basic block')}, "
+                             f"{plural(len(cfg.edges), 'edge')}")
         row = row_of_pc.get(frame.pc)
         if row is not None:
             pane.set_cursor(row)

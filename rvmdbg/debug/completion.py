@@ -1,0 +1,53 @@
+"""Tab completion for the command language: command names, `@function` names, `$registers`
+of the selected frame, `op:` opcode names and the words `info` and `set logging` take.
+
+`complete(interpreter, text)` looks at the word the cursor ends (the end of `text`) and
+returns where that word starts and the words it could become, sorted.
+"""
+from __future__ import annotations
+
+SUBCOMMANDS = {
+    "info": ["breakpoints", "display", "frame", "history", "registers"],
+    "i": ["breakpoints", "display", "frame", "history", "registers"],
+    "set": ["logging"],
+    "watch": ["change"],
+    "help": [],
+}
+LOGGING_WORDS = ["enabled", "file", "off", "on"]
+
+
+def _opcode_names() -> list[str]:
+    from rvmdbg.vm import bytecode as bc
+    names = []
+    for obj in vars(bc).values():
+        if isinstance(obj, type) and issubclass(obj, bc.Instruction) and obj is not bc.Instruction:
+            names.append(getattr(obj, "name", obj.__name__))
+    return sorted(set(names))
+
+
+def complete(interpreter, text: str) -> tuple[int, list[str]]:
+    start = len(text) - len(text.split(" ")[-1]) if text else 0
+    word = text[start:]
+    before = text[:start].split()
+    session = interpreter.session
+    if not before:
+        return start, sorted(n for n in interpreter.command_names if n.startswith(word))
+    if word.startswith("@"):
+        names = session.exe.function_names()
+        return start, sorted("@" + n for n in names if ("@" + n).startswith(word))
+    if word.startswith("$"):
+        try:
+            size = len(session.frame(interpreter.selected).registers)
+        except Exception:
+            return start, []
+        return start, [f"${r}" for r in range(size) if f"${r}".startswith(word)]
+    if word.lower().startswith("op:"):
+        return start, [f"op:{n}" for n in _opcode_names() if f"op:{n}".lower().startswith(word.lower())]
+    if before[0].lower() == "set" and before[1:] == ["logging"]:
+        return start, [w for w in LOGGING_WORDS if w.startswith(word)]
+    if len(before) == 1 and before[0].lower() in SUBCOMMANDS:
+        return start, [w for w in SUBCOMMANDS[before[0].lower()] if w.startswith(word)]
+    return start, []
+
+
+__all__ = ["complete"]
