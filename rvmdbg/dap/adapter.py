@@ -265,13 +265,22 @@ class DapAdapter:
                    endLine=self._line_out(span.end_line), endColumn=self._col_out(span.end_col))
         return out
 
+    def _program_source(self) -> str:
+        """The Relay file of the program: the launched file, or for a saved .rvmx the source
+        it was compiled from (when that file is where the executable says)."""
+        name = getattr(self.session.exe, "source_name", None) if self.session else None
+        if self.config.program.endswith(".rvmx") and name and os.path.isfile(name):
+            return os.path.abspath(name)
+        return self.config.program
+
     def _own_file(self, path: str | None) -> bool:
         if not path or self.config is None:
             return False
+        own = self._program_source()
         try:
-            return os.path.samefile(path, self.config.program)
+            return os.path.samefile(path, own)
         except OSError:
-            return os.path.abspath(path) == self.config.program
+            return os.path.abspath(path) == own
 
     # ------------------------------------------------------------ session set-up
 
@@ -386,8 +395,8 @@ class DapAdapter:
         for spec in self.source_bps.get(path, []):
             if not self._own_file(path):
                 out.append({"verified": False, "line": spec.get("line"),
-                            "message": f"rvmdbg debugs {self.config.program}; this file is "
-                                       f"not that program"})
+                            "message": f"rvmdbg debugs {self._program_source()}; this file "
+                                       f"is not that program"})
                 continue
             line = self._line_in(spec["line"])
             out.append(self._add(key, str(line), spec))
@@ -415,7 +424,8 @@ class DapAdapter:
         return out
 
     def _source_of_program(self) -> dict:
-        return {"name": os.path.basename(self.config.program), "path": self.config.program}
+        path = self._program_source()
+        return {"name": os.path.basename(path), "path": path}
 
     def _delete(self, key: str) -> None:
         for n in self._ids.pop(key, []):

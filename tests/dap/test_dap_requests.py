@@ -105,6 +105,22 @@ def test_breakpoint_lines_are_verified_and_moved_to_code(dap):
     assert other["breakpoints"][0]["verified"] is False
 
 
+def test_a_saved_executable_takes_breakpoints_in_its_source(dap, tmp_path):
+    import subprocess
+    import sys
+
+    from dap_client import ROOT, adapter_env
+    exe = tmp_path / "fib.rvmx"
+    subprocess.run([sys.executable, "-m", "rvmdbg", "compile", "programs/fib.relay", "-o",
+                    str(exe)], check=True, capture_output=True, env=adapter_env(), cwd=ROOT)
+    dap.launch(str(exe), stop_on_entry=True, args=["4"])
+    bp = dap.request("setBreakpoints", {"source": {"path": FIB}, "breakpoints": [
+        {"line": FIB_BODY}]})["body"]["breakpoints"][0]
+    assert bp["verified"] and bp["source"]["path"] == FIB
+    assert dap.motion("continue")["body"]["reason"] == "breakpoint"
+    assert dap.top_frame()["source"]["path"] == FIB
+
+
 def test_conditional_and_hit_count_breakpoints(dap):
     dap.launch("fib.relay")
     dap.request("setBreakpoints", {"source": {"path": FIB}, "breakpoints": [
