@@ -16,6 +16,7 @@ PROCESS_START = time.perf_counter()  # before any import: the cold-start figure 
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import sys
@@ -135,16 +136,51 @@ def report(name: str, times: list[float]) -> None:
           f"max {ms[-1]:7.1f} ms   (n={len(ms)})")
 
 
+def model_steps(layers: int, steps: int) -> None:
+    """Step latency at 160x48 on a model with weights in #[metadata]: every stop shows tensor
+    registers (summaries with statistics) rather than scalars."""
+    from rvmdbg.tui.program import load_program
+    from rvmdbg.workloads import build
+    import rvmdbg.tui.app  # noqa: F401
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "model.relay")
+        model = build("transformer_block", small=True, layers=layers)
+        header, _, rest = model.text.partition("\n")
+        args = " ".join(json.dumps(a.tolist()).replace(" ", "") for a in model.inputs)
+        with open(path, "w") as f:
+            f.write(f"{header}\n// args: {args}\n{rest}")
+        t = time.perf_counter()
+        program = load_program(path)
+        load_s = time.perf_counter() - t
+    import gc
+    gc.collect()
+    gc.freeze()
+    kernels = sum(1 for fn in program.exe.functions for ins in fn.instructions
+                  if type(ins).__name__ == "InvokePacked")
+    print(f"transformer, {layers} layers: {kernels} kernel calls, load+check+compile "
+          f"{load_s * 1000:.0f} ms")
+    for action, label in (("action_step", "s"), ("action_rstep", "S"), ("action_next", "n")):
+        times = asyncio.run(step_latency(program, (160, 48), steps, action))
+        report(f"{label} on the {kernels}-kernel model, 160x48", times)
+    print("each: the action until the screen refresh that shows it; target < 50 ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lets", type=int, default=9000, help="let lines in the generated @main")
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--quick", action="store_true",
                         help="a small program and a few steps (a smoke run, not a measurement)")
+    parser.add_argument("--model-layers", type=int, metavar="N",
+                        help="instead: step latency on a transformer of N layers printed as TVM "
+                             "prints it (16 kernels a layer; 32 layers = 512 kernels)")
     parser.add_argument("--cold-start", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.cold_start:
         cold_start(args.cold_start)
+        return
+    if args.model_layers:
+        model_steps(args.model_layers, 20 if args.quick else args.steps)
         return
     if args.quick:
         args.lets, args.steps = 300, 5
