@@ -24,7 +24,7 @@ import re
 
 import numpy as np
 
-from rvmdbg.fileio import read_file
+from rvmdbg.fileio import FileRefused, read_file
 from rvmdbg.relay.ast import (
     Call, Constant, ConstructorRef, Function, GlobalVar, Module, OpRef, RefCreate, Tuple, Var,
 )
@@ -158,18 +158,7 @@ def _load_npy(path: str, where: str) -> np.ndarray:
     head, sep, member = path.rpartition(":")
     if sep and head.endswith(".npz"):
         return _numeric(_npz_member(head, member, where), head, where)
-    try:
-        loaded = np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise ArgumentError(f"{where}: {path}: file not found") from None
-    except IsADirectoryError:
-        raise ArgumentError(f"{where}: {path}: is a directory, not a .npy file") from None
-    except OSError as e:
-        raise ArgumentError(f"{where}: {path}: cannot read it: {e.strerror or e}") from None
-    except ValueError as e:
-        raise ArgumentError(f"{where}: {path}: not a plain .npy array ({e})") from None
-    except EOFError:
-        raise ArgumentError(f"{where}: {path}: is empty, not a .npy file") from None
+    loaded = _np_load(path, where, ".npy file")
     if not isinstance(loaded, np.ndarray):
         names = list(loaded.files) if hasattr(loaded, "files") else []
         if hasattr(loaded, "close"):
@@ -178,6 +167,29 @@ def _load_npy(path: str, where: str) -> np.ndarray:
                             "found an .npz archive"
                             + (f"; name one of its arrays: @{path}:{names[0]}" if names else ""))
     return _numeric(loaded, path, where)
+
+
+# a NumPy file larger than this is refused before it is read
+NUMPY_FILE_LIMIT = 4 << 30
+
+
+def _np_load(path: str, where: str, kind: str):
+    """np.load of a file read through fileio (a FIFO, a device or an oversized file is a
+    message, not a hang), never unpickling; every failure an ArgumentError naming the file."""
+    try:
+        data = read_file(path, NUMPY_FILE_LIMIT, f"NumPy {kind.split()[-1]}")
+    except FileNotFoundError:
+        raise ArgumentError(f"{where}: {path}: file not found") from None
+    except FileRefused as e:
+        raise ArgumentError(f"{where}: {path}: {e.reason}") from None
+    except OSError as e:
+        raise ArgumentError(f"{where}: {path}: cannot read it: {e.strerror or e}") from None
+    if not data:
+        raise ArgumentError(f"{where}: {path}: is empty, not a {kind}")
+    try:
+        return np.load(io.BytesIO(data), allow_pickle=False)
+    except (ValueError, EOFError, OSError) as e:
+        raise ArgumentError(f"{where}: {path}: not a plain {kind} ({e})") from None
 
 
 def _numeric(loaded: np.ndarray, path: str, where: str) -> np.ndarray:
@@ -191,18 +203,7 @@ def _numeric(loaded: np.ndarray, path: str, where: str) -> np.ndarray:
 def _open_npz(path: str, where: str):
     """The archive's arrays by name (loaded without pickle; read through fileio, so a FIFO or
     a device is a message, not a hang)."""
-    try:
-        archive = np.load(io.BytesIO(read_file(path, what="NumPy archive")), allow_pickle=False)
-    except FileNotFoundError:
-        raise ArgumentError(f"{where}: {path}: file not found") from None
-    except IsADirectoryError:
-        raise ArgumentError(f"{where}: {path}: is a directory, not an .npz file") from None
-    except OSError as e:
-        raise ArgumentError(f"{where}: {path}: cannot read it: {e.strerror or e}") from None
-    except ValueError as e:
-        raise ArgumentError(f"{where}: {path}: not a plain .npz archive ({e})") from None
-    except EOFError:
-        raise ArgumentError(f"{where}: {path}: is empty, not an .npz file") from None
+    archive = _np_load(path, where, ".npz archive")
     if not hasattr(archive, "files"):
         raise ArgumentError(f"{where}: {path}: expected an .npz archive of named arrays, "
                             "found a single .npy array")

@@ -104,3 +104,16 @@ def test_cli_refuses_a_device_and_a_fifo_as_program(tmp_path):
         assert proc.returncode == 2, proc.stderr
         assert f"{target}: error: cannot read the file:" in proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+def test_an_npy_argument_that_is_a_fifo_or_device_is_exit_2_not_a_hang(tmp_path):
+    import subprocess
+    import sys
+    fifo = tmp_path / "x.npy"
+    os.mkfifo(fifo)
+    for target in (str(fifo), "/dev/zero"):
+        proc = subprocess.run([sys.executable, "-m", "rvmdbg", "run", "programs/fib.relay",
+                               "@" + target], capture_output=True, text=True, timeout=60,
+                              cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        assert proc.returncode == 2, proc.stderr
+        assert f"{target}: a " in proc.stderr and "Traceback" not in proc.stderr

@@ -1060,19 +1060,25 @@ class DebugSession:
         text = self.exe.functions[top.func_index].instructions[top.pc].text()
         return (step, top.func_index, top.pc, text)
 
+    def _frame_of_register(self, register: int, depth: int | None) -> int:
+        """The frame index `depth` names (the innermost for None), checked to exist and to
+        hold `register`; DebugError otherwise."""
+        frames = self.vm.frames
+        if not frames:
+            raise DebugError("the program has finished: no frames")
+        d = len(frames) - 1 if depth is None else depth
+        if not 0 <= d < len(frames):
+            raise DebugError(f"no frame #{d}")
+        size = len(frames[d].registers)
+        if not 0 <= register < size:
+            raise DebugError(f"${register} is outside the register file (size {size})")
+        return d
+
     def last_writer(self, register: int, depth: int | None = None) -> tuple:
         """(step, func_index, pc, text) of the instruction that last wrote `register` in the
         frame at `depth` (the innermost by default); step None with a reason as text when
         there is none in history. The VM stays where it is."""
-        vm = self.vm
-        if not vm.frames:
-            raise DebugError("the program has finished: no frames")
-        d = len(vm.frames) - 1 if depth is None else depth
-        if not 0 <= d < len(vm.frames):
-            raise DebugError(f"no frame #{d}")
-        size = len(vm.frames[d].registers)
-        if not 0 <= register < size:
-            raise DebugError(f"${register} is outside the register file (size {size})")
+        d = self._frame_of_register(register, depth)
         return self._last_writes(d, [register]).get(
             register, (None, None, None, "not written in this frame"))
 
@@ -1082,14 +1088,7 @@ class DebugSession:
         self._motion()
         vm = self.vm
         now = vm.steps
-        if not vm.frames:
-            raise DebugError("the program has finished: no frames")
-        d = len(vm.frames) - 1 if depth is None else depth
-        if not 0 <= d < len(vm.frames):
-            raise DebugError(f"no frame #{d}")
-        size = len(vm.frames[d].registers)
-        if not 0 <= register < size:
-            raise DebugError(f"${register} is outside the register file (size {size})")
+        d = self._frame_of_register(register, depth)
         step, wfi, wpc, text = self._last_writes(d, [register]).get(
             register, (None, None, None, None))
         if step is None:
