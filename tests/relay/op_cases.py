@@ -71,3 +71,25 @@ def covered(table: str) -> set:
         module = importlib.import_module(path.stem)
         names |= {row[0] for row in getattr(module, table, ())}
     return names
+
+
+# the small constructors and calls every family's test file uses
+
+
+def T(shape, dtype="float32"):
+    """A tensor type: T((2, None)) is Tensor[(2, ?), float32]."""
+    return TensorType(tuple(shape), dtype)
+
+
+def A(data, dtype="float32"):
+    return np.array(data, dtype=dtype)
+
+
+def rel(name, *types, **attrs):
+    """The operator's type relation on these argument types."""
+    return OPS[name].type_rel(list(types), attrs)
+
+
+def run(name, *args, **attrs):
+    """The operator's kernel on these arrays."""
+    return OPS[name].kernel(list(args), attrs)

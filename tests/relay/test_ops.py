@@ -16,27 +16,11 @@ from rvmdbg.relay.ops import (
 )
 from rvmdbg.relay.types import TensorType, TupleType
 
-from op_cases import check_kernel_case, check_type_case, covered
-
-
-def T(shape, dtype="float32"):
-    return TensorType(tuple(shape), dtype)
+from op_cases import A, T, check_kernel_case, check_type_case, covered, rel, run
 
 
 def Tup(*fields):
     return TupleType(tuple(fields))
-
-
-def A(data, dtype="float32"):
-    return np.array(data, dtype=dtype)
-
-
-def rel(name, *arg_types, **attrs):
-    return OPS[name].type_rel(list(arg_types), attrs)
-
-
-def run(name, *args, **attrs):
-    return OPS[name].kernel(list(args), attrs)
 
 
 # ---------------------------------------------------------------------------------------------

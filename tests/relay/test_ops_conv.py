@@ -14,17 +14,7 @@ from rvmdbg.relay.ops import OPS, KernelError, OpAttrError, OpTypeError, infer_s
 from rvmdbg.relay.ops.conv import conv2d_nchw
 from rvmdbg.relay.types import TensorType
 
-
-def T(shape, dtype="float32"):
-    return TensorType(tuple(shape), dtype)
-
-
-def rel(name, *types, **attrs):
-    return OPS[name].type_rel(list(types), attrs)
-
-
-def run(name, *args, **attrs):
-    return OPS[name].kernel(list(args), attrs)
+from op_cases import T, rel, run
 
 
 def pads4(padding):

@@ -12,16 +12,10 @@ from rvmdbg.relay.ops import (OPS, KernelError, OpAttrError, OpTypeError, infer_
                               shape_data_inputs)
 from rvmdbg.relay.types import TensorType
 
+from op_cases import T, rel
+
 DYN_OPS = ["dyn.reshape", "dyn.broadcast_to", "dyn.strided_slice", "dyn.zeros", "dyn.ones",
            "dyn.full", "dyn.tile"]
-
-
-def T(shape, dtype="float32"):
-    return TensorType(tuple(shape), dtype)
-
-
-def rel(name, *types, **attrs):
-    return OPS[name].type_rel(list(types), attrs)
 
 
 def run(name, *args, **attrs):

@@ -14,21 +14,7 @@ from op_cases import check_kernel_case, check_type_case
 from rvmdbg.relay.ops import OPS, KernelError, OpAttrError, OpTypeError, infer_shape
 from rvmdbg.relay.types import TensorType, TupleType
 
-
-def T(shape, dtype="float32"):
-    return TensorType(tuple(shape), dtype)
-
-
-def A(data, dtype="float32"):
-    return np.array(data, dtype=dtype)
-
-
-def run(name, *args, **attrs):
-    return OPS[name].kernel(list(args), attrs)
-
-
-def rel(name, *types, **attrs):
-    return OPS[name].type_rel(list(types), attrs)
+from op_cases import A, T, rel, run
 
 
 TYPE_CASES = [

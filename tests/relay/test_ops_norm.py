@@ -11,17 +11,7 @@ from hypothesis import strategies as st
 from rvmdbg.relay.ops import OPS, OpTypeError, infer_shape
 from rvmdbg.relay.types import TensorType, TupleType
 
-
-def T(shape, dtype="float32"):
-    return TensorType(tuple(shape), dtype)
-
-
-def rel(name, *types, **attrs):
-    return OPS[name].type_rel(list(types), attrs)
-
-
-def run(name, *args, **attrs):
-    return OPS[name].kernel(list(args), attrs)
+from op_cases import T, rel, run
 
 
 RNG = np.random.default_rng(5)

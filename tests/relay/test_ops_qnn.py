@@ -23,17 +23,7 @@ from rvmdbg.values import values_equal
 from rvmdbg.vm.compiler import compile_module
 from rvmdbg.vm.machine import VirtualMachine
 
-
-def T(shape, dtype="float32"):
-    return TensorType(tuple(shape), dtype)
-
-
-def rel(name, *types, **attrs):
-    return OPS[name].type_rel(list(types), attrs)
-
-
-def run(name, *args, **attrs):
-    return OPS[name].kernel(list(args), attrs)
+from op_cases import T, rel, run
 
 
 def f32(v):

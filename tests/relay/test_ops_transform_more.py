@@ -22,23 +22,9 @@ from op_cases import check_kernel_case, check_type_case
 from rvmdbg.relay.ops import OPS, KernelError, OpAttrError, OpTypeError, infer_shape
 from rvmdbg.relay.types import TensorType
 
+from op_cases import A, T, rel, run
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def T(shape, dtype="float32"):
-    return TensorType(tuple(shape), dtype)
-
-
-def A(data, dtype="float32"):
-    return np.array(data, dtype=dtype)
-
-
-def run(name, *args, **attrs):
-    return OPS[name].kernel(list(args), attrs)
-
-
-def rel(name, *types, **attrs):
-    return OPS[name].type_rel(list(types), attrs)
 
 
 X34 = np.arange(12, dtype=np.float32).reshape(3, 4)
