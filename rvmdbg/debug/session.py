@@ -258,13 +258,19 @@ class DebugSession:
         return [self._view(d, fs[d]) for d in range(lo, len(fs))]
 
     def frame(self, depth: int | None = None) -> FrameView:
+        d = self._depth(depth)
+        return self._view(d, self.vm.frames[d])
+
+    def _depth(self, depth: int | None, nothing: str = "no frames") -> int:
+        """The frame index `depth` names (the innermost for None), checked to exist;
+        DebugError otherwise (`nothing` says what is missing when no frame is running)."""
         fs = self.vm.frames
         if not fs:
-            raise DebugError("the program is not running: no frames")
+            raise DebugError(f"the program is not running: {nothing}")
         d = len(fs) - 1 if depth is None else depth
         if not 0 <= d < len(fs):
             raise DebugError(f"no frame #{d} (frames 0..{len(fs) - 1}, 0 = outermost)")
-        return self._view(d, fs[d])
+        return d
 
     def _view(self, depth: int, f) -> FrameView:
         fn = self.exe.functions[f.func_index]
@@ -944,9 +950,7 @@ class DebugSession:
         vm = self.vm
         if not vm.frames:
             return Deps([], [])
-        d = len(vm.frames) - 1 if depth is None else depth
-        if not 0 <= d < len(vm.frames):
-            raise DebugError(f"no frame #{d}")
+        d = self._depth(depth)
         key = (vm.steps, d)
         cached = self._deps_cache.get(key)
         if cached is not None:
@@ -1060,16 +1064,11 @@ class DebugSession:
         text = self.exe.functions[top.func_index].instructions[top.pc].text()
         return (step, top.func_index, top.pc, text)
 
-    def _frame_of_register(self, register: int, depth: int | None) -> int:
-        """The frame index `depth` names (the innermost for None), checked to exist and to
-        hold `register`; DebugError otherwise."""
-        frames = self.vm.frames
-        if not frames:
-            raise DebugError("the program has finished: no frames")
-        d = len(frames) - 1 if depth is None else depth
-        if not 0 <= d < len(frames):
-            raise DebugError(f"no frame #{d}")
-        size = len(frames[d].registers)
+    def _frame_of_register(self, register: int, depth: int | None,
+                           nothing: str = "no frames") -> int:
+        """`_depth(depth)`, also checked to hold `register`; DebugError otherwise."""
+        d = self._depth(depth, nothing)
+        size = len(self.vm.frames[d].registers)
         if not 0 <= register < size:
             raise DebugError(f"${register} is outside the register file (size {size})")
         return d
@@ -1122,15 +1121,8 @@ class DebugSession:
         """Watch `register` of the frame at `depth` (the innermost by default)."""
         if on not in ("write", "change"):
             raise DebugError(f"watch on {on!r}: use 'write' or 'change'")
-        fs = self.vm.frames
-        if not fs:
-            raise DebugError("the program is not running: nothing to watch")
-        d = len(fs) - 1 if depth is None else depth
-        if not 0 <= d < len(fs):
-            raise DebugError(f"no frame #{d}")
-        f = fs[d]
-        if not 0 <= register < len(f.registers):
-            raise DebugError(f"${register} is outside the register file (size {len(f.registers)})")
+        d = self._frame_of_register(register, depth, "nothing to watch")
+        f = self.vm.frames[d]
         wp = Watchpoint(self._ids.next(), register, d, f.serial, f.func_index,
                         self.exe.functions[f.func_index].name, on)
         self.watches.append(wp)

@@ -21,7 +21,7 @@ from rvmdbg.passes.lambda_lift import lambda_lift
 from rvmdbg.passes.manifest_alloc import manifest_alloc
 from rvmdbg.passes.manifest_lifetimes import manifest_lifetimes
 from rvmdbg.passes.remove_unused import ENTRIES, remove_unused_functions
-from rvmdbg.relay.ast import Call, Function, Module, OpRef, children, room_for_recursion
+from rvmdbg.relay.ast import Call, Function, Module, OpRef, room_for_recursion, walk
 from rvmdbg.relay.dialect import KILL, MEMORY_OPS
 from rvmdbg.relay.printer import print_expr, print_module
 from rvmdbg.relay.typecheck import check_module, is_checked
@@ -190,14 +190,9 @@ def memory_stage(mod: Module) -> str | None:
     Kills alone do not make a stage: TVM's tests write `memory.kill` into programs whose
     operators are not fused yet, and those go through every pass."""
     allocates = kills = False
+    outside_kernels = lambda e: not (type(e) is Function and e.is_primitive)  # noqa: E731
     for fn in mod.functions.values():
-        stack = [fn.body]
-        seen = set()
-        while stack:
-            e = stack.pop()
-            if id(e) in seen:
-                continue
-            seen.add(id(e))
+        for e in walk(fn.body, outside_kernels):
             if type(e) is Call and type(e.op) is OpRef and e.op.name in MEMORY_OPS:
                 if e.op.name == KILL:
                     kills = True
@@ -205,9 +200,6 @@ def memory_stage(mod: Module) -> str | None:
                     allocates = True
                 if allocates and kills:
                     return MANIFEST_LIFETIMES.name
-            if type(e) is Function and e.is_primitive:
-                continue
-            stack.extend(children(e))
     return MANIFEST_ALLOC.name if allocates else None
 
 

@@ -324,6 +324,20 @@ def children(e: Node) -> list:
     return []
 
 
+def walk(e: Node, into=None):
+    """Every node of the expression `e` once (it may be a DAG), iteratively (bodies can be
+    very deep); a node for which `into(node)` is false is yielded but not descended into."""
+    stack, seen = [e], set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        yield n
+        if into is None or into(n):
+            stack.extend(children(n))
+
+
 def referenced_globals(fn: Function) -> list:
     """Names of the globals fn's body mentions, in no particular order (iterative: bodies can
     be very deep)."""

@@ -55,6 +55,29 @@ def app_factory(tmp_path):
     return factory
 
 
+def screen_of(app):
+    """The debugger screen (under any view or modal pushed over it)."""
+    return app.screen_stack[0]
+
+
+async def press(app, pilot, *keys):
+    """Press the keys, then wait until the screen has settled."""
+    for key in keys:
+        await pilot.press(key)
+    await settle(app, pilot)
+
+
+async def set_scene(app, pilot, breakpoints=(), keys=()):
+    """Settle, add the breakpoints (shown in their pane), then press the keys one by one."""
+    await settle(app, pilot)
+    for spec in breakpoints:
+        app.session.breakpoints.add(spec)
+    screen_of(app)._refresh_breakpoints()
+    for key in keys:
+        await pilot.press(key)
+        await settle(app, pilot)
+
+
 async def wait_for(pilot, condition, what: str = "the condition", timeout: float = 30.0) -> None:
     """Let the app run until `condition()` holds (a test never waits a fixed time: under load
     a fixed pause is too short). Fails after `timeout` seconds with `what`."""

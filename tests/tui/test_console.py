@@ -9,19 +9,9 @@ import pytest
 
 from rvmdbg.tui.command_output import CommandOutput
 
-from conftest import settle, wait_for
+from conftest import press, screen_of, settle, wait_for
 
 FIB = "programs/fib.relay"
-
-
-def screen_of(app):
-    return app.screen_stack[0]
-
-
-async def press(app, pilot, *keys):
-    for key in keys:
-        await pilot.press(key)
-    await settle(app, pilot)
 
 
 async def type_command(app, pilot, line: str, enter: bool = True) -> None:

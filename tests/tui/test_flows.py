@@ -10,21 +10,11 @@ from rvmdbg.tui.listing import BytecodeListing
 from rvmdbg.tui.registers import RegisterPane
 from rvmdbg.tui.stack import CallStackPane
 
-from conftest import settle, wait_for
+from conftest import press, screen_of, settle, wait_for
 
 SUM_UP = "programs/sum_up.relay"
 SPIN = "tests/tui/programs/spin.relay"   # runs for minutes unless interrupted
 RECURSIVE_CALL = 15   # @sum_up pc 15: invoke $12 VMFunc[0]($11)
-
-
-def screen_of(app):
-    return app.screen_stack[0]
-
-
-async def press(app, pilot, *keys):
-    for key in keys:
-        await pilot.press(key)
-    await settle(app, pilot)
 
 
 async def test_start_shows_the_entry_and_its_first_instruction(app_factory):

@@ -16,19 +16,9 @@ from rvmdbg.tui.search_bar import SearchBar
 from rvmdbg.tui.source_view import SourceView
 from rvmdbg.tui.stack import CallStackPane
 
-from conftest import settle
+from conftest import press, screen_of, settle
 
 SUM_UP = "programs/sum_up.relay"
-
-
-def screen_of(app) -> DebuggerScreen:
-    return app.screen_stack[0]
-
-
-async def press(app, pilot, *keys):
-    for key in keys:
-        await pilot.press(key)
-    await settle(app, pilot)
 
 
 async def focus(app, pilot, pane_id):

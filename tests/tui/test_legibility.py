@@ -15,7 +15,7 @@ import pytest
 from rich.color import ColorSystem
 from textual.color import Color as TextualColor
 
-from conftest import settle
+from conftest import set_scene
 
 SYSTEMS = ["truecolor", "256", "16", "no-color"]
 GRAPHICS = set(range(0x2500, 0x2600)) | set(range(0x2190, 0x2200)) | set(range(0x25A0, 0x2600))
@@ -92,11 +92,5 @@ async def test_every_text_colour_reaches_4_5_to_1(app_factory, monkeypatch, scen
         monkeypatch.setenv("NO_COLOR", "1")
     app = app_factory(path)
     async with app.run_test(size=(160, 48)) as pilot:
-        await settle(app, pilot)
-        for spec in breakpoints:
-            app.session.breakpoints.add(spec)
-        app.screen_stack[0]._refresh_breakpoints()
-        for key in keys:
-            await pilot.press(key)
-            await settle(app, pilot)
+        await set_scene(app, pilot, breakpoints, keys)
         assert low_contrast_cells(app, system) == []

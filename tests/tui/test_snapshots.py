@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import make_app, settle
+from conftest import make_app, set_scene, settle
 
 SIZES = [(80, 24), (140, 40)]
 
@@ -20,14 +20,7 @@ def _app(tmp_path, path, args=None):
 
 def _scene(breakpoints=(), keys=()):
     async def run_before(pilot):
-        app = pilot.app
-        await settle(app, pilot)
-        for spec in breakpoints:
-            app.session.breakpoints.add(spec)
-        app.screen_stack[0]._refresh_breakpoints()
-        for key in keys:
-            await pilot.press(key)
-            await settle(app, pilot)
+        await set_scene(pilot.app, pilot, breakpoints, keys)
     return run_before
 
 

@@ -10,17 +10,7 @@ from rvmdbg.tui.breakpoints import BreakpointPane
 from rvmdbg.tui.command_line import CommandLine
 from rvmdbg.tui.registers import RegisterPane
 
-from conftest import settle, wait_for
-
-
-def screen_of(app):
-    return app.screen_stack[0]
-
-
-async def press(app, pilot, *keys):
-    for key in keys:
-        await pilot.press(key)
-    await settle(app, pilot)
+from conftest import press, screen_of, settle, wait_for
 
 
 async def command(app, pilot, line: str) -> None:

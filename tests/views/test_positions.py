@@ -48,15 +48,8 @@ def test_every_stage_of_every_program_has_positions(path):
             assert lines[span.line - 1][span.col - 1:].startswith("def @" + name)
         # a call's region starts with its callee's text
         for fn in stage.module.functions.values():
-            stack = [fn.body]
-            seen = set()
-            while stack:
-                e = stack.pop()
-                if id(e) in seen:
-                    continue
-                seen.add(id(e))
+            for e in A.walk(fn.body):
                 if isinstance(e, A.Call) and isinstance(e.op, A.OpRef) and id(e) in regions:
                     sp = regions[id(e)]
                     assert lines[sp.line - 1][sp.col - 1:].startswith(e.op.name), \
                         f"{path} {stage.name}: {e.op.name}"
-                stack.extend(A.children(e))
