@@ -27,12 +27,34 @@ class CommandOutput(Log):
         super().__init__(max_lines=None, auto_scroll=True, **kwargs)
         self.border_title = self.title
         self._pager_end = 0   # the last line of a long output shown from its top
+        self._pending: list[str] = []   # lines recorded while hidden (see show_lines)
 
     def show_command(self, line: str, output: str) -> None:
         """`(rvmdbg) LINE` and its output; a long output is shown from its first line."""
         self.show_lines([f"(rvmdbg) {line}"] + (output.rstrip("\n").split("\n") if output else []))
 
+    @property
+    def lines(self) -> list[str]:
+        self.flush()
+        return super().lines
+
     def show_lines(self, lines: list[str]) -> None:
+        if not self.has_class("-shown"):
+            # Hidden, lines wait here: writing to the log lays out the screen (its size
+            # grows), which cost every step a full repaint. `Console.show` writes them.
+            self._pending.extend(lines)
+            return
+        self.flush()
+        self._write(lines)
+
+    def flush(self) -> None:
+        """Write the lines kept while the scrollback was hidden."""
+        if self._pending:
+            lines, self._pending = self._pending, []
+            self.write_lines(lines)   # to the end, as they would have been while hidden
+            self._note_more()
+
+    def _write(self, lines: list[str]) -> None:
         start = self.line_count
         height = self.scrollable_content_region.height or self.size.height
         if height and len(lines) > height:
@@ -46,7 +68,9 @@ class CommandOutput(Log):
     def _note_more(self) -> None:
         height = self.scrollable_content_region.height or self.size.height
         below = self.line_count - (int(self.scroll_offset.y) + height)
-        self.border_subtitle = (f"{below} more lines: Tab here, PgDn" if below > 0 else "")
+        subtitle = f"{below} more lines: Tab here, PgDn" if below > 0 else ""
+        if subtitle != (self.border_subtitle or ""):
+            self.border_subtitle = subtitle   # (setting it repaints the whole pane)
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)

@@ -38,7 +38,10 @@ class Console(Vertical):
         return self.output.has_class("-shown")
 
     def show(self, shown: bool = True) -> None:
-        self.output.set_class(shown, "-shown")
+        output = self.output
+        output.set_class(shown, "-shown")
+        if shown:
+            output.flush()
 
     def open(self, text: str = "") -> CommandLine:
         """Show the scrollback and the command line holding `text` (the cursor after it)."""

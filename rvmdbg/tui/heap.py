@@ -8,16 +8,21 @@ following pointers by hand. Counting the sharing walks at most `SHARING_BUDGET` 
 """
 from __future__ import annotations
 
+from itertools import compress
+from operator import is_not, not_
+
 import numpy as np
 from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import Tree
 
 from rvmdbg.tui.glyphs import UNICODE, Glyphs
+from rvmdbg.tui.line_pane import set_title, use_ascii_scrollbars
 from rvmdbg.tui.summary import children_of, is_heap_object, value_summary, value_type
 from rvmdbg.values import ADTValue, RefCell
 
 SHARING_BUDGET = 50_000
+_PLAIN = frozenset({type(None), np.ndarray})   # never heap objects
 MAX_ROOTS = 500
 
 
@@ -67,6 +72,8 @@ class HeapTree(Tree):
         self._names: dict[int, int] = {}
         self._shown: list = []          # (register, value) pairs the tree was built from
         self._has_refs = False
+        self._regs: list = []           # the register file the tree was built from
+        self._showing_message = True    # a message, not a register file's tree
         self.border_title = self.title
         if glyphs is not UNICODE:
             self.ICON_NODE = "+ "
@@ -75,22 +82,34 @@ class HeapTree(Tree):
 
     def on_mount(self) -> None:
         if self.glyphs is not UNICODE:
-            from rvmdbg.tui.line_pane import use_ascii_scrollbars
             use_ascii_scrollbars(self)
 
     def set_registers(self, registers, title: str | None = None) -> None:
         """Rebuild the roots from a register file (fields are added when expanded). Nodes
         that were open stay open (by their path of names: `$3`, `[1]`, ...)."""
         regs = list(registers)
-        # (tensors and empty registers, nearly all of a big register file, are ruled out
-        # before the call)
-        holders = [(r, v) for r, v in enumerate(regs)
-                   if v is not None and type(v) is not np.ndarray and is_heap_object(v)]
+        before = self._regs
+        if (not self._has_refs and not self._showing_message and len(regs) == len(before)
+                and not any(is_heap_object(regs[r]) or is_heap_object(before[r])
+                            for r in compress(range(len(regs)), map(is_not, regs, before)))):
+            # no heap object came or went (found by identity at C speed): the same tree
+            self._regs = regs
+            set_title(self, title or self.title)
+            return
+        self._regs = regs
+        # tensors and empty registers, nearly all of a big register file, are ruled out by
+        # type at C speed
+        holders = [(r, regs[r]) for r in compress(range(len(regs)),
+                                                  map(not_, map(_PLAIN.__contains__, map(type, regs))))
+                   if is_heap_object(regs[r])]
         # Values are immutable (bar reference cells): the same objects need no new tree.
-        if (not self._has_refs and title == self.border_title and len(holders) == len(self._shown)
+        if (not self._has_refs and len(holders) == len(self._shown) and not self._showing_message
                 and all(a[0] == b[0] and a[1] is b[1] for a, b in zip(holders, self._shown))):
+            # the same tree: a new title is a repaint of the frame, a rebuild lays out
+            set_title(self, title or self.title)
             return
         self._shown = holders
+        self._showing_message = False
         opened = self._open_paths()
         cursor = self._path(self.cursor_node) if self.cursor_node is not None else None
         self.clear()
@@ -151,6 +170,7 @@ class HeapTree(Tree):
 
     def show_message(self, message: str) -> None:
         self._shown = []
+        self._showing_message = True
         self.border_title = self.title
         self.clear()
         self.root.add_leaf(Text(message, style="italic"))

@@ -18,6 +18,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBarRender
 from textual.strip import Strip
+from textual.widget import Widget
 
 from rvmdbg.tui.glyphs import UNICODE, Glyphs
 
@@ -33,6 +34,13 @@ def use_ascii_scrollbars(widget) -> None:
     """Give a scrolling widget ASCII-only scrollbars (for `--ascii`)."""
     widget.vertical_scrollbar.renderer = AsciiScrollBarRender
     widget.horizontal_scrollbar.renderer = AsciiScrollBarRender
+
+
+def set_title(widget, title: str) -> None:
+    """Set a pane's border title unless it already reads so (setting one repaints the whole
+    pane, which the steps that keep a pane's title should not pay)."""
+    if widget.border_title != title:
+        widget.border_title = title
 
 
 def overlay_segments(text: str, pos: int, style: Style, marks, segs: list) -> None:
@@ -107,14 +115,24 @@ class LinePane(ScrollView, can_focus=True):
         """Declare the content: `count` lines at most `width` cells wide. `clear` drops the
         cached lines and repaints (new content); without it only the size is updated."""
         self.line_count = count
-        size = Size(max(width, 1), count)
-        if size != self.virtual_size:
-            self.virtual_size = size
+        self.set_virtual_size(Size(max(width, 1), count))
         if self.cursor >= count:
             self.set_cursor(max(0, count - 1), quiet=True)
         if clear:
             self._strips.clear()
             self.refresh()
+
+    def set_virtual_size(self, size: Size) -> None:
+        """Resize the scrollable content without laying out the screen: the pane's own size
+        does not depend on it, and a layout repaints every pane (Textual's `virtual_size`
+        asks for one). The scrollbars follow; showing or hiding one still lays out."""
+        if size == self.virtual_size:
+            return
+        if not self.is_mounted or not self.container_size:
+            self.virtual_size = size
+            return
+        self.set_reactive(Widget.virtual_size, size)
+        self._scroll_update(size)
 
     def invalidate(self) -> None:
         """Forget every rendered line (state the keys do not capture changed)."""
@@ -225,17 +243,20 @@ class LinePane(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------ cursor
 
-    def set_cursor(self, index: int, quiet: bool = False, center: bool = False) -> None:
-        """Move the cursor; `quiet` moves made by the screen itself send no CursorMoved."""
+    def set_cursor(self, index: int, quiet: bool = False, center: bool = False,
+                   ahead: bool = False) -> None:
+        """Move the cursor; `quiet` moves made by the screen itself send no CursorMoved.
+        `ahead`: scroll as `scroll_to_line` does for execution moving on."""
         if self.line_count == 0:
             return
         index = max(0, min(index, self.line_count - 1))
         self._quiet = quiet
         try:
             if index == self.cursor:
-                self.scroll_to_line(index, center)
+                self.scroll_to_line(index, center, ahead)
             else:
                 self._center_next = center
+                self._ahead_next = ahead
                 self.cursor = index
         finally:
             self._quiet = False
@@ -243,14 +264,20 @@ class LinePane(ScrollView, can_focus=True):
     def watch_cursor(self, old: int, new: int) -> None:
         self.refresh_content_line(old)
         self.refresh_content_line(new)
-        self.scroll_to_line(new, getattr(self, "_center_next", False))
-        self._center_next = False
+        self.scroll_to_line(new, getattr(self, "_center_next", False),
+                            getattr(self, "_ahead_next", False))
+        self._center_next = self._ahead_next = False
         if not self._quiet:
             self.post_message(self.CursorMoved(self, new))
 
-    def scroll_to_line(self, index: int, center: bool = False) -> None:
+    def scroll_to_line(self, index: int, center: bool = False, ahead: bool = False) -> None:
         """Bring a line into view without animation, keeping a few lines of context around
-        it (centred when asked, or when it is more than a page away)."""
+        it (centred when asked, or when it is more than a page away).
+
+        `ahead` (the pc or the current line following execution): a line that leaves the
+        view is brought a third of the pane in from the edge it crossed, so the lines it is
+        heading for are in view and the pane scrolls once every two thirds of a page
+        instead of at every step (a scroll repaints the whole pane)."""
         height = self.scrollable_content_region.height or self.size.height
         if height <= 0:
             return
@@ -258,12 +285,13 @@ class LinePane(ScrollView, can_focus=True):
         top = self.scroll_offset.y
         if not center and top + margin <= index < top + height - margin:
             return
+        lead = max(margin, height // 3) if ahead else margin
         if center or index < top - height or index >= top + 2 * height:
             y = index - height // 2
         elif index < top + margin:
-            y = index - margin
+            y = index - (height - 1 - lead) if ahead else index - margin
         else:
-            y = index - height + 1 + margin
+            y = index - lead if ahead else index - height + 1 + margin
         y = max(0, min(y, self.line_count - height))
         if y != top:
             self.scroll_to(y=y, animate=False, immediate=True)

@@ -152,8 +152,11 @@ class BytecodeListing(LinePane):
             fn = self.exe.functions[func_index]
             self.border_title = f"{self.title} @{fn.name}"
             self.border_subtitle = f"VMFunc[{func_index}] {len(fn.instructions)} instrs"
-            # cached rows stay: their keys carry the function, so coming back is cheap
-            self.set_lines(len(self.listing.texts), self.listing.width, clear=False)
+            # cached rows stay: their keys carry the function, so coming back is cheap.
+            # The width only grows: a horizontal scroll range that comes and goes with the
+            # function shows and hides a scrollbar, which lays out the whole screen.
+            width = max(self.listing.width, self.virtual_size.width)
+            self.set_lines(len(self.listing.texts), width, clear=False)
             self.refresh()
             self.set_cursor(0 if cursor is None else cursor, quiet=True, center=cursor is not None)
             self.scroll_to(x=0, animate=False, immediate=True)
@@ -177,10 +180,10 @@ class BytecodeListing(LinePane):
         else:
             self.pc = pc
         if follow and pc is not None:
-            self.set_cursor(pc, quiet=True)
+            self.set_cursor(pc, quiet=True, ahead=True)
             # again once the layout has caught up: right after a switch of function the
             # scroll range is still the old function's, and the scroll was cut short by it
-            self.call_after_refresh(self.scroll_to_line, pc)
+            self.call_after_refresh(self.scroll_to_line, pc, False, True)
 
     def watch_pc(self, old: int | None, new: int | None) -> None:
         listing = self.listing

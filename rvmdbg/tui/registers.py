@@ -7,6 +7,10 @@ and write symbols. Registers that hold nothing are left out unless they just cha
 """
 from __future__ import annotations
 
+from bisect import bisect_left
+from itertools import compress, repeat
+from operator import is_not, not_
+
 import numpy as np
 from rich.segment import Segment
 from textual.binding import Binding
@@ -43,50 +47,65 @@ class RegisterPane(LinePane):
         self.message = "no frame"
         self._generation = 0
         self._versions: list[int] = []
+        self._layouts: dict[str, _Layout] = {}   # title -> rows last shown for that frame
+        self._layout: _Layout | None = None      # the one on screen
         self._name_width = 3
         self._type_width = 6
 
     def set_frame(self, registers, changed=(), reads=(), writes=(), params: int = 0,
                   title: str | None = None) -> None:
         """Show a register file; keeps the cursor on the same register when it can, and
-        repaints only the rows whose value or marks changed."""
+        repaints only the rows whose value or marks changed.
+
+        Nothing here walks the register file in Python: the registers that differ from what
+        the pane last showed for this frame (by its title) are found by identity at C speed
+        (a 20,000-instruction function has as many registers), and only they, the marked
+        ones and those holding ADT values (reference cells change in place) are looked at."""
         keep = self.rows[self.cursor] if self.rows and self.cursor < len(self.rows) else None
-        old_regs, old_rows = self.registers, self.rows
-        old_marks = (self.changed, self.reads, self.writes)
+        title = title or self.title
         regs = list(registers)
         changed, reads, writes = set(changed), set(reads), set(writes)
-        rows = [i for i, v in enumerate(regs) if v is not None or i in changed or i < params]
-        name_width = len(str(len(regs))) + 1
-        types = [len(value_type(regs[i], self.constructor_types)) for i in rows[:2000]]
-        type_width = min(_TYPE_WIDTH, max(types, default=4))
-        title = title or self.title
-        self.registers, self.rows, self.params = regs, rows, params
+        layout = self._layouts.pop(title, None)
+        shown = layout is not None and layout is self._layout
+        if layout is None or len(layout.regs) != len(regs) or layout.params != params:
+            layout = _Layout(regs, changed, params, self.constructor_types)
+            shown = False
+            differ: set[int] = set()
+        else:
+            differ = layout.update(regs, changed, self.constructor_types)
+            if layout.rows_moved:
+                shown = False
+        self._layouts[title] = layout
+        while len(self._layouts) > 8:
+            self._layouts.pop(next(iter(self._layouts)))
+        old_marks = (self.changed, self.reads, self.writes)
+        self.registers, self.rows, self.params = regs, layout.rows, params
         self.changed, self.reads, self.writes = changed, reads, writes
-        self.message = "" if rows else "no registers in use"
-        same_layout = (rows == old_rows and len(regs) == len(old_regs)
-                       and title == self.border_title and name_width == self._name_width
-                       and type_width == self._type_width and rows)
-        if same_layout:
+        self.message = "" if layout.rows else "no registers in use"
+        if shown and layout.rows and title == self.border_title:
+            touched = (differ | layout.mutable | (changed ^ old_marks[0]) | (reads ^ old_marks[1])
+                       | (writes ^ old_marks[2]))
             versions = self._versions
-            for i, r in enumerate(rows):
-                v = regs[r]
-                marks = (r in changed, r in reads, r in writes)
-                old = (r in old_marks[0], r in old_marks[1], r in old_marks[2])
-                # ADT values may hold reference cells, whose contents change in place
-                if v is not old_regs[r] or marks != old or not isinstance(v, np.ndarray):
+            for r in touched:
+                i = layout.row_index(r)
+                if i is not None:
                     versions[i] += 1
                     self.refresh_content_line(i)
             return
+        self._layout = layout
+        rows = layout.rows
         self._generation += 1
         self._versions = [0] * len(rows)
-        self._name_width, self._type_width = name_width, type_width
+        self._name_width, self._type_width = layout.name_width, layout.type_width
         self.border_title = title
-        self.set_lines(len(rows) if rows else 1, 4 + name_width + type_width + _SUMMARY_WIDTH)
-        if keep is not None and keep in rows:
-            self.set_cursor(rows.index(keep), quiet=True)
+        self.set_lines(len(rows) if rows else 1,
+                       4 + layout.name_width + layout.type_width + _SUMMARY_WIDTH)
+        if keep is not None and keep in layout.row_set:
+            self.set_cursor(layout.row_index(keep), quiet=True)
 
     def clear(self, message: str) -> None:
         self.registers, self.rows, self._versions = [], [], []
+        self._layout = None
         self.message = message
         self._generation += 1
         self.border_title = self.title
@@ -143,6 +162,76 @@ class RegisterPane(LinePane):
         segs.append(Segment(summary, base + st("registers--empty" if v is None else
                                                "registers--changed" if changed else "registers--value")))
         return segs, base
+
+
+class _Layout:
+    """The rows a register file shows: registers that hold a value, just changed, or are
+    parameters; and the column widths. Kept per frame and updated from the registers that
+    differ from the last time it was shown."""
+
+    def __init__(self, regs: list, changed: set[int], params: int, constructor_types) -> None:
+        n = len(regs)
+        self.params = params
+        self.regs = regs
+        held = compress(range(n), map(is_not, regs, repeat(None)))
+        self.row_set = set(held) | {r for r in changed if 0 <= r < n} | set(range(min(params, n)))
+        self.rows = sorted(self.row_set)
+        self.changed = {r for r in changed if 0 <= r < n}
+        self.mutable = _all_mutable(regs)
+        self.name_width = len(str(n)) + 1
+        types = [len(value_type(regs[i], constructor_types)) for i in self.rows[:2000]]
+        self.type_width = min(_TYPE_WIDTH, max(types, default=4))
+        self.rows_moved = False
+
+    def update(self, regs: list, changed: set[int], constructor_types) -> set[int]:
+        """Take the new register file; returns the registers whose value is another object.
+        `rows_moved` says whether rows came or went (then the pane repaints whole)."""
+        n = len(regs)
+        old = self.regs
+        differ = set(compress(range(n), map(is_not, regs, old)))
+        changed = {r for r in changed if 0 <= r < n}
+        self.rows_moved = False
+        row_set = self.row_set
+        for r in differ | changed | self.changed:
+            shown = regs[r] is not None or r in changed or r < self.params
+            if shown != (r in row_set):
+                self.rows_moved = True
+                if shown:
+                    row_set.add(r)
+                else:
+                    row_set.discard(r)
+        if self.rows_moved:
+            self.rows = sorted(row_set)
+        width = self.type_width
+        for r in differ:
+            if regs[r] is not None and width < _TYPE_WIDTH:
+                # the type column widens for a wider value, as a fresh layout would
+                width = max(width, min(_TYPE_WIDTH, len(value_type(regs[r], constructor_types))))
+        if width != self.type_width:
+            self.type_width = width
+            self.rows_moved = True
+        self.mutable = (self.mutable - differ) | _mutable(regs, differ)
+        self.regs = regs
+        self.changed = changed
+        return differ
+
+    def row_index(self, r: int) -> int | None:
+        i = bisect_left(self.rows, r)
+        return i if i < len(self.rows) and self.rows[i] == r else None
+
+
+def _mutable(regs: list, among) -> set[int]:
+    """The registers among `among` holding something other than a tensor (an ADT value may
+    hold a reference cell, whose contents change without the register changing)."""
+    return {r for r in among if type(regs[r]) not in _PLAIN}
+
+
+def _all_mutable(regs: list) -> set[int]:
+    """`_mutable` over the whole register file, filtered by type at C speed."""
+    return set(compress(range(len(regs)), map(not_, map(_PLAIN.__contains__, map(type, regs)))))
+
+
+_PLAIN = frozenset({type(None), np.ndarray})
 
 
 __all__ = ["RegisterPane"]

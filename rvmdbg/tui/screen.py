@@ -30,6 +30,7 @@ from textual.widgets import Footer, Input
 from rvmdbg.tui.breakpoints import BreakpointPane
 from rvmdbg.tui.command_line import CommandLine
 from rvmdbg.tui.command_output import CommandOutput
+from rvmdbg.tui.compositor import RowCompositor
 from rvmdbg.tui.console import Console
 from rvmdbg.tui.glyphs import Glyphs
 from rvmdbg.tui.goto_modal import GotoStepModal
@@ -139,6 +140,7 @@ class DebuggerScreen(Screen):
 
     def __init__(self, glyphs: Glyphs) -> None:
         super().__init__()
+        self._compositor = RowCompositor()   # a key repaints the rows it changed, not the screen
         self.glyphs = glyphs
         self.running = False
         self.run_label = ""
@@ -151,6 +153,7 @@ class DebuggerScreen(Screen):
         self._last_event = None
         self._waiting: list[Callable[[], None]] = []   # keys pressed during a run, in order
         self._matches = None   # (text, matches) of the last search across functions
+        self._parts: dict = {}   # id -> widget, see `pane`
 
     # ------------------------------------------------------------ composition
 
@@ -202,32 +205,41 @@ class DebuggerScreen(Screen):
 
     @property
     def console(self) -> Console:
-        return self.query_one("#console", Console)
+        return self.pane("console")
 
     def pane(self, pane_id: str):
-        return self.query_one(f"#{pane_id}")
+        """The screen's part with this id (looked up once: the parts live as long as the
+        screen, and a query walks the whole widget tree, which showed in every step)."""
+        widget = self._parts.get(pane_id)
+        if widget is None:
+            widget = self._parts[pane_id] = self.query_one(f"#{pane_id}")
+        return widget
 
     @property
     def listing(self) -> BytecodeListing:
-        return self.query_one("#listing", BytecodeListing)
+        return self.pane("listing")
 
     @property
     def source(self) -> SourceView | None:
-        found = self.query("#source")
-        return found.first() if found else None
+        if "source" not in self._parts:
+            found = self.query("#source")
+            if not found and not self.is_mounted:
+                return None  # not composed yet: ask again later
+            self._parts["source"] = found.first() if found else None
+        return self._parts["source"]
 
     @property
     def status(self) -> StatusLine:
-        return self.query_one("#status", StatusLine)
+        return self.pane("status")
 
     def on_mount(self) -> None:
         exe = self.program.exe
         entry = exe.func_index(self.program.entry)
         self.listing.show_function(entry)
-        self.query_one("#registers", RegisterPane).clear("not started")
-        self.query_one("#heap", HeapTree).show_message("not started")
-        self.query_one("#breakpoints", BreakpointPane).set_rows([])
-        self.query_one("#stack", CallStackPane).set_frames([], 0)
+        self.pane("registers").clear("not started")
+        self.pane("heap").show_message("not started")
+        self.pane("breakpoints").set_rows([])
+        self.pane("stack").set_frames([], 0)
         if self.has_class("-ascii"):
             from rvmdbg.tui.line_pane import use_ascii_scrollbars
             use_ascii_scrollbars(self.console.output)
@@ -622,7 +634,7 @@ class DebuggerScreen(Screen):
         except Exception as exc:
             rows = []
             self.status.set_message(f"breakpoints: {error_text(exc)}", warning=True)
-        self.query_one("#breakpoints", BreakpointPane).set_rows(rows)
+        self.pane("breakpoints").set_rows(rows)
         self._mark_listing_breakpoints()
 
     def _mark_listing_breakpoints(self) -> None:
@@ -668,7 +680,7 @@ class DebuggerScreen(Screen):
 
     def select_frame(self, depth: int) -> None:
         self.selected_depth = depth
-        self.query_one("#stack", CallStackPane).select(depth)
+        self.pane("stack").select(depth)
         try:
             self._show_selected_frame()
         except Exception as exc:
@@ -688,7 +700,7 @@ class DebuggerScreen(Screen):
         self._last_event = event
         self.frames = list(s.frames())
         self.selected_depth = len(self.frames) - 1 if self.frames else None
-        self.query_one("#stack", CallStackPane).set_frames(
+        self.pane("stack").set_frames(
             self.frames, self.selected_depth if self.selected_depth is not None else 0)
         self._show_selected_frame()
         self._refresh_breakpoints()
@@ -701,7 +713,7 @@ class DebuggerScreen(Screen):
     def _show_selected_frame(self) -> None:
         s = self.session
         frame = self._selected_frame()
-        registers = self.query_one("#registers", RegisterPane)
+        registers = self.pane("registers")
         listing = self.listing
         source = self.source
         g = self.glyphs
@@ -795,7 +807,7 @@ class DebuggerScreen(Screen):
         return reads, tuple(getattr(deps, "writes", ()))
 
     def _refresh_heap(self) -> None:
-        heap = self.query_one("#heap", HeapTree)
+        heap = self.pane("heap")
         if not self._heap_stale or self.session is None:
             return
         if heap.has_class("-tab-hidden") and self.narrow:
@@ -889,7 +901,7 @@ class DebuggerScreen(Screen):
     # ------------------------------------------------------------ registers
 
     def action_print_register(self) -> None:
-        registers = self.query_one("#registers", RegisterPane)
+        registers = self.pane("registers")
         r = registers.cursor_register()
         if r is None:
             return

@@ -187,9 +187,9 @@ class SourceView(LinePane):
         self.refresh_content_line(None if old is None else old - 1)
         self.refresh_content_line(None if line is None else line - 1)
         if follow and line is not None:
-            self.scroll_to_line(line - 1)
+            self.scroll_to_line(line - 1, ahead=True)
             # again after the layout: a file just switched still has the old scroll range
-            self.call_after_refresh(self.scroll_to_line, line - 1)
+            self.call_after_refresh(self.scroll_to_line, line - 1, False, True)
 
     def set_breakpoints(self, marks: dict[int, str]) -> None:
         changed = set(marks.items()) ^ set(self.breakpoint_lines.items())

@@ -8,7 +8,7 @@ from rich.segment import Segment
 from textual.binding import Binding
 from textual.message import Message
 
-from rvmdbg.tui.line_pane import LinePane
+from rvmdbg.tui.line_pane import LinePane, set_title
 
 
 class CallStackPane(LinePane):
@@ -41,7 +41,7 @@ class CallStackPane(LinePane):
         self.frames = list(frames)
         self.selected = selected
         n = len(self.frames)
-        self.border_title = f"{self.title} ({n})" if n else self.title
+        set_title(self, f"{self.title} ({n})" if n else self.title)
         self.message = "" if n else "no frames: the program is not running"
         if n and n == len(old):
             for depth, (a, b) in enumerate(zip(old, self.frames)):

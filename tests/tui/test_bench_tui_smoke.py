@@ -13,8 +13,9 @@ def test_bench_tui_quick_runs(tmp_path):
                           env={"XDG_CONFIG_HOME": str(tmp_path), "PATH": "/usr/bin:/bin",
                                "HOME": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr
-    for label in ("first frame", "first stop shown", "s (into @inc and out)", "S (reverse step)",
-                  "n (next, staying in the", "target < 50 ms"):
+    for label in ("first frame", "first stop shown", "s steps (into @inc and out)", "s 160x48",
+                  "S 160x48", "n 160x48", "s 80x24", "s 160x48 back to back", "rows",
+                  "target: every key < 10 ms median"):
         assert label in proc.stdout, proc.stdout
 
 
@@ -25,6 +26,6 @@ def test_bench_tui_model_steps_quick_runs(tmp_path):
                           env={"XDG_CONFIG_HOME": str(tmp_path), "PATH": "/usr/bin:/bin",
                                "HOME": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr
-    for label in ("transformer, 2 layers: 32 kernel calls", "s on the 32-kernel model",
-                  "S on the", "n on the", "target < 50 ms"):
+    for label in ("transformer, 2 layers: 32 kernel calls", "s 160x48 on the 32-kernel model",
+                  "S 160x48 on the", "n 160x48 on the", "target: every key < 10 ms median"):
         assert label in proc.stdout, proc.stdout

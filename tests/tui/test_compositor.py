@@ -1,0 +1,115 @@
+"""The screen's partial repaints (`rvmdbg.tui.compositor.RowCompositor`) leave the terminal
+showing exactly what a full render of the screen shows, key after key: every update the app
+sends is applied to a model of the terminal's cells and compared with a fresh full render."""
+from __future__ import annotations
+
+import pytest
+from rich.cells import cell_len
+from rich.segment import ControlType
+
+from rvmdbg.tui.compositor import RowCompositor
+
+from conftest import press, screen_of, settle
+
+
+class Terminal:
+    """The cells (text, style) a terminal holds after the app's updates."""
+
+    def __init__(self, width: int, height: int) -> None:
+        self.width, self.height = width, height
+        self.cells = [[(" ", None)] * width for _ in range(height)]
+
+    def apply(self, renderable, console) -> None:
+        x = y = 0
+        for segment in renderable.__rich_console__(console, console.options):
+            if segment.control:
+                for code in segment.control:
+                    if code[0] == ControlType.CURSOR_MOVE_TO:
+                        x, y = code[1], code[2]
+                continue
+            if segment.text == "\n":
+                continue   # every run of text is placed by a move first
+            x = self._write(x, y, segment.text, segment.style)
+
+    def _write(self, x: int, y: int, text: str, style) -> int:
+        row = self.cells[y]
+        for ch in text:
+            if x < self.width:
+                row[x] = (ch, _plain(style))
+            x += cell_len(ch)
+        return x
+
+    @classmethod
+    def of_strips(cls, strips, width: int, height: int) -> "Terminal":
+        term = cls(width, height)
+        for y, strip in enumerate(strips[:height]):
+            x = 0
+            for segment in strip:
+                if not segment.control:
+                    x = term._write(x, y, segment.text, segment.style)
+        return term
+
+    def diff(self, other: "Terminal") -> list[str]:
+        out = []
+        for y, (a, b) in enumerate(zip(self.cells, other.cells)):
+            if a != b:
+                text_a = "".join(c for c, _ in a)
+                text_b = "".join(c for c, _ in b)
+                out.append(f"row {y}:\n  shown: {text_a!r}\n  full:  {text_b!r}"
+                           if text_a != text_b else f"row {y}: same text, other styles")
+        return out
+
+
+def _plain(style):
+    """What a style shows (its meta, click handlers and offsets, differs between renders)."""
+    if style is None:
+        return None
+    return (style.color, style.bgcolor, style.bold, style.italic, style.underline,
+            style.reverse, style.dim, style.strike)
+
+
+async def _check_keys(app, size, keys) -> int:
+    width, height = size
+    async with app.run_test(size=size) as pilot:
+        term = Terminal(width, height)
+        original = app._display
+        updates = []
+
+        def display(screen, renderable):
+            if renderable is not None and not app._batch_count:
+                updates.append(renderable)
+            return original(screen, renderable)
+
+        app._display = display
+        await settle(app, pilot)
+        screen = screen_of(app)
+        assert isinstance(screen._compositor, RowCompositor)
+        screen.refresh()   # one full frame first, as a terminal gets when the app starts
+        await pilot.pause()
+        partial = 0
+        for key in keys:
+            await press(app, pilot, key)
+            for update in updates:
+                term.apply(update, app.console)
+                partial += type(update).__name__ == "ChopsUpdate"
+            updates.clear()
+            full = Terminal.of_strips(screen._compositor.render_strips(), width, height)
+            problems = term.diff(full)
+            assert not problems, f"after {key!r}:\n" + "\n".join(problems[:5])
+    return partial
+
+
+KEYS = ["s", "s", "s", "n", "s", "s", "S", "S", "N", "u", "d", "down", "down", "tab", "s",
+        "o", "s", "o", "f", "pagedown", "s", "c"]
+
+
+@pytest.mark.parametrize("size", [(160, 48), (80, 24)])
+async def test_the_terminal_shows_what_a_full_render_shows(app_factory, size):
+    app = app_factory("programs/fib.relay")
+    partial = await _check_keys(app, size, KEYS)
+    assert partial >= len(KEYS) // 2   # the keys were repainted in part, the case under test
+
+
+async def test_the_heap_and_lists_repaint_in_part_as_well(app_factory):
+    app = app_factory("programs/list_ops.relay")
+    await _check_keys(app, (140, 40), ["s"] * 12 + ["tab", "tab", "tab", "enter", "S", "S", "n"])
