@@ -56,10 +56,13 @@ class RowCompositor(Compositor):
             if not wanted:
                 continue
             first_cut, last_cut = visible.column_span
+            wanted_set = set(wanted)
             for start, end in _runs(wanted):
                 strips = widget.render_lines(
                     Region(vx - region.x, start - region.y, vwidth, end - start))
                 for y, strip in zip(range(start, end), strips):
+                    if y not in wanted_set:
+                        continue   # a row in a short gap, rendered to save a call
                     line = chops[y]
                     final_cuts = [cut for cut in cuts[y] if last_cut >= cut >= first_cut]
                     pieces = strip.divide([cut - vx for cut in final_cuts[1:]])
@@ -69,11 +72,12 @@ class RowCompositor(Compositor):
         return chops
 
 
-def _runs(rows: list[int]):
-    """(start, end) of each run of consecutive numbers in the sorted `rows`."""
+def _runs(rows: list[int], gap: int = 4):
+    """(start, end) of the runs of the sorted `rows`, bridging gaps of up to `gap` rows
+    (a widget's `render_lines` has a fixed cost per call, its rows are mostly cached)."""
     start = prev = rows[0]
     for y in rows[1:]:
-        if y != prev + 1:
+        if y > prev + 1 + gap:
             yield start, prev + 1
             start = y
         prev = y

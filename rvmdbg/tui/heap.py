@@ -9,7 +9,7 @@ following pointers by hand. Counting the sharing walks at most `SHARING_BUDGET` 
 from __future__ import annotations
 
 from itertools import compress
-from operator import is_not, not_
+from operator import is_not
 
 import numpy as np
 from rich.text import Text
@@ -18,11 +18,10 @@ from textual.widgets import Tree
 
 from rvmdbg.tui.glyphs import UNICODE, Glyphs
 from rvmdbg.tui.line_pane import set_title, use_ascii_scrollbars
-from rvmdbg.tui.summary import children_of, is_heap_object, value_summary, value_type
+from rvmdbg.tui.summary import children_of, heap_registers, is_heap_object, value_summary, value_type
 from rvmdbg.values import ADTValue, RefCell
 
 SHARING_BUDGET = 50_000
-_PLAIN = frozenset({type(None), np.ndarray})   # never heap objects
 MAX_ROOTS = 500
 
 
@@ -97,11 +96,7 @@ class HeapTree(Tree):
             set_title(self, title or self.title)
             return
         self._regs = regs
-        # tensors and empty registers, nearly all of a big register file, are ruled out by
-        # type at C speed
-        holders = [(r, regs[r]) for r in compress(range(len(regs)),
-                                                  map(not_, map(_PLAIN.__contains__, map(type, regs))))
-                   if is_heap_object(regs[r])]
+        holders = [(r, regs[r]) for r in heap_registers(regs)]
         # Values are immutable (bar reference cells): the same objects need no new tree.
         if (not self._has_refs and len(holders) == len(self._shown) and not self._showing_message
                 and all(a[0] == b[0] and a[1] is b[1] for a, b in zip(holders, self._shown))):

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from itertools import compress, repeat
-from operator import is_not, not_
+from operator import is_not
 
-import numpy as np
 from rich.segment import Segment
 from textual.binding import Binding
 
 from rvmdbg.tui.line_pane import LinePane
-from rvmdbg.tui.summary import value_summary, value_type
+from rvmdbg.tui.summary import heap_registers, is_heap_object, value_summary, value_type
 
 _SUMMARY_WIDTH = 160
 _TYPE_WIDTH = 16
@@ -177,7 +176,7 @@ class _Layout:
         self.row_set = set(held) | {r for r in changed if 0 <= r < n} | set(range(min(params, n)))
         self.rows = sorted(self.row_set)
         self.changed = {r for r in changed if 0 <= r < n}
-        self.mutable = _all_mutable(regs)
+        self.mutable = set(heap_registers(regs))
         self.name_width = len(str(n)) + 1
         types = [len(value_type(regs[i], constructor_types)) for i in self.rows[:2000]]
         self.type_width = min(_TYPE_WIDTH, max(types, default=4))
@@ -221,17 +220,9 @@ class _Layout:
 
 
 def _mutable(regs: list, among) -> set[int]:
-    """The registers among `among` holding something other than a tensor (an ADT value may
-    hold a reference cell, whose contents change without the register changing)."""
-    return {r for r in among if type(regs[r]) not in _PLAIN}
-
-
-def _all_mutable(regs: list) -> set[int]:
-    """`_mutable` over the whole register file, filtered by type at C speed."""
-    return set(compress(range(len(regs)), map(not_, map(_PLAIN.__contains__, map(type, regs)))))
-
-
-_PLAIN = frozenset({type(None), np.ndarray})
+    """The registers among `among` holding ADT values, references or closures: those can
+    reach a reference cell, whose contents change without the register changing."""
+    return {r for r in among if is_heap_object(regs[r])}
 
 
 __all__ = ["RegisterPane"]

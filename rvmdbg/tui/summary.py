@@ -8,6 +8,9 @@ any object a register may hold and never raises.
 """
 from __future__ import annotations
 
+from itertools import compress
+from operator import not_
+
 import numpy as np
 
 from rvmdbg.values import ADTValue, RefCell, tensor_summary, value_summary
@@ -63,5 +66,16 @@ def is_heap_object(v) -> bool:
     return isinstance(v, (ADTValue, RefCell)) or type(v).__name__ == "VMClosure"
 
 
+_NEVER_HEAP = frozenset({type(None), np.ndarray})
+
+
+def heap_registers(regs: list) -> list[int]:
+    """The registers holding heap objects, in order. Tensors and empty registers, nearly all
+    of a big register file, are ruled out by their type at C speed, so a 20,000-register
+    frame is not walked in Python."""
+    maybe = compress(range(len(regs)), map(not_, map(_NEVER_HEAP.__contains__, map(type, regs))))
+    return [r for r in maybe if is_heap_object(regs[r])]
+
+
 __all__ = ["value_type", "value_summary", "tensor_summary", "constructor_types", "children_of",
-           "is_heap_object"]
+           "is_heap_object", "heap_registers"]
