@@ -162,12 +162,22 @@ class RegisterWrite(NamedTuple):
 
 
 class StepInfo:
-    """What one executed instruction did, enough for a debugger to show and undo it."""
+    """What one executed instruction did, enough for a debugger to show and undo it.
 
-    __slots__ = ("step", "frame", "depth", "func_index", "pc", "instruction", "reads", "writes",
-                 "pushed", "popped", "jump_target", "next_func_index", "next_pc",
-                 "allocated_bytes",
-                 "freed_bytes", "halted", "result", "_undo")
+    Made once per `step()`: only the first seven fields are set for every step, the rest keep
+    their class defaults unless the step did that (no `__slots__`, so they need not be)."""
+
+    writes: tuple = ()              # RegisterWrite records
+    pushed: Frame | None = None
+    popped: Frame | None = None
+    jump_target: int | None = None
+    next_func_index: int | None = None  # the top frame after the step (None: halted)
+    next_pc: int | None = None
+    allocated_bytes = 0
+    freed_bytes = 0
+    halted = False
+    result = None
+    _undo = None
 
     def __init__(self, step, frame, depth, func_index, pc, instruction, reads):
         self.step = step                # instructions executed before this one
@@ -177,17 +187,6 @@ class StepInfo:
         self.pc = pc
         self.instruction = instruction
         self.reads = reads              # register numbers read, in `frame`
-        self.writes: tuple = ()         # RegisterWrite records
-        self.pushed: Frame | None = None
-        self.popped: Frame | None = None
-        self.jump_target: int | None = None
-        self.next_func_index: int | None = None  # the top frame after the step (None: halted)
-        self.next_pc: int | None = None
-        self.allocated_bytes = 0
-        self.freed_bytes = 0
-        self.halted = False
-        self.result = None
-        self._undo = None
 
     def __repr__(self) -> str:
         return f"<StepInfo step={self.step} fi={self.func_index} pc={self.pc} {self.instruction.text()}>"
@@ -1119,6 +1118,7 @@ def _shape_from(v, reg: int, what: str) -> tuple:
 _PLAIN, _JUMP, _CALL, _RETURN, _KERNEL = range(5)  # _KERNEL: a plain invoke_packed
 
 _QUIET = QuietSwitch()
+_write = tuple.__new__  # RegisterWrite(...) without its Python-level __new__: step() makes many
 
 
 class VirtualMachine:
@@ -1168,7 +1168,10 @@ class VirtualMachine:
                 kind = (_CALL if ins.is_call else _RETURN if ins.is_return
                         else _JUMP if ins.is_jump
                         else _KERNEL if type(ins) is bc.InvokePacked else _PLAIN)
-                meta.append((kind, tuple(ins.reads()), tuple(ins.writes())))
+                writes = tuple(ins.writes())
+                # w0: the one register a plain instruction writes (-1: none or several)
+                w0 = writes[0] if len(writes) == 1 and kind in (_PLAIN, _KERNEL, _JUMP) else -1
+                meta.append((kind, tuple(ins.reads()), writes, w0, ins, code[-1]))
             # Falling off the end lands on a handler that reports it.
             code.append(_raiser(f"execution ran past the last instruction of @{fn.name}"))
             self._code.append(code)
@@ -1415,60 +1418,75 @@ class VirtualMachine:
 
     def step(self) -> StepInfo:
         """Execute exactly one instruction and report what it did."""
-        self._check_runnable()
         frames = self.frames
+        if self.halted or not frames:
+            self._check_runnable()
         frame = frames[-1]
-        fi, pc = frame.func_index, frame.pc
-        depth = len(frames) - 1
-        if self.steps >= self.limits.max_steps:
+        fi = frame.func_index
+        pc = frame.pc
+        steps = self.steps
+        if steps >= self.limits.max_steps:
             err = _limit_error("max_steps", self.limits.max_steps,
                                f"the program ran {self.limits.max_steps} instructions "
                                "without finishing")
             raise self._fail(err, frame, pc)
-        meta = self._meta[fi]
         regs = frame.registers
         try:
-            kind, reads, writes = meta[pc]
-            instruction = self.exe.functions[fi].instructions[pc]
-        except IndexError:
-            kind, reads, writes, instruction = _PLAIN, (), (), None
-        info = StepInfo(self.steps, frame, depth, fi, pc, instruction, reads)
-        live_before, owned_before = self.live_bytes, frame.owned_bytes
+            kind, reads, writes, w0, instruction, handler = self._meta[fi][pc]
+        except IndexError:  # past the end: the handler there reports it
+            kind, reads, writes, w0, instruction, handler = _PLAIN, (), (), -1, None, None
+        depth = len(frames) - 1
+        info = StepInfo(steps, frame, depth, fi, pc, instruction, reads)
+        live_before = self.live_bytes
+        account = frame.account
+        owned_before = 0 if account is None else account.owned_bytes
         old = caller_old = caller_pc = None
         storages = ()
-        if kind == _PLAIN or kind == _JUMP or kind == _KERNEL:
+        if w0 >= 0:  # the common case: one register written
+            old = regs[w0]
+            if type(old) is StorageObject:
+                storages = [(old, old.released, old.owner, old.owner.owned_bytes)]
+        elif kind == _PLAIN or kind == _KERNEL or kind == _JUMP:
             old = [regs[r] for r in writes]
-            if any(type(v) is StorageObject for v in old):
-                storages = [(v, v.released, v.owner, v.owner.owned_bytes)
-                            for v in old if type(v) is StorageObject]
+            for v in old:
+                if type(v) is StorageObject:
+                    storages = [(v, v.released, v.owner, v.owner.owned_bytes)
+                                for v in old if type(v) is StorageObject]
+                    break
         elif kind == _RETURN and depth > 0:
             caller = frames[-2]
             caller_old = caller.registers[frame.caller_return_register]
             caller_pc = caller.pc
         try:
+            if handler is None:
+                handler = self._code[fi][pc]
             if kind == _KERNEL:  # scalar arithmetic wraps around without NumPy's warnings
-                nxt = _QUIET.call(self._code[fi][pc], regs)
+                nxt = _QUIET.call(handler, regs)
             else:
-                nxt = self._code[fi][pc](regs)
+                nxt = handler(regs)
         except Exception as exc:
-            raise self._fail(exc, frame, pc) from (None if isinstance(exc, VMError) else exc)
-        self.steps += 1
+            raise self._fail(exc, frame, pc) from None if isinstance(exc, VMError) else exc
+        self.steps = steps + 1
 
-        if frames:
-            info.next_func_index = frames[-1].func_index
         if nxt >= 0:
             frame.pc = nxt
+            info.next_func_index = fi
             info.next_pc = nxt
             if kind == _JUMP:
                 info.jump_target = nxt
-            info.writes = tuple(RegisterWrite(depth, r, o, regs[r]) for r, o in zip(writes, old))
+            if w0 >= 0:
+                info.writes = (_write(RegisterWrite, (depth, w0, old, regs[w0])),)
+            elif writes:
+                info.writes = tuple([_write(RegisterWrite, (depth, r, o, regs[r]))
+                                     for r, o in zip(writes, old)])
         elif kind == _CALL:
             callee = frames[-1]
+            info.next_func_index = callee.func_index
             info.pushed = callee
             info.next_pc = 0
             nparams = len(self.exe.functions[callee.func_index].params)
-            info.writes = tuple(RegisterWrite(depth + 1, r, None, callee.registers[r])
-                                for r in range(nparams))
+            info.writes = tuple([_write(RegisterWrite, (depth + 1, r, None, callee.registers[r]))
+                                 for r in range(nparams)])
         else:  # a return
             info.popped = frame
             if nxt == HALT:
@@ -1476,13 +1494,15 @@ class VirtualMachine:
                 info.result = self.result
             else:
                 caller = frames[-1]
+                info.next_func_index = caller.func_index
                 r = frame.caller_return_register
                 info.next_pc = caller.pc
-                info.writes = (RegisterWrite(depth - 1, r, caller_old, caller.registers[r]),)
+                info.writes = (_write(RegisterWrite, (depth - 1, r, caller_old,
+                                                      caller.registers[r])),)
         delta = self.live_bytes - live_before
         if delta > 0:
             info.allocated_bytes = delta
-        else:
+        elif delta:
             info.freed_bytes = -delta
         info._undo = (live_before, owned_before, storages, caller_pc)
         return info
