@@ -867,7 +867,6 @@ def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
         return None  # the single handlers report it
 
     compute = _kernel_caller(impl, inputs)
-    replay = _one_by_one(tuple(singles[p:p + 5]))
     alignment, hint, nxt = ast.alignment, ast.dtype_hint, p + 5
     # A 0-d output is a NumPy scalar: its type alone says its dtype and shape.
     scalar_type = dtype.type if not shape and dtype.type in SCALAR_TYPES else None
@@ -883,6 +882,15 @@ def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
             inline, ra, c = 1, inputs[0], operands[1]
         elif kinds == (True, True) and len(inputs) == 2 and operands == (0, 1):
             inline, (ra, rb) = 2, inputs
+    if scalar_type is not None and inline:
+        branch = _branch_after(vm, fi, p + 5, instructions, t)
+        width = 7 if branch is not None else 5
+        replay = _one_by_one(tuple(singles[p:p + width]))
+        return _alloc_scalar_kernel(vm, impl, fast, inline, ra, rb, c, scalar_type, size,
+                                    (s, c_size, st, alignment, hint, o, c_off, t), branch,
+                                    replay, nxt), width
+    width = 5
+    replay = _one_by_one(tuple(singles[p:p + width]))
 
     def alloc_kernel(regs):
         try:
@@ -913,7 +921,79 @@ def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
         regs[o] = c_off
         regs[t] = out
         return nxt
-    return alloc_kernel
+    return alloc_kernel, width
+
+
+def _branch_after(vm, fi, q, instructions, out_reg):
+    """(consti register, its value, its scalar, bool scalar it equals or None, true pc,
+    false pc) when the instructions at `q` are `load_consti $k v; if $out $k` testing the
+    kernel's output `$out` with sound targets; else None."""
+    if q + 2 > len(instructions):
+        return None
+    lc, br = instructions[q], instructions[q + 1]
+    if type(lc) is not bc.LoadConsti or type(br) is not bc.If:
+        return None
+    if br.target != lc.dst or br.test != out_reg or lc.dst == out_reg:
+        return None
+    fn = vm.exe.functions[fi]
+    size = len(instructions)
+    t_pc, t_bad = _jump_target(fn.name, q + 1, q + 1 + br.true_offset, size)
+    f_pc, f_bad = _jump_target(fn.name, q + 1, q + 1 + br.false_offset, size)
+    if t_bad is not None or f_bad is not None:
+        return None
+    return lc.dst, lc.value, _consti(lc.value), _BOOL_OF.get(lc.value), t_pc, f_pc
+
+
+def _alloc_scalar_kernel(vm, impl, fast, inline, ra, rb, c, scalar_type, size, writes, branch,
+                         replay, nxt):
+    """The block of `_fuse_alloc_kernel` for a kernel with a scalar output and a scalar path
+    (`x op constant`, inline 1, or `x op y`, inline 2), ending, when `branch` is given, with
+    `load_consti $k v; if $out $k` on the output: the commonest blocks of scalar code,
+    specialised (each test done once, no `if` per variant at run time)."""
+    s, c_size, st, alignment, hint, o, c_off, t = writes
+    frames, max_bytes = vm.frames, vm.limits.max_bytes
+    k, value, k_value, bool_value, t_pc, f_pc = branch or (0, 0, None, None, 0, 0)
+
+    def finish(regs, out):
+        """The writes of the block after its kernel; returns the next pc."""
+        live = vm.live_bytes + size
+        if live > max_bytes or type(out) is not scalar_type:
+            return replay(regs)  # the limit, or an output the full check must look at
+        owner = frames[-1]
+        account = owner.account
+        if account is None:
+            owner.account = account = ByteAccount()
+        vm.live_bytes = live
+        account.owned_bytes += size
+        regs[s] = c_size
+        regs[st] = StorageObject(size, alignment, hint, account)
+        regs[o] = c_off
+        regs[t] = out
+        if branch is None:
+            return nxt
+        regs[k] = k_value
+        if type(out) is np.bool_:  # True and False are unique
+            return t_pc if out is bool_value else f_pc
+        return t_pc if out == value else f_pc
+
+    if inline == 1:
+        def alloc_scalar_kernel(regs):
+            a = regs[ra]
+            try:
+                out = impl([a]) if a.shape else fast(a, c)
+            except Exception:
+                return replay(regs)  # fails again, at the kernel, after the allocations
+            return finish(regs, out)
+    else:
+        def alloc_scalar_kernel(regs):
+            a = regs[ra]
+            b = regs[rb]
+            try:
+                out = impl([a, b]) if a.shape or b.shape else fast(a, b)
+            except Exception:
+                return replay(regs)
+            return finish(regs, out)
+    return alloc_scalar_kernel
 
 
 def _kernel_caller(impl, inputs: tuple):
@@ -1067,7 +1147,7 @@ def _fuse(vm, fi, instructions, singles, register_file_size):
     p = 0
     while p < size:
         if p in alloc_kernels:
-            made = (alloc_kernels[p], 5)
+            made = alloc_kernels[p]
         else:
             made = _fuse_simple_run(vm, fi, p, instructions, alloc_kernels)
         if made is not None and all(sound[p:p + made[1]]):
