@@ -8,9 +8,6 @@ following pointers by hand. Counting the sharing walks at most `SHARING_BUDGET` 
 """
 from __future__ import annotations
 
-from itertools import compress
-from operator import is_not
-
 import numpy as np
 from rich.text import Text
 from textual.binding import Binding
@@ -71,7 +68,6 @@ class HeapTree(Tree):
         self._names: dict[int, int] = {}
         self._shown: list = []          # (register, value) pairs the tree was built from
         self._has_refs = False
-        self._regs: list = []           # the register file the tree was built from
         self._showing_message = True    # a message, not a register file's tree
         self.border_title = self.title
         if glyphs is not UNICODE:
@@ -83,20 +79,16 @@ class HeapTree(Tree):
         if self.glyphs is not UNICODE:
             use_ascii_scrollbars(self)
 
-    def set_registers(self, registers, title: str | None = None) -> None:
+    def set_registers(self, registers, title: str | None = None,
+                      heap_regs: list[int] | None = None) -> None:
         """Rebuild the roots from a register file (fields are added when expanded). Nodes
-        that were open stay open (by their path of names: `$3`, `[1]`, ...)."""
-        regs = list(registers)
-        before = self._regs
-        if (not self._has_refs and not self._showing_message and len(regs) == len(before)
-                and not any(is_heap_object(regs[r]) or is_heap_object(before[r])
-                            for r in compress(range(len(regs)), map(is_not, regs, before)))):
-            # no heap object came or went (found by identity at C speed): the same tree
-            self._regs = regs
-            set_title(self, title or self.title)
-            return
-        self._regs = regs
-        holders = [(r, regs[r]) for r in heap_registers(regs)]
+        that were open stay open (by their path of names: `$3`, `[1]`, ...). `heap_regs`:
+        the registers holding heap objects, when the caller knows them (the registers pane
+        does), so a big register file is not searched again."""
+        regs = registers if isinstance(registers, list) else list(registers)
+        if heap_regs is None:
+            heap_regs = heap_registers(regs)
+        holders = [(r, regs[r]) for r in heap_regs]
         # Values are immutable (bar reference cells): the same objects need no new tree.
         if (not self._has_refs and len(holders) == len(self._shown) and not self._showing_message
                 and all(a[0] == b[0] and a[1] is b[1] for a, b in zip(holders, self._shown))):
@@ -195,7 +187,8 @@ class HeapTree(Tree):
             kind = value_type(v, self.constructor_types)
             summary = value_summary(v, 60, self.glyphs.ellipsis)
             text.append(f"{summary}", st("heap--leaf", partial=True))
-            if kind and not (isinstance(v, np.ndarray) and v.ndim == 0 and kind == "int32"):
+            if kind and not (isinstance(v, (np.ndarray, np.generic)) and v.ndim == 0
+                             and kind == "int32"):
                 text.append(f"  {kind}", st("heap--tag", partial=True))
         if is_heap_object(v) and self._counts.get(id(v), 0) > 1:
             k = self._names.setdefault(id(v), len(self._names) + 1)

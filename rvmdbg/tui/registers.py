@@ -110,6 +110,11 @@ class RegisterPane(LinePane):
         self.border_title = self.title
         self.set_lines(1, len(message) + 2)
 
+    def heap_registers(self) -> list[int] | None:
+        """The shown registers holding heap objects (ADT values, references, closures), in
+        order; None while no register file is shown."""
+        return sorted(self._layout.mutable) if self._layout is not None else None
+
     @property
     def has_rows(self) -> bool:
         return bool(self.rows)

@@ -824,7 +824,9 @@ class DebuggerScreen(Screen):
             heap.show_message("no frame")
             return
         frame_no = len(self.frames) - 1 - self.selected_depth
-        heap.set_registers(frame.registers, title=f"Heap #{frame_no} @{frame.func_name}")
+        # the registers pane shows the same frame and knows its heap objects already
+        heap.set_registers(frame.registers, title=f"Heap #{frame_no} @{frame.func_name}",
+                           heap_regs=self.pane("registers").heap_registers())
 
     # ------------------------------------------------------------ the listing and the source
 

@@ -13,6 +13,7 @@ from operator import not_
 
 import numpy as np
 
+from rvmdbg.scalars import SCALAR_TYPES
 from rvmdbg.values import ADTValue, RefCell, tensor_summary, value_summary
 
 
@@ -20,7 +21,7 @@ def value_type(v, constructor_types: dict[str, str] | None = None) -> str:
     """The type column: `int32`, `float32[2, 3]`, `List`, `tuple/2`, `closure`, `ref`."""
     if v is None:
         return ""
-    if isinstance(v, np.ndarray):
+    if isinstance(v, (np.ndarray, np.generic)):
         if v.ndim == 0:
             return str(v.dtype)
         return f"{v.dtype}[{', '.join(str(d) for d in v.shape)}]"
@@ -66,7 +67,7 @@ def is_heap_object(v) -> bool:
     return isinstance(v, (ADTValue, RefCell)) or type(v).__name__ == "VMClosure"
 
 
-_NEVER_HEAP = frozenset({type(None), np.ndarray})
+_NEVER_HEAP = frozenset({type(None), np.ndarray}) | SCALAR_TYPES
 
 
 def heap_registers(regs: list) -> list[int]:
