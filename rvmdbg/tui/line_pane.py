@@ -275,8 +275,8 @@ class LinePane(ScrollView, can_focus=True):
         it (centred when asked, or when it is more than a page away).
 
         `ahead` (the pc or the current line following execution): a line that leaves the
-        view is brought a third of the pane in from the edge it crossed, so the lines it is
-        heading for are in view and the pane scrolls once every two thirds of a page
+        view at the bottom is brought a third of the pane down from the top, so the lines it
+        is heading for are in view and the pane scrolls once every two thirds of a page
         instead of at every step (a scroll repaints the whole pane)."""
         height = self.scrollable_content_region.height or self.size.height
         if height <= 0:
@@ -289,7 +289,7 @@ class LinePane(ScrollView, can_focus=True):
         if center or index < top - height or index >= top + 2 * height:
             y = index - height // 2
         elif index < top + margin:
-            y = index - (height - 1 - lead) if ahead else index - margin
+            y = index - margin
         else:
             y = index - lead if ahead else index - height + 1 + margin
         y = max(0, min(y, self.line_count - height))
