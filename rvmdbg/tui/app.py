@@ -172,6 +172,8 @@ def run_screen(path: str, arg_texts: list[str], *, entry: str = "main", mouse: b
             print(f"error: {exc.message}", file=sys.stderr)
             return 2
     if check_only:
+        for note in keymap_notes:
+            print(f"note: {note}", file=sys.stderr)
         return 0
     # The program's AST and bytecode live as long as the screen: keep the collector from
     # rescanning them (a full collection over them is a visible pause while stepping).
