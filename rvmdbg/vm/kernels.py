@@ -243,7 +243,18 @@ def compile_kernel(fn: Function):
         return _with_scalar_fast(_single_op(steps[0], len(params), constants), fn)
 
     consts = tuple(constants)
+    # An intermediate is dropped after its last use, as TVM's fused loop never holds the
+    # chain at once; what the kernel holds at its peak is known from the static types.
+    first = len(params) + len(consts)
+    last_use: dict = {}
+    for k, (_, _, operands) in enumerate(steps):
+        for i in operands:
+            last_use[i] = k
+    drops = tuple(tuple(i for i in sorted(set(operands)) if last_use[i] == k and i >= first
+                        and i != result_slot)
+                  for k, (_, _, operands) in enumerate(steps))
     steps = tuple(steps)
+    peak = _intermediate_peak(computing, steps, drops, first, result_slot)
 
     def kernel(inputs):
         if tuple_params:
@@ -251,12 +262,60 @@ def compile_kernel(fn: Function):
             for i in tuple_params:
                 inputs[i] = _adt_to_tuple(inputs[i])
         values = [*inputs, *consts]
-        for func, attrs, operands in steps:
+        for (func, attrs, operands), drop in zip(steps, drops):
             values.append(func([values[i] for i in operands], attrs))
+            for i in drop:
+                values[i] = None
         out = values[result_slot]
         return _flatten(out) if multi else out
 
+    # bytes of intermediates held at once (None: a shape known only at run time); the VM
+    # checks them against --max-bytes before calling
+    kernel.intermediate_bytes = peak
     return kernel
+
+
+def _static_bytes(t) -> int | None:
+    """Bytes of a value of type `t` when every shape in it is known, else None."""
+    if isinstance(t, TensorType):
+        if not t.is_static:
+            return None
+        size = np.dtype(t.dtype).itemsize
+        for d in t.shape:
+            size *= int(d)
+        return size
+    if isinstance(t, TupleType):
+        total = 0
+        for f in t.fields:
+            b = _static_bytes(f)
+            if b is None:
+                return None
+            total += b
+        return total
+    return None
+
+
+def _intermediate_peak(computing: list, steps: tuple, drops: tuple, first: int,
+                       result_slot: int) -> int | None:
+    """The most bytes of intermediates (not the inputs, constants or the result, which the
+    VM counts itself) the kernel holds at once."""
+    live, peak = 0, 0
+    sizes: dict = {}
+    for k, node in enumerate(computing):
+        slot = first + k
+        if isinstance(node, (Tuple, TupleGetItem)):
+            size = 0   # a tuple or a projection shares its fields' arrays
+        else:
+            size = _static_bytes(node.checked_type)
+            if size is None:
+                return None
+        if slot != result_slot:
+            sizes[slot] = size
+            live += size
+        peak = max(peak, live)
+        for i in drops[k]:
+            live -= sizes.pop(i, 0)
+    return peak
 
 
 def _single_op(step, n_inputs: int, constants: list):
