@@ -68,7 +68,7 @@ def test_random_batch_scripts_end_with_a_contract_exit_code(batch, tmp_path):
 
 
 @pytest.mark.fuzz
-@settings(max_examples=200, deadline=None,
+@settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
 @given(batch=scripts(40))

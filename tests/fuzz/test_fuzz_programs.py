@@ -120,7 +120,7 @@ def test_mutated_programs_and_arguments_fail_cleanly(batch, tmp_path):
 
 
 @pytest.mark.fuzz
-@settings(max_examples=200, deadline=None,
+@settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
 @given(batch=cases(50))

@@ -128,7 +128,7 @@ def test_damaged_state_files_give_a_note_and_a_fresh_start(batch, tmp_path):
 
 
 @pytest.mark.fuzz
-@settings(max_examples=150, deadline=None,
+@settings(max_examples=50, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
 @given(batch=cases(40))
