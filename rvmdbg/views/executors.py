@@ -116,8 +116,9 @@ class ExecutorComparison:
 def trace_vm(exe, entry: str, args, max_dispatches: int = MAX_STREAM) -> dict:
     """Run a fresh VM to the end, one step at a time: every dispatch (up to max_dispatches,
     then the rest at full speed), allocation counts, bytes and the peak of live bytes."""
-    from rvmdbg.vm.machine import VirtualMachine, VMError
-    vm = VirtualMachine(exe)
+    from rvmdbg.debug.machine import machine_for
+    from rvmdbg.vm.machine import VMError
+    vm = machine_for(exe)
     names, kernels = exe.function_names(), exe.kernel_names()
     stream: list = []
     out = {"stream": stream, "result": None, "error": None, "storage": 0, "tensors": 0,
