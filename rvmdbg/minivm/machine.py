@@ -15,10 +15,10 @@ steps. The table is bounded (`MAX_STATES`); past it only the step limit stops a 
 from __future__ import annotations
 
 from rvmdbg.limits import DEFAULT_LIMITS, Limits
-from rvmdbg.minivm.isa import ADD, CH, HL, JM, LD, SUB, reg, wrap
+from rvmdbg.minivm.isa import ADD, CH, HL, JM, LD, SUB, WORD_BITS, reg, wrap
 from rvmdbg.vm.machine import RegisterWrite, StepInfo, VMError
 
-MAX_STATES = 1 << 20   # loop-head states remembered for the repeated-state check
+MAX_STATES = 1 << 17   # loop-head states remembered for the repeated-state check (~25 MB)
 REPEATED_STATE = "repeated state"
 
 
@@ -62,6 +62,8 @@ class MiniMachine:
         for pc, ins in enumerate(self._code):
             heads.update(ins.jump_targets(pc))
         self._heads = frozenset(heads)
+        self._is_head = [pc in heads for pc in range(len(self._code))]
+        self._handlers = [_decode(ins, pc) for pc, ins in enumerate(self._code)]
         self._seen: dict[tuple, int] = {}
         self._full_at: int | None = None   # the step at which the table filled up
 
@@ -216,21 +218,48 @@ class MiniMachine:
     def run(self, until_step: int | None = None, breakpoints=None):
         """Execute until the program halts (returns the result), `steps == until_step`, or
         before an instruction at a (0, pc) in `breakpoints` other than the current one (both
-        return None)."""
+        return None). The same effects as `step()`, over predecoded handlers."""
         self._check_runnable()
         limit = self.limits.max_steps
         end = limit if until_step is None else min(until_step, limit)
-        bps = {pc for fi, pc in breakpoints if fi == 0} if breakpoints else None
+        bps = frozenset(pc for fi, pc in breakpoints if fi == 0) if breakpoints else None
         frame = self.frames[-1]
-        execute = self._execute
+        regs = frame.registers
+        code, is_head, seen = self._handlers, self._is_head, self._seen
+        n = len(code)
+        pc, steps = frame.pc, self.steps
+        check_until = end if self._full_at is None else min(end, self._full_at)
         first = True
-        while self.steps < end:
-            if bps and not first and frame.pc in bps:
-                return None
-            first = False
-            execute(frame)
-            if self.halted:
-                return self.result
+        try:
+            while steps < end:
+                if bps is not None and not first and pc in bps:
+                    return None
+                first = False
+                if is_head[pc] and steps < check_until:
+                    state = (pc, *regs)
+                    seen_at = seen.get(state)
+                    if seen_at is None:
+                        if len(seen) < MAX_STATES:
+                            seen[state] = steps
+                        elif self._full_at is None:
+                            self._full_at = check_until = steps
+                    elif seen_at < steps:
+                        frame.pc, self.steps = pc, steps
+                        raise self._repeat(seen_at, pc, regs)
+                nxt = code[pc](regs)
+                steps += 1
+                if nxt < 0 or nxt >= n:
+                    # HL, or past the last instruction: the loop `while pc < len` ends
+                    frame.pc = pc if nxt < 0 else nxt
+                    self.steps = steps
+                    self.halted = True
+                    self.result = tuple(regs)
+                    self.frames.clear()
+                    return self.result
+                pc = nxt
+        finally:
+            if not self.halted:
+                frame.pc, self.steps = pc, steps
         if until_step is not None and until_step <= limit:
             return None
         raise self._step_limit()
@@ -239,6 +268,53 @@ class MiniMachine:
         """Run from the start to the end; returns the final register file."""
         self.start(name, args)
         return self.run()
+
+
+_HALT = -1
+
+
+def _decode(ins, pc: int):
+    """The handler of one instruction: `h(registers) -> next pc` (`_HALT` to stop), its
+    operands bound here once, so the fast loop does only the instruction's work."""
+    nxt = pc + 1
+    t = type(ins)
+    if t is LD:
+        d, v = ins.dst, ins.value
+
+        def h(regs):
+            regs[d] = v
+            return nxt
+    elif t is ADD or t is SUB:
+        a, b, d = ins.a, ins.b, ins.dst
+        lo, hi = -(1 << (WORD_BITS - 1)), 1 << (WORD_BITS - 1)
+        if t is ADD:
+            def h(regs):
+                v = regs[a] + regs[b]
+                regs[d] = v if lo <= v < hi else wrap(v)
+                return nxt
+        else:
+            def h(regs):
+                v = regs[a] - regs[b]
+                regs[d] = v if lo <= v < hi else wrap(v)
+                return nxt
+    elif t is CH:
+        r, target = ins.test, ins.target
+
+        def h(regs):
+            return target if regs[r] >= 0 else nxt
+    elif t is JM:
+        target = ins.target
+
+        def h(regs):
+            return target
+    elif t is HL:
+        stay = pc if ins.stays else _HALT
+
+        def h(regs):
+            return stay
+    else:
+        raise TypeError(f"not a MiniVM instruction: {ins!r}")
+    return h
 
 
 def run_program(program, limits: Limits | None = None) -> tuple:

@@ -186,3 +186,53 @@ def test_matches_the_plain_loop(prog):
         assert got[0] in ("loop", "limit")   # a long loop: the oracle's budget ran out first
         return
     assert got == (kind, regs)
+
+
+def test_the_benchmark_runs_and_agrees(capsys):
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import bench_minivm
+    bench_minivm.main(["--quick"])   # asserts the sum on each path itself
+    out = capsys.readouterr().out
+    assert "MiniMachine.run (fast path)" in out and "DebugSession.cont" in out
+    # the counting program's instruction count is what the benchmark divides by
+    m = MiniMachine(parse_mvm(bench_minivm.counting_program(7)))
+    m.invoke()
+    assert m.steps == bench_minivm.instructions(7)
+
+
+def test_fast_path_and_step_agree_on_random_programs():
+    import random
+    rng = random.Random(17)
+    for _ in range(40):
+        n = rng.randint(1, 10)
+        lines = []
+        for _ in range(n):
+            k = rng.randrange(5)
+            if k == 0:
+                lines.append(f"LD r{rng.randrange(4)} {rng.randint(-3, 3)}")
+            elif k == 1:
+                lines.append(f"{rng.choice(['ADD', 'SUB'])} r{rng.randrange(4)} "
+                             f"r{rng.randrange(4)} r{rng.randrange(4)}")
+            elif k == 2:
+                lines.append(f"CH r{rng.randrange(4)} {rng.randrange(n)}")
+            elif k == 3:
+                lines.append(f"JM {rng.randrange(n)}")
+            else:
+                lines.append("HL")
+        text = ".registers 4\n.hl stays\n" + "\n".join(lines) if rng.random() < 0.3 else \
+            ".registers 4\n" + "\n".join(lines)
+        outcomes = []
+        for fast in (True, False):
+            m = MiniMachine(parse_mvm(text), Limits(max_steps=300))
+            m.start()
+            try:
+                if fast:
+                    m.run()
+                else:
+                    while not m.halted:
+                        m.step()
+                outcomes.append(("halted", m.result, m.steps))
+            except VMError as err:
+                outcomes.append((getattr(err, "stop_reason", err.limit), err.pc, m.steps))
+        assert outcomes[0] == outcomes[1], text
