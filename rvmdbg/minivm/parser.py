@@ -102,8 +102,6 @@ def parse_mvm(text: str, filename: str = "<input>") -> MiniProgram:
                 where = labels[name][1]
                 fail(f"label {name!r} is defined twice (first at line {where.line})", tok)
             labels[name] = (len(rows), tok)
-            if len(tokens) == 1 and tokens[0].text == ":":
-                tokens.pop(0)
         if not tokens:
             continue
         op_tok = tokens[0]
@@ -119,7 +117,7 @@ def parse_mvm(text: str, filename: str = "<input>") -> MiniProgram:
                 end = (operands[-1] if operands else op_tok)
                 fail(f"{op} takes {len(kinds)} operand{'s' if len(kinds) != 1 else ''}, got "
                      f"{len(operands)}: expected {_USAGE[op]}", line=lineno,
-                     col=end.col + len(end.text), hint=None)
+                     col=end.col + len(end.text))
             fail(f"{op} takes {len(kinds)} operand{'s' if len(kinds) != 1 else ''}, got "
                  f"{len(operands)}: expected {_USAGE[op]}", where)
         last = operands[-1] if operands else op_tok
