@@ -74,7 +74,8 @@ class RegisterPane(LinePane):
                 marks = (r in changed, r in reads, r in writes)
                 old = (r in old_marks[0], r in old_marks[1], r in old_marks[2])
                 # ADT values may hold reference cells, whose contents change in place
-                if v is not old_regs[r] or marks != old or not isinstance(v, np.ndarray):
+                if (v is not old_regs[r] or marks != old
+                        or not isinstance(v, (np.ndarray, np.generic))):
                     versions[i] += 1
                     self.refresh_content_line(i)
             return

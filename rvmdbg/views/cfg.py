@@ -141,7 +141,7 @@ class BranchOutcome:
 
 
 def _scalar(v) -> str:
-    if isinstance(v, np.ndarray) and v.size == 1:
+    if isinstance(v, (np.ndarray, np.generic)) and v.size == 1:
         item = v.reshape(-1)[0].item()
         if isinstance(item, bool):
             return "True" if item else "False"
