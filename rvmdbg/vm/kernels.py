@@ -103,7 +103,8 @@ def _build_from_source(source: str, num_inputs: int, num_outputs: int):
 
 def runtime_kernel(kernel):
     """`kernel` (arrays in, arrays out) on runtime values: NumPy scalars in become 0-d arrays,
-    0-d outputs of scalar dtypes become NumPy scalars. Keeps `scalar_fast`."""
+    0-d outputs of scalar dtypes become NumPy scalars. Keeps `scalar_fast` and
+    `intermediate_bytes`."""
     def on_values(inputs):
         out = kernel([np.asarray(v) if type(v) in SCALAR_TYPES else v for v in inputs])
         if type(out) is tuple:
@@ -112,6 +113,9 @@ def runtime_kernel(kernel):
     fast = getattr(kernel, "scalar_fast", None)
     if fast is not None:
         on_values.scalar_fast = fast
+    held = getattr(kernel, "intermediate_bytes", None)
+    if held is not None:
+        on_values.intermediate_bytes = held
     return on_values
 
 
