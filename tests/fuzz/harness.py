@@ -7,10 +7,26 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hypothesis import HealthCheck, settings
+
 ROOT = Path(__file__).resolve().parents[2]
 CHILD = Path(__file__).resolve().parent / "child.py"
 # what a case may take at most: far below the machine's memory, far above any sane case
 MEMORY_CAP = 3 << 30
+
+
+_QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
+
+
+def brief(examples: int = 3):
+    """The suite's campaign: a few batches, the same every run (derandomized)."""
+    return settings(max_examples=examples, deadline=None, derandomize=True,
+                    suppress_health_check=_QUIET)
+
+
+def long(examples: int):
+    """The `-m fuzz` campaign: many batches, new ones every run."""
+    return settings(max_examples=examples, deadline=None, suppress_health_check=_QUIET)
 
 
 def run_cases(cases: list[dict], config_home, timeout: float = 600.0) -> list[dict]:

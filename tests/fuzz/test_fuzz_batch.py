@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given, strategies as st
 
-from harness import assert_clean, run_cases
+from harness import assert_clean, brief, long, run_cases
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = ["sum_up.relay", "list_ops.relay", "option.relay", "refs.relay", "closures.relay",
@@ -59,18 +59,14 @@ def _campaign(batch, tmp_path):
     return seen
 
 
-@settings(max_examples=3, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                 HealthCheck.function_scoped_fixture])
+@brief()
 @given(batch=scripts(15))
 def test_random_batch_scripts_end_with_a_contract_exit_code(batch, tmp_path):
     _campaign(batch, tmp_path)
 
 
 @pytest.mark.fuzz
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                 HealthCheck.function_scoped_fixture])
+@long(60)
 @given(batch=scripts(40))
 def test_random_batch_scripts_long(batch, tmp_path):
     _campaign(batch, tmp_path)

@@ -12,9 +12,9 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given, strategies as st
 
-from harness import assert_clean, run_cases
+from harness import assert_clean, brief, long, run_cases
 
 ROOT = Path(__file__).resolve().parents[2]
 # programs/ run with the arguments of their `// args:` line; TVM's printed corpus (no such
@@ -111,18 +111,14 @@ def _campaign(batch, tmp_path):
     return assert_clean(batch, outcomes)
 
 
-@settings(max_examples=3, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                 HealthCheck.function_scoped_fixture])
+@brief()
 @given(batch=cases(20))
 def test_mutated_programs_and_arguments_fail_cleanly(batch, tmp_path):
     _campaign(batch, tmp_path)
 
 
 @pytest.mark.fuzz
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                 HealthCheck.function_scoped_fixture])
+@long(60)
 @given(batch=cases(50))
 def test_mutated_programs_and_arguments_long(batch, tmp_path):
     _campaign(batch, tmp_path)

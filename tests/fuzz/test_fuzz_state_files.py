@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given, strategies as st
 
-from harness import assert_clean, run_cases
+from harness import assert_clean, brief, long, run_cases
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = "sum_up.relay"
@@ -119,18 +119,14 @@ def _campaign(batch, tmp_path):
             assert out["code"] == 2 and "terminal" in out["stderr"], (case, out)
 
 
-@settings(max_examples=3, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                 HealthCheck.function_scoped_fixture])
+@brief()
 @given(batch=cases(16))
 def test_damaged_state_files_give_a_note_and_a_fresh_start(batch, tmp_path):
     _campaign(batch, tmp_path)
 
 
 @pytest.mark.fuzz
-@settings(max_examples=50, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                 HealthCheck.function_scoped_fixture])
+@long(50)
 @given(batch=cases(40))
 def test_damaged_state_files_long(batch, tmp_path):
     _campaign(batch, tmp_path)
