@@ -43,6 +43,7 @@ class RegisterPane(LinePane):
         self.writes: set[int] = set()
         self.params = 0
         self.constructor_types: dict[str, str] = {}
+        self.register_prefix = "$"   # "r" for a MiniVM program, as its text names registers
         self.message = "no frame"
         self._generation = 0
         self._versions: list[int] = []
@@ -95,10 +96,11 @@ class RegisterPane(LinePane):
         rows = layout.rows
         self._generation += 1
         self._versions = [0] * len(rows)
-        self._name_width, self._type_width = layout.name_width, layout.type_width
+        self._name_width = layout.digits + len(self.register_prefix)
+        self._type_width = layout.type_width
         self.border_title = title
         self.set_lines(len(rows) if rows else 1,
-                       4 + layout.name_width + layout.type_width + _SUMMARY_WIDTH)
+                       4 + self._name_width + layout.type_width + _SUMMARY_WIDTH)
         if keep is not None and keep in layout.row_set:
             self.set_cursor(layout.row_index(keep), quiet=True)
 
@@ -134,7 +136,8 @@ class RegisterPane(LinePane):
         if r is None:
             return self.message
         v = self.registers[r]
-        return f"${r} {value_type(v, self.constructor_types)} {value_summary(v, _SUMMARY_WIDTH)}"
+        return (f"{self.register_prefix}{r} {value_type(v, self.constructor_types)} "
+                f"{value_summary(v, _SUMMARY_WIDTH)}")
 
     def render_full_line(self, index: int, cursor: str):
         base = self.base_style
@@ -157,7 +160,7 @@ class RegisterPane(LinePane):
             segs.append(Segment(" ", base))
         name_style = base + st("registers--name", "registers--changed" if changed else
                                "registers--param" if r < self.params else "registers--name")
-        segs.append(Segment(f"{'$' + str(r):<{self._name_width}} ", name_style))
+        segs.append(Segment(f"{self.register_prefix + str(r):<{self._name_width}} ", name_style))
         vtype = value_type(v, self.constructor_types)
         if len(vtype) > self._type_width:
             vtype = vtype[:self._type_width - 1] + "~"
@@ -182,7 +185,7 @@ class _Layout:
         self.rows = sorted(self.row_set)
         self.changed = {r for r in changed if 0 <= r < n}
         self.mutable = set(heap_registers(regs))
-        self.name_width = len(str(n)) + 1
+        self.digits = len(str(n))   # of the highest register number
         types = [len(value_type(regs[i], constructor_types)) for i in self.rows[:2000]]
         self.type_width = min(_TYPE_WIDTH, max(types, default=4))
         self.rows_moved = False
