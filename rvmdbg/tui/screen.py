@@ -96,7 +96,7 @@ class DebuggerScreen(Screen):
 
     # Keys that move execution are disabled (shown dim) while a run is in progress.
     DRIVING = {"step", "next", "finish", "cont", "rstep", "rnext", "rfinish", "rcont", "goto",
-               "run_to_cursor", "toggle_breakpoint", "watch_cursor", "command", "restart"}
+               "run_to_cursor", "toggle_breakpoint", "watch_cursor", "command", "restart", "quiz"}
 
     BINDINGS = [
         Binding("s,f11", "step", "Step", tooltip="Step one instruction, into calls (F11)", id="step"),
@@ -128,6 +128,8 @@ class DebuggerScreen(Screen):
                 tooltip="View 3: control flow and ADTs", id="view-control"),
         Binding("v", "views", "Last view", show=False, tooltip="Reopen the last teaching view",
                 id="views"),
+        Binding("Q", "quiz", "Quiz", show=False,
+                tooltip="Check yourself: predict the next step, then the VM answers", id="quiz"),
         Binding("tab", "cycle_pane(1)", "Next pane", show=False, tooltip="Focus the next pane", id="next-pane"),
         Binding("shift+tab", "cycle_pane(-1)", "Previous pane", show=False, tooltip="Focus the previous pane",
                 id="previous-pane"),
@@ -950,6 +952,12 @@ class DebuggerScreen(Screen):
 
     def action_views(self) -> None:
         self.action_open_view(getattr(self.app, "last_teaching_view", "flow"))
+
+    def action_quiz(self) -> None:
+        from rvmdbg.tui.quiz_screen import open_quiz
+        error = open_quiz(self.app)
+        if error:
+            self.status.set_message(error, warning=True)
 
     def action_help(self) -> None:
         sections = [("Everywhere", self.BINDINGS)]
