@@ -969,6 +969,13 @@ class DebuggerScreen(Screen):
         sections.append(("Console (o shows it, Tab focuses it)", CommandOutput.BINDINGS))
         sections.append(("Command line (:)", CommandLine.BINDINGS))
         sections.append(("Search box (/)", SearchBar.BINDINGS))
+        from rvmdbg.tui.quiz_screen import QuizScreen
+        from rvmdbg.tui.views.flow import FlowScreen
+        sections.append(("Quiz (Q, also in the views)",
+                         [Binding("1-9", "choose", tooltip="Answer with that choice; the VM "
+                                  "then answers by stepping")]
+                         + [b for b in QuizScreen.BINDINGS if b.tooltip]))
+        sections.append(("View 1 (1)", FlowScreen.BINDINGS))
         self.app.push_screen(HelpScreen(sections, getattr(self.app, "keymap", None)))
 
     def _close_box(self, box, refocus: bool = True) -> None:

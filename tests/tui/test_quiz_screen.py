@@ -81,3 +81,36 @@ async def test_the_quiz_says_when_the_program_has_ended(tmp_path):
         if app.screen.quiz.current is not None:   # the executor question comes first
             await press(app, pilot, "1", "enter")
         assert "no more questions" in _text(app, "#quiz-question")
+
+
+async def test_m_in_view_1_lists_the_misconceptions_with_their_evidence(tmp_path):
+    from rvmdbg.tui.misconceptions_screen import MisconceptionsScreen
+    from rvmdbg.tui.views.flow import FlowScreen
+    app = make_app("programs/sum_up.relay", ["2"], config_dir=str(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await press(app, pilot, "1")
+        assert isinstance(app.screen, FlowScreen)
+        await press(app, pilot, "M")
+        assert isinstance(app.screen, MisconceptionsScreen)
+        await wait_for(pilot, lambda: "kill_register $4" in _text(app, "#mis-text"),
+                       "the first claim's evidence")
+        assert "registers_freed_at_return.relay" in _text(app, "#mis-text")
+        await press(app, pilot, "down", "down")
+        await wait_for(pilot, lambda: "100 / 0 never happens" in _text(app, "#mis-text"),
+                       "the third claim's evidence")
+        await press(app, pilot, "escape")
+        assert isinstance(app.screen, FlowScreen)
+
+
+async def test_help_lists_the_quiz_and_view_1_keys(tmp_path):
+    from rvmdbg.tui.help_screen import HelpScreen
+    app = make_app("programs/sum_up.relay", ["2"], config_dir=str(tmp_path))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await press(app, pilot, "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        rows = dict(app.screen.rows())
+        assert "Check yourself" in rows["Q"]
+        assert "VM then answers" in rows["1-9"]
+        assert "misconceptions" in rows["M"]
