@@ -680,7 +680,7 @@ def cmd_quiz(ns: argparse.Namespace) -> int:
     skip, q to stop); the VM answers by stepping. The score is printed at the end (also at
     EOF, so piped answers work)."""
     from rvmdbg.debug import DebugSession
-    from rvmdbg.debug.quiz import Quiz, question_lines, verdict_lines
+    from rvmdbg.views.quiz import Quiz, question_lines, verdict_lines
     from rvmdbg.vm.machine import VMError
     program = load_program(ns.program)
     entry = ns.entry.lstrip("@")

@@ -1,5 +1,5 @@
 """`Q`: check yourself, on the screen. A dialog asks a question about the next step of the
-program being debugged (`rvmdbg.debug.quiz`), the number keys answer, and the VM answers by
+program being debugged (`rvmdbg.views.quiz`), the number keys answer, and the VM answers by
 really stepping, through the debugger screen so its panes follow.
 
 One `Quiz` per app and session (`app_quiz`): closing the dialog and opening it again keeps
@@ -14,7 +14,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from rvmdbg.debug.quiz import Quiz
+from rvmdbg.views.quiz import Quiz
 
 MAX_CHOICES = 9
 

@@ -1,4 +1,4 @@
-"""The check-yourself quiz (rvmdbg.debug.quiz): its answers are what the VM does.
+"""The check-yourself quiz (rvmdbg.views.quiz): its answers are what the VM does.
 
 Each stepping question is answered by the session; a second, plain VM stepped alongside with
 `VirtualMachine.step()` is the witness: its `StepInfo` (next pc, registers written) must give
@@ -9,13 +9,39 @@ from __future__ import annotations
 
 import pytest
 
-from dbg_helpers import executable, program, _module
+from functools import lru_cache
+from pathlib import Path
+
+from rvmdbg.args import parse_program_args
 from rvmdbg.debug import DebugSession
 from rvmdbg.debug import deps as deps_mod
-from rvmdbg.debug.quiz import END, Quiz, executor_verdict, question_lines, verdict_lines
+from rvmdbg.views.quiz import END, Quiz, executor_verdict, question_lines, verdict_lines
 from rvmdbg.values import values_equal
 from rvmdbg.vm.executable import Executable, VMFunction
+from rvmdbg.relay.loader import load_file, program_default_args
+from rvmdbg.relay.typecheck import check_module
+from rvmdbg.vm.compiler import compile_module
 from rvmdbg.vm.machine import VirtualMachine
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@lru_cache(maxsize=None)
+def _module(name: str):
+    return check_module(load_file(str(ROOT / "programs" / name)))
+
+
+@lru_cache(maxsize=None)
+def _executable(name: str):
+    return compile_module(_module(name))
+
+
+def program(name: str, args=None):
+    """(executable, argument values) of programs/NAME (its `// args:` line by default)."""
+    if args is None:
+        args = program_default_args((ROOT / "programs" / name).read_text()) or []
+    return _executable(name), parse_program_args(_module(name), "main", args)
+
 
 PROGRAMS = ["sum_up.relay", "loop.relay", "fib.relay", "closures.relay", "list_ops.relay",
             "mlp.relay", "refs.relay", "tuples.relay", "option.relay"]
