@@ -171,11 +171,14 @@ class Quiz:
     # ------------------------------------------------------------ asking
 
     def question(self) -> Question | None:
-        """The question waiting for an answer (a new one when the last was answered), or None
-        when the program has finished."""
-        if self.current is None:
-            self.current = self._generate()
-        return self.current
+        """The question waiting for an answer (a new one when the last was answered or the
+        session has moved since it was asked), or None when the program has finished."""
+        q = self.current
+        if q is not None and q.kind != "executor" and q.at_step != self.session.step_count:
+            q = None   # the session moved since it was asked (the debugger stepped): ask anew
+        if q is None:
+            q = self.current = self._generate()
+        return q
 
     def _generate(self) -> Question | None:
         if self._executor is None:

@@ -185,3 +185,14 @@ def test_no_question_once_the_program_has_finished():
     assert quiz.done and quiz.session.finished
     with pytest.raises(ValueError):
         quiz.answer(0)
+
+
+def test_a_question_is_asked_anew_when_the_session_moved_before_the_answer():
+    quiz, _, _ = _quiz("loop.relay", 1, kinds=("next-pc",))
+    q = quiz.question()
+    assert q.at_step == 0
+    quiz.session.step(3)          # the debugger stepped while the question was open
+    q2 = quiz.question()
+    assert q2 is not q and q2.at_step == 3
+    v = quiz.answer(0)
+    assert v.correct is not None and quiz.session.step_count == 4
