@@ -502,6 +502,9 @@ def _commands_without_terminal() -> list[str] | None:
     that came on stdin, for batch mode ([] when none came)."""
     if sys.stdin.isatty() and sys.stdout.isatty():
         return None
+    from rvmdbg.serve import served_in_browser
+    if served_in_browser():  # a browser tab's screen: the pipes carry its terminal
+        return None
     if sys.stdin.isatty():
         return []
     lines = sys.stdin.read().splitlines()
@@ -745,6 +748,21 @@ COMMANDS["quiz"] = Command("quiz", "check yourself: predict each step (next pc, 
 
 COMMANDS["dap"] = Command("dap", "serve the Debug Adapter Protocol (for editors) on stdin/stdout "
                                  "or --port N", _configure_dap, cmd_dap)
+
+
+def _configure_serve(p: argparse.ArgumentParser) -> None:
+    from rvmdbg.serve import add_serve_options
+    _configure_screen(p)
+    add_serve_options(p)
+
+
+def cmd_serve(ns: argparse.Namespace) -> int:
+    from rvmdbg.serve import cmd_serve as serve
+    return serve(ns)
+
+
+COMMANDS["serve"] = Command("serve", "serve the debugger screen to browsers (textual-serve), "
+                                     "one debugger per tab", _configure_serve, cmd_serve)
 # The command `rvmdbg PROGRAM [ARG...]` means when its first word is no command (None: an error).
 DEFAULT_COMMAND: str | None = "screen"
 
