@@ -76,3 +76,13 @@ def test_a_program_that_fails_while_answering_exits_1():
     assert code == 1
     assert "the VM could not answer" in out and "score: 0/0" in out
     assert "@expect" in err
+
+
+def test_the_minivm_is_quizzed_through_the_same_protocol():
+    code, out, _ = quiz("programs/demo.mvm", answers="1\n" * 20)
+    assert code == 0
+    assert "CH jumped to pc 5" in out            # r1 = 3 >= 0: the branch is taken
+    assert "The VM did: r0 (r0 = 5)" in out        # ADD r1 r2 r0, named as the program names them
+    assert "the program finished" in out
+    code, out, err = quiz("programs/demo_spin.mvm", answers="1\n" * 20)
+    assert code == 1 and "repeated state" in out and "never halts" in err

@@ -73,13 +73,14 @@ class Verdict:
         return self.chosen is not None and self.correct is not None
 
 
-def _regs_text(regs) -> str:
-    return ", ".join(f"${r}" for r in sorted(regs)) if regs else "none"
+def _regs_text(regs, prefix: str = "$") -> str:
+    return ", ".join(f"{prefix}{r}" for r in sorted(regs)) if regs else "none"
 
 
 def swap_reason(fn, pc_a: int, pc_b: int, exe=None) -> str:
     """Why two instructions of `fn` may or may not trade places, in one line (the facts
     `deps.may_swap` decides on)."""
+    prefix = getattr(exe, "register_prefix", "$")
     code = fn.instructions
     lo, hi = min(pc_a, pc_b), max(pc_a, pc_b)
     if deps_mod.may_swap(fn, pc_a, pc_b, exe):
@@ -106,7 +107,7 @@ def swap_reason(fn, pc_a: int, pc_b: int, exe=None) -> str:
                       "WAW": set(wa) & set(wb)}[kind]
             words = {"RAW": "read after write", "WAR": "write after read",
                      "WAW": "write after write"}[kind]
-            return f"{kind} ({words}) on {_regs_text(shared)} between pc {a} and pc {b}"
+            return f"{kind} ({words}) on {_regs_text(shared, prefix)} between pc {a} and pc {b}"
     return "they may not"   # not reached: may_swap refuses only for the reasons above
 
 
@@ -150,6 +151,7 @@ class Quiz:
         self._step = step or (lambda: session.step())
         self.kinds = tuple(k for k in KINDS if k in kinds)
         self.entry = entry or session.entry
+        self.prefix = getattr(self.exe, "register_prefix", "$")   # `r3` on the MiniVM
         self.asked = 0
         self.right = 0
         self.current: Question | None = None
@@ -239,7 +241,7 @@ class Quiz:
         lines = [f"@{frame.func_name} pc={frame.pc}: {self._text(ins)}"]
         for r in dict.fromkeys(ins.reads()):
             v = frame.registers[r] if r < len(frame.registers) else None
-            lines.append(f"  ${r} = {value_text(v, 50)}")
+            lines.append(f"  {self.prefix}{r} = {value_text(v, 50)}")
         return lines
 
     def _where(self, func_index: int, pc: int, why: str = "") -> str:
@@ -284,7 +286,8 @@ class Quiz:
     def _writes_question(self, frame, ins) -> Question:
         reads, writes = deps_mod.read_write_sets(ins)
         r, w = frozenset(reads), frozenset(writes)
-        options = [(w, _regs_text(w)), (r, _regs_text(r)), (r | w, _regs_text(r | w)),
+        p = self.prefix
+        options = [(w, _regs_text(w, p)), (r, _regs_text(r, p)), (r | w, _regs_text(r | w, p)),
                    (frozenset(), "none")]
         return self._new("writes", f"After this step, which registers of @{frame.func_name} "
                                    "(this frame) hold a new value?",
@@ -388,13 +391,18 @@ class Quiz:
         if ins.is_call:
             return ("a call pushes a new frame and starts the callee at pc 0; the caller's "
                     "destination register is written only when the callee returns")
+        if key == END:
+            return f"{ins.name} in the outermost frame ends the program"
         if ins.is_return:
-            if key == END:
-                return "ret in the outermost frame ends the program with its result"
             return ("ret pops this frame (its registers go with it) and the caller resumes "
                     "after its invoke, with the result in the invoke's destination")
         if isinstance(ins, bc.Goto):
             return f"goto adds its offset {ins.pc_offset} to the pc"
+        if ins.is_jump:
+            went = key[1] if isinstance(key, tuple) else None
+            if went == pc + 1:
+                return f"{ins.name} did not jump: its condition did not hold, on to pc {went}"
+            return f"{ins.name} jumped to pc {went}"
         return f"{ins.name} falls through to the next instruction"
 
     def _answer_writes(self, q: Question):
@@ -420,10 +428,11 @@ class Quiz:
             why = (f"the kernel writes its output register(s) {_regs_text(writes)}; "
                    "its inputs are only read")
         else:
-            why = (f"{ins.name} writes {_regs_text(writes)}; what it reads "
-                   f"({_regs_text(reads)}) keeps its value")
-        new = ", ".join(f"${r} = {value_text(after[r], 30)}" for r in sorted(changed))
-        answer = f"{_regs_text(changed)}" + (f" ({new})" if new else "")
+            p = self.prefix
+            why = (f"{ins.name} writes {_regs_text(writes, p)}; what it reads "
+                   f"({_regs_text(reads, p)}) keeps its value")
+        new = ", ".join(f"{self.prefix}{r} = {value_text(after[r], 30)}" for r in sorted(changed))
+        answer = _regs_text(changed, self.prefix) + (f" ({new})" if new else "")
         return self._index(q, changed), answer, why, stop
 
     def _answer_swap(self, q: Question):

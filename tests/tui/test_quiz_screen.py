@@ -114,3 +114,15 @@ async def test_help_lists_the_quiz_and_view_1_keys(tmp_path):
         assert "Check yourself" in rows["Q"]
         assert "VM then answers" in rows["1-9"]
         assert "misconceptions" in rows["M"]
+
+
+async def test_q_on_a_minivm_program(tmp_path):
+    app = make_app("programs/demo.mvm", config_dir=str(tmp_path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await press(app, pilot, "Q")
+        assert isinstance(app.screen, QuizScreen)
+        assert "@main pc=0: LD r1 3" in _text(app, "#quiz-about")
+        await press(app, pilot, "1")
+        assert app.session.step_count == 1
+        assert "The VM did:" in _text(app, "#quiz-feedback")
