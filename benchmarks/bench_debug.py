@@ -1,7 +1,12 @@
 """What asking the debugger a question costs: motions through the debugger protocol
 (`DebugSession`) on fib(22), each beside plain `continue`. Prints figures; asserts nothing.
 
-    python3 benchmarks/bench_debug.py [--quick] [--repeats N]
+    python3 benchmarks/bench_debug.py [--quick] [--repeats N] [--before-tree DIR]
+
+`--before-tree DIR` measures the same cases, in the same rounds, with the rvmdbg of another
+checkout (e.g. `git archive d94e33a | tar -x -C DIR`, the commit before traps) for the
+"before" column; without it that column shows the figures recorded in BEFORE. Times are CPU
+seconds of this process (the machine is shared: wall time follows the other jobs' load).
 
 Every case starts a fresh session (so each pays for recording history the same way), moves
 to where the case begins, and times one motion (or, for watchpoints, `continue` repeated
@@ -26,13 +31,18 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
+import subprocess
 import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+if "--tree" in sys.argv:   # a child measuring another checkout
+    sys.path.insert(0, sys.argv[sys.argv.index("--tree") + 1])
+else:
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from rvmdbg.debug import DebugSession  # noqa: E402
 from rvmdbg.limits import Limits  # noqa: E402
@@ -44,7 +54,8 @@ ROOT = os.path.join(os.path.dirname(__file__), "..", "programs")
 LIMITS = Limits(max_steps=10 ** 9)
 
 # Seconds measured on fib(22) with this script before watchpoints and conditions became
-# traps (2026-12-01 02:21 UTC, commit d94e33a, load average 3.8-5.1 on 2 cores; best of 3).
+# traps (wall time, best of 3).
+BEFORE_WHEN = "2026-12-01 02:21 UTC, commit d94e33a, load average 3.8-5.1 on 2 cores"
 BEFORE = {
     "plain continue": 0.414,
     "continue, condition never true": 0.663,
@@ -183,36 +194,59 @@ CASES = [
 ]
 
 
+def one_round(exe, n) -> dict:
+    """label -> (CPU seconds, detail) of every case, once."""
+    out = {}
+    for label, make in CASES:
+        motion = make(exe, n)
+        gc.collect()
+        t = time.process_time()
+        detail = motion()
+        out[label] = (time.process_time() - t, detail)
+        del motion
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fib(12), one round (a smoke run)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--n", type=int, default=22)
+    ap.add_argument("--before-tree", metavar="DIR", help="measure DIR's rvmdbg as 'before'")
+    ap.add_argument("--tree", help=argparse.SUPPRESS)   # child: one round as JSON
     ns = ap.parse_args()
     n = 12 if ns.quick else ns.n
-    repeats = 1 if ns.quick else ns.repeats
     exe = compile_module(check_module(load_file(os.path.join(ROOT, "fib.relay"))))
-    print(f"fib({n}) through DebugSession, best of {repeats}; load average {load_avg()}")
+    if ns.tree:
+        print(json.dumps(one_round(exe, n)))
+        return
+    repeats = 1 if ns.quick else ns.repeats
+    print(f"fib({n}) through DebugSession, CPU s, best of {repeats}; load average {load_avg()}")
+    best: dict = {}
+    best_before: dict = {}
+    for _ in range(repeats):
+        if ns.before_tree:
+            child = subprocess.run(
+                [sys.executable, __file__, "--tree", os.path.abspath(ns.before_tree),
+                 "--n", str(n)], capture_output=True, text=True, check=True)
+            for label, (t, _) in json.loads(child.stdout.splitlines()[-1]).items():
+                best_before[label] = min(t, best_before.get(label, t))
+        for label, (t, detail) in one_round(exe, n).items():
+            if label not in best or t < best[label][0]:
+                best[label] = (t, detail)
+    if not ns.before_tree:
+        best_before = dict(BEFORE) if n == 22 else {}
+        print(f"before: figures recorded in BEFORE (wall s, {BEFORE_WHEN})")
     print(f"{'motion':<34}{'s':>9}{'x plain':>9}{'before s':>10}{'x plain':>9}  detail")
-    base = None
-    base_before = BEFORE.get("plain continue") if n == 22 else None
-    for label, make in CASES:
-        best, detail = None, ""
-        for _ in range(repeats):
-            motion = make(exe, n)
-            gc.collect()
-            t = time.perf_counter()
-            detail = motion()
-            elapsed = time.perf_counter() - t
-            best = elapsed if best is None else min(best, elapsed)
-            del motion
-        if base is None:
-            base = best
-        before = BEFORE.get(label) if n == 22 else None
+    base = best["plain continue"][0]
+    base_before = best_before.get("plain continue")
+    for label, _ in CASES:
+        t, detail = best[label]
+        before = best_before.get(label)
         b_text = f"{before:>10.3f}" if before is not None else f"{'-':>10}"
         br_text = (f"{before / base_before:>9.2f}" if before is not None and base_before
                    else f"{'-':>9}")
-        print(f"{label:<34}{best:>9.3f}{best / base:>9.2f}{b_text}{br_text}  {detail}")
+        print(f"{label:<34}{t:>9.3f}{t / base:>9.2f}{b_text}{br_text}  {detail}")
     print(f"target: continue with watchpoints or a never-true condition <= 1.2x plain; "
           f"load average after {load_avg()}")
 

@@ -12,8 +12,9 @@ A breakpoint is a spec the user typed, resolved against the executable to a set 
 
 Each may carry a condition over the stopped frame's registers, e.g. `$3 == 0 and $1 != Nil`:
 comparisons of register scalars (or an ADT value's constructor) with literals or registers,
-`+ -`, `and or not` (also `&& || !`), parentheses. It is parsed into a small tree and
-evaluated by walking it; nothing is ever handed to Python's eval.
+`+ -`, `and or not` (also `&& || !`), parentheses. It is parsed into a small tree, which is
+compiled once into nested closures over the register file (`compile_condition`); nothing is
+ever handed to Python's eval.
 
 A breakpoint may also carry a hit condition over the number of times it was hit going forward
 (`5` or `== 5`: the fifth hit only; `>= 5`, `> 5`, `< 5`, `<= 5`; `% 5`: every fifth), and a
@@ -26,6 +27,7 @@ numbering, as in gdb.
 """
 from __future__ import annotations
 
+import operator
 import re
 from dataclasses import dataclass, field
 
@@ -195,14 +197,21 @@ def _registers_used(tree) -> set[int]:
 
 
 class Condition:
-    """A parsed condition; `evaluate(registers)` -> bool or raises ConditionError."""
+    """A parsed condition; `evaluate(registers)` -> bool or raises ConditionError.
+    `holds` is the same test compiled once into closures (what traps call)."""
 
     def __init__(self, text: str):
         self.text = text.strip()
         self.tree = _Parser(self.text).parse()
         self.registers = _registers_used(self.tree)
+        self.holds = compile_condition(self.tree)
 
     def evaluate(self, registers) -> bool:
+        return self.holds(registers)
+
+    def walk(self, registers) -> bool:
+        """The condition evaluated by walking its tree: the reference `holds` must agree
+        with (the tests compare them)."""
         return _truth(self._eval(self.tree, registers))
 
     def _eval(self, node, regs):
@@ -237,6 +246,107 @@ class Condition:
 
     def __str__(self) -> str:
         return self.text
+
+
+_NDARRAY = np.ndarray
+_ORDER = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+          ">": operator.gt, ">=": operator.ge}
+
+
+def compile_condition(tree):
+    """`fn(registers) -> bool` for a parsed condition tree: one closure per node, made once,
+    with the same results and the same ConditionErrors as walking the tree."""
+    test = _compile(tree)
+    if tree[0] in ("cmp", "and", "or", "not"):
+        return test   # these give a bool already
+
+    def holds(regs):
+        v = test(regs)
+        if type(v) is bool:
+            return v
+        return _truth(v)
+    return holds
+
+
+def _compile(node):
+    kind = node[0]
+    if kind == "lit":
+        value = node[1]
+        return lambda regs: value
+    if kind == "con":
+        con = _Con(node[1])
+        return lambda regs: con
+    if kind == "reg":
+        r = node[1]
+
+        def reg(regs):
+            try:
+                v = regs[r]
+            except IndexError:
+                raise ConditionError(f"${r} is outside the register file "
+                                     f"(size {len(regs)})") from None
+            if type(v) is _NDARRAY and v.size == 1:
+                return v.item()
+            return _operand(v, r)
+        return reg
+    if kind in ("or", "and"):
+        a, b = _compile(node[1]), _compile(node[2])
+        if kind == "or":
+            return lambda regs: _truth(a(regs)) or _truth(b(regs))
+        return lambda regs: _truth(a(regs)) and _truth(b(regs))
+    if kind == "not":
+        a = _compile(node[1])
+        return lambda regs: not _truth(a(regs))
+    if kind == "neg":
+        a = _compile(node[1])
+
+        def neg(regs):
+            v = a(regs)
+            _need_number(v, "-")
+            return -v
+        return neg
+    if kind == "arith":
+        op, a, b = node[1], _compile(node[2]), _compile(node[3])
+        fn = operator.add if op == "+" else operator.sub
+
+        def arith(regs):
+            x, y = a(regs), b(regs)
+            _need_number(x, op)
+            _need_number(y, op)
+            return fn(x, y)
+        return arith
+    if kind == "cmp":
+        op, a, b = node[1], _compile(node[2]), _compile(node[3])
+        fn = _ORDER[op]
+        if node[2][0] == "reg" and node[3][0] == "lit":
+            return _compare_register(op, node[2][1], node[3][1])
+
+        def cmp(regs):
+            x, y = a(regs), b(regs)
+            if type(x) is _Con or type(y) is _Con:
+                return _compare(op, x, y)
+            return fn(x, y)
+        return cmp
+    raise BreakpointError(f"bad condition node {kind}")  # unreachable for parsed trees
+
+
+def _compare_register(op: str, r: int, literal):
+    """`$r OP literal`, the most common condition, as one closure."""
+    fn = _ORDER[op]
+
+    def cmp(regs):
+        try:
+            v = regs[r]
+        except IndexError:
+            raise ConditionError(f"${r} is outside the register file "
+                                 f"(size {len(regs)})") from None
+        if type(v) is _NDARRAY and v.size == 1:
+            return fn(v.item(), literal)
+        x = _operand(v, r)
+        if type(x) is _Con:
+            return _compare(op, x, literal)
+        return fn(x, literal)
+    return cmp
 
 
 class _Con:

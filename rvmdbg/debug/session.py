@@ -47,6 +47,7 @@ from rvmdbg.debug.config import restore_breakpoints, save_breakpoints
 from rvmdbg.debug.deps import DepRead, Deps
 from rvmdbg.debug.heap import HeapNode, heap_of, same_value, value_text, value_type
 from rvmdbg.debug.history import DEFAULT_INTERVAL, History, RefJournal, instrument
+from rvmdbg.debug.traps import TrapPlan
 from rvmdbg.limits import DEFAULT_LIMITS
 from rvmdbg.values import copy_values
 from rvmdbg.vm.machine import VirtualMachine, VMError
@@ -191,6 +192,7 @@ class DebugSession:
         self._def_use: dict[int, dict] = {}
         self._writers: dict[int, dict] = {}  # func index -> deps.writers_by_register
         self._deps_cache: dict = {}
+        self._visit_checks: tuple | None = None   # (traps, pred, checks) of the last search
         self._baseline: dict[int, tuple] = {}
         self.last_event: StopEvent | None = None
         self.heap_truncated = False
@@ -408,41 +410,50 @@ class DebugSession:
         start = vm.steps
         if until is not None and until <= start:
             return self._event("step")
-        bps = self.breakpoints.locations() if use_breaks else {}
-        stop_locs, stop_pred = stop if stop is not None else (frozenset(), None)
-        traps = frozenset(bps) | stop_locs
-        watches = self._live_watches() if use_breaks else []
+        plan = TrapPlan(vm, self.exe, "forward", count_hits, self._log)
+        if use_breaks:
+            plan.add_breakpoints(self.breakpoints.locations())
+            plan.add_watches(self._live_watches())
+        if stop is not None:
+            plan.add_stop(*stop)
+        plan.finish()
+        plan.start()
+        traps = plan.traps
+        armed = bool(plan.checks)
         interval = self.history.interval
         progress = [time.monotonic(), start]
+        first = True
         while True:
             end = (vm.steps // interval + 1) * interval
             if until is not None and until < end:
                 end = until
-            hit = None
             try:
-                if watches:
-                    hit = self._step_until(end, traps, watches, count_hits)
-                else:
-                    vm.run(until_step=end, breakpoints=traps or None)
+                # A run never checks where it starts: a chunk that begins at a trap does
+                # that trap's work first (the first chunk: only the watched writes).
+                if armed and plan.settle(not first, not first, end):
+                    self._note_position()
+                    return self._event(*plan.take())
+                if not first:
+                    if self._interrupt.is_set():
+                        self._note_position()
+                        return self._event("interrupted")
+                    self._progress(progress)
+                first = False
+                if vm.steps < end and not vm.halted:
+                    vm.run(until_step=end, breakpoints=traps, checks=plan.checks,
+                           scoped=plan.scoped)
             except VMError as err:
                 self._note_position()
                 return self._failed(err)
             self._note_position()
-            if hit is not None:
-                return hit
+            if plan.decision is not None:
+                return self._event(*plan.take())
             if vm.halted:
                 return self._finished()
-            if traps and vm.steps > start:
-                loc = vm.location
-                if loc in traps:
-                    ev = self._check_stop(loc, bps, stop_locs, stop_pred, count_hits)
-                    if ev is not None:
-                        return ev
             if until is not None and vm.steps >= until:
+                if armed and plan.settle(True, True, vm.steps):
+                    return self._event(*plan.take())
                 return self._event("step")
-            if self._interrupt.is_set():
-                return self._event("interrupted")
-            self._progress(progress)
 
     def _live_watches(self) -> list[Watchpoint]:
         """Enabled watchpoints whose activation is on the stack or not pushed yet: a frame
@@ -451,30 +462,6 @@ class DebugSession:
         return [w for w in self.watches if w.enabled and (
             w.serial > pushes
             or (w.depth < len(frames) and frames[w.depth].serial == w.serial))]
-
-    def _check_stop(self, loc, bps, stop_locs, stop_pred, count_hits) -> StopEvent | None:
-        regs = self.vm.frames[-1].registers
-        hits = []
-        message = None
-        for bp in bps.get(loc, ()):
-            ok, msg = bp.test(regs)
-            if not ok:
-                continue
-            if count_hits:
-                if not bp.counts():
-                    continue
-            elif not bp.searched_backward:
-                continue
-            if bp.log_message is not None:
-                self._log(bp, regs)
-                continue
-            hits.append(bp)
-            message = message or msg
-        if hits:
-            return self._event("breakpoint", hits[0].id, message)
-        if loc in stop_locs and (stop_pred is None or stop_pred()):
-            return self._event("step")
-        return None
 
     def _log(self, bp, registers) -> None:
         cb = self.on_log
@@ -485,32 +472,6 @@ class DebugSession:
             cb(bp, log_text(bp.log_message, registers, params))
         except Exception:
             pass  # a broken log display must not break the run
-
-    def _step_until(self, end: int, traps, watches, count_hits) -> StopEvent | None:
-        """Step one instruction at a time to `end`, stopping after a watched write (returns its
-        event) or before a trap location other than the first (returns None)."""
-        vm = self.vm
-        frames = vm.frames
-        first = True
-        while vm.steps < end and not vm.halted:
-            if not first and traps and vm.location in traps:
-                return None
-            first = False
-            info = vm.step()
-            for w in info.writes:
-                for wp in watches:
-                    if (w.register == wp.register and w.depth == wp.depth
-                            and w.depth < len(frames) and frames[w.depth].serial == wp.serial
-                            and wp.triggered(w.old, w.new)):
-                        if count_hits:
-                            wp.hits += 1
-                        msg = (f"${w.register} of @{wp.func_name}: {value_text(w.old, 50)} -> "
-                               f"{value_text(w.new, 50)}")
-                        self._note_position()
-                        return self._event("watchpoint", wp.id, msg)
-            if vm.steps % 1024 == 0 and self._interrupt.is_set():
-                return None
-        return None
 
     # ------------------------------------------------------------ forward commands
 
@@ -790,16 +751,17 @@ class DebugSession:
         Leaves the VM anywhere: callers go to the step they want."""
         if lo >= hi:
             return None
-        bps = self.breakpoints.locations()
-        watches = [w for w in self.watches if w.enabled]
-        if not bps and not watches:
+        plan = TrapPlan(self.vm, self.exe, "search")
+        plan.add_breakpoints(self.breakpoints.locations())
+        plan.add_watches([w for w in self.watches if w.enabled])
+        if not plan.finish().checks:
             return None
         self._interrupt.clear()
         progress = [time.monotonic(), self.vm.steps]
         seg_end = hi
         cp = self.history.before(hi)
         while cp is not None and seg_end > lo:
-            hits = [h for h in self._segment_hits(cp, seg_end, bps, watches) if lo <= h[0] < hi]
+            hits = [h for h in self._segment_hits(cp, seg_end, plan) if lo <= h[0] < hi]
             if hits:
                 return max(hits, key=lambda h: h[0])
             if cp.step <= lo:
@@ -849,50 +811,37 @@ class DebugSession:
             self.last_event = last_event
         return before, after
 
-    def _segment_hits(self, cp, seg_end: int, bps, watches) -> list:
+    def _segment_hits(self, cp, seg_end: int, plan: TrapPlan) -> list:
         """Hits from the checkpoint `cp` to `seg_end`: breakpoints at states cp.step..seg_end-1
-        and watchpoints written by the instructions run there (states up to seg_end)."""
+        and watchpoints written by the instructions run there (states up to seg_end), in
+        order, replayed at run() speed with the plan's traps (the run leaves its loop only at
+        a hit)."""
         vm = self.vm
         self.history.restore(cp)
-        frames = vm.frames
-        traps = frozenset(bps)
+        plan.start()
         hits = []
-
-        def bp_hit():
-            loc = vm.location
-            if loc in bps:
-                regs = frames[-1].registers
-                for bp in bps[loc]:
-                    if bp.searched_backward and bp.test(regs)[0]:
-                        return bp.id
-            return None
-
-        if watches:
-            while vm.steps < seg_end and not vm.halted:
-                s = vm.steps
-                if traps and vm.location in traps:
-                    n = bp_hit()
-                    if n is not None:
-                        hits.append((s, "breakpoint", n))
-                info = vm.step()
-                for w in info.writes:
-                    for wp in watches:
-                        if (w.register == wp.register and w.depth == wp.depth
-                                and w.depth < len(frames)
-                                and frames[w.depth].serial == wp.serial
-                                and wp.triggered(w.old, w.new)):
-                            hits.append((s + 1, "watchpoint", wp.id))
-            return hits
-        if not vm.halted and vm.location in traps:
-            n = bp_hit()
-            if n is not None:
-                hits.append((vm.steps, "breakpoint", n))
-        while vm.steps < seg_end and not vm.halted:
-            vm.run(until_step=seg_end, breakpoints=traps)
-            if vm.steps < seg_end and not vm.halted:
-                n = bp_hit()
-                if n is not None:
-                    hits.append((vm.steps, "breakpoint", n))
+        # At the checkpoint: its breakpoints count, a write before it does not.
+        before, landing = True, False
+        while not vm.halted:
+            if plan.settle(before, landing, seg_end):
+                before = landing = plan.after   # after a write: a new state, else this one's rest
+                hits.append((vm.steps, *plan.take()[:2]))
+                continue
+            if vm.steps >= seg_end:
+                break
+            vm.run(until_step=seg_end, breakpoints=plan.traps, checks=plan.checks,
+                   scoped=plan.scoped)
+            if plan.decision is not None:
+                before = landing = plan.after
+                hits.append((vm.steps, *plan.take()[:2]))
+                continue
+            if vm.steps < seg_end:   # a stop after a write with no hit: a state to check
+                before = landing = True
+                continue
+            # At seg_end: only a write the last instruction made belongs to this segment.
+            if not vm.halted and plan.settle(False, True, vm.steps):
+                hits.append((vm.steps, *plan.take()[:2]))
+            break
         return hits
 
     @_quiet_gc
@@ -1051,10 +1000,20 @@ class DebugSession:
         events = []
         if not vm.halted and vm.location in traps and (pred is None or pred()):
             events.append((vm.steps, frames[-1].pc))
+        checks = None
+        if pred is not None:
+            # The predicate is asked inside the run loop: the run stops only where it holds.
+            cached = self._visit_checks
+            if cached is not None and cached[0] is traps and cached[1] is pred:
+                checks = cached[2]
+            else:
+                def check(regs):
+                    return True if pred() else False
+                checks = dict.fromkeys(traps, check)
+                self._visit_checks = (traps, pred, checks)
         while vm.steps < seg_end and not vm.halted:
-            vm.run(until_step=seg_end, breakpoints=traps)
-            if (vm.steps < seg_end and not vm.halted and vm.location in traps
-                    and (pred is None or pred())):
+            vm.run(until_step=seg_end, breakpoints=traps, checks=checks)
+            if vm.steps < seg_end and not vm.halted and vm.location in traps:
                 events.append((vm.steps, frames[-1].pc))
         return events
 
