@@ -22,8 +22,9 @@ log message: a log point prints its message (`{$3}` and `{%n}` show a register's
 the session's `on_log` and does not stop.
 
 Watchpoints watch one register of one activation (frame): they stop right after a write to
-it, or only after a write that changes its value. Breakpoints and watchpoints share one
-numbering, as in gdb.
+it, or only after a write that changes its value, or (read watchpoints) right before an
+instruction that reads it. Breakpoints and watchpoints share one numbering, as in gdb.
+Neither slows a run down: the session makes them traps (traps.py).
 """
 from __future__ import annotations
 
@@ -612,7 +613,7 @@ class Watchpoint:
     """Register `register` of the activation `serial` (at `depth`, running `func_index`).
 
     `on="write"` stops after every write to it, `on="change"` only after a write that gives
-    it a different value."""
+    it a different value, `on="read"` before every instruction that reads it."""
 
     id: int
     register: int
@@ -634,7 +635,7 @@ class Watchpoint:
 
     def where(self, exe=None) -> str:
         return f"${self.register} of @{self.func_name} (at depth {self.depth})" + (
-            " on change" if self.on == "change" else "")
+            f" on {self.on}" if self.on in ("change", "read") else "")
 
     def triggered(self, old, new) -> bool:
         if self.on == "write":

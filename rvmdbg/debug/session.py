@@ -1077,9 +1077,11 @@ class DebugSession:
     # ------------------------------------------------------------ watchpoints
 
     def watch(self, register: int, depth: int | None = None, on: str = "write") -> Watchpoint:
-        """Watch `register` of the frame at `depth` (the innermost by default)."""
-        if on not in ("write", "change"):
-            raise DebugError(f"watch on {on!r}: use 'write' or 'change'")
+        """Watch `register` of the frame at `depth` (the innermost by default): `on` "write"
+        stops after every write to it, "change" after a write that changes its value, "read"
+        before every instruction that reads it."""
+        if on not in ("write", "change", "read"):
+            raise DebugError(f"watch on {on!r}: use 'write', 'change' or 'read'")
         d = self._frame_of_register(register, depth, "nothing to watch")
         f = self.vm.frames[d]
         wp = Watchpoint(self._ids.next(), register, d, f.serial, f.func_index,
