@@ -53,7 +53,6 @@ from rvmdbg.values import copy_values
 from rvmdbg.vm.machine import VirtualMachine, VMError
 
 PROGRESS_PERIOD = 0.1   # seconds between progress callbacks during long runs
-_PUSH_CHUNK = 256       # steps run at full speed while looking for a frame's push
 
 
 class DebugError(Exception):
@@ -192,6 +191,7 @@ class DebugSession:
         self._def_use: dict[int, dict] = {}
         self._writers: dict[int, dict] = {}  # func index -> deps.writers_by_register
         self._deps_cache: dict = {}
+        self._calls: frozenset | None = None
         self._visit_checks: tuple | None = None   # (traps, pred, checks) of the last search
         self._baseline: dict[int, tuple] = {}
         self.last_event: StopEvent | None = None
@@ -858,24 +858,28 @@ class DebugSession:
             return None
         vm = self.vm
         self.history.restore(cp)
-        # Full speed in small chunks, then one instruction at a time in the chunk with the push.
-        # The push lies before the current position, so never past the program's end.
-        limit = self._end[1] if self._end is not None else None
-        while True:
-            before = vm.steps
-            end = before + _PUSH_CHUNK if limit is None else min(before + _PUSH_CHUNK, limit)
-            if end <= before:
-                return None
-            vm.run(until_step=end)
-            if vm.pushes >= serial or vm.halted:
-                break
-        self._goto_exact(before)
-        while vm.pushes < serial:
-            info = vm.step()
-            if info.pushed is not None and info.pushed.serial == serial:
-                self._push_steps[serial] = info.step
-                return info.step
-        return None  # unreachable for a serial that exists
+        # A trap at every call, checked in the run loop: the call that pushes `serial` is the
+        # one about to run while `pushes == serial - 1`. The push lies before the current
+        # position, so never past the program's end.
+        target = serial - 1
+        calls = self._call_locations()
+        if vm.location not in calls or vm.pushes != target:
+            limit = self._end[1] if self._end is not None else None
+            vm.run(until_step=limit, breakpoints=calls,
+                   checks=dict.fromkeys(calls, lambda regs: vm.pushes == target))
+        if vm.halted or vm.pushes != target or vm.location not in calls:
+            return None  # unreachable for a serial that exists
+        self._push_steps[serial] = vm.steps
+        return vm.steps
+
+    def _call_locations(self) -> frozenset:
+        """Every (function, pc) of an instruction that pushes a frame."""
+        calls = self._calls
+        if calls is None:
+            calls = self._calls = frozenset(
+                (fi, pc) for fi, fn in enumerate(self.exe.functions)
+                for pc, ins in enumerate(fn.instructions) if ins.is_call)
+        return calls
 
     # ------------------------------------------------------------ data dependencies
 
