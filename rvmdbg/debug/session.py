@@ -47,7 +47,7 @@ from rvmdbg.debug.config import restore_breakpoints, save_breakpoints
 from rvmdbg.debug.deps import DepRead, Deps
 from rvmdbg.debug.heap import HeapNode, heap_of, same_value, value_text, value_type
 from rvmdbg.debug.history import DEFAULT_INTERVAL, History, RefJournal, instrument
-from rvmdbg.debug.traps import TrapPlan
+from rvmdbg.debug.traps import TrapPlan, register_index_of
 from rvmdbg.limits import DEFAULT_LIMITS
 from rvmdbg.values import copy_values
 from rvmdbg.vm.machine import VirtualMachine, VMError
@@ -189,9 +189,9 @@ class DebugSession:
         self._entries: dict[str, frozenset] = {}
         self._push_steps: dict[int, int] = {}
         self._def_use: dict[int, dict] = {}
-        self._writers: dict[int, dict] = {}  # func index -> deps.writers_by_register
         self._deps_cache: dict = {}
         self._calls: frozenset | None = None
+        self._registers_by_function: dict = {}
         self._visit_checks: tuple | None = None   # (traps, pred, checks) of the last search
         self._baseline: dict[int, tuple] = {}
         self.last_event: StopEvent | None = None
@@ -410,7 +410,7 @@ class DebugSession:
         start = vm.steps
         if until is not None and until <= start:
             return self._event("step")
-        plan = TrapPlan(vm, self.exe, "forward", count_hits, self._log)
+        plan = TrapPlan(vm, self.exe, "forward", count_hits, self._log, self._register_index)
         if use_breaks:
             plan.add_breakpoints(self.breakpoints.locations())
             plan.add_watches(self._live_watches())
@@ -751,7 +751,7 @@ class DebugSession:
         Leaves the VM anywhere: callers go to the step they want."""
         if lo >= hi:
             return None
-        plan = TrapPlan(self.vm, self.exe, "search")
+        plan = TrapPlan(self.vm, self.exe, "search", register_index=self._register_index)
         plan.add_breakpoints(self.breakpoints.locations())
         plan.add_watches([w for w in self.watches if w.enabled])
         if not plan.finish().checks:
@@ -872,6 +872,13 @@ class DebugSession:
         self._push_steps[serial] = vm.steps
         return vm.steps
 
+    def _register_index(self, fi: int) -> tuple[dict, dict]:
+        """The writers and readers of each register of a function (cached)."""
+        index = self._registers_by_function.get(fi)
+        if index is None:
+            index = self._registers_by_function[fi] = register_index_of(self.exe, fi)
+        return index
+
     def _call_locations(self) -> frozenset:
         """Every (function, pc) of an instruction that pushes a frame."""
         calls = self._calls
@@ -936,9 +943,7 @@ class DebugSession:
         fn = self.exe.functions[fi]
         nparams = len(fn.params)
         top = depth == len(vm.frames) - 1
-        by_register = self._writers.get(fi)
-        if by_register is None:
-            by_register = self._writers[fi] = deps_mod.writers_by_register(fn)
+        by_register = self._register_index(fi)[0]
         writers: dict[int, list[int]] = {}
         for r in registers:
             for pc in by_register.get(r, ()):

@@ -30,6 +30,7 @@ location it starts from.
 from __future__ import annotations
 
 from rvmdbg.debug.breakpoints import ConditionError
+from rvmdbg.debug.deps import writers_by_register
 from rvmdbg.debug.heap import value_text
 
 
@@ -52,9 +53,12 @@ class TrapPlan:
     """The traps of one motion (see the module docstring). Build with `add_breakpoints`,
     `add_watches`, `add_stop`, then `start()` at the state the motion begins from."""
 
-    def __init__(self, vm, exe, mode: str = "forward", count_hits: bool = True, log=None):
+    def __init__(self, vm, exe, mode: str = "forward", count_hits: bool = True, log=None,
+                 register_index=None):
         self.vm = vm
         self.exe = exe
+        # func index -> (register -> pcs writing it, register -> pcs reading it)
+        self.register_index = register_index or (lambda fi: register_index_of(exe, fi))
         self.mode = mode
         self.count_hits = count_hits
         self.log = log                  # log(bp, registers): a log point was reached
@@ -65,15 +69,17 @@ class TrapPlan:
         self.decision: tuple | None = None
         self.after = False
         self._scoped: set = set()       # locations of watchpoint parts
-        self._global: set = set()       # locations of breakpoints and the motion's stop
+        self._breakpoints: dict = {}    # location -> its breakpoints' part
+        self._stops: frozenset = frozenset()   # the motion's own stop locations
+        self._stop = None                       # and its part
         self.traps: frozenset = frozenset()
         self.scoped: tuple | None = None
         self.checks: dict = {}
 
     # ------------------------------------------------------------ building
 
-    def _at(self, loc, scoped: bool = False) -> _Parts:
-        (self._scoped if scoped else self._global).add(loc)
+    def _at(self, loc) -> _Parts:
+        self._scoped.add(loc)
         parts = self._parts.get(loc)
         if parts is None:
             parts = self._parts[loc] = _Parts()
@@ -86,12 +92,17 @@ class TrapPlan:
 
     def add_breakpoints(self, by_location: dict) -> None:
         """`by_location`: (func_index, pc) -> the enabled breakpoints there."""
+        made: dict = {}   # one check per set of breakpoints (op:NAME has thousands of places)
         for loc, bps in by_location.items():
             if self.mode == "search":
                 bps = [bp for bp in bps if bp.searched_backward]
                 if not bps:
                     continue
-            self._at(loc).before.append(self._breaks(tuple(bps)))
+            key = tuple(bp.id for bp in bps)
+            part = made.get(key)
+            if part is None:
+                part = made[key] = self._breaks(tuple(bps))
+            self._breakpoints[loc] = part
 
     def _breaks(self, bps):
         forward = self.mode == "forward"
@@ -146,8 +157,9 @@ class TrapPlan:
         else:
             def stop(regs) -> bool:
                 return pred() and decide("step")
-        for loc in locations:
-            self._at(loc).before.append(stop)
+        # Kept apart from the other parts: a source-level step stops at thousands of places.
+        self._stops = frozenset(locations)
+        self._stop = stop
 
     def add_watches(self, watches) -> None:
         """Watchpoints (enabled ones; each watches one register of one activation)."""
@@ -160,23 +172,22 @@ class TrapPlan:
             self._watches.append(wp)
             r = wp.register
             n = len(fn.instructions)
+            writers, readers = self.register_index(fi)
             if wp.on == "read":
-                for pc, ins in enumerate(fn.instructions):
-                    if r in ins.reads():
-                        self._at((fi, pc), True).before.append(self._read_part(wp))
+                for pc in readers.get(r, ()):
+                    self._at((fi, pc)).before.append(self._read_part(wp))
                 continue
             if r < len(fn.params):
-                self._at((fi, 0), True).landing.append(self._push_part(wp))
-            for pc, ins in enumerate(fn.instructions):
-                if r not in ins.writes():
-                    continue
+                self._at((fi, 0)).landing.append(self._push_part(wp))
+            for pc in writers.get(r, ()):
+                ins = fn.instructions[pc]
                 if ins.is_call:
-                    self._at((fi, pc), True).pre.append(self._call_part(wp, pc + 1))
+                    self._at((fi, pc)).pre.append(self._call_part(wp, pc + 1))
                     if pc + 1 < n:
-                        self._at((fi, pc + 1), True).landing.append(
+                        self._at((fi, pc + 1)).landing.append(
                             self._return_part(wp, pc + 1))
                 elif not ins.is_return:
-                    self._at((fi, pc), True).after.append(self._write_part(wp))
+                    self._at((fi, pc)).after.append(self._write_part(wp))
 
     def _hit_watch(self, wp, old, new) -> bool:
         if self.mode == "forward" and self.count_hits:
@@ -253,11 +264,30 @@ class TrapPlan:
     def finish(self) -> "TrapPlan":
         """Make `traps` (armed everywhere), `scoped` (armed only in the watched activations:
         `run(scoped=...)`) and `checks` from what was added."""
-        self.traps = frozenset(self._global)
+        stops, stop = self._stops, self._stop
+        # Breakpoints and the stop are kept apart from the other parts until here: they come
+        # first and last among a location's `before` parts.
+        for loc, parts in self._parts.items():
+            part = self._breakpoints.get(loc)
+            if part is not None:
+                parts.before.insert(0, part)
+            if loc in stops:
+                parts.before.append(stop)
+        self.traps = frozenset(self._breakpoints) | stops
         if self._scoped:
             self.scoped = (frozenset(wp.serial for wp in self._watches), frozenset(self._scoped))
-        self.checks = {loc: self._check(parts) for loc, parts in self._parts.items()}
+        checks = self.checks = dict.fromkeys(stops, stop) if stops else {}
+        for loc, part in self._breakpoints.items():
+            if loc in stops:
+                checks[loc] = self._first_of(part, stop)
+            else:
+                checks[loc] = part
+        checks.update((loc, self._check(parts)) for loc, parts in self._parts.items())
         return self
+
+    @staticmethod
+    def _first_of(a, b):
+        return lambda regs: a(regs) or b(regs)
 
     def _check(self, parts: _Parts):
         first = parts.landing + parts.before
@@ -314,9 +344,15 @@ class TrapPlan:
         trap location and `vm.steps < limit`. True when a stop was decided (`decision`)."""
         vm = self.vm
         while not vm.halted and vm.frames:
-            parts = self._parts.get(vm.location)
+            loc = vm.location
+            parts = self._parts.get(loc)
             if parts is None:
-                return False
+                if not before:
+                    return False
+                part = self._breakpoints.get(loc)
+                regs = vm.frames[-1].registers
+                return bool((part is not None and part(regs))
+                            or (loc in self._stops and self._stop(regs)))
             regs = vm.frames[-1].registers
             if landing:
                 for part in parts.landing:
@@ -345,4 +381,14 @@ class TrapPlan:
         return decision
 
 
-__all__ = ["TrapPlan"]
+def register_index_of(exe, fi: int) -> tuple[dict, dict]:
+    """(register -> pcs of the function that write it, register -> pcs that read it)."""
+    fn = exe.functions[fi]
+    readers: dict = {}
+    for pc, ins in enumerate(fn.instructions):
+        for r in set(ins.reads()):
+            readers.setdefault(r, []).append(pc)
+    return writers_by_register(fn), readers
+
+
+__all__ = ["TrapPlan", "register_index_of"]
