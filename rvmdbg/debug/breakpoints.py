@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rvmdbg.debug.heap import value_text
+from rvmdbg.scalars import SCALAR_TYPES
 from rvmdbg.values import ADTValue, values_equal
 from rvmdbg.vm import bytecode as bc
 
@@ -250,6 +251,10 @@ class Condition:
 
 
 _NDARRAY = np.ndarray
+# A register's scalar (`rvmdbg.scalars`: a 0-d tensor is a NumPy scalar) as a Python number,
+# which is what walking the tree compares (no wrap-around in a condition's + and -).
+_TO_NUMBER = {t: (float if np.dtype(t).kind == "f" else bool if np.dtype(t).kind == "b"
+                  else int) for t in SCALAR_TYPES}
 _ORDER = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
           ">": operator.gt, ">=": operator.ge}
 
@@ -286,6 +291,9 @@ def _compile(node):
             except IndexError:
                 raise ConditionError(f"${r} is outside the register file "
                                      f"(size {len(regs)})") from None
+            number = _TO_NUMBER.get(type(v))
+            if number is not None:
+                return number(v)
             if type(v) is _NDARRAY and v.size == 1:
                 return v.item()
             return _operand(v, r)
@@ -341,6 +349,9 @@ def _compare_register(op: str, r: int, literal):
         except IndexError:
             raise ConditionError(f"${r} is outside the register file "
                                  f"(size {len(regs)})") from None
+        number = _TO_NUMBER.get(type(v))
+        if number is not None:
+            return fn(number(v), literal)
         if type(v) is _NDARRAY and v.size == 1:
             return fn(v.item(), literal)
         x = _operand(v, r)

@@ -381,6 +381,42 @@ class TrapPlan:
         return decision
 
 
+def run_checked(vm, until_step=None, breakpoints=None, checks=None, scoped=None):
+    """`vm.run` with `checks` and `scoped` (see `VirtualMachine.run`) on any machine: the
+    Relay VM decides them in its loop; for a machine without (`traps_with_checks`), this
+    stops at every trap and asks the check here, with the same outcome."""
+    if getattr(vm, "traps_with_checks", False):
+        return vm.run(until_step, breakpoints, checks, scoped)
+    everywhere = frozenset(breakpoints) if breakpoints else frozenset()
+    serials, watched = scoped if scoped is not None else ((), frozenset())
+    locations = everywhere | frozenset(watched)
+    if not locations:
+        return vm.run(until_step)
+    checks = checks or {}
+    first = True
+    while True:
+        if not first and not vm.halted:
+            # a state the next run() would not check: the trap's work, here
+            loc = vm.location
+            armed = loc in everywhere or (loc in watched and vm.frames[-1].serial in serials)
+            if armed:
+                check = checks.get(loc)
+                verdict = True if check is None else check(vm.frames[-1].registers)
+                if verdict is True:
+                    return None
+                if verdict:
+                    vm.run(until_step=vm.steps + 1)
+                    if verdict() or vm.halted:
+                        return vm.result if vm.halted else None
+                    continue
+        first = False
+        if vm.halted or (until_step is not None and vm.steps >= until_step):
+            return vm.result if vm.halted else None
+        result = vm.run(until_step, locations)
+        if vm.halted or (until_step is not None and vm.steps >= until_step):
+            return result
+
+
 def register_index_of(exe, fi: int) -> tuple[dict, dict]:
     """(register -> pcs of the function that write it, register -> pcs that read it)."""
     fn = exe.functions[fi]
@@ -391,4 +427,4 @@ def register_index_of(exe, fi: int) -> tuple[dict, dict]:
     return writers_by_register(fn), readers
 
 
-__all__ = ["TrapPlan", "register_index_of"]
+__all__ = ["TrapPlan", "register_index_of", "run_checked"]

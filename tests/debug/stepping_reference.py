@@ -13,7 +13,8 @@ from rvmdbg.debug.breakpoints import ConditionError, log_text
 from rvmdbg.debug.heap import value_text
 from rvmdbg.limits import Limits
 from rvmdbg.values import copy_values
-from rvmdbg.vm.machine import VirtualMachine, VMError
+from rvmdbg.debug.machine import machine_for
+from rvmdbg.vm.machine import VMError
 
 LIMITS = Limits(max_steps=10 ** 7)
 
@@ -27,7 +28,7 @@ class Reference:
     def __init__(self, exe, args, breakpoints, watches):
         self.exe = exe
         self.args = copy_values(args)
-        self.vm = VirtualMachine(exe, LIMITS)
+        self.vm = machine_for(exe, LIMITS)
         self.vm.start("main", args)
         self.breakpoints = sorted((b for b in breakpoints if b.enabled), key=lambda b: b.id)
         self.watches = [w for w in watches if w.enabled]
@@ -146,7 +147,7 @@ class Reference:
     def every_hit(self) -> list[tuple[int, str, int]]:
         """(step, kind, id) of every hit reverse continue may stop at, in order, from a
         fresh run to the end."""
-        vm = VirtualMachine(self.exe, LIMITS)
+        vm = machine_for(self.exe, LIMITS)
         saved, self.vm = self.vm, vm
         vm.start("main", copy_values(self.args))
         hits = []

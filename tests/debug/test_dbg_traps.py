@@ -12,9 +12,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from rvmdbg.debug import DebugSession
 from rvmdbg.debug.breakpoints import Condition, ConditionError
 from rvmdbg.debug.commands import CommandInterpreter
+from rvmdbg.debug.machine import machine_for
 from rvmdbg.values import ADTValue
 
-from dbg_helpers import PROGRAM_NAMES, program
+from dbg_helpers import PROGRAM_NAMES, PROGRAMS, program
 from stepping_reference import Reference, reverse_stops
 
 # every program, short enough for single steps (loop.relay runs 24,016 instructions)
@@ -311,3 +312,21 @@ def test_watch_read_command_and_rwatch():
     assert ci.execute("watch $0 change read").startswith("error:")
     out = ci.execute("continue")
     assert "(watchpoint" in out and "is read here" in out
+
+
+def test_a_machine_without_checks_in_its_loop_stops_at_the_same_steps():
+    """The MiniVM's run() takes plain breakpoints: the session asks each trap's check at
+    the stop (traps.run_checked), with the same stops as single steps."""
+    from rvmdbg.minivm import load_mvm
+    exe = load_mvm(str(PROGRAMS / "demo.mvm"))
+    assert not getattr(machine_for(exe), "traps_with_checks", False)
+    for interval in (1, 2, 64):
+        s = DebugSession(exe, [], interval=interval)
+        s.step()
+        for r in range(3):
+            s.watch(r, 0, "change" if r == 1 else "write")
+        s.breakpoints.add("@main:5")
+        ref = Reference(s.exe, [], list(s.breakpoints), s.watches)
+        ref.vm.step()
+        forward_agrees(s, ref, ["cont"] * 10)
+        reverse_agrees(s, ref)
