@@ -325,10 +325,11 @@ def _compile(node):
             return fn(x, y)
         return arith
     if kind == "cmp":
-        op, a, b = node[1], _compile(node[2]), _compile(node[3])
+        left, right = _folded(node[2]), _folded(node[3])
+        op, a, b = node[1], _compile(left), _compile(right)
         fn = _ORDER[op]
-        if node[2][0] == "reg" and node[3][0] == "lit":
-            return _compare_register(op, node[2][1], node[3][1])
+        if left[0] == "reg" and right[0] == "lit":
+            return _compare_register(op, left[1], right[1])
 
         def cmp(regs):
             x, y = a(regs), b(regs)
@@ -337,6 +338,13 @@ def _compile(node):
             return fn(x, y)
         return cmp
     raise BreakpointError(f"bad condition node {kind}")  # unreachable for parsed trees
+
+
+def _folded(node):
+    """A negated number literal (`-1` parses as `-` applied to 1) as the literal it is."""
+    if (node[0] == "neg" and node[1][0] == "lit" and type(node[1][1]) in (int, float)):
+        return ("lit", -node[1][1])
+    return node
 
 
 def _compare_register(op: str, r: int, literal):
