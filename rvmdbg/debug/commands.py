@@ -65,10 +65,11 @@ def _number(text: str, what: str = "number") -> int:
 
 
 def _register(text: str) -> int:
+    """`$3` (or `3`; `r3` as a MiniVM program names it)."""
     t = text.strip()
-    if not re.fullmatch(r"\$?\d+", t):
+    if not re.fullmatch(r"(?:\$|[rR])?\d+", t):
         raise CommandError(f"expected a register like $3, got {text!r}")
-    return _number(t.lstrip("$"), "register number")
+    return _number(t.lstrip("$rR"), "register number")
 
 
 def _count(args: list[str], default: int = 1) -> int:
@@ -601,7 +602,7 @@ class CommandInterpreter:
             return f"${r} is empty"
         kind = value_type(v)
         if index is not None:
-            if not isinstance(v, np.ndarray):
+            if not isinstance(v, (np.ndarray, np.generic)):
                 raise DebugError(f"${r} holds a {kind}, not a tensor: only tensors take an index")
             try:
                 part = apply_index(v, index)

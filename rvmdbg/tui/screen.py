@@ -193,6 +193,7 @@ class DebuggerScreen(Screen):
                 registers = RegisterPane(glyphs=g, id="registers",
                                          classes=tab("registers", STATE_PANES))
                 registers.constructor_types = program.constructor_types
+                registers.register_prefix = getattr(program.exe, "register_prefix", "$")
                 yield registers
                 yield CallStackPane(program.exe, glyphs=g, id="stack", classes=tab("stack", STATE_PANES))
                 heap = HeapTree(glyphs=g, id="heap", classes=tab("heap", STATE_PANES))
