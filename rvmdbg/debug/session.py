@@ -234,6 +234,12 @@ class DebugSession:
         return None
 
     @property
+    def failed(self) -> bool:
+        """Whether the program has been seen to fail (at its failing instruction), wherever
+        the session stands now."""
+        return self._end is not None and self._end[0] == "error"
+
+    @property
     def end_step(self) -> int | None:
         """The step at which the program finished or failed, once known."""
         return self._end[1] if self._end is not None else None
