@@ -11,6 +11,7 @@ finish [f], continue [c], run-to [until, advance] SPEC; rstep [rs, reverse-step]
 rnext [rn, reverse-next], rfinish [rf, reverse-finish], rcontinue [rc, reverse-continue],
 goto [g] STEP, last-write $N; info registers|frame|breakpoints|watchpoints|history;
 backtrace [bt, where] [N]; frame N, up [N], down [N]; print [p] $N; heap; deps;
+swap? [@f:]PC1 PC2 (may the two instructions trade places, and if not, why);
 watch [-c] $N [change]; list [l] [@f[:PC]]; source; restart [run]; display EXPR,
 undisplay [N...], info display; search TEXT; set logging ...; help [h].
 `complete(text)` gives the completions of a partial line (commands, @functions, $registers).
@@ -39,6 +40,7 @@ Stops:     break|b SPEC [if EXPR]   watch $N [change]   delete|d [N...]   disabl
            condition N [EXPR]      SPEC: @f  @f:PC  LINE  op:AllocADT   EXPR: $3 == 0 and $1 != Nil
 Inspect:   info registers|frame|breakpoints|history   backtrace|bt [N]   print|p $N   heap
            deps   list|l   source   frame N   up [N]   down [N]   print $N[0, :, 3] (NumPy's indexing)
+           swap? [@f:]PC1 PC2 (may these two instructions trade places? if not, which dependence)
 Display:   display EXPR (shown at every stop)   undisplay [N...]   info display
 Find:      search TEXT (every function's bytecode)   list @f[:PC]
 Other:     restart   set logging on [FILE] | off | file FILE   help
@@ -149,6 +151,7 @@ class CommandInterpreter:
             (("print", "p"), self.cmd_print),
             (("heap",), self.cmd_heap),
             (("deps",), self.cmd_deps),
+            (("swap?",), self.cmd_swap),
             (("last-write", "lw"), self.cmd_last_write),
             (("watch",), self.cmd_watch),
             (("list", "l"), self.cmd_list),
@@ -640,6 +643,26 @@ class CommandInterpreter:
         out.append("writes: " + (", ".join(f"${r}" for r in d.writes) or "nothing"))
         return "\n".join(out)
 
+    def cmd_swap(self, rest: str) -> str:
+        s = self.session
+        words = rest.split()
+        if len(words) != 2:
+            raise CommandError("usage: swap? PC1 PC2  or  swap? @f:PC1 PC2")
+        first = words[0]
+        if first.startswith("@"):
+            fields = s.breakpoints.resolve(first)
+            if fields.get("pc") is None or ":" not in first:
+                raise CommandError("usage: swap? @f:PC1 PC2 (a pc after the function's name)")
+            fi, pc_a = fields["func_index"], fields["pc"]
+        else:
+            if not _INT.match(first):
+                raise CommandError(f"expected a pc, got {first!r}")
+            fi, pc_a = self._frame().func_index, _number(first, "pc")
+        if not _INT.match(words[1]):
+            raise CommandError(f"expected a pc, got {words[1]!r}")
+        pc_b = _number(words[1], "pc")
+        return swap_text(s.exe, fi, s.swap_verdict(fi, pc_a, pc_b))
+
     def cmd_list(self, rest: str) -> str:
         s = self.session
         f = self._frame()
@@ -689,6 +712,23 @@ class CommandInterpreter:
 
     def cmd_help(self, rest: str) -> str:
         return HELP
+
+
+def swap_text(exe, func_index: int, verdict) -> str:
+    """What `swap?` prints: the two instructions, then yes, or no and every reason."""
+    fn = exe.functions[func_index]
+    names, kernels = exe.function_names(), exe.kernel_names()
+    out = []
+    for pc in sorted({verdict.pc_a, verdict.pc_b}):
+        if 0 <= pc < len(fn.instructions):
+            out.append(f"  {pc:>3}: {fn.instructions[pc].text(names, kernels)}")
+    head = f"@{fn.name} pc {verdict.pc_a} and pc {verdict.pc_b}"
+    if verdict.ok:
+        return "\n".join([f"{head}: may swap (no dependence and no control between them)"]
+                         + out)
+    lines = [f"{head}: may not swap"] + out
+    lines += [f"  - {r.text()}" for r in verdict.reasons]
+    return "\n".join(lines)
 
 
 def search_bytecode(exe, text: str) -> list[tuple[int, int, str]]:
