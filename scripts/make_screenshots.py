@@ -32,6 +32,9 @@ SCENES = [
     ("console.svg", "programs/fib.relay", ["6"], (140, 40), [],
      ["colon", *"display $0", "enter", "escape", "s", "s", "n", "s", "colon", *"search invoke",
       "enter", *"break @f", "tab"], {}),
+    # swap?: pc 2 marked with m, the cursor on the if at pc 6: why not, drawn
+    ("swap.svg", "programs/sum_up.relay", ["3"], (140, 40), [],
+     ["s", "down", "down", "m", "down", "down", "down", "down"], {}),
 ]
 
 

@@ -467,6 +467,7 @@ class DebuggerScreen(Screen):
             if box.has_class("-shown"):
                 self._close_box(box)
                 return
+        self.listing.clear_swap()  # and then drops a swap? mark
 
     def action_quit(self) -> None:
         if self.running and self.session is not None:
@@ -838,6 +839,26 @@ class DebuggerScreen(Screen):
             self.listing.set_linked(self.links.pcs_in(line, loc[0]))
             self.listing.set_cursor(loc[1], quiet=True)
             self.source.set_typed(None)
+
+    def on_bytecode_listing_swap_shown(self, event: BytecodeListing.SwapShown) -> None:
+        """swap?: the verdict between the marked instruction and the cursor, in words."""
+        listing = event.listing
+        mark, v = listing.swap_mark, event.verdict
+        if mark is None:
+            self.status.set_message("swap?: mark cleared")
+            return
+        if v is None:
+            self.status.set_message(f"swap?: pc {mark} marked; move to another instruction "
+                                    f"(m on the mark, or Esc, clears it)")
+            return
+        head = f"swap? pc {v.pc_a} and pc {v.pc_b}:"
+        if v.ok:
+            self.status.set_message(f"{head} may swap (no dependence and no control between "
+                                    f"them)")
+            return
+        more = len(v.reasons) - 1
+        tail = f" (+{more} more: `swap? {v.pc_a} {v.pc_b}` lists them)" if more else ""
+        self.status.set_message(f"{head} may not: {v.reasons[0].text()}{tail}", warning=True)
 
     def _show_location_of_selected_frame(self, frame) -> None:
         """After switching the listing's function: mark the pc if the frame is in it."""
