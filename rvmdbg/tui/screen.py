@@ -31,6 +31,7 @@ from rvmdbg.tui.breakpoints import BreakpointPane
 from rvmdbg.tui.command_line import CommandLine
 from rvmdbg.tui.command_output import CommandOutput
 from rvmdbg.tui.console import Console
+from rvmdbg.tui.cycle_strip import CycleStrip, cycle_of
 from rvmdbg.tui.glyphs import Glyphs
 from rvmdbg.tui.goto_modal import GotoStepModal
 from rvmdbg.tui.heap import HeapTree
@@ -114,6 +115,9 @@ class DebuggerScreen(Screen):
         Binding("colon", "command", "Cmd", tooltip="Command line (the batch-mode commands)", id="command"),
         Binding("slash", "search", "Search", show=False, tooltip="Search in the focused pane", id="search"),
         Binding("o", "toggle_output", "Output", show=False, tooltip="Show or hide the command output", id="output"),
+        Binding("p", "toggle_cycle", "Phases", show=False,
+                tooltip="Fetch, decode, execute: show the dispatch loop's strip; while it is "
+                        "shown, s advances one phase (the VM steps at execute)", id="cycle"),
         Binding("ctrl+r", "restart", "Restart", show=False, tooltip="Restart the program (keeps breakpoints)", id="restart"),
         Binding("question_mark", "help", "Help", tooltip="Every key", id="help"),
         Binding("q", "quit", "Quit", tooltip="Quit rvmdbg", id="quit"),
@@ -176,6 +180,7 @@ class DebuggerScreen(Screen):
                         yield SourceView(program.source_text, self.links, program.name,
                                          file=program.source_file, glyphs=g, id="source")
                     yield BytecodeListing(program.exe, self.links, glyphs=g, id="listing")
+                yield CycleStrip(marker=g.pc, id="cycle")
             with Vertical(id="state-column"):
                 yield PaneTabs(STATE_PANES, id="state-tabs", classes="pane-tabs")
                 registers = RegisterPane(glyphs=g, id="registers")
@@ -419,7 +424,48 @@ class DebuggerScreen(Screen):
             self.status.set_message(message, warning=warning)
 
     def action_step(self) -> None:
+        if self.cycle_shown:
+            if not self._wait_turn(self.action_step):
+                self._advance_cycle()
+            return
         self.drive("step", lambda s: s.step(), threaded=False)
+
+    # ------------------------------------------------------------ fetch, decode, execute
+
+    @property
+    def cycle_shown(self) -> bool:
+        return self.query_one("#cycle", CycleStrip).has_class("-shown")
+
+    def action_toggle_cycle(self) -> None:
+        strip = self.query_one("#cycle", CycleStrip)
+        shown = not strip.has_class("-shown")
+        strip.set_class(shown, "-shown")
+        if shown:
+            self._draw_cycle()
+            self.status.set_message("fetch, decode, execute: s advances one phase; p hides "
+                                    "the strip")
+        else:
+            self.status.set_message("s steps whole instructions again")
+
+    def _advance_cycle(self) -> None:
+        s = self.session
+        if s is None:
+            return
+        try:
+            phase = cycle_of(self.app).advance(
+                s, lambda: self.drive("step", lambda s: s.step(), threaded=False))
+        except Exception as exc:  # the strip is a view of the session: it must not break it
+            self.status.set_message(f"fetch-decode-execute: {error_text(exc)}", warning=True)
+            return
+        self._draw_cycle()
+        if phase and phase != "execute":
+            self.status.set_message(f"{phase}: done; s does the next phase")
+        elif not phase:
+            self.status.set_message("nothing left to run", warning=True)
+
+    def _draw_cycle(self) -> None:
+        if self.cycle_shown:
+            self.query_one("#cycle", CycleStrip).show(cycle_of(self.app).rows(self.session))
 
     def action_rstep(self) -> None:
         self.drive("reverse step", lambda s: s.rstep(), threaded=False)
@@ -698,6 +744,7 @@ class DebuggerScreen(Screen):
         error = getattr(s, "error", None)
         self.status.set_message(f"error: {error_text(error)}" if error is not None else
                                 event_note(event), warning=error is not None)
+        self._draw_cycle()
 
     def _show_selected_frame(self) -> None:
         s = self.session

@@ -97,3 +97,82 @@ def _swap_scene():
 def test_swap_snapshot(snap_compare, tmp_path):
     app = make_app(SUM_UP, ["3"], config_dir=str(tmp_path / "config"))
     assert snap_compare(app, terminal_size=(140, 40), run_before=_swap_scene())
+
+
+# ---------------------------------------------------------------- fetch, decode, execute
+
+def _strip(app, strip_id="cycle"):
+    return app.screen.query_one(f"#{strip_id}")
+
+
+async def test_p_shows_the_strip_and_s_turns_the_loop_one_phase_at_a_time(app_factory):
+    app = app_factory(SUM_UP, ["3"])
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _at_sum_up(app, pilot)                          # @sum_up pc 0, step 1
+        strip = _strip(app)
+        assert not strip.display
+        await press(app, pilot, "p")
+        assert strip.display
+        assert [state for _, _, state in strip.rows] == ["next", "later", "later"]
+        await press(app, pilot, "s")                          # fetch: no step yet
+        assert app.session.step_count == 1
+        phase, text, state = strip.rows[0]
+        assert state == "done" and "opcode 11, fields [0 0 1]" in text  # load_const $1 Const[0]
+        assert "load_const $1 Const[0] 0" in text
+        await press(app, pilot, "s")                          # decode: the dispatch table
+        assert app.session.step_count == 1
+        assert "HANDLERS[11] = _load_const (LoadConst) -> handler load_const" in strip.rows[1][1]
+        assert strip.rows[2][2] == "next"
+        await press(app, pilot, "s")                          # execute: the VM steps once
+        assert app.session.step_count == 2
+        assert app.session.location()[1] == 1
+        assert "writes $1 = 1i64; next pc 1" in strip.rows[2][1]
+        assert screen_of(app).listing.pc == 1                 # the panes followed the step
+        for _ in range(3):                                    # alloc_storage reads $1
+            await press(app, pilot, "s")
+        assert "reads: $1 = 1i64" in strip.rows[1][1]
+        assert "opcode 16" in strip.rows[0][1]
+        await press(app, pilot, "p", "s")                     # hidden: s steps whole again
+        assert app.session.step_count == 4
+
+
+async def test_the_strip_names_jumps_calls_and_returns(app_factory):
+    app = app_factory(SUM_UP, ["3"])
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await press(app, pilot, "p", "s", "s", "s")           # @main's invoke
+        assert "call: a new frame for @sum_up" in _strip(app).rows[2][1]
+        assert "writes @sum_up $0 = 3" in _strip(app).rows[2][1]
+        for _ in range(7 * 3):                                # pcs 0..6: through the if
+            await press(app, pilot, "s")
+        assert "jump to pc 10" in _strip(app).rows[2][1]
+        await press(app, pilot, "S")                          # another motion: a fresh start
+        assert [state for _, _, state in _strip(app).rows] == ["next", "later", "later"]
+
+
+async def test_the_strip_in_view_1(app_factory):
+    app = app_factory(SUM_UP, ["3"])
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await press(app, pilot, "1")
+        for _ in range(100):
+            if app.screen.query("#flow-cycle"):
+                break
+            await pilot.pause()
+        await press(app, pilot, "p", "s", "s")
+        strip = _strip(app, "flow-cycle")
+        assert strip.display and app.session.step_count == 0
+        assert "HANDLERS[2] = _invoke (Invoke)" in strip.rows[1][1]
+        await press(app, pilot, "s")
+        assert app.session.step_count == 1
+        assert "call: a new frame for @sum_up" in strip.rows[2][1]
+        await press(app, pilot, "0")                          # the debugger followed
+        assert screen_of(app).listing.pc == 0 and app.session.location()[0] == 0
+
+
+def test_cycle_snapshot(snap_compare, tmp_path):
+    app = make_app(SUM_UP, ["3"], config_dir=str(tmp_path / "config"))
+
+    async def run_before(pilot):
+        await set_scene(pilot.app, pilot, ["@sum_up:6"], ["c", "p", "s", "s"])
+    assert snap_compare(app, terminal_size=(140, 40), run_before=run_before)
