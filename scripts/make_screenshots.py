@@ -35,6 +35,8 @@ SCENES = [
     # swap?: pc 2 marked with m, the cursor on the if at pc 6: why not, drawn
     ("swap.svg", "programs/sum_up.relay", ["3"], (140, 40), [],
      ["s", "down", "down", "m", "down", "down", "down", "down"], {}),
+    # registers reused by liveness (r): renamed listing and registers, live-range bars
+    ("reused.svg", "programs/sum_up.relay", ["3"], (140, 40), ["@sum_up:6"], ["c", "c", "r"], {}),
     # fetch, decode, execute: p shows the strip, s s fetches and decodes the if at pc 6
     ("cycle.svg", "programs/sum_up.relay", ["3"], (140, 40), ["@sum_up:6"],
      ["c", "p", "s", "s"], {}),

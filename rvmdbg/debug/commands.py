@@ -12,6 +12,8 @@ rnext [rn, reverse-next], rfinish [rf, reverse-finish], rcontinue [rc, reverse-c
 goto [g] STEP, last-write $N; info registers|frame|breakpoints|watchpoints|history;
 backtrace [bt, where] [N]; frame N, up [N], down [N]; print [p] $N; heap; deps;
 swap? [@f:]PC1 PC2 (may the two instructions trade places, and if not, why);
+numbering [tvm|reused|toggle] (registers as TVM numbers them, or reused by liveness: the
+session switches at the same step);
 watch [-c] $N [change]; list [l] [@f[:PC]]; source; restart [run]; display EXPR,
 undisplay [N...], info display; search TEXT; set logging ...; help [h].
 `complete(text)` gives the completions of a partial line (commands, @functions, $registers).
@@ -41,6 +43,7 @@ Stops:     break|b SPEC [if EXPR]   watch $N [change]   delete|d [N...]   disabl
 Inspect:   info registers|frame|breakpoints|history   backtrace|bt [N]   print|p $N   heap
            deps   list|l   source   frame N   up [N]   down [N]   print $N[0, :, 3] (NumPy's indexing)
            swap? [@f:]PC1 PC2 (may these two instructions trade places? if not, which dependence)
+Registers: numbering [tvm|reused|toggle] (TVM's numbering, or reused by liveness, same step)
 Display:   display EXPR (shown at every stop)   undisplay [N...]   info display
 Find:      search TEXT (every function's bytecode)   list @f[:PC]
 Other:     restart   set logging on [FILE] | off | file FILE   help
@@ -130,6 +133,7 @@ class CommandInterpreter:
         self.transcript = Transcript()
         self.command_names: list[str] = []          # each command's full name, for completion
         self._handlers = {}
+        self.numberings = None                      # made by the first `numbering`
         for names, handler in [
             (("break", "b", "br"), self.cmd_break),
             (("delete", "d"), self.cmd_delete),
@@ -152,6 +156,7 @@ class CommandInterpreter:
             (("heap",), self.cmd_heap),
             (("deps",), self.cmd_deps),
             (("swap?",), self.cmd_swap),
+            (("numbering",), self.cmd_numbering),
             (("last-write", "lw"), self.cmd_last_write),
             (("watch",), self.cmd_watch),
             (("list", "l"), self.cmd_list),
@@ -662,6 +667,28 @@ class CommandInterpreter:
             raise CommandError(f"expected a pc, got {words[1]!r}")
         pc_b = _number(words[1], "pc")
         return swap_text(s.exe, fi, s.swap_verdict(fi, pc_a, pc_b))
+
+    def cmd_numbering(self, rest: str) -> str:
+        from rvmdbg.debug.numbering import NUMBERINGS, TITLES, Numberings
+        if self.numberings is None or self.numberings.session is not self.session:
+            self.numberings = Numberings(self.session)
+        nb = self.numberings
+        want = rest.strip().lower()
+        if want == "toggle":
+            want = "reused" if nb.current == "tvm" else "tvm"
+        if want and want not in NUMBERINGS:
+            raise CommandError("usage: numbering [tvm | reused | toggle]")
+        if want:
+            self.session = nb.switch(want)
+            self.selected = None
+        before, after = nb.totals()
+        f = self._frame() if self.session.frames() else None
+        lines = [f"registers in {TITLES[nb.current]} at step {self.session.step_count}: "
+                 f"{before} registers in TVM's numbering, {after} reused (all functions)"]
+        if f is not None:
+            b, a = nb.sizes(f.func_name)
+            lines.append(f"@{f.func_name}: register file {b} -> {a}")
+        return "\n".join(lines)
 
     def cmd_list(self, rest: str) -> str:
         s = self.session

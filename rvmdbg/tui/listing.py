@@ -27,6 +27,7 @@ from textual.message import Message
 from textual.reactive import reactive
 
 from rvmdbg.debug.deps import swap_verdict
+from rvmdbg.debug.numbering import LiveRanges
 
 from rvmdbg.tui.arrows import MAX_DEP_LANES, MAX_JUMP_LANES, Edge, GutterLayout, jump_edges
 from rvmdbg.tui.line_pane import LinePane
@@ -51,10 +52,15 @@ class DepRead(NamedTuple):
     writer_step: int | None
 
 
-class FunctionListing:
-    """Everything about one function's rows that does not change while the program runs."""
+# Live ranges beside the listing (reused numbering): one column per register, at most this many.
+MAX_LIVE_COLUMNS = 24
 
-    def __init__(self, exe, func_index: int, links: SourceLinks | None):
+
+class FunctionListing:
+    """Everything about one function's rows that does not change while the program runs.
+    With `live`, each register's live range as a column of bars (`numbering.LiveRanges`)."""
+
+    def __init__(self, exe, func_index: int, links: SourceLinks | None, live: bool = False):
         fn = exe.functions[func_index]
         self.func_index = func_index
         self.name = fn.name
@@ -79,7 +85,10 @@ class FunctionListing:
         else:
             self.colours = [None] * len(texts)
             self.lines = [None] * len(texts)
-        self.text_column = 2 + self.address_width + 1 + 1 + DEP_WIDTH + self.jumps.width + 1
+        self.live = LiveRanges(fn, exe.kernels) if live else None
+        self.live_columns = min(fn.register_file_size, MAX_LIVE_COLUMNS) if live else 0
+        self.text_column = (2 + self.address_width + 1 + 1 + DEP_WIDTH + self.jumps.width + 1
+                            + (self.live_columns + 1 if live else 0))
         widest = max((len(t) for t in texts), default=0)
         self.width = self.text_column + widest + 24
 
@@ -97,7 +106,7 @@ class BytecodeListing(LinePane):
         "listing--caller", "listing--error", "listing--breakpoint", "listing--breakpoint-off",
         "listing--jump", "listing--jump-active", "listing--read", "listing--write",
         "listing--linked", "listing--note", "listing--swap-mark", "listing--swap-ok",
-        "listing--swap-no",
+        "listing--swap-no", "listing--live",
     } | {f"listing--link-{i}" for i in range(PALETTE_SIZE)}
 
     BINDINGS = [
@@ -155,8 +164,23 @@ class BytecodeListing(LinePane):
         self._swap_notes: dict[int, list[str]] = {}
         self._swap_range: tuple[int, int] | None = None
         self._swap_generation = 0
+        self.show_live = False                # live-range bars (the reused numbering)
+        self.register_sizes: dict | None = None   # function -> (TVM's size, reused size)
 
     # ------------------------------------------------------------ content
+
+    def set_exe(self, exe, live: bool = False, register_sizes: dict | None = None) -> None:
+        """Show the program in another register numbering (same functions and pcs): its
+        instruction text, and with `live` each register's live range beside it."""
+        fi, cursor = self.func_index, self.cursor
+        self.exe = exe
+        self.show_live = live
+        self.register_sizes = register_sizes
+        self._functions = {}
+        self.listing = None
+        self.invalidate()
+        if fi is not None:
+            self.show_function(fi, cursor)
 
     @property
     def func_index(self) -> int | None:
@@ -165,7 +189,8 @@ class BytecodeListing(LinePane):
     def function_listing(self, func_index: int) -> FunctionListing:
         fl = self._functions.get(func_index)
         if fl is None:
-            fl = self._functions[func_index] = FunctionListing(self.exe, func_index, self.links)
+            fl = self._functions[func_index] = FunctionListing(self.exe, func_index, self.links,
+                                                               live=self.show_live)
         return fl
 
     def show_function(self, func_index: int, cursor: int | None = None) -> None:
@@ -179,7 +204,16 @@ class BytecodeListing(LinePane):
             self._set_swap(None)
             fn = self.exe.functions[func_index]
             self.border_title = f"{self.title} @{fn.name}"
+            if self.listing.live is not None:
+                cols = self.listing.live_columns
+                self.border_title += (f"   live ranges of $0..${cols - 1}"
+                                      + (f" (of {fn.register_file_size})"
+                                         if cols < fn.register_file_size else ""))
             self.border_subtitle = f"VMFunc[{func_index}] {len(fn.instructions)} instrs"
+            sizes = (self.register_sizes or {}).get(fn.name)
+            if sizes is not None:
+                self.border_subtitle += (f" {self.glyphs.separator} registers {sizes[0]} "
+                                         f"{self.glyphs.arrow_head} {sizes[1]} reused")
             # cached rows stay: their keys carry the function, so coming back is cheap
             self.set_lines(len(self.listing.texts), self.listing.width, clear=False)
             self.refresh()
@@ -338,6 +372,8 @@ class BytecodeListing(LinePane):
             hot = self._active & jumps.edges_on(index) if self._active else frozenset()
             for text, is_hot in jumps.line(index, g.light, g.heavy, g.arrow_head, hot):
                 add(Segment(text, base + st("listing--jump-active" if is_hot else "listing--jump")))
+        if listing.live is not None:
+            add(Segment(" " + self._live_cells(index), base + st("listing--live")))
         add(Segment(" ", base))
 
         # the instruction
@@ -377,6 +413,13 @@ class BytecodeListing(LinePane):
             if far:
                 add(Segment("  -> " + ", ".join(str(t) for t in far), note))
         return segs, base
+
+    def _live_cells(self, index: int) -> str:
+        """One cell per register: written here, live across, last read here, or nothing."""
+        listing = self.listing
+        row = listing.live.marks[index]
+        chars = dict(zip(("def", "live", "end", "point"), self.glyphs.live))
+        return "".join(chars.get(row.get(r), " ") for r in range(listing.live_columns))
 
     def _swap_note_segments(self, index: int, base: Style, segs: list) -> None:
         st = self.style

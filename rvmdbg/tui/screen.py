@@ -115,6 +115,10 @@ class DebuggerScreen(Screen):
         Binding("colon", "command", "Cmd", tooltip="Command line (the batch-mode commands)", id="command"),
         Binding("slash", "search", "Search", show=False, tooltip="Search in the focused pane", id="search"),
         Binding("o", "toggle_output", "Output", show=False, tooltip="Show or hide the command output", id="output"),
+        Binding("r", "toggle_numbering", "Reuse", show=False,
+                tooltip="Registers: TVM's numbering or reused by liveness (as --reuse-registers), "
+                        "in the listing and the registers pane at once, live ranges beside the "
+                        "listing; the session switches at the same step", id="numbering"),
         Binding("p", "toggle_cycle", "Phases", show=False,
                 tooltip="Fetch, decode, execute: show the dispatch loop's strip; while it is "
                         "shown, s advances one phase (the VM steps at execute)", id="cycle"),
@@ -155,6 +159,7 @@ class DebuggerScreen(Screen):
         self._last_event = None
         self._waiting: list[Callable[[], None]] = []   # keys pressed during a run, in order
         self._matches = None   # (text, matches) of the last search across functions
+        self.numbering = "tvm"  # the register numbering shown (`r`, `numbering`)
 
     # ------------------------------------------------------------ composition
 
@@ -401,6 +406,7 @@ class DebuggerScreen(Screen):
 
     def _finish(self, label: str, event, error: BaseException | None,
                 command: str | None = None) -> None:
+        notice = self._adopt_session() if command is not None else ""
         message = ""
         warning = False
         if command is not None:
@@ -422,6 +428,8 @@ class DebuggerScreen(Screen):
             warning = True
         if message:
             self.status.set_message(message, warning=warning)
+        elif notice:
+            self.status.set_message(notice)
 
     def action_step(self) -> None:
         if self.cycle_shown:
@@ -429,6 +437,43 @@ class DebuggerScreen(Screen):
                 self._advance_cycle()
             return
         self.drive("step", lambda s: s.step(), threaded=False)
+
+    # ------------------------------------------------------------ register numbering
+
+    def action_toggle_numbering(self) -> None:
+        """`r`: TVM's numbering or reused by liveness (the command `numbering toggle`)."""
+        self.run_command("numbering toggle")
+
+    def _adopt_session(self) -> str:
+        """After `numbering`: the command language switched to the other numbering's session;
+        the screen shows that session and that executable from now on."""
+        interpreter = self.app._interpreter
+        if interpreter is None or interpreter.session is self.session:
+            return ""
+        import dataclasses
+        new = interpreter.session
+        numberings = interpreter.numberings
+        reused = numberings.current == "reused"
+        app = self.app
+        app.session = new
+        app._interpreter_session = new
+        new.on_progress = self._progress_from_worker
+        programs = getattr(app, "numbered_programs", None)
+        if programs is None:
+            programs = app.numbered_programs = {"tvm": app.program}
+        if numberings.current not in programs:
+            programs[numberings.current] = dataclasses.replace(programs["tvm"],
+                                                               exe=new.original_exe)
+        app.program = programs[numberings.current]
+        sizes = numberings.report if reused else None
+        self.listing.set_exe(new.original_exe, live=reused, register_sizes=sizes)
+        stack = self.query_one("#stack", CallStackPane)
+        stack.exe = new.original_exe
+        stack.invalidate()
+        self.numbering = numberings.current
+        before, after = numberings.totals()
+        return (f"registers in {'reused numbering' if reused else 'TVM numbering'} at step "
+                f"{new.step_count}: {before} -> {after} over all functions (r switches back)")
 
     # ------------------------------------------------------------ fetch, decode, execute
 
@@ -794,8 +839,12 @@ class DebuggerScreen(Screen):
                 changed = set()
         fn = self.program.exe.functions[frame.func_index]
         frame_no = len(self.frames) - 1 - self.selected_depth
+        title = f"Registers #{frame_no} @{fn.name}"
+        sizes = self.listing.register_sizes
+        if self.numbering == "reused" and sizes and fn.name in sizes:
+            title += f" (reused: {sizes[fn.name][1]} of {sizes[fn.name][0]})"
         registers.set_frame(frame.registers, changed, reads, writes, len(fn.params),
-                            title=f"Registers #{frame_no} @{fn.name}")
+                            title=title)
         if source is not None:
             span = self.program.exe.span_at(frame.func_index, frame.pc)
             if span is not None and self._show_source_file(span.file):

@@ -1,5 +1,6 @@
 """The VM's ideas on the debugger screen, pressed through Pilot: swap? (`m` marks an
-instruction, the cursor names another), with snapshots of each."""
+instruction, the cursor names another), the registers in TVM's numbering or reused (`r`), and
+the fetch-decode-execute strip (`p`, then `s` one phase at a time), with snapshots of each."""
 from __future__ import annotations
 
 import pytest
@@ -175,4 +176,47 @@ def test_cycle_snapshot(snap_compare, tmp_path):
 
     async def run_before(pilot):
         await set_scene(pilot.app, pilot, ["@sum_up:6"], ["c", "p", "s", "s"])
+    assert snap_compare(app, terminal_size=(140, 40), run_before=run_before)
+
+
+# ---------------------------------------------------------------- registers reused
+
+async def test_r_switches_the_numbering_at_the_same_step(app_factory):
+    app = app_factory(SUM_UP, ["3"])
+    async with app.run_test(size=(140, 40)) as pilot:
+        await set_scene(app, pilot, ["@sum_up:6"], ["c", "c"])
+        scr = screen_of(app)
+        tvm_session = app.session
+        listing = scr.listing
+        registers = app.screen.query_one("#registers")
+        assert "if $4 $5 1 4" in listing.line_text(6)
+        await press(app, pilot, "r")
+        assert scr.numbering == "reused" and app.session is not tvm_session
+        assert app.session.step_count == 20 and app.session.location() == (0, 6)
+        # the listing, its live ranges, the registers pane and the stack all renamed
+        assert "if $2 $3 1 4" in listing.line_text(6)
+        assert listing.listing.live is not None and listing.listing.live_columns == 6
+        row = "".join(seg.text for seg in listing.render_full_line(0, "")[0])
+        assert "┬" in row
+        assert "17" in listing.border_subtitle and "6 reused" in listing.border_subtitle
+        assert "(reused: 6 of 17)" in registers.border_title
+        assert len(registers.registers) == 6
+        assert "if $2 $3 1 4" in app.screen.query_one("#stack").line_text(0)
+        assert "reused numbering at step 20" in scr.status.message
+        await press(app, pilot, "s", "s")                     # stepping works reused
+        assert app.session.step_count == 22 and app.session.location() == (0, 11)
+        await press(app, pilot, "r")                          # and back, at the same step
+        assert app.session is tvm_session and scr.numbering == "tvm"
+        assert tvm_session.step_count == 22 and tvm_session.location() == (0, 11)
+        assert listing.listing.live is None and "if $4 $5 1 4" in listing.line_text(6)
+        assert len(registers.registers) == 17
+        await press(app, pilot, "c")                          # the breakpoint is still there
+        assert app.session.location() == (0, 6)
+
+
+def test_reused_snapshot(snap_compare, tmp_path):
+    app = make_app(SUM_UP, ["3"], config_dir=str(tmp_path / "config"))
+
+    async def run_before(pilot):
+        await set_scene(pilot.app, pilot, ["@sum_up:6"], ["c", "c", "r"])
     assert snap_compare(app, terminal_size=(140, 40), run_before=run_before)
