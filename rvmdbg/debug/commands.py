@@ -134,6 +134,9 @@ class CommandInterpreter:
         self.command_names: list[str] = []          # each command's full name, for completion
         self._handlers = {}
         self.numberings = None                      # made by the first `numbering`
+        # `numbering` replaces the session: a client that holds the session itself (the
+        # DAP adapter) turns this off; the screen and batch mode follow `self.session`
+        self.may_switch_session = True
         for names, handler in [
             (("break", "b", "br"), self.cmd_break),
             (("delete", "d"), self.cmd_delete),
@@ -678,6 +681,9 @@ class CommandInterpreter:
             want = "reused" if nb.current == "tvm" else "tvm"
         if want and want not in NUMBERINGS:
             raise CommandError("usage: numbering [tvm | reused | toggle]")
+        if want and not self.may_switch_session:
+            raise CommandError("numbering switches the session: on the screen (r) or in "
+                               "batch mode")
         if want:
             self.session = nb.switch(want)
             self.selected = None

@@ -121,3 +121,13 @@ def test_numbering_command_and_batch():
     run_batch(DebugSession(exe, args), ["numbering reused", "continue"], lines.append)
     text = "".join(lines)
     assert "register file" in text and "finished" in text
+
+
+def test_a_client_holding_its_session_refuses_the_switch():
+    exe, args = program("sum_up.relay")
+    session = DebugSession(exe, args)
+    ci = CommandInterpreter(session)
+    ci.may_switch_session = False          # as the DAP adapter sets it
+    assert ci.execute("numbering reused").startswith("error: numbering switches the session")
+    assert ci.session is session
+    assert "17 -> 6" not in ci.execute("numbering") or ci.session is session
