@@ -47,7 +47,7 @@ class FlowView(Vertical, can_focus=True):
         Binding("o", "outer", "Outer", tooltip="The enclosing expression", id="outer"),
         Binding("e", "follow", "Exec", tooltip="The current instruction's expression",
                 id="follow"),
-        Binding("p", "toggle_cycle", "Phases",
+        Binding("p", "toggle_cycle", "Phases", show=False,   # the footer keeps `0` at 80 columns
                 tooltip="Fetch, decode, execute: show the dispatch loop's strip; while it is "
                         "shown, s advances one phase (the VM steps at execute)", id="cycle"),
         Binding("pageup", "line(-10)", "Page up", show=False),
@@ -295,7 +295,7 @@ class FlowView(Vertical, can_focus=True):
         label = self.query_one("#flow-selection", Static)
         if self.selected is None or self.selected >= len(st.items):
             text = "nothing selected" if st.kind != EXECUTION else \
-                "the VM's position; s steps, S steps back"
+                "the VM's position; s steps, S steps back, p shows fetch-decode-execute"
         else:
             item = st.items[self.selected]
             origin = item.origin
