@@ -40,6 +40,10 @@ SCENES = [
     # fetch, decode, execute: p shows the strip, s s fetches and decodes the if at pc 6
     ("cycle.svg", "programs/sum_up.relay", ["3"], (140, 40), ["@sum_up:6"],
      ["c", "p", "s", "s"], {}),
+    # the toy MiniVM on the same screen: stopped at ADD after CH jumped, its reads' writers
+    ("minivm.svg", "programs/demo.mvm", [], (120, 30), ["@main:5"], ["c"], {}),
+    # HL that leaves the pc where it is: the stop where a state repeats
+    ("minivm_spin.svg", "programs/demo_spin.mvm", [], (120, 30), [], ["c"], {}),
 ]
 
 

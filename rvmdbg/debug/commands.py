@@ -612,7 +612,7 @@ class CommandInterpreter:
             return f"${r} is empty"
         kind = value_type(v)
         if index is not None:
-            if not isinstance(v, np.ndarray):
+            if not isinstance(v, (np.ndarray, np.generic)):
                 raise DebugError(f"${r} holds a {kind}, not a tensor: only tensors take an index")
             try:
                 part = apply_index(v, index)
