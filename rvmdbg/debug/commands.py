@@ -665,14 +665,22 @@ class CommandInterpreter:
         else:
             if not _INT.match(first):
                 raise CommandError(f"expected a pc, got {first!r}")
-            fi, pc_a = self._frame().func_index, _number(first, "pc")
+            # the selected frame's function; once the program ended, the entry function
+            fi = (self._frame().func_index if s.frames() else s.exe.func_index(s.entry))
+            pc_a = _number(first, "pc")
         if not _INT.match(words[1]):
             raise CommandError(f"expected a pc, got {words[1]!r}")
         pc_b = _number(words[1], "pc")
         return swap_text(s.exe, fi, s.swap_verdict(fi, pc_a, pc_b))
 
     def cmd_numbering(self, rest: str) -> str:
-        from rvmdbg.debug.numbering import NUMBERINGS, TITLES, Numberings
+        from rvmdbg.debug.numbering import NUMBERINGS, TITLES, NumberingError, Numberings
+        try:
+            return self._numbering(rest, NUMBERINGS, TITLES, Numberings)
+        except NumberingError as exc:
+            raise CommandError(str(exc)) from None
+
+    def _numbering(self, rest, NUMBERINGS, TITLES, Numberings) -> str:
         if self.numberings is None or self.numberings.session is not self.session:
             self.numberings = Numberings(self.session)
         nb = self.numberings
@@ -760,7 +768,8 @@ def swap_text(exe, func_index: int, verdict) -> str:
         return "\n".join([f"{head}: may swap (no dependence and no control between them)"]
                          + out)
     lines = [f"{head}: may not swap"] + out
-    lines += [f"  - {r.text()}" for r in verdict.reasons]
+    prefix = getattr(exe, "register_prefix", "$")
+    lines += [f"  - {r.text(prefix)}" for r in verdict.reasons]
     return "\n".join(lines)
 
 

@@ -209,15 +209,16 @@ class SwapReason(NamedTuple):
     def control(self) -> bool:
         return self.kind not in _KIND_WORDS
 
-    def text(self) -> str:
-        a, b, r = self.first, self.second, self.register
+    def text(self, prefix: str = "$") -> str:
+        """In words; `prefix` names registers (`$` for the Relay VM, `r` for the MiniVM)."""
+        a, b, r = self.first, self.second, f"{prefix}{self.register}"
         k = self.kind
         if k == "RAW":
-            return f"read after write of ${r}: pc {a} writes ${r}, pc {b} reads it"
+            return f"read after write of {r}: pc {a} writes {r}, pc {b} reads it"
         if k == "WAR":
-            return f"write after read of ${r}: pc {a} reads ${r}, pc {b} overwrites it"
+            return f"write after read of {r}: pc {a} reads {r}, pc {b} overwrites it"
         if k == "WAW":
-            return (f"write after write of ${r}: pc {a} and pc {b} both write ${r}; "
+            return (f"write after write of {r}: pc {a} and pc {b} both write {r}; "
                     f"the later value must stay")
         if k == "jump":
             return f"pc {a} is a jump ({self.detail}): control leaves the straight line there"
@@ -234,7 +235,7 @@ class SwapReason(NamedTuple):
             return (f"pc {a} calls {self.detail}, a kernel with a side effect on a reference "
                     f"cell: ordered through the cell")
         if k == "alloc":
-            return (f"allocation order: pc {a} frees the storage in ${r} before pc {b} allocates; "
+            return (f"allocation order: pc {a} frees the storage in {r} before pc {b} allocates; "
                     f"swapped, both would be held at once (peak memory grows)")
         if k == "same":
             return "an instruction cannot swap with itself"

@@ -22,9 +22,16 @@ NUMBERINGS = ("tvm", "reused")
 TITLES = {"tvm": "TVM's numbering", "reused": "reused numbering"}
 
 
+class NumberingError(ValueError):
+    """A program whose registers `regalloc` cannot renumber (not Relay VM bytecode)."""
+
+
 def reused_executable(exe):
     """(a copy of `exe` with registers reused by liveness, {function: (before, after)});
     the original is untouched."""
+    if hasattr(exe, "machine"):   # a program for another machine (the MiniVM)
+        raise NumberingError("register reuse is a pass over Relay VM bytecode; this program "
+                             "runs on its own machine")
     out = copy.copy(exe)
     out.functions = list(exe.functions)
     report = reuse_registers(out)
@@ -140,5 +147,5 @@ class LiveRanges:
             self.marks.append(row)
 
 
-__all__ = ["NUMBERINGS", "TITLES", "Numberings", "LiveRanges", "reused_executable",
+__all__ = ["NUMBERINGS", "TITLES", "Numberings", "NumberingError", "LiveRanges", "reused_executable",
            "default_session"]

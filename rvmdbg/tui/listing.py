@@ -481,8 +481,9 @@ class BytecodeListing(LinePane):
                 verdict = swap_verdict(fn, mark, self.cursor, self.exe)
                 notes.setdefault(self.cursor, []).append("ok" if verdict.ok else "no")
                 edges = []
+                prefix = getattr(self.exe, "register_prefix", "$")
                 for r in verdict.reasons:
-                    short = _short_reason(r)
+                    short = _short_reason(r, prefix)
                     if r.first != r.second:
                         edges.append(Edge(r.first, r.second, short))
                         notes.setdefault(r.second, []).append(f"{self.glyphs.read} {short} "
@@ -546,11 +547,11 @@ class BytecodeListing(LinePane):
         return writes[0] if writes else None
 
 
-def _short_reason(r) -> str:
+def _short_reason(r, prefix: str = "$") -> str:
     """A reason in a few words, for the listing's notes: `RAW $5`, `call`, `target`."""
     if r.register is not None and r.kind in ("RAW", "WAR", "WAW"):
-        return f"{r.kind} ${r.register}"
-    return {"target": "branch target", "alloc": f"kill ${r.register} before alloc",
+        return f"{r.kind} {prefix}{r.register}"
+    return {"target": "branch target", "alloc": f"kill {prefix}{r.register} before alloc",
             "effect": f"side effect ({r.detail})", "halt": "no fall-through"}.get(r.kind, r.kind)
 
 

@@ -955,7 +955,9 @@ class DebuggerScreen(Screen):
             return
         more = len(v.reasons) - 1
         tail = f" (+{more} more: `swap? {v.pc_a} {v.pc_b}` lists them)" if more else ""
-        self.status.set_message(f"{head} may not: {v.reasons[0].text()}{tail}", warning=True)
+        prefix = getattr(self.program.exe, "register_prefix", "$")
+        self.status.set_message(f"{head} may not: {v.reasons[0].text(prefix)}{tail}",
+                                warning=True)
 
     def _show_location_of_selected_frame(self, frame) -> None:
         """After switching the listing's function: mark the pc if the frame is in it."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Callable, NamedTuple
 
 from rvmdbg.values import value_summary
-from rvmdbg.vm.machine import HANDLERS
+from rvmdbg.vm.machine import HANDLERS, VirtualMachine
 
 PHASES = ("fetch", "decode", "execute")
 VALUE_WIDTH = 24
@@ -39,7 +39,8 @@ class Decoded(NamedTuple):
     """The dispatch table's answer for the opcode, and the operands read."""
 
     name: str                 # the instruction class (TVM's opcode name)
-    factory: str              # HANDLERS[opcode]: the function that made the handler
+    table: str                # where the opcode is looked up: `HANDLERS[4]`
+    factory: str              # what the table gives: the function that made the handler
     handler: str              # the closure the predecoded function runs at this pc
     reads: tuple              # ((register, value text), ...)
 
@@ -70,13 +71,19 @@ def decode(session, fetched: Fetched) -> Decoded:
     """Look the opcode up in the dispatch table and read the operands (registers) it names."""
     exe = session.exe
     ins = exe.functions[fetched.func_index].instructions[fetched.pc]
-    factory = HANDLERS.get(fetched.opcode)
-    handler = session.vm.handler_at(fetched.func_index, fetched.pc)
+    vm = session.vm
+    if isinstance(vm, VirtualMachine):
+        table = f"HANDLERS[{fetched.opcode}]"
+        factory = HANDLERS.get(fetched.opcode)
+        factory = factory.__name__ if factory is not None else "(none)"
+    else:  # another machine behind the same protocol (the MiniVM): no opcode table
+        table = f"{type(vm).__name__} (no table: its decoder branches on the type)"
+        factory = "_decode"
+    handler = vm.handler_at(fetched.func_index, fetched.pc)
     frame = session.frame()
     reads = tuple((r, value_summary(frame.registers[r], VALUE_WIDTH))
                   for r in dict.fromkeys(ins.reads()) if 0 <= r < len(frame.registers))
-    return Decoded(ins.name, factory.__name__ if factory is not None else "(none)",
-                   getattr(handler, "__name__", "?"), reads)
+    return Decoded(ins.name, table, factory, getattr(handler, "__name__", "?"), reads)
 
 
 def execute(session, fetched: Fetched, step: Callable[[], object]) -> Executed:
@@ -185,16 +192,17 @@ class DispatchCycle:
             fetched, decoded, executed = self.fetched, self.decoded, None
             nxt = PHASES[self.phase]
         here = session.location() if session is not None else None
+        prefix = getattr(getattr(session, "exe", None), "register_prefix", "$")
         out = []
         out.append(("fetch", fetch_text(fetched) if fetched is not None else
                     (f"@{session.func_name(here[0])} pc={here[1]}: s fetches the "
                      f"instruction" if here is not None else "nothing left to run"),
                     "done" if fetched is not None and nxt != "fetch" or executed is not None
                     else "next"))
-        out.append(("decode", decode_text(decoded, fetched) if decoded is not None else
+        out.append(("decode", decode_text(decoded, fetched, prefix) if decoded is not None else
                     "s looks the opcode up in the dispatch table (HANDLERS)",
                     "done" if decoded is not None else ("next" if nxt == "decode" else "later")))
-        out.append(("execute", execute_text(executed) + "   (s: fetch the next)"
+        out.append(("execute", execute_text(executed, prefix) + "   (s: fetch the next)"
                     if executed is not None else
                     "s runs the handler: the VM steps once",
                     "done" if executed is not None else ("next" if nxt == "execute" else "later")))
@@ -207,16 +215,15 @@ def fetch_text(f: Fetched) -> str:
             f"{f.text}")
 
 
-def decode_text(d: Decoded, f: Fetched | None) -> str:
-    op = f.opcode if f is not None else "?"
-    reads = ", ".join(f"${r} = {v}" for r, v in d.reads) or "none"
-    return f"HANDLERS[{op}] = {d.factory} ({d.name}) -> handler {d.handler}; reads: {reads}"
+def decode_text(d: Decoded, f: Fetched | None, prefix: str = "$") -> str:
+    reads = ", ".join(f"{prefix}{r} = {v}" for r, v in d.reads) or "none"
+    return f"{d.table} = {d.factory} ({d.name}) -> handler {d.handler}; reads: {reads}"
 
 
-def execute_text(e: Executed) -> str:
+def execute_text(e: Executed, prefix: str = "$") -> str:
     if e.error is not None:
         return f"step {e.step}: {e.control}: {e.error}"
-    writes = ", ".join(f"{(frame + ' ') if frame else ''}${r} = {v}"
+    writes = ", ".join(f"{(frame + ' ') if frame else ''}{prefix}{r} = {v}"
                        for r, v, frame in e.writes) or "no register"
     return f"step {e.step} done: writes {writes}; {e.control}"
 

@@ -62,3 +62,24 @@ def test_a_motion_elsewhere_starts_the_cycle_afresh():
     s.step()
     assert [state for *_, state in cycle.rows(s)] == ["next", "later", "later"]
     assert cycle.advance(s, lambda: s.step()) == "fetch"
+
+
+def test_the_minivm_turns_the_same_loop_without_a_table():
+    from rvmdbg.debug import DebugSession
+    from rvmdbg.debug.commands import CommandInterpreter
+    from rvmdbg.minivm.parser import load_mvm
+    program = load_mvm(str(ROOT / "programs" / "demo.mvm"))
+    s = DebugSession(program, [])
+    cycle = DispatchCycle()
+    cycle.advance(s, lambda: s.step())
+    cycle.advance(s, lambda: s.step())
+    assert cycle.decoded.table.startswith("MiniMachine") and cycle.decoded.factory == "_decode"
+    assert "LD r1 3" in cycle.rows(s)[0][1]
+    while not s.finished:
+        cycle.advance(s, lambda: s.step())
+    assert s.step_count > 0
+    # register reuse is a pass over Relay VM bytecode: refused with a message
+    out = CommandInterpreter(s).execute("numbering reused")
+    assert out.startswith("error: register reuse is a pass over Relay VM bytecode")
+    # swap? names the MiniVM's registers as it does
+    assert "write after write of r0" in CommandInterpreter(s).execute("swap? 3 5")
