@@ -37,6 +37,11 @@ SCENES = [
      ["c", "c", "c"], ["3"], {}),
     ("view_control_ascii.svg", "programs/bst.relay", (110, 32), ["@in_order:3"],
      ["c", "c"], ["3"], {"ascii_only": True}),
+    # the quiz (Q) over the debugger after its third answer; View 1's misconception list (M)
+    ("quiz.svg", "programs/sum_up.relay", (120, 36), [], [],
+     ["Q", "1", "enter", "1", "enter", "2"], {}),
+    ("misconceptions.svg", "programs/sum_up.relay", (140, 44), [], [],
+     ["1", "M", "down", "down"], {}),
 ]
 
 

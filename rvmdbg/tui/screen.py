@@ -102,7 +102,7 @@ class DebuggerScreen(Screen):
 
     # Keys that move execution are disabled (shown dim) while a run is in progress.
     DRIVING = {"step", "next", "finish", "cont", "rstep", "rnext", "rfinish", "rcont", "goto",
-               "run_to_cursor", "toggle_breakpoint", "watch_cursor", "command", "restart"}
+               "run_to_cursor", "toggle_breakpoint", "watch_cursor", "command", "restart", "quiz"}
 
     BINDINGS = [
         Binding("s,f11", "step", "Step", tooltip="Step one instruction, into calls (F11)", id="step"),
@@ -141,6 +141,8 @@ class DebuggerScreen(Screen):
                 tooltip="View 3: control flow and ADTs", id="view-control"),
         Binding("v", "views", "Last view", show=False, tooltip="Reopen the last teaching view",
                 id="views"),
+        Binding("Q", "quiz", "Quiz", show=False,
+                tooltip="Check yourself: predict the next step, then the VM answers", id="quiz"),
         Binding("tab", "cycle_pane(1)", "Next pane", show=False, tooltip="Focus the next pane", id="next-pane"),
         Binding("shift+tab", "cycle_pane(-1)", "Previous pane", show=False, tooltip="Focus the previous pane",
                 id="previous-pane"),
@@ -1090,6 +1092,12 @@ class DebuggerScreen(Screen):
     def action_views(self) -> None:
         self.action_open_view(getattr(self.app, "last_teaching_view", "flow"))
 
+    def action_quiz(self) -> None:
+        from rvmdbg.tui.quiz_screen import open_quiz
+        error = open_quiz(self.app)
+        if error:
+            self.status.set_message(error, warning=True)
+
     def action_help(self) -> None:
         sections = [("Everywhere", self.BINDINGS)]
         for cls in (BytecodeListing, SourceView, RegisterPane, CallStackPane, BreakpointPane):
@@ -1100,6 +1108,13 @@ class DebuggerScreen(Screen):
         sections.append(("Console (o shows it, Tab focuses it)", CommandOutput.BINDINGS))
         sections.append(("Command line (:)", CommandLine.BINDINGS))
         sections.append(("Search box (/)", SearchBar.BINDINGS))
+        from rvmdbg.tui.quiz_screen import QuizScreen
+        from rvmdbg.tui.views.flow import FlowScreen
+        sections.append(("Quiz (Q, also in the views)",
+                         [Binding("1-9", "choose", tooltip="Answer with that choice; the VM "
+                                  "then answers by stepping")]
+                         + [b for b in QuizScreen.BINDINGS if b.tooltip]))
+        sections.append(("View 1 (1)", FlowScreen.BINDINGS))
         self.app.push_screen(HelpScreen(sections, getattr(self.app, "keymap", None)))
 
     def _close_box(self, box, refocus: bool = True) -> None:

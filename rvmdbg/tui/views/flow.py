@@ -8,7 +8,8 @@ from, so execution can be traced back through every stage.
 
 Keys: left/right stage, up/down line, `,`/`.` smaller steps through expressions, `o` the
 enclosing expression, `e` the current instruction's expression, `p` the fetch-decode-execute
-strip (while it is shown, `s` advances one phase of the dispatch loop).
+strip (while it is shown, `s` advances one phase of the dispatch loop), `M` the list of
+misconceptions about the VM (each with a program that shows it wrong).
 """
 from __future__ import annotations
 
@@ -428,6 +429,15 @@ def _pc_gutter(n: int, current: int | None, symbols) -> list:
 class FlowScreen(TeachingScreen):
     CSS_PATH = str(Path(__file__).with_name("flow.tcss"))
     view_name = "flow"
+
+    BINDINGS = [
+        Binding("M", "misconceptions", "Myths", tooltip="Common misconceptions about the VM, "
+                "each with a program that shows it wrong", id="misconceptions"),
+    ]
+
+    def action_misconceptions(self) -> None:
+        from rvmdbg.tui.misconceptions_screen import MisconceptionsScreen
+        self.app.push_screen(MisconceptionsScreen())
 
     def compose_view(self) -> ComposeResult:
         yield FlowView(self.context, self.symbols, id="flow")
