@@ -50,6 +50,7 @@ from rvmdbg.debug.history import DEFAULT_INTERVAL, History, RefJournal, instrume
 from rvmdbg.limits import DEFAULT_LIMITS
 from rvmdbg.values import copy_values
 from rvmdbg.vm.machine import VirtualMachine, VMError
+from rvmdbg.i18n import N_, _
 
 PROGRESS_PERIOD = 0.1   # seconds between progress callbacks during long runs
 _PUSH_CHUNK = 256       # steps run at full speed while looking for a frame's push
@@ -110,6 +111,17 @@ def _passed_from(call, param: int, nparams: int) -> str:
 
 # ------------------------------------------------------------------ what the session answers
 
+# a stop's reason as the stop line says it (translated there; `reason` itself stays English)
+STOP_REASONS = (N_("breakpoint"), N_("watchpoint"), N_("step"), N_("finished"), N_("error"),
+                N_("start of history"), N_("interrupted"), N_("limit"), N_("restarted"),
+                N_("start"))
+
+
+def step_tag(step: int) -> str:
+    """`[step 42]`, the stop line's first word, in the language in use."""
+    return _("[step {step}]").format(step=step)
+
+
 @dataclass
 class StopEvent:
     """Where and why execution stopped.
@@ -134,8 +146,8 @@ class StopEvent:
         where = f"@{self.func_name}" if self.func_name is not None else "?"
         if self.pc is not None:
             where += f" pc={self.pc}"
-        why = self.reason if self.number is None else f"{self.reason} {self.number}"
-        return f"[step {self.step}] {where}: {self.text}    ({why})"
+        why = _(self.reason) if self.number is None else f"{_(self.reason)} {self.number}"
+        return f"{step_tag(self.step)} {where}: {self.text}    ({why})"
 
     def __str__(self) -> str:
         return self.line()

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rvmdbg.i18n import _
+
 
 @dataclass(frozen=True)
 class Span:
@@ -61,7 +63,7 @@ class RelayError(Exception):
         src = source or self.source
         if self.span is None:
             head = f"{src.name if src else '<input>'}: error: {self.message}"
-            return head + (f"\n  hint: {self.hint}" if self.hint else "")
+            return head + ("\n  " + _("hint: {hint}").format(hint=self.hint) if self.hint else "")
         sp = self.span
         out = [f"{sp.file}:{sp.line}:{sp.col}: error: {self.message}"]
         if src is not None:
@@ -73,7 +75,7 @@ class RelayError(Exception):
                 width = max(1, width)
                 out.append(" " * (len(gutter) + sp.col - 1) + "^" + "~" * (width - 1))
         if self.hint:
-            out.append(f"  hint: {self.hint}")
+            out.append("  " + _("hint: {hint}").format(hint=self.hint))
         return "\n".join(out)
 
     def __str__(self) -> str:

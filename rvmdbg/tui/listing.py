@@ -12,6 +12,8 @@ a 20,000-instruction function steps and scrolls as fast as a short one.
 """
 from __future__ import annotations
 
+from rich.cells import cell_len
+
 import re
 from typing import NamedTuple
 
@@ -23,6 +25,7 @@ from textual.reactive import reactive
 from rvmdbg.tui.arrows import MAX_DEP_LANES, MAX_JUMP_LANES, Edge, GutterLayout, jump_edges
 from rvmdbg.tui.line_pane import LinePane
 from rvmdbg.tui.links import PALETTE_SIZE, SourceLinks
+from rvmdbg.i18n import N_, _
 
 # The dependency gutter has a fixed width so a stop never shifts the columns (and never
 # invalidates every cached row): two lanes and the head column.
@@ -72,7 +75,7 @@ class FunctionListing:
             self.colours = [None] * len(texts)
             self.lines = [None] * len(texts)
         self.text_column = 2 + self.address_width + 1 + 1 + DEP_WIDTH + self.jumps.width + 1
-        widest = max((len(t) for t in texts), default=0)
+        widest = max((cell_len(t) for t in texts), default=0)
         self.width = self.text_column + widest + 24
 
 
@@ -81,7 +84,7 @@ class BytecodeListing(LinePane):
 
     MARK_COMPONENT = "listing--pc"  # the pc / current line
 
-    title = "Bytecode"
+    title = N_("Bytecode")
 
     COMPONENT_CLASSES = LinePane.COMPONENT_CLASSES | {
         "listing--address", "listing--opcode", "listing--register", "listing--number",
@@ -92,19 +95,19 @@ class BytecodeListing(LinePane):
     } | {f"listing--link-{i}" for i in range(PALETTE_SIZE)}
 
     BINDINGS = [
-        Binding("b", "screen.toggle_breakpoint", "Break", tooltip="Toggle a breakpoint on this instruction",
+        Binding("b", "screen.toggle_breakpoint", N_("Break"), tooltip=N_("Toggle a breakpoint on this instruction"),
                 id="break"),
-        Binding("t", "screen.run_to_cursor", "Run to", tooltip="Run to this instruction", id="run-to"),
-        Binding("w", "screen.watch_cursor", "Watch", tooltip="Watch the register this instruction writes",
+        Binding("t", "screen.run_to_cursor", N_("Run to"), tooltip=N_("Run to this instruction"), id="run-to"),
+        Binding("w", "screen.watch_cursor", N_("Watch"), tooltip=N_("Watch the register this instruction writes"),
                 id="watch"),
-        Binding("left_square_bracket", "screen.show_function(-1)", "Prev fn", show=False,
-                tooltip="Show the previous function's bytecode", id="previous-function"),
-        Binding("right_square_bracket", "screen.show_function(1)", "Next fn", show=False,
-                tooltip="Show the next function's bytecode", id="next-function"),
-        Binding("full_stop", "screen.show_pc", "Show pc", show=False,
-                tooltip="Back to the selected frame's function and pc", id="show-pc"),
-        Binding("at", "screen.command('list @')", "Function", show=False,
-                tooltip="Jump to any function: `list @` on the command line, Tab completes",
+        Binding("left_square_bracket", "screen.show_function(-1)", N_("Prev fn"), show=False,
+                tooltip=N_("Show the previous function's bytecode"), id="previous-function"),
+        Binding("right_square_bracket", "screen.show_function(1)", N_("Next fn"), show=False,
+                tooltip=N_("Show the next function's bytecode"), id="next-function"),
+        Binding("full_stop", "screen.show_pc", N_("Show pc"), show=False,
+                tooltip=N_("Back to the selected frame's function and pc"), id="show-pc"),
+        Binding("at", "screen.command('list @')", N_("Function"), show=False,
+                tooltip=N_("Jump to any function: `list @` on the command line, Tab completes"),
                 id="jump-function"),
     ]
 
@@ -150,8 +153,8 @@ class BytecodeListing(LinePane):
             self.breakpoints = {}
             self.linked = frozenset()
             fn = self.exe.functions[func_index]
-            self.border_title = f"{self.title} @{fn.name}"
-            self.border_subtitle = f"VMFunc[{func_index}] {len(fn.instructions)} instrs"
+            self.border_title = f"{_(self.title)} @{fn.name}"
+            self.border_subtitle = f"VMFunc[{func_index}] " + _("{n} instrs").format(n=len(fn.instructions))
             # cached rows stay: their keys carry the function, so coming back is cheap
             self.set_lines(len(self.listing.texts), self.listing.width, clear=False)
             self.refresh()
@@ -321,9 +324,9 @@ class BytecodeListing(LinePane):
                 parts = []
                 for r in outside:
                     if r.writer_func is None or r.writer_pc is None:
-                        parts.append(f"${r.register} (argument)")
+                        parts.append(f"${r.register} " + _("(argument)"))
                     else:
-                        parts.append(f"${r.register} from @{self.exe.functions[r.writer_func].name}:{r.writer_pc}")
+                        parts.append(_("${register} from @{func}:{pc}").format(register=r.register, func=self.exe.functions[r.writer_func].name, pc=r.writer_pc))
                 add(Segment(f"  {g.read} " + ", ".join(parts), base + st("listing--read")))
             if self._dep_writes:
                 add(Segment(f"  {g.write} " + " ".join(f"${w}" for w in self._dep_writes),

@@ -7,19 +7,22 @@ and write symbols. Registers that hold nothing are left out unless they just cha
 """
 from __future__ import annotations
 
+from rich.cells import cell_len
+
 import numpy as np
 from rich.segment import Segment
 from textual.binding import Binding
 
 from rvmdbg.tui.line_pane import LinePane
 from rvmdbg.tui.summary import value_summary, value_type
+from rvmdbg.i18n import N_, _
 
 _SUMMARY_WIDTH = 160
 _TYPE_WIDTH = 16
 
 
 class RegisterPane(LinePane):
-    title = "Registers"
+    title = N_("Registers")
 
     COMPONENT_CLASSES = LinePane.COMPONENT_CLASSES | {
         "registers--name", "registers--type", "registers--value", "registers--changed",
@@ -27,8 +30,8 @@ class RegisterPane(LinePane):
     }
 
     BINDINGS = [
-        Binding("w", "screen.watch_cursor", "Watch", tooltip="Watch this register", id="watch"),
-        Binding("enter", "screen.print_register", "Print", tooltip="Print the whole value", id="print"),
+        Binding("w", "screen.watch_cursor", N_("Watch"), tooltip=N_("Watch this register"), id="watch"),
+        Binding("enter", "screen.print_register", N_("Print"), tooltip=N_("Print the whole value"), id="print"),
     ]
 
     def __init__(self, **kwargs) -> None:
@@ -40,7 +43,7 @@ class RegisterPane(LinePane):
         self.writes: set[int] = set()
         self.params = 0
         self.constructor_types: dict[str, str] = {}
-        self.message = "no frame"
+        self.message = _("no frame")
         self._generation = 0
         self._versions: list[int] = []
         self._name_width = 3
@@ -59,10 +62,10 @@ class RegisterPane(LinePane):
         name_width = len(str(len(regs))) + 1
         types = [len(value_type(regs[i], self.constructor_types)) for i in rows[:2000]]
         type_width = min(_TYPE_WIDTH, max(types, default=4))
-        title = title or self.title
+        title = title or _(self.title)
         self.registers, self.rows, self.params = regs, rows, params
         self.changed, self.reads, self.writes = changed, reads, writes
-        self.message = "" if rows else "no registers in use"
+        self.message = "" if rows else _("no registers in use")
         same_layout = (rows == old_rows and len(regs) == len(old_regs)
                        and title == self.border_title and name_width == self._name_width
                        and type_width == self._type_width and rows)
@@ -89,8 +92,8 @@ class RegisterPane(LinePane):
         self.registers, self.rows, self._versions = [], [], []
         self.message = message
         self._generation += 1
-        self.border_title = self.title
-        self.set_lines(1, len(message) + 2)
+        self.border_title = _(self.title)
+        self.set_lines(1, cell_len(message) + 2)
 
     @property
     def has_rows(self) -> bool:

@@ -27,12 +27,13 @@ from rvmdbg.views.heap_graph import draw_heap
 from rvmdbg.views.text import UNICODE
 from rvmdbg.vm import bytecode as bc
 from rvmdbg.wording import plural
+from rvmdbg.i18n import N_, _
 
 
 class ControlFlowView(Vertical):
     BINDINGS = [
-        Binding("u", "frame(-1)", "Up frame", tooltip="The caller's frame", id="up"),
-        Binding("d", "frame(1)", "Down frame", tooltip="The callee's frame", id="down"),
+        Binding("u", "frame(-1)", N_("Up frame"), tooltip=N_("The caller's frame"), id="up"),
+        Binding("d", "frame(1)", N_("Down frame"), tooltip=N_("The callee's frame"), id="down"),
     ]
 
     def __init__(self, context, symbols=UNICODE, *, id: str | None = None,

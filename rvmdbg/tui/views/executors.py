@@ -30,20 +30,21 @@ from rvmdbg.views.executors import compare_executors, measure_executors, storage
 from rvmdbg.views.flow import quote
 from rvmdbg.views.plot import format_number
 from rvmdbg.views.text import UNICODE
+from rvmdbg.i18n import N_, _
 
 CHART_MODES = ("braille", "block", "ascii")
 
 
 class ExecutorsView(Vertical, can_focus=True):
     BINDINGS = [
-        Binding("up,k", "move(-1)", "Up", show=False),
-        Binding("down,j", "move(1)", "Down", show=False),
-        Binding("pageup", "move(-20)", "Page up", show=False),
-        Binding("pagedown", "move(20)", "Page down", show=False),
-        Binding("m", "measure", "Measure", tooltip="Time both executors and the cost model",
+        Binding("up,k", "move(-1)", N_("Up"), show=False),
+        Binding("down,j", "move(1)", N_("Down"), show=False),
+        Binding("pageup", "move(-20)", N_("Page up"), show=False),
+        Binding("pagedown", "move(20)", N_("Page down"), show=False),
+        Binding("m", "measure", N_("Measure"), tooltip=N_("Time both executors and the cost model"),
                 id="measure"),
-        Binding("w", "workload", "Workload", tooltip="The cost model's workload", id="workload"),
-        Binding("c", "chart_mode", "Chart", tooltip="Braille, block or ASCII chart", id="chart"),
+        Binding("w", "workload", N_("Workload"), tooltip=N_("The cost model's workload"), id="workload"),
+        Binding("c", "chart_mode", N_("Chart"), tooltip=N_("Braille, block or ASCII chart"), id="chart"),
     ]
 
     def __init__(self, context, symbols=UNICODE, *, id: str | None = None,

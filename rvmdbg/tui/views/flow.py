@@ -24,6 +24,7 @@ from rvmdbg.tui.views.base import TeachingScreen
 from rvmdbg.tui.views.rows_pane import RowsPane, region_overlays
 from rvmdbg.views.flow import BYTECODE, EXECUTION, PASS, FlowModel
 from rvmdbg.views.text import UNICODE
+from rvmdbg.i18n import N_, _
 
 MAX_RECENT = 8
 
@@ -33,20 +34,20 @@ class FlowView(Vertical, can_focus=True):
     returning one, read again on every refresh)."""
 
     BINDINGS = [
-        Binding("left,h", "stage(-1)", "Prev stage", tooltip="The previous stage", id="previous-stage"),
-        Binding("right,l", "stage(1)", "Next stage", tooltip="The next stage", id="next-stage"),
-        Binding("up,k", "line(-1)", "Up", show=False, tooltip="The expression on the line above"),
-        Binding("down,j", "line(1)", "Down", show=False,
-                tooltip="The expression on the line below"),
-        Binding("comma", "item(-1)", "Prev expr", show=False,
-                tooltip="The previous expression (inner ones too)"),
-        Binding("full_stop", "item(1)", "Next expr", show=False,
-                tooltip="The next expression (inner ones too)"),
-        Binding("o", "outer", "Outer", tooltip="The enclosing expression", id="outer"),
-        Binding("e", "follow", "Exec", tooltip="The current instruction's expression",
+        Binding("left,h", "stage(-1)", N_("Prev stage"), tooltip=N_("The previous stage"), id="previous-stage"),
+        Binding("right,l", "stage(1)", N_("Next stage"), tooltip=N_("The next stage"), id="next-stage"),
+        Binding("up,k", "line(-1)", N_("Up"), show=False, tooltip=N_("The expression on the line above")),
+        Binding("down,j", "line(1)", N_("Down"), show=False,
+                tooltip=N_("The expression on the line below")),
+        Binding("comma", "item(-1)", N_("Prev expr"), show=False,
+                tooltip=N_("The previous expression (inner ones too)")),
+        Binding("full_stop", "item(1)", N_("Next expr"), show=False,
+                tooltip=N_("The next expression (inner ones too)")),
+        Binding("o", "outer", N_("Outer"), tooltip=N_("The enclosing expression"), id="outer"),
+        Binding("e", "follow", N_("Exec"), tooltip=N_("The current instruction's expression"),
                 id="follow"),
-        Binding("pageup", "line(-10)", "Page up", show=False),
-        Binding("pagedown", "line(10)", "Page down", show=False),
+        Binding("pageup", "line(-10)", N_("Page up"), show=False),
+        Binding("pagedown", "line(10)", N_("Page down"), show=False),
     ]
 
     def __init__(self, context, symbols=UNICODE, *, id: str | None = None,

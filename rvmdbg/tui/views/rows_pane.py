@@ -18,6 +18,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from rvmdbg.tui.line_pane import overlay_segments
+from rvmdbg.i18n import N_, _
 
 ROLES = (
     "plain", "header", "current", "visited", "dim", "taken", "next", "failed", "pending",
@@ -83,10 +84,10 @@ class RowsPane(ScrollView, can_focus=True):
     """
 
     BINDINGS = [
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "scroll_home", "Top", show=False),
-        Binding("end", "scroll_end", "Bottom", show=False),
+        Binding("pageup", "page(-1)", N_("Page up"), show=False),
+        Binding("pagedown", "page(1)", N_("Page down"), show=False),
+        Binding("home", "scroll_home", N_("Top"), show=False),
+        Binding("end", "scroll_end", N_("Bottom"), show=False),
     ]
 
     class Clicked(Message):
