@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from rvmdbg.views.text import merge_pieces
 from rvmdbg.vm import bytecode as bc
+from rvmdbg.i18n import _
 
 MAX_STREAM = 200_000   # dispatches recorded one by one; a longer run is counted, not listed
 
@@ -224,7 +225,7 @@ def compare_executors(module, exe, args, entry: str = "main",
     cmp.vm_adt_allocations = vm["adts"]
     cmp.vm_allocated_bytes, cmp.vm_peak_bytes = vm["bytes"], vm["peak"]
     if module is None:
-        cmp.refusal = "the graph executor needs the Relay program (this executable has no source)"
+        cmp.refusal = _("the graph executor needs the Relay program (this executable has no source)")
         return cmp
     from rvmdbg.graph import GraphExecutor, GraphRefusal, find_refusal, lower_to_graph, \
         plan_memory

@@ -14,7 +14,6 @@ workload, `c` the chart's drawing (braille, blocks, ASCII).
 """
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 from textual import work
@@ -29,7 +28,7 @@ from rvmdbg.views.costmodel import WORKLOADS, compare_models, cost_chart, fit_co
 from rvmdbg.views.executors import compare_executors, measure_executors, storage_strip
 from rvmdbg.views.flow import quote
 from rvmdbg.views.plot import format_number
-from rvmdbg.views.text import UNICODE
+from rvmdbg.views.text import UNICODE, pad, wrap
 from rvmdbg.i18n import N_, _
 
 CHART_MODES = ("braille", "block", "ascii")
@@ -67,10 +66,10 @@ class ExecutorsView(Vertical, can_focus=True):
         yield Static("", id="exec-summary")
         with Horizontal(id="exec-main"):
             yield RowsPane("VM", id="exec-stream")
-            yield RowsPane("graph executor", id="exec-graph")
+            yield RowsPane(_("graph executor"), id="exec-graph")
         with Horizontal(id="exec-bottom"):
-            yield RowsPane("measured", id="exec-measure")
-            yield RowsPane("cost model", id="exec-cost")
+            yield RowsPane(_("measured"), id="exec-measure")
+            yield RowsPane(_("cost model"), id="exec-cost")
 
     def focus_main(self) -> None:
         self.focus()
@@ -89,10 +88,10 @@ class ExecutorsView(Vertical, can_focus=True):
         args = ctx.session_args()
         if args is None:
             self.query_one("#exec-summary", Static).update(
-                "the program has not started: the executors compare on its arguments")
+                _("the program has not started: the executors compare on its arguments"))
             return
         self.query_one("#exec-summary", Static).update(
-            "running the program on both executors...")
+            _("running the program on both executors..."))
         self._comparing = True
         self._compare(ctx, args)
 
@@ -108,7 +107,7 @@ class ExecutorsView(Vertical, can_focus=True):
     def _compared(self, cmp, error) -> None:
         self._comparing = False
         if cmp is None:
-            self.query_one("#exec-summary", Static).update(f"cannot compare: {error}")
+            self.query_one("#exec-summary", Static).update(_("cannot compare: {error}").format(error=error))
             return
         self.comparison = cmp
         if self.workload is None:
@@ -140,17 +139,17 @@ class ExecutorsView(Vertical, can_focus=True):
         sym = self.symbols
         if c.static:
             if c.results_equal:
-                verdict = f"[b green]{sym.taken} results agree[/]"
+                verdict = f"[b green]{sym.taken} " + _("results agree") + "[/]"
             elif c.results_equal is None:
-                verdict = f"[b red]{sym.failed} a run failed: {c.vm_error or c.graph_error}[/]"
+                verdict = f"[b red]{sym.failed} " + _("a run failed: {error}").format(error=c.vm_error or c.graph_error) + "[/]"
             else:
-                verdict = f"[b red]{sym.failed} results differ[/]"
-            text = (f"static program, the same inputs on both executors: {verdict}   VM "
-                    f"{c.stream_total} dispatches, graph {c.graph_dispatches} kernel calls "
-                    f"over {len(c.nodes)} nodes")
+                verdict = f"[b red]{sym.failed} " + _("results differ") + "[/]"
+            text = (_("static program, the same inputs on both executors: {verdict}").format(verdict=verdict)
+                    + "   " + _("VM {dispatches} dispatches, graph {calls} kernel calls over {nodes} nodes").format(
+                        dispatches=c.stream_total, calls=c.graph_dispatches, nodes=len(c.nodes)))
         else:
-            text = (f"dynamic program: the graph executor refuses it; the VM runs it in "
-                    f"{c.stream_total} dispatches"
+            text = (_("dynamic program: the graph executor refuses it; the VM runs it in "
+                      "{n} dispatches").format(n=c.stream_total)
                     + (f" ([red]{c.vm_error}[/])" if c.vm_error else ""))
         self.query_one("#exec-summary", Static).update(text)
 
@@ -175,11 +174,11 @@ class ExecutorsView(Vertical, can_focus=True):
                 row.append((f"   -{d.freed} B", "free-op"))
             rows.append(row)
         if c.stream_total > len(c.stream):
-            rows.append([(f"{self.symbols.ellipsis} {c.stream_total - len(c.stream)} more "
-                          f"dispatches (counted, not listed)", "dim")])
+            rows.append([(f"{self.symbols.ellipsis} " + _("{n} more dispatches (counted, not listed)").format(
+                n=c.stream_total - len(c.stream)), "dim")])
             gutter.append([])
         pane.set_rows(rows, gutter)
-        pane.border_title = f"VM: every dispatch ({c.stream_total})"
+        pane.border_title = _("VM: every dispatch ({n})").format(n=c.stream_total)
         if rows:
             pane.set_cursor(min(self.cursor, len(rows) - 1))
 
@@ -189,34 +188,34 @@ class ExecutorsView(Vertical, can_focus=True):
         if not c.static:
             ctx = self.context
             width = max(30, (pane.size.width or 72) - 4)
-            rows = [[("the graph executor refuses this program", "error")], []]
-            rows += [[(line, "plain")] for line in textwrap.wrap(c.refusal or "", width)]
+            rows = [[(_("the graph executor refuses this program"), "error")], []]
+            rows += [[(line, "plain")] for line in wrap(c.refusal or "", width)]
             if c.refusal_span is not None:
                 rows.append([])
                 rows += [[(line, "plain")] for line in
                          quote(c.refusal_span, ctx.source_text, ctx.source_file)]
             rows.append([])
-            rows += [[(line, "dim")] for line in textwrap.wrap(
+            rows += [[(line, "dim")] for line in wrap(_(
                 "A graph executor runs a fixed list of kernels over memory planned before the "
                 "run: control flow, recursion, ADTs and closures need the VM, which decides at "
-                "run time (left).", width)]
+                "run time (left)."), width)]
             pane.set_rows(rows)
-            pane.border_title = "graph executor: refused"
+            pane.border_title = _("graph executor: refused")
             return
         strips = storage_strip(c.graph, c.plan, c.nodes, self.symbols)
         nblocks = len(c.plan.block_sizes)
         cells = "█▒·" if self.symbols is UNICODE else "#=."
         rows = [[("node  op      name                         sid    bytes  ", "header"),
                  ("".join(str(i % 10) for i in range(nblocks)), "header")],
-                [(f"storage blocks: {cells[0]} written here  {cells[1]} held for a later "
-                  f"node  {cells[2]} free", "dim")]]
+                [(_("storage blocks: {written} written here  {held} held for a later "
+                    "node  {free} free").format(written=cells[0], held=cells[1], free=cells[2]), "dim")]]
         for n, strip in zip(c.nodes, strips):
             op = "tvm_op" if n.kind == "kernel" else "null"
             note = ""
             if n.alias:
-                note = "  aliases its input (reshape: no kernel call)"
+                note = "  " + _("aliases its input (reshape: no kernel call)")
             elif n.reuses is not None:
-                note = f"  reuses node {n.reuses}'s block"
+                note = "  " + _("reuses node {n}'s block").format(n=n.reuses)
             name = str(n.name)
             if len(name) > 28:
                 name = name[:27] + self.symbols.ellipsis[:1]
@@ -224,33 +223,35 @@ class ExecutorsView(Vertical, can_focus=True):
                           f"{n.bytes:>8}  ", "kernel" if n.kind == "kernel" else "plain")]
                         + strip + [(note, "binding" if n.reuses is not None else "dim")])
         plan = c.plan
-        rows += [[], [(f"pool: {plan.num_blocks} blocks, {plan.pool_bytes} bytes for "
-                       f"{plan.tensor_bytes} bytes of tensors ({plan.reuse_ratio:.2f}x reuse)",
+        rows += [[], [(_("pool: {blocks} blocks, {pool} bytes for {tensors} bytes of tensors "
+                         "({ratio}x reuse)").format(blocks=plan.num_blocks, pool=plan.pool_bytes,
+                                                    tensors=plan.tensor_bytes,
+                                                    ratio=f"{plan.reuse_ratio:.2f}"),
                        "plain")]]
         pane.set_rows(rows)
-        pane.border_title = f"graph executor: {len(c.nodes)} nodes and their storage"
+        pane.border_title = _("graph executor: {n} nodes and their storage").format(n=len(c.nodes))
 
     def _draw_measurements(self) -> None:
         c = self.comparison
         pane = self.query_one("#exec-measure", RowsPane)
         ms = self.context.measurements
-        vm_alloc = (f"{c.vm_allocations} storage + {c.vm_tensor_allocations} tensors + "
-                    f"{c.vm_adt_allocations} ADTs")
-        rows = [[(f"{'':<14}{'VM':<32}{'graph' if c.static else ''}", "header")]]
+        vm_alloc = _("{storage} storage + {tensors} tensors + {adts} ADTs").format(
+            storage=c.vm_allocations, tensors=c.vm_tensor_allocations, adts=c.vm_adt_allocations)
+        rows = [[(pad("", 14) + pad("VM", 32) + (_("graph") if c.static else ""), "header")]]
         graph_alloc = ""
         if c.static:
-            graph_alloc = f"{c.plan.num_blocks} pool blocks, once"
-        rows.append([(f"{'dispatches':<14}{c.stream_total:<32}"
-                      f"{str(c.graph_dispatches) + ' kernel calls' if c.static else ''}",
+            graph_alloc = _("{n} pool blocks, once").format(n=c.plan.num_blocks)
+        rows.append([(pad(_("dispatches"), 14) + pad(str(c.stream_total), 32)
+                      + (_("{n} kernel calls").format(n=c.graph_dispatches) if c.static else ""),
                       "plain")])
-        rows.append([(f"{'allocations':<14}{vm_alloc:<32}{graph_alloc}", "plain")])
-        rows.append([(f"{'peak bytes':<14}{c.vm_peak_bytes:<32}"
-                      f"{c.plan.pool_bytes if c.static else ''}", "plain")])
+        rows.append([(pad(_("allocations"), 14) + pad(vm_alloc, 32) + graph_alloc, "plain")])
+        rows.append([(pad(_("peak bytes"), 14) + pad(str(c.vm_peak_bytes), 32)
+                      + (str(c.plan.pool_bytes) if c.static else ""), "plain")])
         if ms is None:
-            rows += [[], [("no timings yet: press m to measure (time per dispatch, time in "
-                           "kernels, compile)", "dim")]]
+            rows += [[], [(_("no timings yet: press m to measure (time per dispatch, time in "
+                             "kernels, compile)"), "dim")]]
             if self.measuring:
-                rows[-1] = [("measuring...", "next")]
+                rows[-1] = [(_("measuring..."), "next")]
         else:
             vm, g = ms.get("VM"), ms.get("graph") if c.static else None
 
@@ -265,10 +266,10 @@ class ExecutorsView(Vertical, can_focus=True):
                 if what == "dispatch":
                     return format_number(m.per_dispatch_seconds, "s")
                 return format_number(m.compile_seconds, "s")
-            for label, what in (("one run", "total"), ("in kernels", "kernel"),
-                                ("per dispatch", "dispatch"), ("compile", "compile")):
-                rows.append([(f"{label:<14}{fmt(vm, what):<32}{fmt(g, what)}", "plain")])
-            rows.append([("per dispatch = time outside kernels / dispatches", "dim")])
+            for label, what in ((_("one run"), "total"), (_("in kernels"), "kernel"),
+                                (_("per dispatch"), "dispatch"), (_("compile"), "compile")):
+                rows.append([(pad(label, 14) + pad(fmt(vm, what), 32) + fmt(g, what), "plain")])
+            rows.append([(_("per dispatch = time outside kernels / dispatches"), "dim")])
         pane.set_rows(rows)
 
     def _draw_cost(self) -> None:
@@ -276,10 +277,10 @@ class ExecutorsView(Vertical, can_focus=True):
         samples_by = self.context.cost_samples or {}
         wl = WORKLOADS.get(self.workload or "list")
         samples = samples_by.get(wl.name) if wl is not None else None
-        pane.border_title = f"cost model: {wl.description} (w: other workload)"
+        pane.border_title = _("cost model: {workload} (w: other workload)").format(workload=_(wl.description))
         rows = []
         if not samples:
-            rows.append([("not measured yet: press m", "dim")])
+            rows.append([(_("not measured yet: press m"), "dim")])
             pane.set_rows(rows)
             return
         models = {}
@@ -290,7 +291,7 @@ class ExecutorsView(Vertical, can_focus=True):
             n_vm = max(s.dispatches for s in samples if s.executor == "VM")
             n_g = max(s.dispatches for s in samples if s.executor == "graph")
             rows.append([(compare_models(models["VM"], n_vm, models["graph"], n_g)
-                          + " (time outside kernels)", "plain")])
+                          + " " + _("(time outside kernels)"), "plain")])
         width = max(24, (pane.size.width or 60) - 16)
         height = max(4, (pane.size.height or 16) - 2 - len(rows) - 4)
         rows += cost_chart(samples, models, wl, width=width, height=height,

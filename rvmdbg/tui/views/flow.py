@@ -22,9 +22,13 @@ from textual.widgets import Static
 
 from rvmdbg.tui.views.base import TeachingScreen
 from rvmdbg.tui.views.rows_pane import RowsPane, region_overlays
-from rvmdbg.views.flow import BYTECODE, EXECUTION, PASS, FlowModel
-from rvmdbg.views.text import UNICODE
-from rvmdbg.i18n import N_, _
+from rich.cells import cell_len
+
+from rvmdbg.debug.session import step_tag
+from rvmdbg.i18n import N_, _, ngettext
+from rvmdbg.views.flow import (BYTECODE, EXECUTION, PASS, FlowModel, stage_description,
+                               stage_title)
+from rvmdbg.views.text import UNICODE, pad
 
 MAX_RECENT = 8
 
@@ -70,17 +74,17 @@ class FlowView(Vertical, can_focus=True):
         yield Static("", id="flow-stages")
         yield Static("", id="flow-selection")
         with Horizontal(id="flow-main"):
-            yield RowsPane("stage", id="flow-current")
-            yield RowsPane("next stage", id="flow-next")
+            yield RowsPane(_("stage"), id="flow-current")
+            yield RowsPane(_("next stage"), id="flow-next")
         with Horizontal(id="flow-bottom"):
-            yield RowsPane("bytecode", id="flow-bytecode")
-            yield RowsPane("in every stage", id="flow-follow")
+            yield RowsPane(_("bytecode"), id="flow-bytecode")
+            yield RowsPane(_("in every stage"), id="flow-follow")
 
     def on_mount(self) -> None:
         for pane in self.query(RowsPane):
             pane.can_focus = False
         self.query_one("#flow-selection", Static).update(
-            "preparing the stages: running the passes and placing every node...")
+            _("preparing the stages: running the passes and placing every node..."))
         self._prepare(self.context)
 
     @work(thread=True, exclusive=True, group="flow-prepare", exit_on_error=False)
@@ -97,13 +101,13 @@ class FlowView(Vertical, can_focus=True):
 
     def _prepared(self, model, error) -> None:
         if model is None:
-            self.query_one("#flow-selection", Static).update(f"cannot build the stages: {error}")
+            self.query_one("#flow-selection", Static).update(_("cannot build the stages: {error}").format(error=error))
             return
         self.model = model
         self.query_one("#flow-selection", Static).update("")
         if self.context.stage_error:
             self.query_one("#flow-selection", Static).update(
-                f"the passes failed: {self.context.stage_error}")
+                _("the passes failed: {error}").format(error=self.context.stage_error))
         self.refresh_from_session()
 
     def focus_main(self) -> None:
@@ -134,7 +138,7 @@ class FlowView(Vertical, can_focus=True):
                     ins = s.current_instruction()
                     text = ins.text(ctx.exe.function_names(), ctx.exe.kernel_names()) \
                         if ins is not None else "?"
-                    self.recent.append(f"[step {step}] @{s.func_name(loc[0])} pc={loc[1]}: "
+                    self.recent.append(f"{step_tag(step)} @{s.func_name(loc[0])} pc={loc[1]}: "
                                        f"{text}")
                     del self.recent[:-MAX_RECENT]
                 self._last_step = step
@@ -164,7 +168,7 @@ class FlowView(Vertical, can_focus=True):
         model, st = self.model, self.stage
         self._draw_strip()
         current = self.query_one("#flow-current", RowsPane)
-        current.border_title = f"{st.name}: {st.description}"
+        current.border_title = f"{stage_title(st.name)}: {stage_description(st.description)}"
         self._draw_stage(current, self.stage_index, own=True)
         nxt_index = self.stage_index + 1 if self.stage_index + 1 < len(model) else None
         if st.kind == EXECUTION:
@@ -172,8 +176,8 @@ class FlowView(Vertical, can_focus=True):
         nxt = self.query_one("#flow-next", RowsPane)
         if nxt_index is not None:
             nst = model.stage(nxt_index)
-            nxt.border_title = f"{'next' if nxt_index > self.stage_index else 'back to'}: " \
-                               f"{nst.name}"
+            nxt.border_title = (_("next: {stage}") if nxt_index > self.stage_index
+                                else _("back to: {stage}")).format(stage=stage_title(nst.name))
             self._draw_stage(nxt, nxt_index, own=False)
         self._draw_bytecode()
         self._draw_follow()
@@ -183,11 +187,11 @@ class FlowView(Vertical, can_focus=True):
         """Every stage name, the current one marked; when they do not fit on one line,
         a window of them around the current one."""
         arrow = f" {self.symbols.arrow} "
-        names = self.model.names
+        names = [stage_title(n) for n in self.model.names]
         strip = self.query_one("#flow-stages", Static)
         width = (strip.size.width or self.size.width or 200) - 2
         lo, hi = 0, len(names)
-        full = len(arrow.join(names)) + 2
+        full = cell_len(arrow.join(names)) + 2
         # on a wide screen the whole list may take two lines; otherwise a window of it
         if full > width and not (width >= 100 and full <= 2 * width):
             lo = hi = self.stage_index
@@ -196,7 +200,7 @@ class FlowView(Vertical, can_focus=True):
                 grown = False
                 for a, b in ((lo - 1, hi), (lo, hi + 1)):
                     if 0 <= a and b <= len(names) and \
-                            len(arrow.join(names[a:b])) + 24 <= width:
+                            cell_len(arrow.join(names[a:b])) + 24 <= width:
                         lo, hi, grown = a, b, True
                 if not grown:
                     break
@@ -268,7 +272,8 @@ class FlowView(Vertical, can_focus=True):
         pane.set_overlays(overlays)
         ids = m.exact or m.made
         n = len(m.exact) + len(m.made)
-        pane.border_title = f"bytecode: {n} instruction{'s' if n != 1 else ''} from the selection"
+        pane.border_title = ngettext("bytecode: {n} instruction from the selection",
+                                     "bytecode: {n} instructions from the selection", n).format(n=n)
         if ids:
             pane.scroll_to_row(min(bst.items[i].region[0] for i in ids))
         elif cur_line is not None:
@@ -281,22 +286,22 @@ class FlowView(Vertical, can_focus=True):
             here = sm.index == self.stage_index
             mark = self.symbols.current if here else " "
             role = "header" if here else ("plain" if sm.matches else "dim")
-            rows.append([(f"{mark} {sm.name:<21} ", role), (sm.summary, role)])
+            rows.append([(f"{mark} {pad(stage_title(sm.name), 21)} ", role), (sm.summary, role)])
         pane.set_rows(rows)
 
     def _draw_selection(self) -> None:
         st = self.stage
         label = self.query_one("#flow-selection", Static)
         if self.selected is None or self.selected >= len(st.items):
-            text = "nothing selected" if st.kind != EXECUTION else \
-                "the VM's position; s steps, S steps back"
+            text = _("nothing selected") if st.kind != EXECUTION else \
+                _("the VM's position; s steps, S steps back")
         else:
             item = st.items[self.selected]
             origin = item.origin
             where = f"{origin.file}:{origin.line}:{origin.col}" if origin is not None else \
-                "no source span"
-            made = "" if item.own else " (made by a pass: shown with its enclosing span)"
-            text = f"selected: {item.label}  from {where}{made}"
+                _("no source span")
+            made = "" if item.own else " " + _("(made by a pass: shown with its enclosing span)")
+            text = _("selected: {label}  from {where}").format(label=item.label, where=where) + made
         label.update(text)
 
     # ---- keys ----
