@@ -16,7 +16,8 @@ import pytest
 from rvmdbg import i18n
 
 ROOT = Path(__file__).resolve().parents[2]
-TERMS = ["字节码", "虚拟寄存器", "控制流", "图执行器", "数据依赖"]
+TERMS = ["字节码", "操作码", "操作数", "虚拟寄存器", "执行循环", "取指/解码/执行", "读集", "写集",
+         "数据依赖", "控制流", "图执行器", "内存复用"]
 
 
 def _catalog_tool():
