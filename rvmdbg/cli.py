@@ -110,7 +110,7 @@ def program_arguments(program: Program, entry: str, texts: list[str],
             return parse_program_args(program.module, entry, texts)
         except ArgumentError as e:
             if not texts:
-                e.message += "; give them after PROGRAM (the program has no `// args:` line)"
+                e.message += "; " + _("give them after PROGRAM (the program has no `// args:` line)")
             raise
     # a saved executable keeps no types: values take Relay's default dtypes; it keeps the
     # source text, whose `// args:` line gives the defaults as for the .relay file

@@ -30,6 +30,7 @@ from rvmdbg.wording import plural
 from rvmdbg.vm import bytecode as bc
 from rvmdbg.vm.objects import (ByteAccount, StorageObject, TensorPlaceholder, VMClosure,
                                 dtype_nbytes)
+from rvmdbg.i18n import _
 
 # What a handler returns instead of a pc (pcs are never negative).
 CALL = -1   # the frame stack changed: reload frame, registers and code
@@ -76,12 +77,12 @@ class VMError(Exception):
         self.backtrace: list[tuple[str, int]] = []  # (function, pc), innermost first
 
     def format(self) -> str:
-        out = [f"error: {self.message}"]
+        out = [_("error: {message}").format(message=self.message)]
         if self.func_name is not None:
-            at = f"  at @{self.func_name} pc={self.pc}"
+            at = "  " + _("at @{func} pc={pc}").format(func=self.func_name, pc=self.pc)
             out.append(at + (f": {self.instruction}" if self.instruction else ""))
         if self.span is not None:
-            out.append(f"  from {self.span}")
+            out.append("  " + _("from {place}").format(place=self.span))
             if self.source_line is not None:
                 sp = self.span
                 gutter = f"{sp.line:>6} | "
@@ -96,8 +97,8 @@ class VMError(Exception):
 
 
 def _limit_error(name: str, value: int, what: str) -> VMError:
-    return VMError(f"{what} (limit {name}={value}; raise it with {Limits.flag_for(name)})",
-                   limit=name)
+    return VMError(_("{what} (limit {name}={value}; raise it with {flag})").format(
+        what=what, name=name, value=value, flag=Limits.flag_for(name)), limit=name)
 
 
 class Frame:
@@ -299,7 +300,8 @@ def _invoke_closure(vm, fi, pc, ins):
                           f"called with {len(args)}")
         if len(frames) >= max_depth:
             raise _limit_error("max_depth", max_depth,
-                               f"call depth exceeded {max_depth} frames calling @{clo.name}")
+                               _("call depth exceeded {n} frames calling @{func}").format(
+                                   n=max_depth, func=clo.name))
         values += [None] * (sizes[callee] - len(values))
         frames[-1].pc = pc
         vm.pushes = serial = vm.pushes + 1
@@ -625,7 +627,7 @@ def _load_consti(vm, fi, pc, ins):
 
 def _fatal(vm, fi, pc, ins):
     def fatal(regs):
-        raise VMError("match? found no matching clause")
+        raise VMError(_("match? found no matching clause"))
     return fatal
 
 
@@ -654,7 +656,8 @@ def _alloc_storage(vm, fi, pc, ins):
         live = vm.live_bytes + size
         if live > max_bytes:
             raise _limit_error("max_bytes", max_bytes,
-                               f"allocating {size} bytes would bring live memory to {live} bytes")
+                               _("allocating {size} bytes would bring live memory to {live} bytes").format(
+                                   size=size, live=live))
         owner = frames[-1]
         account = owner.account
         if account is None:
@@ -1286,8 +1289,8 @@ class VirtualMachine:
         if until_step is not None and until_step <= limit:
             return None
         top = self.frames[-1]
-        err = _limit_error("max_steps", limit, f"the program ran {limit} instructions "
-                           "without finishing")
+        err = _limit_error("max_steps", limit, _("the program ran {n} instructions without finishing").format(
+            n=limit))
         raise self._fail(err, top, top.pc)
 
     def _loop(self, table: list, end: int) -> int:
@@ -1378,8 +1381,8 @@ class VirtualMachine:
         depth = len(frames) - 1
         if self.steps >= self.limits.max_steps:
             err = _limit_error("max_steps", self.limits.max_steps,
-                               f"the program ran {self.limits.max_steps} instructions "
-                               "without finishing")
+                               _("the program ran {n} instructions without finishing").format(
+                                   n=self.limits.max_steps))
             raise self._fail(err, frame, pc)
         meta = self._meta[fi]
         regs = frame.registers
