@@ -71,7 +71,11 @@ def read_source(path: str) -> str:
 
 
 def load_program(path: str, check: bool = True) -> Program:
-    """Parse (with the prelude) and type-check a `.relay` file, or load a `.rvmx` executable."""
+    """Parse (with the prelude) and type-check a `.relay` file, load a `.rvmx` executable, or
+    read a MiniVM `.mvm` program (its executable is a `MiniProgram`)."""
+    if path.endswith(".mvm"):
+        from rvmdbg.minivm import load_mvm
+        return Program(path, executable=load_mvm(path))
     if path.endswith(".rvmx"):
         from rvmdbg.vm.serialize import ExecutableFormatError, load
         try:
@@ -272,6 +276,12 @@ def cmd_check(ns: argparse.Namespace) -> int:
     if ns.program.endswith(".rvmx"):
         raise UsageError(f"{ns.program}: " + _("check reads Relay source, not a compiled executable"))
     program = load_program(ns.program)
+    if is_minivm(program):
+        exe = program.executable
+        print(f"{ns.program}: a MiniVM program of {plural(len(exe.instructions), 'instruction')} "
+              f"and {plural(exe.register_count, 'register')}"
+              + (" (HL leaves the pc where it is)" if exe.hl_stays else ""))
+        return EXIT_OK
     own, prelude = _definition_lines(program.module, program.path)
     out = own[:]
     if prelude:
@@ -314,7 +324,8 @@ def limits_from(ns: argparse.Namespace) -> Limits:
 
 
 def add_program_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("program", metavar="PROGRAM", help="a .relay file or a saved .rvmx executable")
+    p.add_argument("program", metavar="PROGRAM",
+                   help="a .relay file, a saved .rvmx executable, or a MiniVM .mvm program")
     p.add_argument("args", metavar="ARG", nargs="*", default=[],
                    help="arguments of the entry function: a Relay value (10, -3, 2.5f, "
                         "Cons(1, Nil), (1, 2f)), a JSON number or list, @file.npy, "
@@ -335,9 +346,37 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     add_limit_options(p)
 
 
+def is_minivm(program: Program) -> bool:
+    return getattr(program.executable, "kind", None) == "minivm"
+
+
+def run_minivm(program: Program, ns: argparse.Namespace) -> int:
+    """`rvmdbg run PROGRAM.mvm`: run on the MiniVM; print the final registers."""
+    from rvmdbg.minivm.machine import MiniMachine, registers_text
+    from rvmdbg.vm.machine import VMError
+    if ns.executor != "vm":
+        raise UsageError(f"{program.path}: a MiniVM program runs on the MiniVM only "
+                         f"(--executor vm, the default)")
+    if ns.args or ns.inputs:
+        raise UsageError(f"{program.path}: a MiniVM program takes no arguments "
+                         "(its LD instructions set the registers)")
+    machine = MiniMachine(program.executable, limits_from(ns))
+    try:
+        result = machine.invoke()
+    except VMError as e:
+        raise ProgramFailed(e.format()) from None
+    if ns.json:
+        print(json.dumps({"result": list(result), "steps": machine.steps}))
+    else:
+        print(registers_text(result))
+    return EXIT_OK
+
+
 def cmd_run(ns: argparse.Namespace) -> int:
     from rvmdbg.relay.interpreter import call_with_deep_stack
     program = load_program(ns.program)
+    if is_minivm(program):
+        return run_minivm(program, ns)
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args, ns.inputs)
     execute = EXECUTORS[ns.executor]
@@ -447,12 +486,13 @@ def _configure_trace(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_trace(ns: argparse.Namespace) -> int:
-    from rvmdbg.vm.machine import VirtualMachine, VMError, trace_lines
+    from rvmdbg.debug.machine import machine_for
+    from rvmdbg.vm.machine import VMError, trace_lines
     program = load_program(ns.program)
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args, ns.inputs)
     exe = executable_of(program, entry)
-    vm = VirtualMachine(exe, limits_from(ns))
+    vm = machine_for(exe, limits_from(ns))   # the Relay VM, or the MiniVM for a .mvm
     write = sys.stdout.write
     try:
         vm.start(entry, args)
@@ -476,6 +516,9 @@ def cmd_graph(ns: argparse.Namespace) -> int:
     from rvmdbg.graph import graph_report
     if ns.program.endswith(".rvmx"):
         raise UsageError(f"{ns.program}: " + _("graph reads Relay source, not a compiled executable"))
+    if ns.program.endswith(".mvm"):
+        raise UsageError(f"{ns.program}: " + _("graph reads Relay source; a MiniVM program has no "
+                                               "dataflow graph (it is bytecode with jumps)"))
     program = load_program(ns.program)
     print(graph_report(program.module, ns.entry.lstrip("@"), as_json=ns.json))
     return EXIT_OK
@@ -503,6 +546,9 @@ def _commands_without_terminal() -> list[str] | None:
     """None when stdin and stdout are a terminal (the screen can open); else the commands
     that came on stdin, for batch mode ([] when none came)."""
     if sys.stdin.isatty() and sys.stdout.isatty():
+        return None
+    from rvmdbg.serve import served_in_browser
+    if served_in_browser():  # a browser tab's screen: the pipes carry its terminal
         return None
     if sys.stdin.isatty():
         return []
@@ -667,6 +713,21 @@ def cmd_dap(ns: argparse.Namespace) -> int:
 
 COMMANDS["dap"] = Command("dap", "serve the Debug Adapter Protocol (for editors) on stdin/stdout "
                                  "or --port N", _configure_dap, cmd_dap)
+
+
+def _configure_serve(p: argparse.ArgumentParser) -> None:
+    from rvmdbg.serve import add_serve_options
+    _configure_screen(p)
+    add_serve_options(p)
+
+
+def cmd_serve(ns: argparse.Namespace) -> int:
+    from rvmdbg.serve import cmd_serve as serve
+    return serve(ns)
+
+
+COMMANDS["serve"] = Command("serve", "serve the debugger screen to browsers (textual-serve), "
+                                     "one debugger per tab", _configure_serve, cmd_serve)
 # The command `rvmdbg PROGRAM [ARG...]` means when its first word is no command (None: an error).
 DEFAULT_COMMAND: str | None = "screen"
 

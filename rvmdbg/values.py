@@ -1,6 +1,8 @@
 """Runtime values shared by the reference interpreter and the VM, and their two printed forms.
 
-- a tensor is a NumPy array (0-d for scalars), never mutated once written;
+- a tensor is a NumPy array, never mutated once written; a 0-d tensor of a scalar dtype is held
+  as a NumPy scalar (`np.int32(3)`, `rvmdbg/scalars.py`) and prints, converts to JSON and
+  compares exactly as the 0-d array would (`is_tensor` accepts both);
 - `ADTValue(tag, con, fields)`: a constructed value; a tuple is `ADTValue(0, None, fields)`;
 - a closure is any object with a `name` attribute (the interpreter and VM each have their own);
 - `RefCell(value)`: a mutable reference cell.
@@ -15,6 +17,11 @@ from __future__ import annotations
 import weakref
 
 import numpy as np
+
+
+def is_tensor(v) -> bool:
+    """A tensor value: an array, or a NumPy scalar (a 0-d tensor)."""
+    return isinstance(v, (np.ndarray, np.generic))
 
 
 class ADTValue:
@@ -180,7 +187,7 @@ def format_value(v) -> str:
         elif isinstance(x, np.ndarray):
             parts.append(_tensor_text(x))
         elif isinstance(x, np.generic):
-            parts.append(_scalar_text(np.asarray(x)))
+            parts.append(_scalar_text(x))
         elif isinstance(x, ADTValue):
             if x.con is not None and not x.fields:
                 parts.append(x.con)
@@ -208,7 +215,7 @@ def value_summary(v, width: int = 60, ellipsis: str = "…") -> str:
     if v is None:
         return "-"
     try:
-        if isinstance(v, np.ndarray):
+        if isinstance(v, (np.ndarray, np.generic)):
             text = tensor_summary(v, ellipsis)
         elif isinstance(v, (ADTValue, RefCell)):
             text = _nested(v, max(8, width), ellipsis)
@@ -262,7 +269,7 @@ def _nested(v, budget: int, ellipsis: str) -> str:
         elif isinstance(item, RefCell):
             piece = "ref("
             stack.extend([")", item.value])
-        elif isinstance(item, np.ndarray):
+        elif isinstance(item, (np.ndarray, np.generic)):
             piece = tensor_summary(item, ellipsis)
         else:
             piece = value_summary(item, budget, ellipsis)

@@ -627,7 +627,7 @@ class CommandInterpreter:
             return _("${register} is empty").format(register=r)
         kind = value_type(v)
         if index is not None:
-            if not isinstance(v, np.ndarray):
+            if not isinstance(v, (np.ndarray, np.generic)):
                 raise DebugError(_("${register} holds a {kind}, not a tensor: only tensors take an index").format(
                     register=r, kind=kind))
             try:

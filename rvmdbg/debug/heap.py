@@ -56,7 +56,7 @@ def value_text(v, width: int = 60) -> str:
     """One line, at most `width` characters, of a register value ("-" when empty)."""
     if v is None:
         return "-"
-    if type(v) is np.ndarray:
+    if type(v) is np.ndarray or isinstance(v, np.generic):
         return tensor_line(v, width)
     try:
         text = _short_format(v, width)
@@ -134,6 +134,9 @@ def same_value(a, b, budget: int = 10_000) -> bool:
                 if not np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"):
                     return False
             except (TypeError, ValueError):
+                return False
+        elif isinstance(x, np.generic):  # a 0-d tensor (rvmdbg/scalars.py); NaN equals NaN
+            if not (x == y or (x != x and y != y)):
                 return False
         elif type(x) is ADTValue:
             if x.tag != y.tag or x.con != y.con or len(x.fields) != len(y.fields):

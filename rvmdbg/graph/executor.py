@@ -26,6 +26,7 @@ import numpy as np
 from rvmdbg.graph.graph import CONSTANT, INPUT, Graph, quote_span
 from rvmdbg.graph.plan import MemoryPlan, plan_memory
 from rvmdbg.limits import DEFAULT_LIMITS, Limits
+from rvmdbg.scalars import to_runtime
 from rvmdbg.values import ADTValue, format_value, make_tuple
 
 __all__ = ["GraphExecutor", "GraphRunError", "GraphRunStats"]
@@ -254,7 +255,8 @@ class GraphExecutor:
                                     self.graph.nodes[nid].span)
 
     def _result(self):
-        outs = [np.array(v, copy=True) for v in self.head_views]
+        # runtime values, as the VM's: a 0-d result as a NumPy scalar (rvmdbg/scalars.py)
+        outs = [to_runtime(np.array(v, copy=True)) for v in self.head_views]
         form = self.graph.result_form
         if form is None:
             return outs[0]

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from rvmdbg.limits import DEFAULT_LIMITS, Limits
+from rvmdbg.scalars import SCALAR_TYPES, scalar_op, to_runtime
 from rvmdbg.relay.ast import (
     Call, Constant, ConstructorRef, Function, GlobalVar, If, Let, Match, Module, OpRef,
     PatternConstructor, PatternTuple, PatternVar, PatternWildcard, RefCreate, RefRead, RefWrite,
@@ -309,7 +310,7 @@ class Interpreter:
         if len(args) != len(code.params):
             raise InterpreterError(f"@{entry} takes {len(code.params)} argument(s), "
                                    f"got {len(args)}", code.span)
-        env = dict(zip(code.params, args))
+        env = dict(zip(code.params, [to_runtime(a) for a in args]))
         return self._guarded(lambda: self._enter(code, env, code.span))
 
     def _call_value(self, fn, args: list):
@@ -324,6 +325,9 @@ class Interpreter:
         # activations are slow (they dominated unwinding from a depth-limit error): pause them.
         gc_was_enabled = gc.isenabled()
         gc.disable()
+        # Scalar arithmetic wraps around without NumPy's overflow warnings (`rvmdbg.scalars`).
+        errors = np.errstate(all="ignore")
+        errors.__enter__()
         try:
             return go()
         except RecursionError:
@@ -335,6 +339,7 @@ class Interpreter:
             e.source = self.mod.source
             raise
         finally:
+            errors.__exit__(None, None, None)
             self._depth = 0
             if gc_was_enabled:
                 gc.enable()
@@ -406,7 +411,7 @@ class Interpreter:
         raise InterpreterError(f"cannot call {_short(f)}: not a function", span)
 
     def _run_kernel(self, name, kernel, args, attrs, span):
-        args = [tuple(a.fields) if type(a) is ADTValue else a for a in args]
+        args = [_kernel_input(a) for a in args]
         try:
             out = kernel(args, attrs)
         except self._ops.KernelError as e:
@@ -414,8 +419,8 @@ class Interpreter:
             text = e.message if e.message.startswith(f"{name}:") else f"{name}: {e.message}"
             raise InterpreterError(text, span) from None
         if type(out) is tuple:
-            return ADTValue(0, None, out)
-        return out
+            return ADTValue(0, None, tuple(map(to_runtime, out)))
+        return to_runtime(out)
 
     # ---- compiling
 
@@ -456,7 +461,7 @@ class Interpreter:
         return thunk
 
     def _compile_Constant(self, e: Constant):
-        data = e.data
+        data = to_runtime(e.data)
         return lambda env: data
 
     def _compile_Var(self, v: Var):
@@ -690,8 +695,7 @@ class Interpreter:
             if a.checked_type is not None) or any(a.checked_type is None for a in e.args)
 
         def run_kernel(values):
-            if tuple_args:
-                values = [tuple(v.fields) if type(v) is ADTValue else v for v in values]
+            values = [_kernel_input(v) for v in values]
             try:
                 out = kernel(values, attrs)
             except KernelError as err:
@@ -700,11 +704,11 @@ class Interpreter:
                     text = f"{name}: {text}"
                 raise InterpreterError(text, span) from None
             if type(out) is tuple:
-                return ADTValue(0, None, out)
+                return ADTValue(0, None, tuple(map(to_runtime, out)))
             if not static and out.nbytes > max_bytes:
                 raise _limit_error("max_bytes", max_bytes, f"{name} allocated {out.nbytes} "
                                    f"bytes, over the limit of {max_bytes}", span)
-            return out
+            return to_runtime(out)
 
         def op_call(env):
             values = [a(env) for a in args]
@@ -713,6 +717,33 @@ class Interpreter:
                 raise self._out_of_steps(span)
             return run_kernel(values)
 
+        fast = _scalar_path(name, e.args, t)
+        if fast is not None and len(args) == 2:
+            a0, a1 = args
+
+            # scalar code: NumPy scalars in, the operator's scalar path (`rvmdbg.scalars`)
+            def op_scalar2(env):
+                x = a0(env)
+                y = a1(env)
+                self._budget -= 1
+                if self._budget < 0:
+                    raise self._out_of_steps(span)
+                if type(x) in SCALAR_TYPES and type(y) in SCALAR_TYPES:
+                    return fast(x, y)
+                return run_kernel([x, y])
+            return op_scalar2
+        if fast is not None and len(args) == 1:
+            a0 = args[0]
+
+            def op_scalar1(env):
+                x = a0(env)
+                self._budget -= 1
+                if self._budget < 0:
+                    raise self._out_of_steps(span)
+                if type(x) in SCALAR_TYPES:
+                    return fast(x)
+                return run_kernel([x])
+            return op_scalar1
         if len(args) == 2 and static and not tuple_args:
             a0, a1 = args
 
@@ -723,12 +754,34 @@ class Interpreter:
                 self._budget -= 1
                 if self._budget < 0:
                     raise self._out_of_steps(span)
+                if type(x) in SCALAR_TYPES or type(y) in SCALAR_TYPES:
+                    return run_kernel([x, y])
                 try:
                     return kernel([x, y], attrs)
                 except KernelError as err:
                     raise InterpreterError(f"{name}: {err.message}", span) from None
             return op_call2
         return op_call
+
+
+def _kernel_input(v):
+    """A runtime value as operator kernels take it: a NumPy scalar as a 0-d array, a tuple as
+    a Python tuple of its fields."""
+    t = type(v)
+    if t in SCALAR_TYPES:
+        return np.asarray(v)
+    if t is ADTValue:
+        return tuple(np.asarray(f) if type(f) in SCALAR_TYPES else f for f in v.fields)
+    return v
+
+
+def _scalar_path(name: str, args, out_type):
+    """The scalar path (`rvmdbg.scalars.scalar_op`) of a call of operator `name` on 0-d
+    arguments with a 0-d result, or None."""
+    types = [a.checked_type for a in args]
+    if not all(isinstance(t, TensorType) and t.shape == () for t in types + [out_type]):
+        return None
+    return scalar_op(name, [t.dtype for t in types])
 
 
 def _memoized(thunk, node):

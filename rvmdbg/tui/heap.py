@@ -86,7 +86,8 @@ class HeapTree(Tree):
         # (tensors and empty registers, nearly all of a big register file, are ruled out
         # before the call)
         holders = [(r, v) for r, v in enumerate(regs)
-                   if v is not None and type(v) is not np.ndarray and is_heap_object(v)]
+                   if v is not None and type(v) is not np.ndarray
+                   and not isinstance(v, np.generic) and is_heap_object(v)]
         # Values are immutable (bar reference cells): the same objects need no new tree.
         if (not self._has_refs and title == self.border_title and len(holders) == len(self._shown)
                 and all(a[0] == b[0] and a[1] is b[1] for a, b in zip(holders, self._shown))):
@@ -181,7 +182,8 @@ class HeapTree(Tree):
             kind = value_type(v, self.constructor_types)
             summary = value_summary(v, 60, self.glyphs.ellipsis)
             text.append(f"{summary}", st("heap--leaf", partial=True))
-            if kind and not (isinstance(v, np.ndarray) and v.ndim == 0 and kind == "int32"):
+            if kind and not (isinstance(v, (np.ndarray, np.generic)) and v.ndim == 0
+                             and kind == "int32"):
                 text.append(f"  {kind}", st("heap--tag", partial=True))
         if is_heap_object(v) and self._counts.get(id(v), 0) > 1:
             k = self._names.setdefault(id(v), len(self._names) + 1)

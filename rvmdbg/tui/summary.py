@@ -17,7 +17,7 @@ def value_type(v, constructor_types: dict[str, str] | None = None) -> str:
     """The type column: `int32`, `float32[2, 3]`, `List`, `tuple/2`, `closure`, `ref`."""
     if v is None:
         return ""
-    if isinstance(v, np.ndarray):
+    if isinstance(v, (np.ndarray, np.generic)):
         if v.ndim == 0:
             return str(v.dtype)
         return f"{v.dtype}[{', '.join(str(d) for d in v.shape)}]"

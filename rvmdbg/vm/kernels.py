@@ -14,7 +14,10 @@ returns `impl(inputs: list) -> ndarray | tuple`:
   of each output, by running each operator's shape function (`rvmdbg.relay.ops.infer_shape`:
   the type relation on concrete shapes, or the operator's own `shape_func`).
 
-A single output comes back as the array itself (the VM's fast path), several as a tuple.
+A single output comes back as the value itself (the VM's fast path), several as a tuple.
+Inputs and outputs are runtime values (`rvmdbg.scalars`): a 0-d tensor of a scalar dtype is a
+NumPy scalar, converted to a 0-d array for the operator kernels and back; a kernel of one
+operator with a scalar path also carries `scalar_fast` (see `_with_scalar_fast`).
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from rvmdbg.passes.manifest_alloc import SHAPE_FUNC_ATTR, shape_func_inputs, ten
 from rvmdbg.relay.ast import (Call, Constant, ExprMutator, Function, Module, OpRef, Tuple,
                               TupleGetItem, Var, children)
 from rvmdbg.relay.types import TensorType, TupleType
+from rvmdbg.scalars import SCALAR_TYPES, scalar_op, to_runtime
 from rvmdbg.values import ADTValue, RefCell, make_tuple
 
 # name -> (inputs, outputs) of the built-in kernels the compiler emits for references
@@ -94,7 +98,21 @@ def _build_from_source(source: str, num_inputs: int, num_outputs: int):
                                f"declares {num_outputs}")
     if fn.attrs.get(SHAPE_FUNC_ATTR):
         return compile_shape_kernel(fn)
-    return compile_kernel(fn)
+    return runtime_kernel(compile_kernel(fn))
+
+
+def runtime_kernel(kernel):
+    """`kernel` (arrays in, arrays out) on runtime values: NumPy scalars in become 0-d arrays,
+    0-d outputs of scalar dtypes become NumPy scalars. Keeps `scalar_fast`."""
+    def on_values(inputs):
+        out = kernel([np.asarray(v) if type(v) in SCALAR_TYPES else v for v in inputs])
+        if type(out) is tuple:
+            return tuple(map(to_runtime, out))
+        return to_runtime(out)
+    fast = getattr(kernel, "scalar_fast", None)
+    if fast is not None:
+        on_values.scalar_fast = fast
+    return on_values
 
 
 def parse_primitive(source: str) -> Function:
@@ -198,6 +216,8 @@ def _adt_to_tuple(value):
     # A tuple-typed input arrives as the VM's tuple value; operators take a Python tuple.
     if isinstance(value, ADTValue):
         return tuple(_adt_to_tuple(f) for f in value.fields)
+    if type(value) in SCALAR_TYPES:
+        return np.asarray(value)
     return value
 
 
@@ -300,17 +320,22 @@ def _single_op(step, n_inputs: int, constants: list):
 # (added for rvmdbg/vm/machine.py's `invoke_packed`; separate from the kernel builders above)
 
 def _with_scalar_fast(kernel, fn: Function):
-    """`kernel` with `kernel.scalar_fast = (fast, operands)` when its one operator has a 0-d
-    fast path (`rvmdbg.relay.ops.SCALAR_FAST`) and every parameter and constant is 0-d.
+    """`kernel` with `kernel.scalar_fast = (fast, operands)` when its one operator has a
+    scalar path (`rvmdbg.scalars.scalar_op`) for its argument dtypes and every parameter and
+    constant is 0-d.
 
-    `fast(*values)` computes what the operator's kernel computes when every input is 0-d;
-    `operands` lists, in the operator's argument order, an input index (int) or a 0-d
-    constant (ndarray). Callers must still check at run time that each input is 0-d."""
-    from rvmdbg.relay.ops import SCALAR_FAST
+    `fast(*values)` computes on NumPy scalars what the operator's kernel computes on 0-d arrays
+    (callers run it under `rvmdbg.scalars.quiet()`); `operands` lists, in the operator's
+    argument order, an input index (int) or a constant (a NumPy scalar). Callers must still
+    check at run time that each input is 0-d."""
     body = fn.body
-    fast = SCALAR_FAST.get(body.op.name)
-    if fast is None or any(not (isinstance(p.checked_type, TensorType)
-                                and p.checked_type.shape == ()) for p in fn.params):
+    if any(not (isinstance(p.checked_type, TensorType) and p.checked_type.shape == ())
+           for p in fn.params):
+        return kernel
+    dtypes = [a.checked_type.dtype for a in body.args
+              if isinstance(a.checked_type, TensorType)]
+    fast = scalar_op(body.op.name, dtypes) if len(dtypes) == len(body.args) else None
+    if fast is None:
         return kernel
     index = {p: i for i, p in enumerate(fn.params)}
     operands = []
@@ -318,7 +343,7 @@ def _with_scalar_fast(kernel, fn: Function):
         if isinstance(a, Var) and a in index:
             operands.append(index[a])
         elif isinstance(a, Constant) and a.data.shape == ():
-            operands.append(a.data)
+            operands.append(to_runtime(a.data))
         else:
             return kernel
     kernel.scalar_fast = (fast, tuple(operands))

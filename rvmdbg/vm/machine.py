@@ -25,6 +25,7 @@ from typing import Iterator, NamedTuple
 import numpy as np
 
 from rvmdbg.limits import DEFAULT_LIMITS, Limits
+from rvmdbg.scalars import SCALAR_TYPES, QuietSwitch, to_runtime
 from rvmdbg.values import ADTValue, format_value, tensor_line
 from rvmdbg.wording import plural
 from rvmdbg.vm import bytecode as bc
@@ -37,14 +38,13 @@ CALL = -1   # the frame stack changed: reload frame, registers and code
 HALT = -2   # the outermost frame returned; the result is in `vm.result`
 TRAP = -3   # a breakpoint: stop before executing the instruction
 
-# Cached immutable 0-d tensors: `get_tag` and `load_consti` results are shared, never copied.
-_TAG_CACHE = [np.array(t, dtype=np.int32) for t in range(256)]
-for _a in _TAG_CACHE:
-    _a.flags.writeable = False
-# The same for `load_consti` of small values, so an `if` can recognise its operand by identity.
-_CONSTI_CACHE = {v: np.array(v, dtype=np.int64) for v in range(-1, 256)}
-for _a in _CONSTI_CACHE.values():
-    _a.flags.writeable = False
+# Scalars (`rvmdbg.scalars`): `get_tag` and `load_consti` results for small values are shared,
+# so an `if` can recognise its operand by identity.
+_TAG_CACHE = [np.int32(t) for t in range(256)]
+_CONSTI_CACHE = {v: np.int64(v) for v in range(-1, 256)}
+
+# The bool scalar an `if` on a bool test compares by identity, by the constant it compares with.
+_BOOL_OF = {1: np.True_, 0: np.False_}
 
 # A bound operand that no register value is (`is` never matches it).
 _UNBOUND = object()
@@ -53,6 +53,16 @@ _UNBOUND = object()
 def _readonly(a: np.ndarray) -> np.ndarray:
     a.flags.writeable = False
     return a
+
+
+def _item(v):
+    """The Python number a 0-d (or 1-element) tensor holds (NumPy scalars: without `.item()`,
+    which costs ten times `int()`)."""
+    t = type(v)
+    if t in SCALAR_TYPES:
+        kind = v.dtype.kind
+        return float(v) if kind == "f" else bool(v) if kind == "b" else int(v)
+    return v.item()
 
 
 # ---------------------------------------------------------------- errors and frames
@@ -153,12 +163,22 @@ class RegisterWrite(NamedTuple):
 
 
 class StepInfo:
-    """What one executed instruction did, enough for a debugger to show and undo it."""
+    """What one executed instruction did, enough for a debugger to show and undo it.
 
-    __slots__ = ("step", "frame", "depth", "func_index", "pc", "instruction", "reads", "writes",
-                 "pushed", "popped", "jump_target", "next_func_index", "next_pc",
-                 "allocated_bytes",
-                 "freed_bytes", "halted", "result", "_undo")
+    Made once per `step()`: only the first seven fields are set for every step, the rest keep
+    their class defaults unless the step did that (no `__slots__`, so they need not be)."""
+
+    writes: tuple = ()              # RegisterWrite records
+    pushed: Frame | None = None
+    popped: Frame | None = None
+    jump_target: int | None = None
+    next_func_index: int | None = None  # the top frame after the step (None: halted)
+    next_pc: int | None = None
+    allocated_bytes = 0
+    freed_bytes = 0
+    halted = False
+    result = None
+    _undo = None
 
     def __init__(self, step, frame, depth, func_index, pc, instruction, reads):
         self.step = step                # instructions executed before this one
@@ -168,17 +188,6 @@ class StepInfo:
         self.pc = pc
         self.instruction = instruction
         self.reads = reads              # register numbers read, in `frame`
-        self.writes: tuple = ()         # RegisterWrite records
-        self.pushed: Frame | None = None
-        self.popped: Frame | None = None
-        self.jump_target: int | None = None
-        self.next_func_index: int | None = None  # the top frame after the step (None: halted)
-        self.next_pc: int | None = None
-        self.allocated_bytes = 0
-        self.freed_bytes = 0
-        self.halted = False
-        self.result = None
-        self._undo = None
 
     def __repr__(self) -> str:
         return f"<StepInfo step={self.step} fi={self.func_index} pc={self.pc} {self.instruction.text()}>"
@@ -311,16 +320,23 @@ def _invoke_closure(vm, fi, pc, ins):
 
 
 def _single_output(kernel, res):
-    """A kernel's result as its one output (kernels may return the array or a 1-sequence)."""
+    """A kernel's result as its one output (kernels may return the value or a 1-sequence),
+    a 0-d one as its scalar."""
     if isinstance(res, (list, tuple)):
         if len(res) != 1:
             raise VMError(f"kernel {kernel.name} returned {len(res)} outputs, expected 1")
         res = res[0]
-    if type(res) is not np.ndarray:
-        if isinstance(res, np.generic):
-            return np.asarray(res)
-        raise VMError(f"kernel {kernel.name} returned {_summary(res)}, not a tensor")
-    return res
+    return _tensor_output(kernel, res)
+
+
+def _tensor_output(kernel, v):
+    """A kernel output as a runtime tensor: an array, or a scalar for 0-d (a NumPy scalar of
+    another type, a float64 for a float32 say, stays as it is for the output check to refuse)."""
+    if type(v) is np.ndarray:
+        return to_runtime(v)
+    if isinstance(v, np.generic):
+        return v
+    raise VMError(f"kernel {kernel.name} returned {_summary(v)}, not a tensor")
 
 
 def _check_output(kernel, reg, out, slot):
@@ -374,10 +390,8 @@ def _invoke_packed(vm, fi, pc, ins):
         if not isinstance(res, (list, tuple)) or len(res) != nout:
             raise VMError(f"kernel {kernel.name} returned {_summary(res)}, "
                           f"expected {nout} outputs")
-        outs = tuple(np.asarray(v) if isinstance(v, np.generic) else v for v in res)
+        outs = tuple(_tensor_output(kernel, v) for v in res)
         for r, v in zip(outputs, outs):
-            if type(v) is not np.ndarray:
-                raise VMError(f"kernel {kernel.name} returned {_summary(v)}, not a tensor")
             _check_output(kernel, r, v, regs[r])
         for r, v in zip(outputs, outs):
             regs[r] = v
@@ -393,7 +407,7 @@ def _invoke_one_output(kernel, impl, inputs, o0, nxt):
 
     def invoke_packed(regs):
         out = compute(regs)
-        if type(out) is not np.ndarray:
+        if type(out) not in SCALAR_TYPES and (type(out) is not np.ndarray or not out.shape):
             out = _single_output(kernel, out)
         slot = regs[o0]
         try:
@@ -415,7 +429,7 @@ def _alloc_tensor(vm, fi, pc, ins):
     const = _loaded_constant(vm, fi, pc, offset)
     if const is not None:
         try:
-            known_off = const.item()
+            known_off = _item(const)
         except ValueError:
             known_off = -1
         if type(known_off) is int and known_off >= 0:
@@ -433,7 +447,7 @@ def _alloc_tensor(vm, fi, pc, ins):
                               f"in a storage of {st.size} bytes")
             regs[dst] = TensorPlaceholder(st, known_off, shape, dtype)
             return nxt
-        off = o.item()
+        off = _item(o)
         if type(st) is not StorageObject:
             raise VMError(f"alloc_tensor: ${storage} holds {_summary(st)}, not a storage")
         if off < 0 or off + nbytes > st.size:
@@ -451,7 +465,7 @@ def _alloc_tensor_reg(vm, fi, pc, ins):
 
     def alloc_tensor_reg(regs):
         st = regs[storage]
-        off = regs[offset].item()
+        off = _item(regs[offset])
         shape = _shape_from(regs[shape_register], shape_register, "alloc_tensor_reg")
         if type(st) is not StorageObject:
             raise VMError(f"alloc_tensor_reg: ${storage} holds {_summary(st)}, not a storage")
@@ -537,20 +551,27 @@ def _if(vm, fi, pc, ins):
     if t_bad is None and f_bad is None:
         known, known_value = _consti_before(vm, fi, pc, target)
         if known is not _UNBOUND:
+            bool_value = _BOOL_OF.get(known_value)
+
             def if_const(regs):
                 # The target is (almost always) the `load_consti` just before: by identity.
                 t = regs[target]
-                value = known_value if t is known else t.item()
-                return t_pc if regs[test].item() == value else f_pc
+                x = regs[test]
+                if t is known:
+                    if type(x) is np.bool_:  # bools compare as 0/1: True and False are unique
+                        return t_pc if x is bool_value else f_pc
+                    if type(x) in SCALAR_TYPES:
+                        return t_pc if x == known_value else f_pc
+                return t_pc if _item(x) == _item(t) else f_pc
             return if_const
 
         def if_(regs):
-            # .item() compares 0-d (or 1-element) tensors of any dtype; bools as 0/1.
-            return t_pc if regs[test].item() == regs[target].item() else f_pc
+            # compares 0-d (or 1-element) tensors of any dtype; bools as 0/1.
+            return t_pc if _item(regs[test]) == _item(regs[target]) else f_pc
         return if_
 
     def if_checked(regs):
-        taken = regs[test].item() == regs[target].item()
+        taken = _item(regs[test]) == _item(regs[target])
         bad = t_bad if taken else f_bad
         if bad is not None:
             raise VMError(bad)
@@ -572,7 +593,7 @@ def _consti_before(vm, fi, pc, reg):
 
 
 def _load_const(vm, fi, pc, ins):
-    constants = vm.exe.constants
+    constants = vm.constants
     if not 0 <= ins.const_index < len(constants):
         raise _Malformed(f"load_const of constant {ins.const_index}, but there are "
                          f"{len(constants)} constants")
@@ -605,15 +626,15 @@ def _get_tag(vm, fi, pc, ins):
             tag = v.tag
         except AttributeError:
             raise VMError(f"get_tag: ${obj} holds {_summary(v)}, not an ADT value") from None
-        regs[dst] = cache[tag] if tag < 256 else _readonly(np.array(tag, dtype=np.int32))
+        regs[dst] = cache[tag] if tag < 256 else np.int32(tag)
         return nxt
     return get_tag
 
 
-def _consti(value: int) -> np.ndarray:
-    """The read-only int64 tensor `load_consti value` loads (shared for small values)."""
+def _consti(value: int) -> np.int64:
+    """The int64 scalar `load_consti value` loads (shared for small values)."""
     cached = _CONSTI_CACHE.get(value)
-    return cached if cached is not None else _readonly(np.array(value, dtype=np.int64))
+    return cached if cached is not None else np.int64(value)
 
 
 def _load_consti(vm, fi, pc, ins):
@@ -638,14 +659,14 @@ def _alloc_storage(vm, fi, pc, ins):
     const = _loaded_constant(vm, fi, pc, size_reg)
     if const is not None:
         try:
-            known_size = operator.index(const.item())
+            known_size = operator.index(_item(const))
         except (TypeError, ValueError):
             known_size = -1
         if known_size >= 0:
             known = const  # else the general path reports it, as for any register value
 
     def size_in(v):
-        size = operator.index(v.item())
+        size = operator.index(_item(v))
         if size < 0:
             raise VMError(f"alloc_storage: negative size {size} in ${size_reg}")
         return size
@@ -674,11 +695,11 @@ def _loaded_constant(vm, fi, pc, reg):
     or None. A guess a handler may compare register values against by identity (constants
     are read-only), never an assumption: another path may have written the register."""
     instructions = vm.exe.functions[fi].instructions
-    constants = vm.exe.constants
+    constants = vm.constants
     for prev in reversed(instructions[max(0, pc - 8):pc]):  # the compiler loads it just before
         if reg in prev.writes():
             if (isinstance(prev, bc.LoadConst) and 0 <= prev.const_index < len(constants)
-                    and type(constants[prev.const_index]) is np.ndarray):
+                    and _is_tensor(constants[prev.const_index])):
                 return constants[prev.const_index]
             return None
     return None
@@ -690,7 +711,7 @@ def _shape_of(vm, fi, pc, ins):
     def shape_of(regs):
         v = regs[tensor]
         shape = getattr(v, "shape", None)
-        if shape is None or isinstance(v, np.generic):
+        if shape is None or not isinstance(v, (np.ndarray, np.generic, TensorPlaceholder)):
             raise VMError(f"shape_of: ${tensor} holds {_summary(v)}, not a tensor")
         regs[dst] = _readonly(np.array(shape, dtype=np.int64))
         return nxt
@@ -704,7 +725,7 @@ def _reshape_tensor(vm, fi, pc, ins):
         v = regs[tensor]
         shape = _shape_from(regs[newshape], newshape, "reshape_tensor")
         old = getattr(v, "shape", None)
-        if old is None or not isinstance(v, (np.ndarray, TensorPlaceholder)):
+        if old is None or not _is_tensor(v) and type(v) is not TensorPlaceholder:
             raise VMError(f"reshape_tensor: ${tensor} holds {_summary(v)}, not a tensor")
         if int(np.prod(old, dtype=np.int64)) != int(np.prod(shape, dtype=np.int64)):
             raise VMError(f"reshape_tensor: cannot reshape {_shape_text(old, v.dtype)} "
@@ -712,7 +733,7 @@ def _reshape_tensor(vm, fi, pc, ins):
         if type(v) is TensorPlaceholder:
             regs[dst] = TensorPlaceholder(v.storage, v.offset, shape, v.dtype)
         else:
-            regs[dst] = v.reshape(shape)  # a view: tensors are never mutated
+            regs[dst] = to_runtime(np.reshape(v, shape))  # a view: tensors are never mutated
         return nxt
     return reshape_tensor
 
@@ -722,9 +743,9 @@ def _device_copy(vm, fi, pc, ins):
 
     def device_copy(regs):
         v = regs[src]
-        if type(v) is not np.ndarray:
+        if not _is_tensor(v):
             raise VMError(f"device_copy: ${src} holds {_summary(v)}, not a tensor")
-        regs[dst] = v.copy()  # one device: the copy stays on it
+        regs[dst] = v.copy()  # one device: the copy stays on it (a scalar copies itself)
         return nxt
     return device_copy
 
@@ -820,7 +841,7 @@ def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
             and type(ipk) is bc.InvokePacked):
         return None
     s, st, o, t = lc1.dst, ast.dst, lc2.dst, atn.dst
-    constants, kernels = vm.exe.constants, vm.exe.kernels
+    constants, kernels = vm.constants, vm.exe.kernels
     # Registers may alias (reused registers): the writes below keep the instructions' order,
     # so the last one wins as it would; only `$o` must not replace the storage in `$st`.
     if not (ast.size == s and atn.storage == st and atn.offset == o and ipk.output_size == 1
@@ -837,11 +858,11 @@ def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
             or kernel.num_outputs != 1):
         return None
     c_size, c_off = constants[lc1.const_index], constants[lc2.const_index]
-    if type(c_size) is not np.ndarray or type(c_off) is not np.ndarray:
+    if not (_is_tensor(c_size) and _is_tensor(c_off)):
         return None
     try:
-        size = operator.index(c_size.item())
-        off = c_off.item()
+        size = operator.index(_item(c_size))
+        off = _item(c_off)
     except (TypeError, ValueError):
         return None
     shape, dtype = tuple(atn.shape), np.dtype(atn.dtype)
@@ -849,8 +870,9 @@ def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
         return None  # the single handlers report it
 
     compute = _kernel_caller(impl, inputs)
-    replay = _one_by_one(tuple(singles[p:p + 5]))
     alignment, hint, nxt = ast.alignment, ast.dtype_hint, p + 5
+    # A 0-d output is a NumPy scalar: its type alone says its dtype and shape.
+    scalar_type = dtype.type if not shape and dtype.type in SCALAR_TYPES else None
     frames, max_bytes = vm.frames, vm.limits.max_bytes
     # The two commonest kernels of scalar code, `x op constant` and `x op y`, are called
     # inline (as `compute` would): one Python call less per block.
@@ -863,6 +885,15 @@ def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
             inline, ra, c = 1, inputs[0], operands[1]
         elif kinds == (True, True) and len(inputs) == 2 and operands == (0, 1):
             inline, (ra, rb) = 2, inputs
+    if scalar_type is not None and inline:
+        branch = _branch_after(vm, fi, p + 5, instructions, t)
+        width = 7 if branch is not None else 5
+        replay = _one_by_one(tuple(singles[p:p + width]))
+        return _alloc_scalar_kernel(vm, impl, fast, inline, ra, rb, c, scalar_type, size,
+                                    (s, c_size, st, alignment, hint, o, c_off, t), branch,
+                                    replay, nxt), width
+    width = 5
+    replay = _one_by_one(tuple(singles[p:p + width]))
 
     def alloc_kernel(regs):
         try:
@@ -878,8 +909,9 @@ def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
         except Exception:
             return replay(regs)  # fails again, at the kernel, after the allocations
         live = vm.live_bytes + size
-        if live > max_bytes or type(out) is not np.ndarray or out.dtype is not dtype \
-                or out.shape != shape:
+        if live > max_bytes or (type(out) is not scalar_type if scalar_type is not None else
+                                type(out) is not np.ndarray or out.dtype is not dtype
+                                or out.shape != shape):
             return replay(regs)  # the limit, or an output the full check must look at
         owner = frames[-1]
         account = owner.account
@@ -892,7 +924,79 @@ def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
         regs[o] = c_off
         regs[t] = out
         return nxt
-    return alloc_kernel
+    return alloc_kernel, width
+
+
+def _branch_after(vm, fi, q, instructions, out_reg):
+    """(consti register, its value, its scalar, bool scalar it equals or None, true pc,
+    false pc) when the instructions at `q` are `load_consti $k v; if $out $k` testing the
+    kernel's output `$out` with sound targets; else None."""
+    if q + 2 > len(instructions):
+        return None
+    lc, br = instructions[q], instructions[q + 1]
+    if type(lc) is not bc.LoadConsti or type(br) is not bc.If:
+        return None
+    if br.target != lc.dst or br.test != out_reg or lc.dst == out_reg:
+        return None
+    fn = vm.exe.functions[fi]
+    size = len(instructions)
+    t_pc, t_bad = _jump_target(fn.name, q + 1, q + 1 + br.true_offset, size)
+    f_pc, f_bad = _jump_target(fn.name, q + 1, q + 1 + br.false_offset, size)
+    if t_bad is not None or f_bad is not None:
+        return None
+    return lc.dst, lc.value, _consti(lc.value), _BOOL_OF.get(lc.value), t_pc, f_pc
+
+
+def _alloc_scalar_kernel(vm, impl, fast, inline, ra, rb, c, scalar_type, size, writes, branch,
+                         replay, nxt):
+    """The block of `_fuse_alloc_kernel` for a kernel with a scalar output and a scalar path
+    (`x op constant`, inline 1, or `x op y`, inline 2), ending, when `branch` is given, with
+    `load_consti $k v; if $out $k` on the output: the commonest blocks of scalar code,
+    specialised (each test done once, no `if` per variant at run time)."""
+    s, c_size, st, alignment, hint, o, c_off, t = writes
+    frames, max_bytes = vm.frames, vm.limits.max_bytes
+    k, value, k_value, bool_value, t_pc, f_pc = branch or (0, 0, None, None, 0, 0)
+
+    def finish(regs, out):
+        """The writes of the block after its kernel; returns the next pc."""
+        live = vm.live_bytes + size
+        if live > max_bytes or type(out) is not scalar_type:
+            return replay(regs)  # the limit, or an output the full check must look at
+        owner = frames[-1]
+        account = owner.account
+        if account is None:
+            owner.account = account = ByteAccount()
+        vm.live_bytes = live
+        account.owned_bytes += size
+        regs[s] = c_size
+        regs[st] = StorageObject(size, alignment, hint, account)
+        regs[o] = c_off
+        regs[t] = out
+        if branch is None:
+            return nxt
+        regs[k] = k_value
+        if type(out) is np.bool_:  # True and False are unique
+            return t_pc if out is bool_value else f_pc
+        return t_pc if out == value else f_pc
+
+    if inline == 1:
+        def alloc_scalar_kernel(regs):
+            a = regs[ra]
+            try:
+                out = impl([a]) if a.shape else fast(a, c)
+            except Exception:
+                return replay(regs)  # fails again, at the kernel, after the allocations
+            return finish(regs, out)
+    else:
+        def alloc_scalar_kernel(regs):
+            a = regs[ra]
+            b = regs[rb]
+            try:
+                out = impl([a, b]) if a.shape or b.shape else fast(a, b)
+            except Exception:
+                return replay(regs)
+            return finish(regs, out)
+    return alloc_scalar_kernel
 
 
 def _kernel_caller(impl, inputs: tuple):
@@ -953,7 +1057,7 @@ def _fuse_simple_run(vm, fi, p, instructions, stops):
     by a `goto`, by `load_consti $r; if $x $r`, or before a pc in `stops` (where another
     block starts), 2..MAX_BLOCK instructions in all; else None. These instructions cannot
     fail once decoded, except the `if` reading its test."""
-    constants = vm.exe.constants
+    constants = vm.constants
     ops = []
     q = p
     while q < len(instructions) and len(ops) < MAX_BLOCK and (q == p or q not in stops):
@@ -987,7 +1091,7 @@ def _fuse_simple_run(vm, fi, p, instructions, stops):
         f_pc, f_bad = _jump_target(fn.name, q, q + br.false_offset, size)
         if (br.target == instructions[q - 1].dst and br.test != br.target
                 and t_bad is None and f_bad is None):
-            value = _consti(instructions[q - 1].value).item()
+            value = instructions[q - 1].value
             end_kind, end_info = "if", (br.test, value, t_pc, f_pc)
     width = len(ops) + (end_kind is not None)
     if width < 2:
@@ -998,6 +1102,7 @@ def _fuse_simple_run(vm, fi, p, instructions, stops):
     ending = 0 if end_kind is None else 1 if end_kind == "goto" else 2
     target = end_info if ending == 1 else nxt
     test, value, t_pc, f_pc = end_info if ending == 2 else (0, None, nxt, nxt)
+    bool_value = _BOOL_OF.get(value)
 
     def simple_run(regs):
         for kind, a, b in ops:
@@ -1016,10 +1121,14 @@ def _fuse_simple_run(vm, fi, p, instructions, stops):
                 regs[b] = regs[a]
         if ending != 2:
             return target
-        try:
-            x = regs[test].item()
-        except Exception as exc:
-            raise _Partial(nxt - p, exc) from None
+        x = regs[test]
+        if type(x) is np.bool_:  # True and False are unique; `np.True_ == 1` costs 0.9 us
+            return t_pc if x is bool_value else f_pc
+        if type(x) not in SCALAR_TYPES:
+            try:
+                x = x.item()
+            except Exception as exc:
+                raise _Partial(nxt - p, exc) from None
         return t_pc if x == value else f_pc
     return simple_run, width
 
@@ -1041,7 +1150,7 @@ def _fuse(vm, fi, instructions, singles, register_file_size):
     p = 0
     while p < size:
         if p in alloc_kernels:
-            made = (alloc_kernels[p], 5)
+            made = alloc_kernels[p]
         else:
             made = _fuse_simple_run(vm, fi, p, instructions, alloc_kernels)
         if made is not None and all(sound[p:p + made[1]]):
@@ -1069,6 +1178,11 @@ def _summary(v, width: int = 60) -> str:
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
+def _is_tensor(v) -> bool:
+    """An array, or a NumPy scalar (a 0-d tensor, `rvmdbg.scalars`)."""
+    return type(v) is np.ndarray or isinstance(v, np.generic)
+
+
 def _shape_text(shape, dtype) -> str:
     return f"[{', '.join(str(int(d)) for d in shape)}] {dtype}"
 
@@ -1084,7 +1198,10 @@ def _shape_from(v, reg: int, what: str) -> tuple:
 
 # ---------------------------------------------------------------- the machine
 
-_PLAIN, _JUMP, _CALL, _RETURN = range(4)
+_PLAIN, _JUMP, _CALL, _RETURN, _KERNEL = range(5)  # _KERNEL: a plain invoke_packed
+
+_QUIET = QuietSwitch()
+_write = tuple.__new__  # RegisterWrite(...) without its Python-level __new__: step() makes many
 
 
 class VirtualMachine:
@@ -1095,6 +1212,8 @@ class VirtualMachine:
     def __init__(self, exe, limits: Limits | None = None):
         self.exe = exe
         self.limits = limits or DEFAULT_LIMITS
+        # The constant pool as runtime values: 0-d constants as scalars (`rvmdbg.scalars`).
+        self.constants = [to_runtime(c) for c in exe.constants]
         self.frames: list[Frame] = []   # the handlers hold this list: never rebind it
         self.steps = 0
         self.halted = False
@@ -1130,8 +1249,12 @@ class VirtualMachine:
             for pc, ins in enumerate(fn.instructions):
                 code.append(self._handler(fi, pc, ins, fn.register_file_size))
                 kind = (_CALL if ins.is_call else _RETURN if ins.is_return
-                        else _JUMP if ins.is_jump else _PLAIN)
-                meta.append((kind, tuple(ins.reads()), tuple(ins.writes())))
+                        else _JUMP if ins.is_jump
+                        else _KERNEL if type(ins) is bc.InvokePacked else _PLAIN)
+                writes = tuple(ins.writes())
+                # w0: the one register a plain instruction writes (-1: none or several)
+                w0 = writes[0] if len(writes) == 1 and kind in (_PLAIN, _KERNEL, _JUMP) else -1
+                meta.append((kind, tuple(ins.reads()), writes, w0, ins, code[-1]))
             # Falling off the end lands on a handler that reports it.
             code.append(_raiser(f"execution ran past the last instruction of @{fn.name}"))
             self._code.append(code)
@@ -1205,7 +1328,7 @@ class VirtualMachine:
         except KeyError as exc:
             raise VMError(exc.args[0] if exc.args else f"no function @{name}") from None
         fn = self.exe.functions[fi]
-        args = list(args)
+        args = [to_runtime(a) for a in args]
         if len(args) != len(fn.params):
             raise VMError(f"@{fn.name} takes {plural(len(fn.params), 'argument')}, got {len(args)}")
         self.frames.clear()
@@ -1263,6 +1386,9 @@ class VirtualMachine:
         # again (a third of a 100,000-deep run): pause it, as the interpreter does.
         gc_was_enabled = gc.isenabled()
         gc.disable()
+        # Scalar arithmetic wraps around without NumPy's overflow warnings (`rvmdbg.scalars`).
+        errors = np.errstate(all="ignore")
+        errors.__enter__()
         try:
             self._fuse_all()
             table, fused = self._code, self._fused
@@ -1277,6 +1403,7 @@ class VirtualMachine:
             if stop == 0:  # the last few steps before `end`, one instruction at a time
                 stop = self._loop(table, end)
         finally:
+            errors.__exit__(None, None, None)
             if gc_was_enabled:
                 gc.enable()
         if stop == HALT:
@@ -1374,57 +1501,75 @@ class VirtualMachine:
 
     def step(self) -> StepInfo:
         """Execute exactly one instruction and report what it did."""
-        self._check_runnable()
         frames = self.frames
+        if self.halted or not frames:
+            self._check_runnable()
         frame = frames[-1]
-        fi, pc = frame.func_index, frame.pc
-        depth = len(frames) - 1
-        if self.steps >= self.limits.max_steps:
+        fi = frame.func_index
+        pc = frame.pc
+        steps = self.steps
+        if steps >= self.limits.max_steps:
             err = _limit_error("max_steps", self.limits.max_steps,
                                _("the program ran {n} instructions without finishing").format(
                                    n=self.limits.max_steps))
             raise self._fail(err, frame, pc)
-        meta = self._meta[fi]
         regs = frame.registers
         try:
-            kind, reads, writes = meta[pc]
-            instruction = self.exe.functions[fi].instructions[pc]
-        except IndexError:
-            kind, reads, writes, instruction = _PLAIN, (), (), None
-        info = StepInfo(self.steps, frame, depth, fi, pc, instruction, reads)
-        live_before, owned_before = self.live_bytes, frame.owned_bytes
+            kind, reads, writes, w0, instruction, handler = self._meta[fi][pc]
+        except IndexError:  # past the end: the handler there reports it
+            kind, reads, writes, w0, instruction, handler = _PLAIN, (), (), -1, None, None
+        depth = len(frames) - 1
+        info = StepInfo(steps, frame, depth, fi, pc, instruction, reads)
+        live_before = self.live_bytes
+        account = frame.account
+        owned_before = 0 if account is None else account.owned_bytes
         old = caller_old = caller_pc = None
         storages = ()
-        if kind == _PLAIN or kind == _JUMP:
+        if w0 >= 0:  # the common case: one register written
+            old = regs[w0]
+            if type(old) is StorageObject:
+                storages = [(old, old.released, old.owner, old.owner.owned_bytes)]
+        elif kind == _PLAIN or kind == _KERNEL or kind == _JUMP:
             old = [regs[r] for r in writes]
-            if any(type(v) is StorageObject for v in old):
-                storages = [(v, v.released, v.owner, v.owner.owned_bytes)
-                            for v in old if type(v) is StorageObject]
+            for v in old:
+                if type(v) is StorageObject:
+                    storages = [(v, v.released, v.owner, v.owner.owned_bytes)
+                                for v in old if type(v) is StorageObject]
+                    break
         elif kind == _RETURN and depth > 0:
             caller = frames[-2]
             caller_old = caller.registers[frame.caller_return_register]
             caller_pc = caller.pc
         try:
-            nxt = self._code[fi][pc](regs)
+            if handler is None:
+                handler = self._code[fi][pc]
+            if kind == _KERNEL:  # scalar arithmetic wraps around without NumPy's warnings
+                nxt = _QUIET.call(handler, regs)
+            else:
+                nxt = handler(regs)
         except Exception as exc:
-            raise self._fail(exc, frame, pc) from (None if isinstance(exc, VMError) else exc)
-        self.steps += 1
+            raise self._fail(exc, frame, pc) from None if isinstance(exc, VMError) else exc
+        self.steps = steps + 1
 
-        if frames:
-            info.next_func_index = frames[-1].func_index
         if nxt >= 0:
             frame.pc = nxt
+            info.next_func_index = fi
             info.next_pc = nxt
             if kind == _JUMP:
                 info.jump_target = nxt
-            info.writes = tuple(RegisterWrite(depth, r, o, regs[r]) for r, o in zip(writes, old))
+            if w0 >= 0:
+                info.writes = (_write(RegisterWrite, (depth, w0, old, regs[w0])),)
+            elif writes:
+                info.writes = tuple([_write(RegisterWrite, (depth, r, o, regs[r]))
+                                     for r, o in zip(writes, old)])
         elif kind == _CALL:
             callee = frames[-1]
+            info.next_func_index = callee.func_index
             info.pushed = callee
             info.next_pc = 0
             nparams = len(self.exe.functions[callee.func_index].params)
-            info.writes = tuple(RegisterWrite(depth + 1, r, None, callee.registers[r])
-                                for r in range(nparams))
+            info.writes = tuple([_write(RegisterWrite, (depth + 1, r, None, callee.registers[r]))
+                                 for r in range(nparams)])
         else:  # a return
             info.popped = frame
             if nxt == HALT:
@@ -1432,13 +1577,15 @@ class VirtualMachine:
                 info.result = self.result
             else:
                 caller = frames[-1]
+                info.next_func_index = caller.func_index
                 r = frame.caller_return_register
                 info.next_pc = caller.pc
-                info.writes = (RegisterWrite(depth - 1, r, caller_old, caller.registers[r]),)
+                info.writes = (_write(RegisterWrite, (depth - 1, r, caller_old,
+                                                      caller.registers[r])),)
         delta = self.live_bytes - live_before
         if delta > 0:
             info.allocated_bytes = delta
-        else:
+        elif delta:
             info.freed_bytes = -delta
         info._undo = (live_before, owned_before, storages, caller_pc)
         return info
@@ -1514,7 +1661,7 @@ class VirtualMachine:
             for r in ins.reads():
                 if r < len(frame.registers):
                     v = frame.registers[r]
-                    if v is None or not isinstance(v, np.ndarray):
+                    if v is None or not _is_tensor(v):
                         return f"{op}: ${r} holds {_summary(v)}, which it cannot use"
         return f"{op} failed: {type(exc).__name__}: {exc}"
 

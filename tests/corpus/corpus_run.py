@@ -99,6 +99,7 @@ def agree(a, b) -> bool:
     """Two runtime values agree: tensors of one dtype and shape, floats within a float32
     tolerance (NaN equal to NaN), tuples and constructors field by field; two closures agree
     whatever their names (the interpreter and the VM name them differently)."""
+    a, b = (np.asarray(v) if isinstance(v, np.generic) else v for v in (a, b))  # 0-d tensors
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
             return False

@@ -163,7 +163,8 @@ def fatal_exe():
 def _same_value(a, b, seen) -> bool:
     if a is None or b is None:
         return a is None and b is None
-    if type(a) is not type(b) and not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
+    tensors = (np.ndarray, np.generic)
+    if type(a) is not type(b) and not (isinstance(a, tensors) and isinstance(b, tensors)):
         return False
     if isinstance(a, StorageObject):
         return a.size == b.size and a.released == b.released

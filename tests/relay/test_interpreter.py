@@ -45,7 +45,7 @@ def run(body: str, *args, entry: str = "main", limits: Limits | None = None,
 
 def py(v):
     """A value as plain Python, for readable assertions."""
-    if isinstance(v, np.ndarray):
+    if isinstance(v, (np.ndarray, np.generic)):
         return v.tolist()
     if isinstance(v, ADTValue):
         fields = tuple(py(f) for f in v.fields)

@@ -80,11 +80,20 @@ async def set_scene(app, pilot, breakpoints=(), keys=()):
 
 async def wait_for(pilot, condition, what: str = "the condition", timeout: float = 30.0) -> None:
     """Let the app run until `condition()` holds (a test never waits a fixed time: under load
-    a fixed pause is too short). Fails after `timeout` seconds with `what`."""
+    a fixed pause is too short). A condition that queries a widget not mounted yet does not
+    hold yet. Fails after `timeout` seconds with `what`."""
     import asyncio
     import time
+
+    from textual.css.query import NoMatches
+
+    def holds() -> bool:
+        try:
+            return bool(condition())
+        except NoMatches:  # e.g. a modal on screen before its fields are mounted (seen under load)
+            return False
     deadline = time.monotonic() + timeout
-    while not condition():
+    while not holds():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await pilot.pause()

@@ -51,7 +51,7 @@ def started(name: str, texts, limits=None) -> VirtualMachine:
 def describe(v):
     """A register value as comparable data (two runs make equal but distinct arrays)."""
     t = type(v)
-    if t is np.ndarray:
+    if t is np.ndarray or isinstance(v, np.generic):  # a NumPy scalar is a 0-d tensor
         return ("tensor", v.dtype.str, v.shape, v.tolist())
     if t is StorageObject:
         return ("storage", v.size, v.alignment, v.dtype_hint, v.released)
