@@ -821,7 +821,10 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     lang, argv = take_language(list(sys.argv[1:] if argv is None else argv))
     try:
-        setup_language(lang)
+        chosen = setup_language(lang)
+        if lang:
+            # processes rvmdbg starts (serve's screens, one per browser tab) speak it too
+            os.environ["LANGUAGE"] = chosen
     except ValueError as e:
         setup_language(None)
         _error(_("error: {message}").format(message=e))

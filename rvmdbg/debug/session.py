@@ -116,7 +116,7 @@ def _passed_from(call, param: int, nparams: int) -> str:
 # a stop's reason as the stop line says it (translated there; `reason` itself stays English)
 STOP_REASONS = (N_("breakpoint"), N_("watchpoint"), N_("step"), N_("finished"), N_("error"),
                 N_("start of history"), N_("interrupted"), N_("limit"), N_("restarted"),
-                N_("start"))
+                N_("start"), N_("repeated state"))
 
 
 def step_tag(step: int) -> str:

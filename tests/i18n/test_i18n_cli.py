@@ -68,7 +68,8 @@ def _run(args, env_extra=None, stdin=None):
                           text=True, env=env, input=stdin, cwd=ROOT, timeout=120)
 
 
-def test_batch_commands_have_every_message_translated(chinese, tmp_path, capsys):
+def test_batch_commands_have_every_message_translated(chinese, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("LANGUAGE", "en")   # main() exports --lang for the processes it starts
     script = tmp_path / "cmds"
     script.write_text(BATCH)
     code = cli.main(["debug", BST, "--batch", str(script), "--lang", "zh_CN"])
@@ -77,6 +78,7 @@ def test_batch_commands_have_every_message_translated(chinese, tmp_path, capsys)
     assert "[第 " in out.out and "(断点 1)" in out.out
     assert "invoke_packed" in out.out or "get_tag" in out.out     # opcodes stay
     assert chinese == set(), sorted(chinese)
+    assert os.environ["LANGUAGE"] == "zh_CN"
 
 
 def test_lang_option_and_environment():
