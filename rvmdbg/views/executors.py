@@ -275,8 +275,8 @@ def compare_executors(module, exe, args, entry: str = "main",
     cmp.input_bytes = tensor_bytes(list(args))
     cmp.vm_constant_bytes = tensor_bytes(list(getattr(exe, "constants", [])))
     if getattr(exe, "kind", None) == "minivm":
-        cmp.refusal = ("a MiniVM program is bytecode with jumps over registers, not a dataflow "
-                       "graph of kernels: there is nothing for a graph executor to run")
+        cmp.refusal = _("a MiniVM program is bytecode with jumps over registers, not a dataflow "
+                        "graph of kernels: there is nothing for a graph executor to run")
         return cmp
     if module is None:
         cmp.refusal = _("the graph executor needs the Relay program (this executable has no source)")
