@@ -69,10 +69,11 @@ def _number(text: str, what: str = N_("number")) -> int:
 
 
 def _register(text: str) -> int:
+    """`$3` (or `3`; `r3` as a MiniVM program names it)."""
     t = text.strip()
-    if not re.fullmatch(r"\$?\d+", t):
+    if not re.fullmatch(r"(?:\$|[rR])?\d+", t):
         raise CommandError(_("expected a register like $3, got {text}").format(text=repr(text)))
-    return _number(t.lstrip("$"), N_("register number"))
+    return _number(t.lstrip("$rR"), N_("register number"))
 
 
 def _count(args: list[str], default: int = 1) -> int:

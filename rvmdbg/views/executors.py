@@ -99,14 +99,15 @@ class MemoryFigures:
 
 
 def tensor_bytes(value) -> int:
-    """Bytes of the tensors in a value (tuples and ADT fields followed, each array once)."""
+    """Bytes of the tensors in a value (tuples and ADT fields followed, each array once; a
+    0-d tensor held as a NumPy scalar counts its itemsize)."""
     import numpy as np
     seen: set = set()
     total = 0
     stack = [value]
     while stack:
         v = stack.pop()
-        if isinstance(v, np.ndarray):
+        if isinstance(v, (np.ndarray, np.generic)):
             if id(v) not in seen:
                 seen.add(id(v))
                 total += v.nbytes

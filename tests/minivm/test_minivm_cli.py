@@ -77,9 +77,11 @@ def test_batch(capsys, tmp_path):
 
 def test_batch_stops_at_the_repeated_state(capsys, tmp_path):
     script = tmp_path / "cmds"
-    script.write_text("continue\nrstep\n")
+    script.write_text("continue\nrstep\nprint r0\nlast-write r0\n")
     code, out, _ = rvmdbg(capsys, "debug", SPIN, "--batch", script)
     assert code == 0
     assert "[step 5] @main pc=6: HL    (repeated state)" in out
     assert "error: never halts" in out
     assert "[step 4] @main pc=6: HL    (step)" in out
+    assert "$0 = 5" in out                    # registers as the program names them: r0 is $0
+    assert "[step 3] @main pc=5: ADD r1 r2 r0    (step)" in out

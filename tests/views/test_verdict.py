@@ -166,6 +166,14 @@ def test_a_question_mark_dimension_is_scaled():
     assert [a[0].shape for _, a, _ in wl.points] == [(1, 2), (2, 2), (4, 2), (8, 2), (16, 2)]
 
 
+def test_scalar_inputs_count_their_bytes():
+    assert tensor_bytes([np.int32(7), np.array(2.0, dtype=np.float32),
+                         np.zeros(3, dtype=np.int64)]) == 4 + 4 + 24
+    ctx = context("programs/fib.relay")
+    c = compare_executors(ctx.module, ctx.run_exe(), ctx.session_args())
+    assert c.input_bytes == 4 == c.vm_memory.inputs
+
+
 def test_a_program_without_a_size_says_so():
     ctx = context("programs/fib.relay")
     wl = program_workload(ctx.module, "main", ctx.session_args(), static=False)
