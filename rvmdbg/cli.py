@@ -673,10 +673,11 @@ def run_debug_batch(ns: argparse.Namespace, lines: list[str]) -> int:
         sys.stdout.write(text)
         sys.stdout.flush()
     stop, done = threading.Event(), threading.Event()
+    errors: list[int] = []
 
     def batch() -> None:
         try:
-            run_batch(session, lines, write, stop)
+            errors.append(run_batch(session, lines, write, stop))
         finally:
             done.set()
 
@@ -685,6 +686,15 @@ def run_debug_batch(ns: argparse.Namespace, lines: list[str]) -> int:
         session.interrupt()
         done.wait(5.0)  # (a join interrupted by Ctrl-C may not wait for the thread)
     call_with_deep_stack(batch, on_interrupt=interrupt)
+    # as gdb's batch mode: 0 only when every command succeeded and the program did not fail
+    failed_commands = errors[0] if errors else 0
+    if failed_commands:
+        print(f"rvmdbg: {plural(failed_commands, 'command')} reported an error",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if session.failed:
+        print("rvmdbg: the program failed while running", file=sys.stderr)
+        return EXIT_RUNTIME
     return EXIT_OK
 
 

@@ -21,7 +21,7 @@ from textual.widgets import Static
 from rvmdbg.views.context import ViewContext
 from rvmdbg.views.text import symbols_for
 from rvmdbg.i18n import N_, _
-from rvmdbg.tui.footer import TranslatedFooter
+from rvmdbg.tui.footer import KeyFooter
 
 VIEW_ORDER = ("flow", "executors", "control")
 VIEW_SCREENS = {"flow": ("rvmdbg.tui.views.flow", "FlowScreen"),
@@ -131,7 +131,7 @@ class TeachingScreen(Screen):
         yield Static(self._title_text(), id="view-title")
         yield from self.compose_view()
         yield Static("", id="view-status")
-        yield TranslatedFooter(compact=True)
+        yield KeyFooter(compact=True)
 
     def compose_view(self) -> ComposeResult:
         raise NotImplementedError

@@ -14,7 +14,7 @@ from textual.widgets import Static
 
 from rvmdbg.tui.views.base import show_view
 from rvmdbg.i18n import N_, _
-from rvmdbg.tui.footer import TranslatedFooter
+from rvmdbg.tui.footer import KeyFooter
 
 
 class StandInScreen(Screen):
@@ -29,7 +29,7 @@ class StandInScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="stand-in")
-        yield TranslatedFooter(compact=True)
+        yield KeyFooter(compact=True)
 
     def on_screen_resume(self) -> None:
         s = self.app.session
