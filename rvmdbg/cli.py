@@ -26,7 +26,7 @@ from rvmdbg.limits import DEFAULT_LIMITS, LimitValueError, Limits
 from rvmdbg.relay.diagnostics import RelayError, Source
 from rvmdbg.values import format_value, to_json
 from rvmdbg.wording import plural
-from rvmdbg.i18n import LANGUAGES, _
+from rvmdbg.i18n import LANGUAGES, _, ngettext
 from rvmdbg.i18n import setup as setup_language
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -689,11 +689,11 @@ def run_debug_batch(ns: argparse.Namespace, lines: list[str]) -> int:
     # as gdb's batch mode: 0 only when every command succeeded and the program did not fail
     failed_commands = errors[0] if errors else 0
     if failed_commands:
-        print(f"rvmdbg: {plural(failed_commands, 'command')} reported an error",
-              file=sys.stderr)
+        print("rvmdbg: " + ngettext("{n} command reported an error", "{n} commands reported an error",
+                                    failed_commands).format(n=failed_commands), file=sys.stderr)
         return EXIT_USAGE
     if session.failed:
-        print("rvmdbg: the program failed while running", file=sys.stderr)
+        print("rvmdbg: " + _("the program failed while running"), file=sys.stderr)
         return EXIT_RUNTIME
     return EXIT_OK
 
