@@ -23,6 +23,8 @@ COMMANDS_HELP = [
     ("goto STEP | run-to @f:PC", N_("travel to a step or a place")),
     ("info registers | info frame | info breakpoints", N_("show state")),
     ("backtrace | print $N | heap | deps", N_("frames, values, dependencies (bt p)")),
+    ("swap? [@f:]PC1 PC2", N_("may the two instructions trade places? if not, the dependence (m marks one)")),
+    ("numbering [tvm | reused | toggle]", N_("registers as TVM numbers them or reused by liveness (r)")),
     ("last-write $N | watch $N [change]", N_("go back to a write, watch a register")),
     ("list [@f[:PC]] | source", N_("bytecode (of any function: the listing goes there) or Relay lines")),
     ("display EXPR | undisplay [N] | info display", N_("show a value at every stop")),
