@@ -128,10 +128,10 @@ class BytecodeListing(LinePane):
         Binding("at", "screen.command('list @')", N_("Function"), show=False,
                 tooltip=N_("Jump to any function: `list @` on the command line, Tab completes"),
                 id="jump-function"),
-        Binding("m", "mark_swap", "Swap?", show=False,
-                tooltip="Mark this instruction for swap?: moving to another shows whether the "
+        Binding("m", "mark_swap", N_("Swap?"), show=False,
+                tooltip=N_("Mark this instruction for swap?: moving to another shows whether the "
                         "two may trade places, and the dependence that forbids it (m again "
-                        "on the mark clears it)", id="swap-mark"),
+                        "on the mark clears it)"), id="swap-mark"),
     ]
 
     class SwapShown(Message):

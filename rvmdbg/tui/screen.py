@@ -870,10 +870,11 @@ class DebuggerScreen(Screen):
                 changed = set()
         fn = self.program.exe.functions[frame.func_index]
         frame_no = len(self.frames) - 1 - self.selected_depth
-        title = f"Registers #{frame_no} @{fn.name}"
+        title = _("Registers #{n}").format(n=frame_no) + f" @{fn.name}"
         sizes = self.listing.register_sizes
         if self.numbering == "reused" and sizes and fn.name in sizes:
-            title += f" (reused: {sizes[fn.name][1]} of {sizes[fn.name][0]})"
+            title += " " + _("(reused: {reused} of {tvm})").format(reused=sizes[fn.name][1],
+                                                                  tvm=sizes[fn.name][0])
         registers.set_frame(frame.registers, changed, reads, writes, len(fn.params),
                             title=title)
         if source is not None:
