@@ -51,6 +51,8 @@ _IDENT = re.compile(r"(?<![\w.%@\"])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
 # words the parser knows that are no constructors: left to it (and to _evaluate's message)
 _KEYWORDS = frozenset(("True", "False", "ref", "ref_read", "ref_write", "fn", "let", "if",
                        "else", "match", "def", "type", "free_var", "Tensor"))
+# TVM's spellings of non-finite floats (`inff`, `nanf16`, ...): literals, not names
+_SPECIAL_FLOAT = re.compile(r"(?:inf|nan)f(?:16|32|64)?")
 
 
 def param_types(fn: Function) -> list:
@@ -278,7 +280,7 @@ def _check_constructor_names(text: str, mod: Module | None, where: str) -> None:
     bare = re.sub(r'"[^"]*"', '""', text)
     for m in _IDENT.finditer(bare):
         name = m.group(1)
-        if name in ctors or name in OPS or name in _KEYWORDS:
+        if name in ctors or name in OPS or name in _KEYWORDS or _SPECIAL_FLOAT.fullmatch(name):
             continue
         near = difflib.get_close_matches(name, list(ctors), n=1)
         hint = f"; did you mean {near[0]}?" if near else (

@@ -69,7 +69,11 @@ def read_source(path: str) -> str:
 
 
 def load_program(path: str, check: bool = True) -> Program:
-    """Parse (with the prelude) and type-check a `.relay` file, or load a `.rvmx` executable."""
+    """Parse (with the prelude) and type-check a `.relay` file, load a `.rvmx` executable, or
+    read a MiniVM `.mvm` program (its executable is a `MiniProgram`)."""
+    if path.endswith(".mvm"):
+        from rvmdbg.minivm import load_mvm
+        return Program(path, executable=load_mvm(path))
     if path.endswith(".rvmx"):
         from rvmdbg.vm.serialize import ExecutableFormatError, load
         try:
@@ -270,6 +274,12 @@ def cmd_check(ns: argparse.Namespace) -> int:
     if ns.program.endswith(".rvmx"):
         raise UsageError(f"{ns.program}: check reads Relay source, not a compiled executable")
     program = load_program(ns.program)
+    if is_minivm(program):
+        exe = program.executable
+        print(f"{ns.program}: a MiniVM program of {plural(len(exe.instructions), 'instruction')} "
+              f"and {plural(exe.register_count, 'register')}"
+              + (" (HL leaves the pc where it is)" if exe.hl_stays else ""))
+        return EXIT_OK
     own, prelude = _definition_lines(program.module, program.path)
     out = own[:]
     if prelude:
@@ -312,7 +322,8 @@ def limits_from(ns: argparse.Namespace) -> Limits:
 
 
 def add_program_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("program", metavar="PROGRAM", help="a .relay file or a saved .rvmx executable")
+    p.add_argument("program", metavar="PROGRAM",
+                   help="a .relay file, a saved .rvmx executable, or a MiniVM .mvm program")
     p.add_argument("args", metavar="ARG", nargs="*", default=[],
                    help="arguments of the entry function: a Relay value (10, -3, 2.5f, "
                         "Cons(1, Nil), (1, 2f)), a JSON number or list, @file.npy, "
@@ -333,9 +344,37 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     add_limit_options(p)
 
 
+def is_minivm(program: Program) -> bool:
+    return getattr(program.executable, "kind", None) == "minivm"
+
+
+def run_minivm(program: Program, ns: argparse.Namespace) -> int:
+    """`rvmdbg run PROGRAM.mvm`: run on the MiniVM; print the final registers."""
+    from rvmdbg.minivm.machine import MiniMachine, registers_text
+    from rvmdbg.vm.machine import VMError
+    if ns.executor != "vm":
+        raise UsageError(f"{program.path}: a MiniVM program runs on the MiniVM only "
+                         f"(--executor vm, the default)")
+    if ns.args or ns.inputs:
+        raise UsageError(f"{program.path}: a MiniVM program takes no arguments "
+                         "(its LD instructions set the registers)")
+    machine = MiniMachine(program.executable, limits_from(ns))
+    try:
+        result = machine.invoke()
+    except VMError as e:
+        raise ProgramFailed(e.format()) from None
+    if ns.json:
+        print(json.dumps({"result": list(result), "steps": machine.steps}))
+    else:
+        print(registers_text(result))
+    return EXIT_OK
+
+
 def cmd_run(ns: argparse.Namespace) -> int:
     from rvmdbg.relay.interpreter import call_with_deep_stack
     program = load_program(ns.program)
+    if is_minivm(program):
+        return run_minivm(program, ns)
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args, ns.inputs)
     execute = EXECUTORS[ns.executor]
@@ -445,12 +484,13 @@ def _configure_trace(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_trace(ns: argparse.Namespace) -> int:
-    from rvmdbg.vm.machine import VirtualMachine, VMError, trace_lines
+    from rvmdbg.debug.machine import machine_for
+    from rvmdbg.vm.machine import VMError, trace_lines
     program = load_program(ns.program)
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args, ns.inputs)
     exe = executable_of(program, entry)
-    vm = VirtualMachine(exe, limits_from(ns))
+    vm = machine_for(exe, limits_from(ns))   # the Relay VM, or the MiniVM for a .mvm
     write = sys.stdout.write
     try:
         vm.start(entry, args)
@@ -474,6 +514,9 @@ def cmd_graph(ns: argparse.Namespace) -> int:
     from rvmdbg.graph import graph_report
     if ns.program.endswith(".rvmx"):
         raise UsageError(f"{ns.program}: graph reads Relay source, not a compiled executable")
+    if ns.program.endswith(".mvm"):
+        raise UsageError(f"{ns.program}: graph reads Relay source; a MiniVM program has no "
+                         "dataflow graph (it is bytecode with jumps)")
     program = load_program(ns.program)
     print(graph_report(program.module, ns.entry.lstrip("@"), as_json=ns.json))
     return EXIT_OK
@@ -628,10 +671,11 @@ def run_debug_batch(ns: argparse.Namespace, lines: list[str]) -> int:
         sys.stdout.write(text)
         sys.stdout.flush()
     stop, done = threading.Event(), threading.Event()
+    errors: list[int] = []
 
     def batch() -> None:
         try:
-            run_batch(session, lines, write, stop)
+            errors.append(run_batch(session, lines, write, stop))
         finally:
             done.set()
 
@@ -640,6 +684,15 @@ def run_debug_batch(ns: argparse.Namespace, lines: list[str]) -> int:
         session.interrupt()
         done.wait(5.0)  # (a join interrupted by Ctrl-C may not wait for the thread)
     call_with_deep_stack(batch, on_interrupt=interrupt)
+    # as gdb's batch mode: 0 only when every command succeeded and the program did not fail
+    failed_commands = errors[0] if errors else 0
+    if failed_commands:
+        print(f"rvmdbg: {plural(failed_commands, 'command')} reported an error",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if session.failed:
+        print("rvmdbg: the program failed while running", file=sys.stderr)
+        return EXIT_RUNTIME
     return EXIT_OK
 
 

@@ -174,12 +174,25 @@ def _tensor_text(x: np.ndarray) -> str:
     return f"{body} ({x.dtype}, shape ({shape}), {tensor_stats(x)})"
 
 
+CYCLE = "<cycle>"  # a reference cell met again inside itself, as Python prints `[...]`
+
+
+class _Leave:
+    """A marker on a printer's stack: the reference cell `cell` is printed; off the path."""
+    __slots__ = ("cell",)
+
+    def __init__(self, cell):
+        self.cell = cell
+
+
 def format_value(v) -> str:
     """The human (Relay-like) form: `55`, `3f`, `(6, 8)`, `Cons(3, Nil)`, arrays as NumPy prints.
 
-    Iterative, and linear in the size of the value: lists of a million cells print fine."""
+    Iterative, and linear in the size of the value: lists of a million cells print fine. A
+    reference cell met again inside its own contents prints as `<cycle>`."""
     parts: list = []
     todo: list = [v]  # values to print, or str pieces to emit as they are
+    path: set = set()  # ids of the reference cells being printed (the cells above)
     while todo:
         x = todo.pop()
         if isinstance(x, str):
@@ -200,9 +213,16 @@ def format_value(v) -> str:
                 if i:
                     todo.append(", ")
         elif isinstance(x, RefCell):
+            if id(x) in path:
+                parts.append(CYCLE)
+                continue
+            path.add(id(x))
             parts.append("ref(")
+            todo.append(_Leave(x))
             todo.append(")")
             todo.append(x.value)
+        elif isinstance(x, _Leave):
+            path.discard(id(x.cell))
         elif getattr(x, "name", None) is not None:
             parts.append(f"<closure @{x.name}>")
         else:
@@ -246,8 +266,12 @@ def _nested(v, budget: int, ellipsis: str) -> str:
     used = 0
     # An explicit stack keeps long lists from recursing deeply: items are values or text.
     stack: list = [v]
+    path: set = set()  # the reference cells being shown, as in format_value
     while stack:
         item = stack.pop()
+        if isinstance(item, _Leave):
+            path.discard(id(item.cell))
+            continue
         if used >= budget:
             out.append(ellipsis)
             break
@@ -267,8 +291,12 @@ def _nested(v, budget: int, ellipsis: str) -> str:
                 parts.append(tail)
                 stack.extend(reversed(parts))
         elif isinstance(item, RefCell):
-            piece = "ref("
-            stack.extend([")", item.value])
+            if id(item) in path:
+                piece = CYCLE
+            else:
+                path.add(id(item))
+                piece = "ref("
+                stack.extend([_Leave(item), ")", item.value])
         elif isinstance(item, (np.ndarray, np.generic)):
             piece = tensor_summary(item, ellipsis)
         else:
@@ -291,8 +319,9 @@ def _json_scalar(x):
     return x
 
 
-def to_json(v):
-    """The `--json` form of the CLI contract."""
+def to_json(v, _path: frozenset = frozenset()):
+    """The `--json` form of the CLI contract; a reference cell met again inside its own
+    contents is `{"cycle": "ref"}`."""
     if isinstance(v, np.generic):
         v = np.asarray(v)
     if isinstance(v, np.ndarray):
@@ -302,20 +331,24 @@ def to_json(v):
             data = np.vectorize(_json_scalar, otypes=[object])(v).tolist() if v.size else v.tolist()
         return {"dtype": str(v.dtype), "shape": list(v.shape), "data": data}
     if isinstance(v, ADTValue):
-        fields = [to_json(f) for f in v.fields]
+        fields = [to_json(f, _path) for f in v.fields]
         if v.con is None:
             return {"tuple": fields}
         return {"con": v.con, "fields": fields}
     if isinstance(v, RefCell):
-        return {"ref": to_json(v.value)}
+        if id(v) in _path:
+            return {"cycle": "ref"}
+        return {"ref": to_json(v.value, _path | {id(v)})}
     name = getattr(v, "name", None)
     if name is not None:
         return {"closure": name}
     raise TypeError(f"no JSON form for {type(v).__name__}")
 
 
-def values_equal(a, b) -> bool:
-    """Deep equality of runtime values (tensors by dtype, shape and contents; NaN equals NaN)."""
+def values_equal(a, b, _assumed: set | None = None) -> bool:
+    """Deep equality of runtime values (tensors by dtype, shape and contents; NaN equals NaN).
+    Cyclic values through reference cells compare as the infinite values they unfold to:
+    a pair of cells met again while comparing them is assumed equal (bisimulation)."""
     if isinstance(a, np.generic):
         a = np.asarray(a)
     if isinstance(b, np.generic):
@@ -328,9 +361,15 @@ def values_equal(a, b) -> bool:
         return bool(np.array_equal(a, b))
     if isinstance(a, ADTValue) and isinstance(b, ADTValue):
         return (a.tag == b.tag and a.con == b.con and len(a.fields) == len(b.fields)
-                and all(values_equal(x, y) for x, y in zip(a.fields, b.fields)))
+                and all(values_equal(x, y, _assumed) for x, y in zip(a.fields, b.fields)))
     if isinstance(a, RefCell) and isinstance(b, RefCell):
-        return values_equal(a.value, b.value)
+        pair = (id(a), id(b))
+        if _assumed is None:
+            _assumed = set()
+        elif pair in _assumed:
+            return True
+        _assumed.add(pair)
+        return values_equal(a.value, b.value, _assumed)
     na, nb = getattr(a, "name", None), getattr(b, "name", None)
     if na is not None and nb is not None:
         return na == nb

@@ -32,6 +32,10 @@ SCENES = [
     ("console.svg", "programs/fib.relay", ["6"], (140, 40), [],
      ["colon", *"display $0", "enter", "escape", "s", "s", "n", "s", "colon", *"search invoke",
       "enter", *"break @f", "tab"], {}),
+    # the toy MiniVM on the same screen: stopped at ADD after CH jumped, its reads' writers
+    ("minivm.svg", "programs/demo.mvm", [], (120, 30), ["@main:5"], ["c"], {}),
+    # HL that leaves the pc where it is: the stop where a state repeats
+    ("minivm_spin.svg", "programs/demo_spin.mvm", [], (120, 30), [], ["c"], {}),
 ]
 
 

@@ -341,6 +341,17 @@ def test_args_convert_to_declared_dtypes_and_shapes():
     assert v[4].dtype == np.int32 and v[4].tolist() == [7, 8, 9, 10]
 
 
+def test_args_take_tvms_non_finite_literals_and_refuse_them_for_integers():
+    body = "def @main(%a: float32, %b: float64, %c: float16) { %a }"
+    a, b, c = _conv(body, "inff", "-inff64", "nanf16")
+    assert np.isposinf(a) and a.dtype == np.float32
+    assert np.isneginf(b) and b.dtype == np.float64
+    assert np.isnan(c) and c.dtype == np.float16
+    for text in ("inff", "nanf", "-inff"):
+        with pytest.raises(ArgumentError, match="expected int32 integers"):
+            _conv("def @main(%x: int32) { %x }", text)
+
+
 def test_args_tuples_adts_refs_and_negation():
     body = ("def @main(%t: (int32, float32), %l: List[float32], %o: Option[(int32, bool)], "
             "%r: ref(int32), %n: int32) { %n }")

@@ -34,7 +34,8 @@ THREAD_ID = 1   # the VM runs one thread of control
 
 # StopEvent reasons that are not breakpoint hits, as DAP `stopped` reasons
 _STOP_REASONS = {"step": "step", "start of history": "step", "interrupted": "pause",
-                 "error": "exception", "limit": "exception", "watchpoint": "data breakpoint"}
+                 "error": "exception", "limit": "exception", "repeated state": "exception",
+                 "watchpoint": "data breakpoint"}
 # a session breakpoint's kind -> the DAP reason it stops with
 _BREAK_REASONS = {"line": "breakpoint", "opcode": "breakpoint", "function": "function breakpoint",
                   "instruction": "instruction breakpoint"}
@@ -655,7 +656,7 @@ class DapAdapter:
             reason = _STOP_REASONS.get(ev.reason, default_reason)
             if ev.reason == "step":
                 reason = default_reason
-        if ev.reason in ("error", "limit"):
+        if ev.reason in ("error", "limit", "repeated state"):
             from rvmdbg.cli import vm_error_text
             err = s.error
             self._output((vm_error_text(err, s.exe) if err is not None else ev.message or "")

@@ -65,10 +65,11 @@ def _number(text: str, what: str = "number") -> int:
 
 
 def _register(text: str) -> int:
+    """`$3` (or `3`; `r3` as a MiniVM program names it)."""
     t = text.strip()
-    if not re.fullmatch(r"\$?\d+", t):
+    if not re.fullmatch(r"(?:\$|[rR])?\d+", t):
         raise CommandError(f"expected a register like $3, got {text!r}")
-    return _number(t.lstrip("$"), "register number")
+    return _number(t.lstrip("$rR"), "register number")
 
 
 def _count(args: list[str], default: int = 1) -> int:

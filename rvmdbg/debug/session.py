@@ -1,7 +1,8 @@
 """The debugger protocol: one `DebugSession` per program run, shared by the screen, batch mode
 and any future adapter (it never imports Textual).
 
-A session owns a `VirtualMachine` started on the entry function, its `History` (checkpoints
+A session owns a machine started on the entry function (the Relay VM's `VirtualMachine`, or
+any other that implements `debug.machine.Machine`, such as the MiniVM), its `History` (checkpoints
 plus replay, see history.py), the breakpoints and watchpoints, and answers questions about the
 current position: frames with their registers, the current instruction and its Relay span,
 the heap, data dependencies. Every motion returns a `StopEvent` saying where execution
@@ -47,9 +48,10 @@ from rvmdbg.debug.config import restore_breakpoints, save_breakpoints
 from rvmdbg.debug.deps import DepRead, Deps
 from rvmdbg.debug.heap import HeapNode, heap_of, same_value, value_text, value_type
 from rvmdbg.debug.history import DEFAULT_INTERVAL, History, RefJournal, instrument
+from rvmdbg.debug.machine import halt_text, machine_for
 from rvmdbg.limits import DEFAULT_LIMITS
 from rvmdbg.values import copy_values
-from rvmdbg.vm.machine import VirtualMachine, VMError
+from rvmdbg.vm.machine import VMError
 
 PROGRESS_PERIOD = 0.1   # seconds between progress callbacks during long runs
 _PUSH_CHUNK = 256       # steps run at full speed while looking for a frame's push
@@ -115,7 +117,8 @@ class StopEvent:
     """Where and why execution stopped.
 
     `reason`: "breakpoint", "watchpoint", "step", "finished", "error", "start of history",
-    "interrupted", "limit" or "restarted"; `number`: the breakpoint or watchpoint id; `func_name`, `pc`,
+    "interrupted", "limit", "repeated state" (a machine that detected it can never halt)
+    or "restarted"; `number`: the breakpoint or watchpoint id; `func_name`, `pc`,
     `text`: the instruction about to run (pc None once the program finished, `text` then
     says what it returned); `message`: extra lines (the error, a watchpoint's old and new
     values, a condition that failed to evaluate)."""
@@ -174,7 +177,7 @@ class DebugSession:
         self.entry = entry.lstrip("@")
         self.limits = limits or DEFAULT_LIMITS
         self._pristine_args = copy_values(args)
-        self.vm = VirtualMachine(self.exe, self.limits)
+        self.vm = machine_for(self.exe, self.limits)   # any `debug.machine.Machine`
         self.vm.start(self.entry, copy_values(self._pristine_args))  # VMError: bad entry/args
         self.history = History(self.vm, self.journal, interval, history_bytes)
         self.history.take()
@@ -227,6 +230,12 @@ class DebugSession:
         if self._at_error():
             return self._end[2]
         return None
+
+    @property
+    def failed(self) -> bool:
+        """Whether the program has been seen to fail (at its failing instruction), wherever
+        the session stands now."""
+        return self._end is not None and self._end[0] == "error"
 
     @property
     def end_step(self) -> int | None:
@@ -288,7 +297,7 @@ class DebugSession:
         vm = self.vm
         if vm.halted:
             ev = StopEvent(reason, number, vm.steps, self.entry, None,
-                           f"returned {value_text(vm.result, 60)}", message)
+                           halt_text(vm) or f"returned {value_text(vm.result, 60)}", message)
         else:
             top = vm.frames[-1]
             fn = self.exe.functions[top.func_index]
@@ -314,7 +323,8 @@ class DebugSession:
         if self.vm.halted:
             return self._event("finished")
         err = self._end[2]
-        return self._event("limit" if err.limit else "error", message=err.format())
+        reason = getattr(err, "stop_reason", None) or ("limit" if err.limit else "error")
+        return self._event(reason, message=err.format())
 
     def _no_further(self) -> StopEvent:
         """A forward motion at the end: the end's stop, saying that nothing moved (instead

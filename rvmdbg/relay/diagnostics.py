@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rvmdbg.wording import escape_controls, picture_controls
+
 
 @dataclass(frozen=True)
 class Span:
@@ -59,21 +61,24 @@ class RelayError(Exception):
 
     def format(self, source: Source | None = None) -> str:
         src = source or self.source
+        # what the file holds is quoted with its control characters made harmless
+        message = escape_controls(self.message)
+        hint = escape_controls(self.hint) if self.hint else self.hint
         if self.span is None:
-            head = f"{src.name if src else '<input>'}: error: {self.message}"
-            return head + (f"\n  hint: {self.hint}" if self.hint else "")
+            head = f"{src.name if src else '<input>'}: error: {message}"
+            return head + (f"\n  hint: {hint}" if hint else "")
         sp = self.span
-        out = [f"{sp.file}:{sp.line}:{sp.col}: error: {self.message}"]
+        out = [f"{sp.file}:{sp.line}:{sp.col}: error: {message}"]
         if src is not None:
             text = src.line_text(sp.line)
             if text or sp.line <= len(src.lines):
                 gutter = f"{sp.line:>4} | "
-                out.append(gutter + text.expandtabs(1))
+                out.append(gutter + picture_controls(text.expandtabs(1)))
                 width = (sp.end_col - sp.col) if sp.end_line == sp.line else len(text) - sp.col + 1
                 width = max(1, width)
                 out.append(" " * (len(gutter) + sp.col - 1) + "^" + "~" * (width - 1))
-        if self.hint:
-            out.append(f"  hint: {self.hint}")
+        if hint:
+            out.append(f"  hint: {hint}")
         return "\n".join(out)
 
     def __str__(self) -> str:

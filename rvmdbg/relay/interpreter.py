@@ -694,8 +694,30 @@ class Interpreter:
             not isinstance(a.checked_type, TensorType) for a in e.args
             if a.checked_type is not None) or any(a.checked_type is None for a in e.args)
 
+        type_rel = getattr(op, "type_rel", None)
+
+        def size_before(values) -> int | None:
+            """The output's bytes from the operator's relation on the inputs' real shapes,
+            known before the kernel allocates (None when the relation cannot say)."""
+            try:
+                t = type_rel([TensorType(tuple(v.shape), str(v.dtype)) for v in values], attrs)
+            except Exception:
+                return None   # the kernel reports what is wrong with its inputs
+            if not isinstance(t, TensorType) or not t.is_static:
+                return None
+            size = np.dtype(t.dtype).itemsize
+            for d in t.shape:
+                size *= int(d)
+            return size
+
         def run_kernel(values):
             values = [_kernel_input(v) for v in values]
+            if not static and not tuple_args and type_rel is not None and all(
+                    type(v) is np.ndarray for v in values):
+                size = size_before(values)
+                if size is not None and size > max_bytes:
+                    raise _limit_error("max_bytes", max_bytes, f"{name} would allocate "
+                                       f"{size} bytes, over the limit of {max_bytes}", span)
             try:
                 out = kernel(values, attrs)
             except KernelError as err:

@@ -23,8 +23,11 @@ from __future__ import annotations
 
 import gc
 import itertools
+import math
 import sys
 from contextlib import contextmanager
+
+import numpy as np
 
 from rvmdbg.relay import ast
 from rvmdbg.relay.ast import (
@@ -183,6 +186,11 @@ def _has_unknown(t: Type) -> bool:
     if isinstance(t, RefType):
         return _has_unknown(t.value)
     return False
+
+
+def _float_word(v: float) -> str:
+    """TVM's spelling of a non-finite float: `inff`, `-inff`, `nanf`."""
+    return "nanf" if v != v else ("-inff" if v < 0 else "inff")
 
 
 class TypeChecker:
@@ -469,8 +477,13 @@ class TypeChecker:
                 return None
             return f"write {text}{suffix} for a {want} literal"
         if want.startswith(("int", "uint")):
+            if isinstance(value, float) and not math.isfinite(value):
+                return f"{_float_word(value)} has no {want} value"
             if isinstance(value, bool) or float(value) != int(value):
                 return None
+            info = np.iinfo(want)
+            if not info.min <= int(value) <= info.max:
+                return f"{int(value)} is out of range for {want} ({info.min} to {info.max})"
             suffix = {"int32": "", "int64": "i64", "int16": "i16", "int8": "i8"}.get(want)
             if suffix is None:
                 return None
@@ -728,11 +741,57 @@ class TypeChecker:
             if not msg.startswith(opdef.name):
                 msg = f"{opdef.name}: {msg}"
             raise self.error(call, msg, self._relation_hint(call, resolved)) from None
+        self._check_integer_context(call, opdef.name, resolved, out)
         if opdef.resolve_attrs is not None:
             fixed = opdef.resolve_attrs(resolved, call.attrs)
             if fixed is not None:
                 call.attrs = fixed
         return out
+
+    # operator -> (index of the argument converted to the result's dtype, whether integer
+    # wrap-around is the conversion's meaning): a cast wraps integers on purpose, a fill does not
+    _CONVERTING = {"cast": (0, True), "cast_like": (0, True), "full": (0, False),
+                   "full_like": (1, False)}
+
+    def _check_integer_context(self, call: Call, name: str, args: list, out) -> None:
+        """A literal that has no value in the integer dtype it is converted to (`inff`, `nanf`,
+        3e9f or 300 into int8) is a type error at the literal: TVM's code for it is undefined
+        (a float cast to an integer) or silently wraps (a fill value)."""
+        if not isinstance(out, TensorType) or not out.dtype.startswith(("int", "uint")):
+            return
+        want = out.dtype
+        if name == "clip":
+            for key in ("a_min", "a_max"):
+                v = call.attrs.get(key) if call.attrs else None
+                if isinstance(v, float) and not math.isfinite(v):
+                    raise self.error(call, f"clip: {key}={_float_word(v)} has no {want} value",
+                                     f"give {key} as a number within {want}'s range")
+            return
+        spec = self._CONVERTING.get(name)
+        if spec is None or spec[0] >= len(call.args):
+            return
+        literal = call.args[spec[0]]
+        if not isinstance(literal, Constant) or getattr(literal.data, "ndim", 1) != 0:
+            return
+        value = literal.data.item()
+        if isinstance(value, bool):
+            return
+        where = _at(literal, call)
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise self.error(where, f"{name}: {_float_word(value)} has no {want} value "
+                                 "(converting it to an integer is undefined)",
+                                 f"write an integer literal within {want}'s range")
+            value = math.trunc(value)
+            wraps = False  # a float out of an integer's range is undefined, not a wrap
+        else:
+            wraps = spec[1]
+        info = np.iinfo(want)
+        if not wraps and not info.min <= value <= info.max:
+            raise self.error(where, f"{name}: {value} is out of range for {want} "
+                             f"({info.min} to {info.max})",
+                             "cast(...) an integer literal when wrap-around is meant"
+                             if not isinstance(literal.data.item(), float) else None)
 
     def _assign_arguments(self, call: Call, opdef, arg_types: list) -> bool:
         """Give unknown arguments the types the operator's TVM relation assigns them (the

@@ -50,6 +50,7 @@ class DebuggerApp(App):
         self.history_bytes = history_bytes
         self.session = None
         self.start_error: str | None = None
+        self.notes: list[str] = []  # notes about the user's saved setup, shown on start
         self._interpreter = None
         self._interpreter_session = None
 
@@ -113,6 +114,10 @@ class DebuggerApp(App):
             screen.status.set_stop(f"cannot start @{self.program.entry}: {exc}", "error")
             return
         screen.start_session()
+        # what was wrong in the user's saved state (keys, breakpoints): said once, not lost
+        notes = [f"note: {n}" for n in (*self.notes, *self.session.notes)]
+        if notes:
+            screen.console.record(notes, show=True)
         if self.freeze_heap:
             self.call_after_refresh(self._freeze_heap)
 
@@ -147,8 +152,9 @@ def run_screen(path: str, arg_texts: list[str], *, entry: str = "main", mouse: b
         return 2
     if ascii_only is None:
         ascii_only = wants_ascii(os.environ)
+    keymap_notes: list[str] = []
     try:
-        keymap = load_keymap(keys_file, config_dir)
+        keymap = load_keymap(keys_file, config_dir, keymap_notes)
     except KeymapError as exc:
         print(exc.format(), file=sys.stderr)
         return 2
@@ -166,6 +172,8 @@ def run_screen(path: str, arg_texts: list[str], *, entry: str = "main", mouse: b
             print(f"error: {exc.message}", file=sys.stderr)
             return 2
     if check_only:
+        for note in keymap_notes:
+            print(f"note: {note}", file=sys.stderr)
         return 0
     # The program's AST and bytecode live as long as the screen: keep the collector from
     # rescanning them (a full collection over them is a visible pause while stepping).
@@ -175,6 +183,7 @@ def run_screen(path: str, arg_texts: list[str], *, entry: str = "main", mouse: b
     app = DebuggerApp(program, arg_texts, ascii_only=ascii_only, limits=limits,
                       history_bytes=history_bytes, config_dir=config_dir, freeze_heap=True,
                       keymap=keymap)
+    app.notes = keymap_notes
     code = app.run(mouse=mouse)
     return code if isinstance(code, int) else (app.return_code or 0)
 

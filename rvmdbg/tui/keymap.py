@@ -27,6 +27,7 @@ from pathlib import Path
 
 from textual.keys import KEY_NAME_REPLACEMENTS, Keys
 
+from rvmdbg.fileio import FileRefused, read_text
 from rvmdbg.relay.diagnostics import RelayError, Source, Span
 
 KEYS_FILE = "keys.conf"
@@ -162,13 +163,18 @@ def template() -> str:
     return "\n".join(lines) + "\n"
 
 
+# a keys file has a line per binding: a megabyte is far beyond any real one
+KEYS_LIMIT = 1 << 20
+
+
 def default_path(config_dir=None) -> Path:
     from rvmdbg.debug.config import config_root
     return config_root(config_dir) / KEYS_FILE
 
 
-def parse_keymap(text: str, filename: str) -> dict[str, str]:
-    """{binding id: "key,key"} from a keys file's text; raises KeymapError."""
+def parse_keymap(text: str, filename: str, notes: list[str] | None = None) -> dict[str, str]:
+    """{binding id: "key,key"} from a keys file's text; raises KeymapError. With `notes`, a
+    line in error is left out instead, its message appended to `notes` (the rest is kept)."""
     source = Source(filename, text)
     known = bindings()
     ids = {b.id for b in known}
@@ -180,41 +186,61 @@ def parse_keymap(text: str, filename: str) -> dict[str, str]:
                           hint, source)
 
     for line_no, raw in enumerate(text.split("\n"), start=1):
-        line = raw.split("#", 1)[0].rstrip()
-        if not line.strip():
+        if notes is None:
+            _parse_line(raw, line_no, ids, keymap, where, fail)
             continue
-        indent = len(line) - len(line.lstrip())
-        if "=" not in line:
-            fail(line_no, indent + 1, len(line) - indent, "expected `binding-id = key, key`",
-                 "run `rvmdbg keys` to see every binding id with its keys")
-        name, _, value = line.partition("=")
-        binding_id = name.strip()
-        if binding_id not in ids:
-            fail(line_no, indent + 1, len(binding_id) or 1,
-                 f"unknown binding `{binding_id}`" if binding_id else "expected a binding id",
-                 "binding ids: " + ", ".join(sorted(ids)))
-        if binding_id in where:
-            fail(line_no, indent + 1, len(binding_id),
-                 f"`{binding_id}` was given keys already on line {where[binding_id]}")
-        keys = []
-        col = len(name) + 2
-        for part in value.split(","):
-            start = col + (len(part) - len(part.lstrip()))
-            key = canonical_key(part)
-            if key is None:
-                shown = part.strip()
-                fail(line_no, start, len(shown) or 1,
-                     f"`{shown}` is not a key" if shown else "expected a key",
-                     "keys are single characters or Textual key names such as f5, ctrl+r, "
-                     "shift+tab, pageup, escape, space")
-            if key in keys:
-                fail(line_no, start, len(part.strip()), f"`{part.strip()}` is listed twice")
-            keys.append(key)
-            col += len(part) + 1
-        keymap[binding_id] = ",".join(keys)
-        where[binding_id] = line_no
-    _check_clashes(keymap, where, fail)
-    return keymap
+        try:
+            _parse_line(raw, line_no, ids, keymap, where, fail)
+        except KeymapError as exc:
+            notes.append(exc.format())
+    while True:
+        try:
+            _check_clashes(keymap, where, fail)
+            return keymap
+        except KeymapError as exc:
+            if notes is None:
+                raise
+            notes.append(exc.format())
+            # the binding changed on the clashing line loses its change
+            changed = next(b for b, n in where.items() if n == exc.span.line)
+            del keymap[changed], where[changed]
+
+
+def _parse_line(raw: str, line_no: int, ids: set, keymap: dict, where: dict, fail) -> None:
+    """One line of a keys file into `keymap` (a comment or blank line adds nothing)."""
+    line = raw.split("#", 1)[0].rstrip()
+    if not line.strip():
+        return
+    indent = len(line) - len(line.lstrip())
+    if "=" not in line:
+        fail(line_no, indent + 1, len(line) - indent, "expected `binding-id = key, key`",
+             "run `rvmdbg keys` to see every binding id with its keys")
+    name, _, value = line.partition("=")
+    binding_id = name.strip()
+    if binding_id not in ids:
+        fail(line_no, indent + 1, len(binding_id) or 1,
+             f"unknown binding `{binding_id}`" if binding_id else "expected a binding id",
+             "binding ids: " + ", ".join(sorted(ids)))
+    if binding_id in where:
+        fail(line_no, indent + 1, len(binding_id),
+             f"`{binding_id}` was given keys already on line {where[binding_id]}")
+    keys = []
+    col = len(name) + 2
+    for part in value.split(","):
+        start = col + (len(part) - len(part.lstrip()))
+        key = canonical_key(part)
+        if key is None:
+            shown = part.strip()
+            fail(line_no, start, len(shown) or 1,
+                 f"`{shown}` is not a key" if shown else "expected a key",
+                 "keys are single characters or Textual key names such as f5, ctrl+r, "
+                 "shift+tab, pageup, escape, space")
+        if key in keys:
+            fail(line_no, start, len(part.strip()), f"`{part.strip()}` is listed twice")
+        keys.append(key)
+        col += len(part) + 1
+    keymap[binding_id] = ",".join(keys)
+    where[binding_id] = line_no
 
 
 def _check_clashes(keymap: dict, where: dict, fail) -> None:
@@ -242,21 +268,33 @@ def _check_clashes(keymap: dict, where: dict, fail) -> None:
                 occupied[key] = label
 
 
-def load_keymap(path: str | os.PathLike | None = None, config_dir=None) -> dict[str, str]:
-    """The keymap of `path`, or of the default keys file when there is one ({} otherwise);
-    raises KeymapError (a file named but unreadable is one too)."""
+def load_keymap(path: str | os.PathLike | None = None, config_dir=None,
+                notes: list[str] | None = None) -> dict[str, str]:
+    """The keymap of `path`, or of the default keys file when there is one ({} otherwise).
+    A file named with --keys is checked strictly: KeymapError (unreadable included). The
+    default file is the user's standing setup: with `notes`, what is wrong in it (a line, or
+    the whole file when it cannot be read) becomes a note and the rest is kept, so a damaged
+    file never locks the user out of the screen."""
     explicit = path is not None
     file = Path(path) if explicit else default_path(config_dir)
+    lenient = notes if not explicit else None
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_text(file, KEYS_LIMIT, "keys file")
     except FileNotFoundError:
         if explicit:
             raise KeymapError("no such keys file", source=Source(str(file), "")) from None
         return {}
     except (OSError, UnicodeDecodeError) as exc:
-        raise KeymapError(f"cannot read the keys file: {exc}",
+        reason = exc.reason if isinstance(exc, FileRefused) else (
+            "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else
+            (exc.strerror or str(exc)))
+        if lenient is not None:
+            lenient.append(f"{file}: cannot read the keys file ({reason}); "
+                           "the default keys are used")
+            return {}
+        raise KeymapError(f"cannot read the keys file: {reason}",
                           source=Source(str(file), "")) from None
-    return parse_keymap(text, str(file))
+    return parse_keymap(text, str(file), lenient)
 
 
 __all__ = ["KeymapError", "BindingInfo", "bindings", "canonical_key", "default_path",

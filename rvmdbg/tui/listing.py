@@ -29,7 +29,8 @@ from rvmdbg.tui.links import PALETTE_SIZE, SourceLinks
 DEP_LANES = min(2, MAX_DEP_LANES)
 DEP_WIDTH = DEP_LANES + 1
 
-_TOKEN = re.compile(r"(?P<comment>//.*$)|(?P<reg>\$\d*)|(?P<ref>(?:VMFunc|PackedFunc|Const)\[\d+\])"
+# registers: TVM's `$3`, and the MiniVM's `r3`
+_TOKEN = re.compile(r"(?P<comment>//.*$)|(?P<reg>\$\d*|\br\d+\b)|(?P<ref>(?:VMFunc|PackedFunc|Const)\[\d+\])"
                     r"|(?P<num>-?\d+)|(?P<word>[A-Za-z_][\w.]*)|(?P<other>.)")
 _REG = re.compile(r"\$(\d+)")
 
@@ -113,6 +114,7 @@ class BytecodeListing(LinePane):
     def __init__(self, exe, links: SourceLinks | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.exe = exe
+        self.prefix = getattr(exe, "register_prefix", "$")   # how the program names registers
         self.links = links
         self._functions: dict[int, FunctionListing] = {}
         self.listing: FunctionListing | None = None
@@ -218,7 +220,7 @@ class BytecodeListing(LinePane):
                     self._writer_notes.setdefault(r.writer_pc, []).append(r.register)
             for writer_pc, regs in self._writer_notes.items():
                 if writer_pc != pc:
-                    edges.append(Edge(writer_pc, pc, " ".join(f"${x}" for x in regs)))
+                    edges.append(Edge(writer_pc, pc, " ".join(f"{self.prefix}{x}" for x in regs)))
         self._deps = GutterLayout(edges, DEP_LANES, precompute=False) if edges else None
         lines = [e.src for e in edges] + list(self._writer_notes) + ([pc] if pc is not None else [])
         self._dep_range = (min(lines), max(lines)) if lines else None
@@ -312,7 +314,7 @@ class BytecodeListing(LinePane):
         # notes
         note = base + st("listing--note")
         if index in self._writer_notes:
-            regs = " ".join(f"${r}" for r in self._writer_notes[index])
+            regs = " ".join(f"{self.prefix}{r}" for r in self._writer_notes[index])
             add(Segment(f"  {g.read} {regs}", base + st("listing--read")))
         if is_pc:
             outside = [r for r in self._dep_reads
@@ -321,12 +323,12 @@ class BytecodeListing(LinePane):
                 parts = []
                 for r in outside:
                     if r.writer_func is None or r.writer_pc is None:
-                        parts.append(f"${r.register} (argument)")
+                        parts.append(f"{self.prefix}{r.register} (argument)")
                     else:
-                        parts.append(f"${r.register} from @{self.exe.functions[r.writer_func].name}:{r.writer_pc}")
+                        parts.append(f"{self.prefix}{r.register} from @{self.exe.functions[r.writer_func].name}:{r.writer_pc}")
                 add(Segment(f"  {g.read} " + ", ".join(parts), base + st("listing--read")))
             if self._dep_writes:
-                add(Segment(f"  {g.write} " + " ".join(f"${w}" for w in self._dep_writes),
+                add(Segment(f"  {g.write} " + " ".join(f"{self.prefix}{w}" for w in self._dep_writes),
                             base + st("listing--write")))
             if self.pc_note:
                 add(Segment(f"  {self.pc_note}", note))

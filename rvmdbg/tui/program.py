@@ -1,4 +1,5 @@
-"""The program the debugger screen opens: a `.relay` file compiled here, or a saved `.rvmx`.
+"""The program the debugger screen opens: a `.relay` file compiled here, a saved `.rvmx`, or a
+MiniVM `.mvm` program (run by its own machine through the same debugger protocol).
 
 `load_program(path, entry)` does the front end before the screen starts, so a parse or type
 error prints like every other command's and never opens the screen. It keeps what the panes
@@ -105,6 +106,8 @@ def load_program(path: str, entry: str = "main") -> DebugProgram:
     """Load, check and compile `path` (or read a saved executable); raises ProgramLoadError."""
     from rvmdbg.relay.loader import program_default_args
     name = os.path.basename(path)
+    if path.endswith(".mvm"):
+        return _load_minivm(path, name, entry)
     if path.endswith(".rvmx"):
         from rvmdbg.vm.serialize import ExecutableFormatError, load
         try:
@@ -141,6 +144,19 @@ def load_program(path: str, entry: str = "main") -> DebugProgram:
     from rvmdbg.tui.summary import constructor_types
     prog.constructor_types = constructor_types(prog.module)
     return prog
+
+
+def _load_minivm(path: str, name: str, entry: str) -> DebugProgram:
+    """A MiniVM `.mvm` program: its own machine, the same screen (no Relay module)."""
+    from rvmdbg.minivm import MvmSyntaxError, load_mvm
+    try:
+        exe = load_mvm(path)
+    except MvmSyntaxError as exc:
+        raise ProgramLoadError(exc.format()) from None
+    except OSError as exc:
+        raise ProgramLoadError(f"{path}: error: {exc.strerror or exc}") from None
+    _check_entry(exe, entry, path)
+    return DebugProgram(path, name, exe, None, exe.source_text, path, None, entry)
 
 
 def _recheck(text: str, filename: str):

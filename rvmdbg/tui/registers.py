@@ -40,6 +40,7 @@ class RegisterPane(LinePane):
         self.writes: set[int] = set()
         self.params = 0
         self.constructor_types: dict[str, str] = {}
+        self.register_prefix = "$"   # "r" for a MiniVM program, as its text names registers
         self.message = "no frame"
         self._generation = 0
         self._versions: list[int] = []
@@ -56,7 +57,7 @@ class RegisterPane(LinePane):
         regs = list(registers)
         changed, reads, writes = set(changed), set(reads), set(writes)
         rows = [i for i, v in enumerate(regs) if v is not None or i in changed or i < params]
-        name_width = len(str(len(regs))) + 1
+        name_width = len(str(len(regs))) + len(self.register_prefix)
         types = [len(value_type(regs[i], self.constructor_types)) for i in rows[:2000]]
         type_width = min(_TYPE_WIDTH, max(types, default=4))
         title = title or self.title
@@ -112,7 +113,8 @@ class RegisterPane(LinePane):
         if r is None:
             return self.message
         v = self.registers[r]
-        return f"${r} {value_type(v, self.constructor_types)} {value_summary(v, _SUMMARY_WIDTH)}"
+        return (f"{self.register_prefix}{r} {value_type(v, self.constructor_types)} "
+                f"{value_summary(v, _SUMMARY_WIDTH)}")
 
     def render_full_line(self, index: int, cursor: str):
         base = self.base_style
@@ -135,7 +137,7 @@ class RegisterPane(LinePane):
             segs.append(Segment(" ", base))
         name_style = base + st("registers--name", "registers--changed" if changed else
                                "registers--param" if r < self.params else "registers--name")
-        segs.append(Segment(f"{'$' + str(r):<{self._name_width}} ", name_style))
+        segs.append(Segment(f"{self.register_prefix + str(r):<{self._name_width}} ", name_style))
         vtype = value_type(v, self.constructor_types)
         if len(vtype) > self._type_width:
             vtype = vtype[:self._type_width - 1] + "~"

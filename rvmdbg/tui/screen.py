@@ -180,6 +180,7 @@ class DebuggerScreen(Screen):
                 yield PaneTabs(STATE_PANES, id="state-tabs", classes="pane-tabs")
                 registers = RegisterPane(glyphs=g, id="registers")
                 registers.constructor_types = program.constructor_types
+                registers.register_prefix = getattr(program.exe, "register_prefix", "$")
                 yield registers
                 yield CallStackPane(program.exe, glyphs=g, id="stack")
                 heap = HeapTree(glyphs=g, id="heap")

@@ -92,7 +92,7 @@ def event_note(event) -> str:
     """The first line of a stop's extra message (a watchpoint's values, a condition that
     could not be evaluated), or ""."""
     message = getattr(event, "message", None)
-    if not message or getattr(event, "reason", "") in ("error", "limit"):
+    if not message or getattr(event, "reason", "") in ("error", "limit", "repeated state"):
         return ""
     return str(message).strip().split("\n")[0]
 

@@ -75,7 +75,8 @@ def leaders(instructions) -> list:
         for t in ins.jump_targets(pc):
             if 0 <= t < n:
                 starts.add(t)
-        if (not ins.falls_through) and pc + 1 < n:
+        # after a jump (also one that may fall through, as the MiniVM's CH) a block ends
+        if (not ins.falls_through or ins.is_jump) and pc + 1 < n:
             starts.add(pc + 1)
     return sorted(starts)
 
@@ -99,6 +100,11 @@ def build_cfg(fn, func_index: int = 0) -> ControlFlowGraph:
             outs = [(t, TRUE), (f, FALSE)]
         elif isinstance(last, bc.Goto):
             outs = [(last.jump_targets(b.end)[0], GOTO)]
+        elif last.is_jump:
+            # another machine's branch (the MiniVM's CH r t: to t when taken, else on)
+            kind = TRUE if last.falls_through else GOTO
+            outs = [(t, FALL if t == b.end + 1 and last.falls_through else kind)
+                    for t in last.successors(b.end)]
         elif last.falls_through and b.end + 1 < len(code):
             outs = [(b.end + 1, FALL)]
         for target_pc, kind in outs:
@@ -195,9 +201,9 @@ class ActivationPath:
         self._dropped = False
 
     def _fresh_vm(self):
+        from rvmdbg.debug.machine import machine_for
         from rvmdbg.views.context import copy_args as _copy_args
-        from rvmdbg.vm.machine import VirtualMachine
-        vm = VirtualMachine(self.exe)
+        vm = machine_for(self.exe)   # the Relay VM, or the MiniVM for a .mvm
         vm.start(self.entry, _copy_args(self.args))
         return vm
 

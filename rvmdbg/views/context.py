@@ -28,6 +28,7 @@ class ViewContext:
     # view 2's figures when they are given rather than measured (tests, screenshots)
     measurements: dict | None = None     # executor name -> ExecutorMeasurement
     cost_samples: list | None = None     # CostSamples of the cost model's workload
+    cost_workload: object = None         # its costmodel.ProgramWorkload (what was measured)
     _stages: list | None = field(default=None, repr=False)
     _stage_error: str | None = field(default=None, repr=False)
 

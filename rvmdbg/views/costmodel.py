@@ -1,14 +1,16 @@
 """The cost model of view 2: a one-off compile cost against a per-dispatch cost.
 
 An executor that runs a program of n dispatches (VM instructions, or graph kernel calls)
-costs, outside its kernels, about `compile + n * dispatch` seconds: the VM compiles once and
-then pays its dispatch loop on every instruction; the graph executor pays more up front
-(lowering, memory planning, the pool) and then only a kernel call per node.
-`fit_cost_model` fits those two numbers to measurements by least squares; `measure_family`
-makes the measurements on a family of programs whose input grows (`WORKLOADS`): a list
-folded by recursion (dynamic: the VM only, and its instruction count grows with the input)
-and an element-wise chain over a vector (static: both executors, with a fixed dispatch count
-and kernels that grow with the input).
+costs, outside its kernels, about `compile + n * dispatch` seconds: each compiles once (the VM
+compiler; lowering, memory planning and the pool for the graph executor) and then pays its
+dispatch loop on every dispatch. Which one is dearer where is measured, not assumed.
+`fit_cost_model` fits those two numbers to measurements by least squares.
+
+The workload is the program on screen (`program_workload`, `measure_program`): scaled where
+its arguments carry a size (a prelude `List`, a tensor with a `?` dimension), else measured at
+its own size over 1, 2, 4, 8 runs (n is then the dispatches of all the runs), which the view
+says. `measure_family` and `WORKLOADS` (a list folded by recursion, an element-wise chain)
+remain for benchmarks.
 """
 from __future__ import annotations
 
@@ -57,16 +59,25 @@ class CostModel:
                 f"(fit of {self.samples} runs, r2 {self.r2:.2f})")
 
 
-def fit_cost_model(samples: list, executor: str | None = None) -> CostModel:
+def fit_cost_model(samples: list, executor: str | None = None,
+                   compile_known: bool = False) -> CostModel:
     """Least squares of `compile + n * dispatch` to the samples' (dispatches, overhead
     total). When every sample has the same n the slope is not identifiable from n alone: the
     compile cost is then the measured one and the dispatch cost the mean overhead per
-    dispatch of the runs."""
+    dispatch of the runs. `compile_known` (runs of one program, whose compile was measured
+    once): the intercept is the measured compile and only the slope is fitted."""
     if not samples:
         raise ValueError("no measurements to fit")
     executor = executor or samples[0].executor
     n = np.array([s.dispatches for s in samples], dtype=float)
     y = np.array([s.overhead_total for s in samples], dtype=float)
+    if compile_known and np.dot(n, n) > 0:
+        compile_s = float(np.mean([s.compile_seconds for s in samples]))
+        rest = y - compile_s
+        slope = max(0.0, float(np.dot(n, rest) / np.dot(n, n)))
+        ss_tot = float(np.sum((rest - rest.mean()) ** 2))
+        r2 = 1.0 - float(np.sum((rest - slope * n) ** 2)) / ss_tot if ss_tot > 0 else 1.0
+        return CostModel(executor, compile_s, slope, max(0.0, r2), len(samples))
     if len(samples) >= 2 and np.ptp(n) > 0:
         slope, intercept = np.polyfit(n, y, 1)
         pred = intercept + slope * n
@@ -202,6 +213,148 @@ def measure_family(workload: Workload, sizes=None, rounds: int = 3) -> list:
     return out
 
 
+# ---------------------------------------------------------------- the program on screen
+
+SCALES = (0.25, 0.5, 1, 2, 4)   # factors applied to a size the arguments carry
+RUNS = (1, 2, 4, 8)             # runs of a program measured at its own size
+
+
+@dataclass
+class ProgramWorkload:
+    """What the cost model measures of the program on screen: `points` are (x, args, runs),
+    `x` on the chart's axis (`size_label`); `fixed` when the program is measured at its own
+    size (x counts runs); `description` says which, for the screen."""
+
+    description: str
+    size_label: str
+    fixed: bool
+    points: list
+
+
+def _list_items(v) -> list | None:
+    """The elements of a prelude List value, or None when `v` is not one."""
+    from rvmdbg.values import ADTValue
+    out = []
+    while isinstance(v, ADTValue) and v.con == "Cons" and len(v.fields) == 2:
+        out.append(v.fields[0])
+        v = v.fields[1]
+    if isinstance(v, ADTValue) and v.con == "Nil":
+        return out
+    return None
+
+
+def _make_list(items: list, like):
+    from rvmdbg.values import ADTValue
+    nil = like
+    while nil.con == "Cons":
+        nil = nil.fields[1]
+    cons_tag = like.tag if like.con == "Cons" else 0
+    v = nil
+    for x in reversed(items):
+        v = ADTValue(cons_tag, "Cons", (x, v))
+    return v
+
+
+def _scalable(module, entry: str, args) -> tuple | None:
+    """(parameter index, kind, current size, axis) of the first argument that carries a size:
+    a prelude List (its length) or a tensor with a `?` dimension; None when there is none."""
+    from rvmdbg.relay.types import TensorType
+    fn = module.functions.get(entry) if module is not None else None
+    if fn is None:
+        return None
+    from rvmdbg.args import param_types
+    for i, (t, v) in enumerate(zip(param_types(fn), args)):
+        items = _list_items(v)
+        if items is not None and len(items) >= 2:
+            return (i, "list", len(items), None)
+        if isinstance(t, TensorType) and isinstance(v, np.ndarray):
+            for axis, d in enumerate(t.shape):
+                if d is None and v.ndim > axis and v.shape[axis] >= 2:
+                    return (i, "dim", v.shape[axis], axis)
+    return None
+
+
+def program_workload(module, entry: str, args, static: bool) -> ProgramWorkload:
+    """The cost model's workload on the program on screen (see the module docstring)."""
+    found = _scalable(module, entry, args)
+    if found is None:
+        why = ("its inputs have fixed shapes" if static else
+               "no argument carries a size to scale (a List, or a tensor with a ? dimension)")
+        return ProgramWorkload(
+            f"this program at its own size, 1 to {RUNS[-1]} runs ({why})",
+            "runs of the program at its own size", True,
+            [(k, list(args), k) for k in RUNS])
+    i, kind, size, axis = found
+    name = "%" + module.functions[entry].params[i].name
+    points = []
+    for f in SCALES:
+        n = max(1, int(round(size * f)))
+        a = list(args)
+        if kind == "list":
+            items = _list_items(args[i])
+            a[i] = _make_list([items[k % len(items)] for k in range(n)], args[i])
+        else:
+            a[i] = np.take(args[i], np.arange(n) % size, axis=axis)
+        points.append((n, a, 1))
+    what = f"length of {name}" if kind == "list" else f"dimension {axis} of {name}"
+    lo, hi = points[0][0], points[-1][0]
+    return ProgramWorkload(f"this program with the {what} scaled from {lo} to {hi} "
+                           f"(it is {size} on screen)", what, False, points)
+
+
+def one_run_measurements(samples: list, workload: ProgramWorkload, comparison) -> dict:
+    """{"VM": ..., "graph": ...} ExecutorMeasurements of one run at the size on screen, taken
+    from the cost model's own samples (its first point at its own size; the point of factor 1
+    when scaled), so the table and the model come from the same runs."""
+    from rvmdbg.views.executors import ExecutorMeasurement
+    c = comparison
+    if workload.fixed:
+        x = min(s.size for s in samples)
+    else:
+        x = workload.points[SCALES.index(1)][0]
+    out = {}
+    for s in samples:
+        if s.size != x:
+            continue
+        if s.executor == "VM":
+            out["VM"] = ExecutorMeasurement("VM", s.dispatches, s.run_seconds, s.kernel_seconds,
+                                            c.vm_allocations, c.vm_memory.total,
+                                            s.compile_seconds)
+        else:
+            out[s.executor] = ExecutorMeasurement(s.executor, s.dispatches, s.run_seconds,
+                                                  s.kernel_seconds, c.plan.num_blocks,
+                                                  c.graph_memory.total, s.compile_seconds)
+    return out
+
+
+def measure_program(module, exe, args, entry: str = "main", rounds: int = 2,
+                    comparison=None, budget_seconds: float = 3.0) -> tuple[list, ProgramWorkload]:
+    """CostSamples of the program on screen on the VM (and the graph executor when static),
+    at each point of its workload; points past `budget_seconds` of measuring are left out
+    (never the first two)."""
+    import time as _time
+
+    from rvmdbg.views.executors import (GraphRunner, VMRunner, _best, compare_executors,
+                                        vm_compile_seconds)
+    cmp = comparison or compare_executors(module, exe, args, entry)
+    static = bool(cmp.static and cmp.graph is not None and cmp.graph_error is None)
+    workload = program_workload(module, entry, args, static)
+    vm = VMRunner(exe, entry)
+    vm_compile = vm_compile_seconds(module, rounds)
+    graph = GraphRunner(module, entry, rounds) if static else None
+    out = []
+    began = _time.perf_counter()
+    for k, (x, a, runs) in enumerate(workload.points):
+        if k >= 2 and _time.perf_counter() - began > budget_seconds:
+            break
+        total, kernel, steps = _best(vm, a, rounds, runs)
+        out.append(CostSample("VM", x, steps, vm_compile, total, kernel))
+        if graph is not None:
+            total, kernel, dispatches = _best(graph, a, rounds, runs)
+            out.append(CostSample("graph", x, dispatches, graph.compile_seconds, total, kernel))
+    return out, workload
+
+
 def cost_chart(samples: list, models: dict, workload: Workload | None = None,
                width: int = 56, height: int = 10, mode: str = "braille") -> list:
     """Measured total time (compile + one run) per input size for each executor, with the
@@ -224,10 +377,12 @@ def cost_chart(samples: list, models: dict, workload: Workload | None = None,
     logx = bool(sizes) and min(sizes) > 0 and max(sizes) / min(sizes) >= 10
     logy = bool(times) and min(times) > 0 and max(times) / min(times) >= 10
     label = workload.size_label if workload is not None else "input size"
+    runs = "that many runs" if getattr(workload, "fixed", False) else "one run"
     return draw_plot(series, width, height, mode, logx=logx, logy=logy, y_unit="s",
-                     y_label=(f"seconds{' (log)' if logy else ''}: compile + one run, by "
+                     y_label=(f"seconds{' (log)' if logy else ''}: compile + {runs}, by "
                               f"{label}{' (log)' if logx else ''}"))
 
 
 __all__ = ["CostSample", "CostModel", "fit_cost_model", "break_even_runs", "compare_models", "Workload",
-           "WORKLOADS", "measure_family", "cost_chart"]
+           "WORKLOADS", "measure_family", "cost_chart", "ProgramWorkload", "program_workload",
+           "measure_program", "one_run_measurements", "SCALES", "RUNS"]

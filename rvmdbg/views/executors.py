@@ -82,6 +82,42 @@ class NodeStorage:
 
 
 @dataclass
+class MemoryFigures:
+    """An executor's memory for one run, counted the same way on both sides: the caller's
+    input tensors, the constant tensors, and the working memory the executor allocates for
+    kernel outputs (the VM: its peak of live storage; the graph executor: the pool's blocks
+    for kernel outputs)."""
+
+    inputs: int
+    constants: int
+    working: int
+
+    @property
+    def total(self) -> int:
+        return self.inputs + self.constants + self.working
+
+
+def tensor_bytes(value) -> int:
+    """Bytes of the tensors in a value (tuples and ADT fields followed, each array once; a
+    0-d tensor held as a NumPy scalar counts its itemsize)."""
+    import numpy as np
+    seen: set = set()
+    total = 0
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (np.ndarray, np.generic)):
+            if id(v) not in seen:
+                seen.add(id(v))
+                total += v.nbytes
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif hasattr(v, "fields") and isinstance(getattr(v, "fields"), tuple):
+            stack.extend(v.fields)
+    return total
+
+
+@dataclass
 class ExecutorComparison:
     entry: str
     static: bool
@@ -103,6 +139,15 @@ class ExecutorComparison:
     results_equal: bool | None = None
     nodes: list = field(default_factory=list)
     measurements: dict | None = None    # executor name -> ExecutorMeasurement
+    vm_kernel_calls: int = 0            # invoke_packed executed (in the recorded stream)
+    input_bytes: int = 0                # the entry's argument tensors
+    vm_constant_bytes: int = 0
+    graph_memory: MemoryFigures | None = None
+    graph_input_buffers: int = 0        # pool blocks reserved for inputs (TVM's set_input)
+
+    @property
+    def vm_memory(self) -> MemoryFigures:
+        return MemoryFigures(self.input_bytes, self.vm_constant_bytes, self.vm_peak_bytes)
 
     @property
     def graph_dispatches(self) -> int:
@@ -116,12 +161,13 @@ class ExecutorComparison:
 def trace_vm(exe, entry: str, args, max_dispatches: int = MAX_STREAM) -> dict:
     """Run a fresh VM to the end, one step at a time: every dispatch (up to max_dispatches,
     then the rest at full speed), allocation counts, bytes and the peak of live bytes."""
-    from rvmdbg.vm.machine import VirtualMachine, VMError
-    vm = VirtualMachine(exe)
+    from rvmdbg.debug.machine import machine_for
+    from rvmdbg.vm.machine import VMError
+    vm = machine_for(exe)
     names, kernels = exe.function_names(), exe.kernel_names()
     stream: list = []
     out = {"stream": stream, "result": None, "error": None, "storage": 0, "tensors": 0,
-           "adts": 0, "bytes": 0, "peak": 0, "total": 0}
+           "adts": 0, "bytes": 0, "peak": 0, "total": 0, "kernels": 0}
     try:
         vm.start(entry, args)
         peak = 0
@@ -135,6 +181,8 @@ def trace_vm(exe, entry: str, args, max_dispatches: int = MAX_STREAM) -> dict:
                 out["tensors"] += 1
             elif isinstance(ins, (bc.AllocADT, bc.AllocClosure)):
                 out["adts"] += 1
+            if kind == "kernel":
+                out["kernels"] += 1
             out["bytes"] += info.allocated_bytes
             if vm.live_bytes > peak:
                 peak = vm.live_bytes
@@ -223,6 +271,13 @@ def compare_executors(module, exe, args, entry: str = "main",
     cmp.vm_allocations, cmp.vm_tensor_allocations = vm["storage"], vm["tensors"]
     cmp.vm_adt_allocations = vm["adts"]
     cmp.vm_allocated_bytes, cmp.vm_peak_bytes = vm["bytes"], vm["peak"]
+    cmp.vm_kernel_calls = vm["kernels"]
+    cmp.input_bytes = tensor_bytes(list(args))
+    cmp.vm_constant_bytes = tensor_bytes(list(getattr(exe, "constants", [])))
+    if getattr(exe, "kind", None) == "minivm":
+        cmp.refusal = ("a MiniVM program is bytecode with jumps over registers, not a dataflow "
+                       "graph of kernels: there is nothing for a graph executor to run")
+        return cmp
     if module is None:
         cmp.refusal = "the graph executor needs the Relay program (this executable has no source)"
         return cmp
@@ -242,6 +297,13 @@ def compare_executors(module, exe, args, entry: str = "main",
     cmp.graph = graph
     cmp.plan = plan_memory(graph)
     cmp.nodes = node_storage(graph, cmp.plan)
+    from rvmdbg.graph.graph import CONSTANT, INPUT, KERNEL
+    kinds = cmp.plan.block_kinds
+    blocks = cmp.plan.block_sizes
+    cmp.graph_memory = MemoryFigures(
+        cmp.input_bytes, sum(b for b, k in zip(blocks, kinds) if k == CONSTANT),
+        sum(b for b, k in zip(blocks, kinds) if k == KERNEL))
+    cmp.graph_input_buffers = sum(b for b, k in zip(blocks, kinds) if k == INPUT)
     try:
         ex = GraphExecutor(graph, cmp.plan)
         cmp.graph_result = ex.run(_copy_args(args))
@@ -272,61 +334,109 @@ def _timed_copy(exe, spent: list):
                       exe.source_name, exe.adt_constructor)
 
 
-def measure_executors(module, exe, args, entry: str = "main", rounds: int = 3,
-                      comparison: ExecutorComparison | None = None) -> dict:
-    """{"VM": ..., "graph": ...} ExecutorMeasurements (graph only for a static program), each
-    the run with the shortest total of `rounds`, compile times included."""
-    from rvmdbg.views.context import copy_args as _copy_args
-    from rvmdbg.vm.compiler import compile_module
-    from rvmdbg.vm.machine import VirtualMachine
-    cmp = comparison or compare_executors(module, exe, args, entry)
-    out: dict = {}
-    vm_compile = 0.0
-    if module is not None:
-        vm_compile = float("inf")
-        for _ in range(max(1, rounds)):
-            t0 = time.perf_counter()
-            compile_module(module)
-            vm_compile = min(vm_compile, time.perf_counter() - t0)
-    spent = [0.0]
-    vm = VirtualMachine(_timed_copy(exe, spent))
-    best = None
-    for _ in range(max(1, rounds)):
-        a = _copy_args(args)
-        spent[0] = 0.0
+class VMRunner:
+    """Timed runs of the VM on a copy of the executable whose kernels add their time up."""
+
+    def __init__(self, exe, entry: str):
+        from rvmdbg.debug.machine import machine_for
+        self.spent = [0.0]
+        self.entry = entry
+        self.vm = machine_for(exe if getattr(exe, "kind", None) == "minivm"
+                              else _timed_copy(exe, self.spent))
+        self.warm = False
+
+    def run(self, args, k: int = 1) -> tuple:
+        """(seconds, seconds in kernels, dispatches) of `k` runs on fresh copies of args."""
+        from rvmdbg.views.context import copy_args as _copy_args
+        if not self.warm:
+            # the first run builds the VM's fused tables: not representative
+            try:
+                self.vm.invoke(self.entry, _copy_args(args))
+            except Exception:
+                pass
+            self.warm = True
+        copies = [_copy_args(args) for _ in range(k)]
+        self.spent[0] = 0.0
+        steps = 0
         t0 = time.perf_counter()
-        try:
-            vm.invoke(entry, a)
-        except Exception:
-            pass  # a failing program is measured up to its failure
-        total = time.perf_counter() - t0
-        if best is None or total < best[0]:
-            best = (total, spent[0], vm.steps)
-    out["VM"] = ExecutorMeasurement("VM", best[2], best[0], best[1], cmp.vm_allocations,
-                                    cmp.vm_peak_bytes, vm_compile)
-    if cmp.static and cmp.graph is not None and cmp.graph_error is None:
+        for a in copies:
+            try:
+                self.vm.invoke(self.entry, a)
+            except Exception:
+                pass  # a failing program is measured up to its failure
+            steps += self.vm.steps
+        return time.perf_counter() - t0, self.spent[0], steps
+
+
+class GraphRunner:
+    """The graph executor made (timed: its compile) and then run with profiling."""
+
+    def __init__(self, module, entry: str, rounds: int = 3):
         from rvmdbg.graph import GraphExecutor, lower_to_graph, plan_memory
-        graph_compile = float("inf")
+        self.compile_seconds = float("inf")
         for _ in range(max(1, rounds)):
             t0 = time.perf_counter()
             graph = lower_to_graph(module, entry)
             plan = plan_memory(graph)
             ex = GraphExecutor(graph, plan)
-            graph_compile = min(graph_compile, time.perf_counter() - t0)
-        ex.run(_copy_args(args))  # the first run checks every output: not representative
-        best = None
-        for _ in range(max(1, rounds)):
-            a = _copy_args(args)
+            self.compile_seconds = min(self.compile_seconds, time.perf_counter() - t0)
+        self.executor = ex
+
+    def run(self, args, k: int = 1) -> tuple:
+        from rvmdbg.views.context import copy_args as _copy_args
+        ex = self.executor
+        if not ex._verified:
+            ex.run(_copy_args(args))  # the first run checks every output: not representative
+        copies = [_copy_args(args) for _ in range(k)]
+        total = kernel = 0.0
+        for a in copies:
             ex.run(a, profile=True)
-            st = ex.stats
-            if best is None or st.total_seconds < best[0]:
-                best = (st.total_seconds, st.kernel_seconds)
-        out["graph"] = ExecutorMeasurement("graph", ex.stats.dispatches, best[0], best[1],
-                                           ex.stats.allocations, ex.stats.peak_bytes,
-                                           graph_compile)
+            total += ex.stats.total_seconds
+            kernel += ex.stats.kernel_seconds
+        return total, kernel, k * ex.stats.dispatches
+
+
+def vm_compile_seconds(module, rounds: int = 3) -> float:
+    """The VM compiler's time on `module` (0 without one: a saved or MiniVM program)."""
+    from rvmdbg.vm.compiler import compile_module
+    if module is None:
+        return 0.0
+    best = float("inf")
+    for _ in range(max(1, rounds)):
+        t0 = time.perf_counter()
+        compile_module(module)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _best(runner, args, rounds: int, k: int = 1) -> tuple:
+    best = None
+    for _ in range(max(1, rounds)):
+        got = runner.run(args, k)
+        if best is None or got[0] < best[0]:
+            best = got
+    return best
+
+
+def measure_executors(module, exe, args, entry: str = "main", rounds: int = 3,
+                      comparison: ExecutorComparison | None = None) -> dict:
+    """{"VM": ..., "graph": ...} ExecutorMeasurements of one run (graph only for a static
+    program), each the run with the shortest total of `rounds`, compile times included."""
+    cmp = comparison or compare_executors(module, exe, args, entry)
+    out: dict = {}
+    total, kernel, steps = _best(VMRunner(exe, entry), args, rounds)
+    out["VM"] = ExecutorMeasurement("VM", steps, total, kernel, cmp.vm_allocations,
+                                    cmp.vm_memory.total, vm_compile_seconds(module, rounds))
+    if cmp.static and cmp.graph is not None and cmp.graph_error is None:
+        g = GraphRunner(module, entry, rounds)
+        total, kernel, dispatches = _best(g, args, rounds)
+        out["graph"] = ExecutorMeasurement("graph", dispatches, total, kernel,
+                                           g.executor.stats.allocations,
+                                           cmp.graph_memory.total, g.compile_seconds)
     return out
 
 
 __all__ = ["Dispatch", "ExecutorMeasurement", "NodeStorage", "ExecutorComparison", "trace_vm",
            "node_storage", "storage_strip", "compare_executors", "measure_executors",
+           "MemoryFigures", "tensor_bytes", "VMRunner", "GraphRunner", "vm_compile_seconds",
            "MAX_STREAM"]

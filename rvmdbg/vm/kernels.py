@@ -103,7 +103,8 @@ def _build_from_source(source: str, num_inputs: int, num_outputs: int):
 
 def runtime_kernel(kernel):
     """`kernel` (arrays in, arrays out) on runtime values: NumPy scalars in become 0-d arrays,
-    0-d outputs of scalar dtypes become NumPy scalars. Keeps `scalar_fast`."""
+    0-d outputs of scalar dtypes become NumPy scalars. Keeps `scalar_fast` and
+    `intermediate_bytes`."""
     def on_values(inputs):
         out = kernel([np.asarray(v) if type(v) in SCALAR_TYPES else v for v in inputs])
         if type(out) is tuple:
@@ -112,6 +113,9 @@ def runtime_kernel(kernel):
     fast = getattr(kernel, "scalar_fast", None)
     if fast is not None:
         on_values.scalar_fast = fast
+    held = getattr(kernel, "intermediate_bytes", None)
+    if held is not None:
+        on_values.intermediate_bytes = held
     return on_values
 
 
@@ -263,7 +267,18 @@ def compile_kernel(fn: Function):
         return _with_scalar_fast(_single_op(steps[0], len(params), constants), fn)
 
     consts = tuple(constants)
+    # An intermediate is dropped after its last use, as TVM's fused loop never holds the
+    # chain at once; what the kernel holds at its peak is known from the static types.
+    first = len(params) + len(consts)
+    last_use: dict = {}
+    for k, (_, _, operands) in enumerate(steps):
+        for i in operands:
+            last_use[i] = k
+    drops = tuple(tuple(i for i in sorted(set(operands)) if last_use[i] == k and i >= first
+                        and i != result_slot)
+                  for k, (_, _, operands) in enumerate(steps))
     steps = tuple(steps)
+    peak = _intermediate_peak(computing, steps, drops, first, result_slot)
 
     def kernel(inputs):
         if tuple_params:
@@ -271,12 +286,60 @@ def compile_kernel(fn: Function):
             for i in tuple_params:
                 inputs[i] = _adt_to_tuple(inputs[i])
         values = [*inputs, *consts]
-        for func, attrs, operands in steps:
+        for (func, attrs, operands), drop in zip(steps, drops):
             values.append(func([values[i] for i in operands], attrs))
+            for i in drop:
+                values[i] = None
         out = values[result_slot]
         return _flatten(out) if multi else out
 
+    # bytes of intermediates held at once (None: a shape known only at run time); the VM
+    # checks them against --max-bytes before calling
+    kernel.intermediate_bytes = peak
     return kernel
+
+
+def _static_bytes(t) -> int | None:
+    """Bytes of a value of type `t` when every shape in it is known, else None."""
+    if isinstance(t, TensorType):
+        if not t.is_static:
+            return None
+        size = np.dtype(t.dtype).itemsize
+        for d in t.shape:
+            size *= int(d)
+        return size
+    if isinstance(t, TupleType):
+        total = 0
+        for f in t.fields:
+            b = _static_bytes(f)
+            if b is None:
+                return None
+            total += b
+        return total
+    return None
+
+
+def _intermediate_peak(computing: list, steps: tuple, drops: tuple, first: int,
+                       result_slot: int) -> int | None:
+    """The most bytes of intermediates (not the inputs, constants or the result, which the
+    VM counts itself) the kernel holds at once."""
+    live, peak = 0, 0
+    sizes: dict = {}
+    for k, node in enumerate(computing):
+        slot = first + k
+        if isinstance(node, (Tuple, TupleGetItem)):
+            size = 0   # a tuple or a projection shares its fields' arrays
+        else:
+            size = _static_bytes(node.checked_type)
+            if size is None:
+                return None
+        if slot != result_slot:
+            sizes[slot] = size
+            live += size
+        peak = max(peak, live)
+        for i in drops[k]:
+            live -= sizes.pop(i, 0)
+    return peak
 
 
 def _single_op(step, n_inputs: int, constants: list):

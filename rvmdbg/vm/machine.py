@@ -218,6 +218,29 @@ def _move(vm, fi, pc, ins):
     return move
 
 
+def _within_max_bytes(vm, kernel, impl, also: int = 0):
+    """`impl`, checking first that the intermediates a fused kernel holds at once fit under
+    --max-bytes beside the live tensors (and `also` bytes about to be allocated); a kernel
+    without intermediates is left as it is."""
+    held = getattr(impl, "intermediate_bytes", 0)
+    if not held:
+        return impl
+    max_bytes = vm.limits.max_bytes
+
+    def checked(values):
+        live = vm.live_bytes + also + held
+        if live > max_bytes:
+            raise _limit_error("max_bytes", max_bytes,
+                               f"kernel {kernel.name} would hold {held} bytes of intermediates, "
+                               f"bringing live memory to {live} bytes")
+        return impl(values)
+    checked.intermediate_bytes = held
+    for name in ("scalar_fast",):
+        if hasattr(impl, name):
+            setattr(checked, name, getattr(impl, name))
+    return checked
+
+
 def _ret(vm, fi, pc, ins):
     result, frames = ins.result, vm.frames
 
@@ -363,6 +386,7 @@ def _invoke_packed(vm, fi, pc, ins):
     impl, nxt = kernel.impl, pc + 1
     if impl is None:
         raise _Malformed(f"kernel {kernel.name} has no implementation")
+    impl = _within_max_bytes(vm, kernel, impl)
 
     if kernel.builtin:
         # References: inputs and outputs are any values, and outputs need no allocation.
@@ -865,7 +889,8 @@ def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
     shape, dtype = tuple(atn.shape), np.dtype(atn.dtype)
     if size < 0 or type(off) is not int or off < 0 or off + dtype_nbytes(shape, dtype) > size:
         return None  # the single handlers report it
-
+    # the block computes before it allocates the output's storage: both are counted first
+    impl = _within_max_bytes(vm, kernel, impl, also=size)
     compute = _kernel_caller(impl, inputs)
     alignment, hint, nxt = ast.alignment, ast.dtype_hint, p + 5
     # A 0-d output is a NumPy scalar: its type alone says its dtype and shape.

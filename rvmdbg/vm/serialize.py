@@ -20,6 +20,7 @@ from rvmdbg.relay.diagnostics import Span
 from rvmdbg.vm.bytecode import DTYPES, BytecodeError, decode
 from rvmdbg.vm.executable import (Executable, InvalidExecutable, Kernel, VMFunction,
                                   check_executable)
+from rvmdbg.wording import escape_controls
 
 MAGIC = b"RVMX\r\n\x1a\n"   # the CR LF and ^Z catch files mangled by text-mode transfers
 FORMAT_VERSION = 2   # 2: every file of the source map carries its text
@@ -39,8 +40,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 def _shown(s: str) -> str:
     """A name from a file as a message shows it: quoted, control characters escaped."""
-    return "'" + _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"),
-                              s[:80]) + ("...'" if len(s) > 80 else "'")
+    return "'" + escape_controls(s[:80]) + ("...'" if len(s) > 80 else "'")
 
 
 # how a source map file's text is stored (format version 2)

@@ -102,7 +102,10 @@ nonsense
 goto
 """
     proc = debug(tmp_path, SUM_UP, ["3"], script)
-    assert proc.returncode == 0, proc.stderr
+    # as gdb's batch mode: a command that reported an error makes the exit status non-zero
+    errors = [line for line in proc.stdout.splitlines() if line.startswith("error:")]
+    assert proc.returncode == 2 and len(errors) >= 2
+    assert proc.stderr == f"rvmdbg: {len(errors)} commands reported an error\n"
     out = outputs(proc.stdout)
     assert out["help"][0].startswith("Forward:")
     assert out["break @sum_up"] == ["breakpoint 1 at @sum_up"]
@@ -178,7 +181,8 @@ def test_gdb_short_forms_and_aliases(tmp_path):
 def test_stop_reasons_error_and_finished(tmp_path):
     prog = str(PROGRAMS / "option.relay")
     proc = debug(tmp_path, prog, ["17", "0"], "c\nrstep\nc\ninfo registers\n")
-    assert proc.returncode == 0
+    assert proc.returncode == 1  # the program failed, every command succeeded
+    assert proc.stderr == "rvmdbg: the program failed while running\n"
     out = outputs(proc.stdout)
     step, func, pc, text, why = stop(out["c"])
     assert why == "error" and func == "expect"
@@ -225,7 +229,7 @@ def test_usage_errors(tmp_path):
 @pytest.mark.parametrize("line", ["continue 0", "next 0", "rnext 0", "step 0", "rstep -2"])
 def test_a_motion_count_below_one_is_an_error_line(tmp_path, line):
     proc = debug(tmp_path, SUM_UP, ["3"], f"{line}\ninfo frame\n")
-    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "error: the count must be at least 1" in proc.stdout
 
 
@@ -317,3 +321,16 @@ def test_quit_ends_a_batch_script_early(tmp_path):
                          cwd=str(__import__("pathlib").Path(__file__).resolve().parents[2]))
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("(step)") == 1 and "(rvmdbg) quit" in out.stdout
+
+
+@pytest.mark.parametrize("program, args, script, code", [
+    ("sum_up.relay", ["3"], "b @sum_up\nc\nc\n", 0),   # all succeeded, the program finished
+    ("sum_up.relay", ["3"], "rstep\n", 0),               # a stop at the start is no error
+    ("option.relay", ["17", "0"], "c\n", 1),             # the program failed
+    ("option.relay", ["17", "0"], "c\nprint $999\n", 2),  # a command failed too: it comes first
+])
+def test_batch_exit_status_says_whether_everything_succeeded(tmp_path, program, args, script,
+                                                             code):
+    proc = debug(tmp_path, str(PROGRAMS / program), args, script)
+    assert proc.returncode == code, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr

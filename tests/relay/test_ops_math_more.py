@@ -174,9 +174,17 @@ def test_erf_over_its_range_and_special_values():
     assert special[3] == 0 and np.signbit(special[3])
 
 
-def test_erf_needs_floats():
-    with pytest.raises(OpTypeError, match="erf: needs a float tensor"):
-        rel("erf", T((2,), "int32"))
+@pytest.mark.parametrize("name", ["erf", "exp", "log", "sqrt", "tanh", "sigmoid", "fast_exp"])
+def test_float_functions_check_integers_as_tvm_does_and_refuse_to_run_them(name):
+    # TVM's relation is IdentityRel (an int32 type-checks); lowering finds no int kernel
+    from rvmdbg.relay.ops import KernelError
+    assert rel(name, T((2,), "int32")) == T((2,), "int32")
+    for x in (np.array([1, 2], dtype="int32"), np.array(3, dtype="int64")):
+        with pytest.raises(KernelError, match=f"{name}: TVM has no int.. kernel"):
+            run(name, x)
+    if SCALAR_FAST.get(name) is not None:
+        with pytest.raises(KernelError):
+            SCALAR_FAST[name](np.array(3, dtype="int32"))
 
 
 def _reference_variance(x, axes, unbiased):

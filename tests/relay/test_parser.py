@@ -707,3 +707,17 @@ def test_the_memory_dialect_is_always_read_and_extra_ops_add_names():
         parse(HEADER + "def @f(%s) { memory.nope(%s) }")
     mod = parse(HEADER + "def @f(%s) { memory.nope(%s) }", extra_ops={"memory.nope"})
     assert mod.functions["f"].body.op.name == "memory.nope"
+
+
+def test_control_characters_in_a_program_never_reach_the_terminal_in_an_error():
+    from rvmdbg.relay.diagnostics import RelayError
+    from rvmdbg.relay.loader import load_module
+    text = '#[version = "0.0.5"]\ndef @main() {\n  \x1b]0;owned\x07 \x1b[2J\n}\n'
+    with pytest.raises(RelayError) as info:
+        load_module(text, "<t>")
+    shown = info.value.format()
+    assert "\x1b" not in shown and "\x07" not in shown
+    quoted = next(line for line in shown.splitlines() if line.startswith("   3 | "))
+    caret = next(line for line in shown.splitlines() if line.lstrip().startswith("^"))
+    # one visible cell per control character: the caret still points at the place
+    assert quoted[caret.index("^")] == quoted[len("   3 | ") + info.value.span.col - 1]

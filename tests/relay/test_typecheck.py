@@ -929,3 +929,43 @@ def test_squeeze_all_on_question_mark_dims_names_the_known_axes():
     assert sig(mod, "main") == "fn (Tensor[(1, ?, 1), float32]) -> Tensor[(?,), float32]"
     assert mod.functions["main"].body.attrs["axis"] == [0, 2]
     assert mod.functions["g"].body.attrs["axis"] is None
+
+
+# ------------------------------------------------------------------ literals in integer contexts
+
+@pytest.mark.parametrize("body, col, message", [
+    ('cast(inff, dtype="int32")', 8, "cast: inff has no int32 value"),
+    ('cast(-inff, dtype="int64")', 8, "cast: -inff has no int64 value"),
+    ('cast(nanf, dtype="uint8")', 8, "cast: nanf has no uint8 value"),
+    ('cast(3e9f, dtype="int32")', 8, "cast: 3000000000 is out of range for int32"),
+    ('full(inff, shape=[2], dtype="int32")', 8, "full: inff has no int32 value"),
+    ('full(300, shape=[2], dtype="int8")', 8, "full: 300 is out of range for int8"),
+    ('full_like(ones(shape=[2], dtype="uint8"), -1)', 45, "full_like: -1 is out of range"),
+    ('clip(1, a_min=-inff, a_max=3f)', 3, "clip: a_min=-inff has no int32 value"),
+])
+def test_a_literal_without_a_value_in_its_integer_context_is_a_located_error(body, col,
+                                                                             message):
+    err = fails(f"def @main() {{\n  {body}\n}}\n", prelude=False)
+    assert message in err.message
+    assert (err.span.line, err.span.col) == (3, col), err.format()
+
+
+@pytest.mark.parametrize("body, value", [
+    ('cast(300, dtype="int8")', 44),          # a cast of an integer wraps, as it means to
+    ('cast(2.7f, dtype="int32")', 2),         # a finite float in range truncates
+    ('full(-128, shape=[1], dtype="int8")', -128),
+    ('clip(1f, a_min=-inff, a_max=3f)', 1.0),  # a float tensor has infinities
+])
+def test_literals_with_a_value_in_the_integer_context_are_accepted(body, value):
+    from rvmdbg.relay.interpreter import Interpreter
+    mod = check(f"def @main() {{\n  {body}\n}}\n", prelude=False)
+    out = Interpreter(mod).run("main", [])
+    assert np.asarray(out.data if hasattr(out, "data") else out).ravel()[0] == value
+
+
+def test_a_non_finite_literal_where_an_integer_is_declared_gets_a_hint_not_a_crash():
+    for word in ("inff", "-inff", "nanf"):
+        err = fails(f"def @main() -> int32 {{\n  {word}\n}}\n", prelude=False)
+        assert err.hint == f"{word} has no int32 value"
+    err = fails("def @main() -> int32 {\n  3000000000\n}\n", prelude=False)
+    assert err.hint == "3000000000 is out of range for int32 (-2147483648 to 2147483647)"

@@ -5,7 +5,8 @@ Checked in a fresh interpreter, as Harlequin does, since this test process has T
 import subprocess
 import sys
 
-ENGINE = ["rvmdbg.relay", "rvmdbg.vm", "rvmdbg.passes", "rvmdbg.debug", "rvmdbg.dap"]
+ENGINE = ["rvmdbg.relay", "rvmdbg.vm", "rvmdbg.passes", "rvmdbg.debug", "rvmdbg.dap",
+          "rvmdbg.minivm"]
 
 SCRIPT = """
 import importlib, pkgutil, sys

@@ -1,6 +1,7 @@
 """Rebinding keys: the keys file's syntax, its located errors, and a rebound key on screen."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -134,3 +135,75 @@ def test_any_text_gives_a_keymap_or_a_located_error(text):
     assert set(keymap) <= ids
     for keys in keymap.values():
         assert all(canonical_key(k) == k for k in keys.split(","))
+
+
+# ------------------------------------------------------------------ a damaged default keys file
+
+def test_a_damaged_default_file_keeps_its_good_lines_and_notes_the_rest(tmp_path):
+    (tmp_path / "keys.conf").write_text("next = y\nstpe = q\nstep = c\nbreak = B\n")
+    notes: list[str] = []
+    keymap = load_keymap(None, tmp_path, notes)
+    # the misspelt id and the clashing `step = n` are left out; the rest is kept
+    assert keymap == {"next": "y", "break": "B"}
+    assert len(notes) == 2
+    assert "keys.conf:2:1: error: unknown binding `stpe`" in notes[0]
+    assert "keys.conf:3:1: error: `c`" in notes[1]
+
+
+def test_a_default_keys_file_with_a_byte_order_mark_is_read(tmp_path):
+    (tmp_path / "keys.conf").write_bytes("\ufeffnext = y\n".encode("utf-8"))
+    assert load_keymap(None, tmp_path, []) == {"next": "y"}
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory", "binary", "huge"])
+def test_an_unreadable_default_keys_file_is_a_note_and_the_defaults(tmp_path, kind):
+    path = tmp_path / "keys.conf"
+    if kind == "fifo":
+        os.mkfifo(path)                      # nobody writes: reading it must not hang
+    elif kind == "device":
+        path.symlink_to("/dev/zero")         # endless: reading it must not run out of memory
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "binary":
+        path.write_bytes(b"next = \xff\xfe\x00y\n")
+    else:
+        with open(path, "wb") as f:
+            f.truncate(2 << 20)              # sparse: 2 MiB of NULs, past the 1 MiB limit
+    notes: list[str] = []
+    assert load_keymap(None, tmp_path, notes) == {}
+    assert len(notes) == 1 and "cannot read the keys file" in notes[0]
+    assert "the default keys are used" in notes[0]
+
+
+def test_a_named_fifo_keys_file_is_a_located_error_not_a_hang(tmp_path):
+    path = tmp_path / "keys.fifo"
+    os.mkfifo(path)
+    with pytest.raises(KeymapError, match="FIFO"):
+        load_keymap(path, notes=[])          # --keys is checked strictly, notes or not
+
+
+def test_escapes_in_a_keys_file_are_shown_escaped(tmp_path):
+    (tmp_path / "keys.conf").write_text("\x1b[2J\x1b]0;owned\x07 = y\n")
+    notes: list[str] = []
+    assert load_keymap(None, tmp_path, notes) == {}
+    assert notes and "\x1b" not in notes[0] and "\x07" not in notes[0]
+
+
+async def test_the_screen_opens_with_a_damaged_keys_file_and_shows_the_note(app_factory,
+                                                                           tmp_path):
+    from rvmdbg.tui import app as app_module
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "keys.conf").write_text("next = y\nstpe = q\n")
+    notes: list[str] = []
+    keymap = load_keymap(None, tmp_path / "config", notes)
+    app = app_factory(SUM_UP, ["3"], keymap=keymap)
+    app.notes = notes
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        assert app.session is not None and keymap == {"next": "y"}
+        console = app.screen_stack[0].console
+        assert console.shown
+        assert any("unknown binding `stpe`" in line for line in console.output.lines)
+    assert app_module.run_screen(SUM_UP, ["3"], config_dir=str(tmp_path / "config"),
+                                 check_only=True) == 0

@@ -61,3 +61,25 @@ async def test_the_source_pane_shows_metadata_references_as_written(app_factory)
         await pilot.press("c")
         await settle(app, pilot)
         assert "returned [[1.2, 2.8, 4.4]] (float32)" in app.screen.status.stop_text
+
+
+async def test_a_value_that_contains_itself_shows_as_a_cycle_in_every_pane(app_factory):
+    from rvmdbg.tui.heap import HeapTree
+    app = app_factory("tests/tui/programs/cyclic_ref.relay")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        for _ in range(4):                         # to `ret $2`: the node is in its own cell
+            await pilot.press("s")
+            await settle(app, pilot)
+        pane = app.screen.query_one("#registers", RegisterPane)
+        row = pane.rows.index(2)
+        assert "N(ref(N(<cycle>)))" in pane.line_text(row)
+        heap = app.screen.query_one("#heap", HeapTree)
+        for node in list(heap.root.children):      # expanding a cycle ends (lazily, a level
+            node.expand_all()                      # at a time as the user opens it)
+        await settle(app, pilot)
+        assert "N" in heap.text()
+        await pilot.press("s")                     # the result, shown as the heap's root
+        await settle(app, pilot)
+        assert app.session.finished
+        assert "<cycle>" in str(app.screen.query_one("#status").render())

@@ -35,23 +35,45 @@ async def test_static_program_side_by_side():
         assert "not measured yet" in app.screen.query_one("#exec-cost").text()
 
 
-async def test_given_measurements_and_the_cost_model():
+async def test_given_measurements_the_verdict_and_the_cost_model():
     app = demo_app(MLP, "executors", measured=True)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
         measured = app.screen.query_one("#exec-measure").text()
         assert "52us" in measured and "31us (60%)" in measured and "1.05us" in measured
+        # like with like: the same kernel calls, memory with the inputs on both sides
+        assert "kernel calls    3" in measured
+        assert "288 B = 236+24+28" in measured and "264 B = 236+0+28" in measured
+        # the verdict follows from the figures above it: the VM's dispatch is cheaper, the
+        # graph executor's run is cheaper because it makes fewer dispatches
+        flat = " ".join(measured.split())
+        assert "per dispatch (time outside kernels / dispatches): the VM costs less, " \
+               "1.05us against 2us" in flat
+        assert "per run (time outside kernels): the graph executor costs less, 6us against " \
+               "21us, because it makes 3 dispatches to the VM's 20" in flat
+        assert "the VM costs less up to 80 runs" in flat
+        assert "Why TVM's own figures differ" in flat and "C++" in flat
         cost = app.screen.query_one("#exec-cost")
-        text = cost.text()
-        assert "VM: 2ms compile + n x" in text and "graph: 3.1ms compile" in text
-        assert "pays off after" in text and "vector elements (log)" in text
+        text = " ".join(cost.text().split())
+        assert "workload: this program at its own size, 1 to 8 runs (its inputs have fixed " \
+               "shapes)" in text
+        assert "VM: 900us compile + n x 1.05us per dispatch" in text
+        assert "graph: 2.1ms compile + n x 2us per dispatch" in text
+        assert "predicts: over many runs: the VM costs less up to 80 runs" in text
+        assert "runs of the program at its own size" in text
         await pilot.press("c")                # braille -> blocks
         assert "█" in cost.text() or "▀" in cost.text() or "▄" in cost.text()
         await pilot.press("c")                # -> ASCII
         assert "* VM measured" in cost.text()
-        await pilot.press("w")                # the list workload
-        assert "list length (log)" in cost.text()
-        assert "graph" not in cost.text().split("\n")[0]
+
+
+async def test_the_cost_model_scales_a_list_program():
+    app = demo_app(LIST, "executors", measured=True)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        text = " ".join(app.screen.query_one("#exec-cost").text().split())
+        assert "the length of %xs scaled from 1 to 12 (it is 3 on screen)" in text
+        assert "length of %xs (log)" in text and "graph" not in text.split("VM:")[1][:60]
 
 
 async def test_dynamic_program_shows_the_refusal_next_to_the_vm():
@@ -79,14 +101,7 @@ async def test_stream_cursor_follows_steps_and_keys():
         assert view.cursor == 0
 
 
-async def test_measuring_in_the_background(monkeypatch):
-    from rvmdbg.views import costmodel
-    small = {name: costmodel.Workload(w.name, w.description, w.size_label, w.text, w.args,
-                                      w.sizes[:2], w.static)
-             for name, w in costmodel.WORKLOADS.items()}
-    monkeypatch.setattr(costmodel, "WORKLOADS", small)
-    import rvmdbg.tui.views.executors as ex
-    monkeypatch.setattr(ex, "WORKLOADS", small)
+async def test_measuring_in_the_background():
     app = demo_app(MLP, "executors")
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
@@ -94,6 +109,12 @@ async def test_measuring_in_the_background(monkeypatch):
         await settle(pilot)
         ctx = app.teaching_context
         assert set(ctx.measurements) == {"VM", "graph"}
-        assert len(ctx.cost_samples["chain"]) == 4
+        assert ctx.cost_workload.fixed
+        assert {s.executor for s in ctx.cost_samples} == {"VM", "graph"}
+        assert ctx.measurements["VM"].dispatches == view_dispatches(app)
         assert "per dispatch" in app.screen.query_one("#exec-measure").text()
         assert "compile + n x" in app.screen.query_one("#exec-cost").text()
+
+
+def view_dispatches(app) -> int:
+    return _view(app).comparison.stream_total

@@ -503,8 +503,31 @@ _UNARY = [
     ("nn.relu", _np_relu, "numeric", _py_relu, _py_relu, None),
 ]
 
+def _floats_only(name, kernel, scalar):
+    """TVM's relation for a float function is IdentityRel: an integer tensor type-checks, and
+    it is lowering that fails (the LLVM intrinsic takes floats). So here: checked as TVM
+    checks it, refused when it runs, with that reason."""
+    def refuse(x):
+        raise KernelError(f"{name}: TVM has no {x.dtype} kernel for it (lowering calls a "
+                          f"float intrinsic); cast to a float dtype first")
+
+    def checked_kernel(args, attrs):
+        if args[0].dtype.kind != "f":
+            refuse(args[0])
+        return kernel(args, attrs)
+
+    def checked_scalar(x):
+        if x.dtype.kind != "f":
+            refuse(x)
+        return scalar(x)
+    return checked_kernel, checked_scalar
+
+
 for _name, _np_fn, _what, _pi, _pf, _od in _UNARY:
     _k, _s = _make_unary(_name, _np_fn, _pi, _pf, _od)
+    if _what == "float":
+        _k, _s = _floats_only(_name, _k, _s)
+        _what = "numeric"
     register(_name, 1, _unary_rel(_what, _od), _k, "elemwise", scalar=_s,
              doc=f"elementwise {_name}")
     SCALAR_FAST[_name] = _s

@@ -3,14 +3,18 @@
 Left, the VM's instruction stream (every dispatch, the instruction the debugger is about to
 run marked); right, the graph executor's node list with each node's storage block drawn
 across the memory plan (written, held, free), or, for a dynamic program, what the graph
-executor refuses and where. Below, the measurements side by side and the cost model
-(a one-off compile cost against a per-dispatch cost) fitted to a workload of growing inputs
-and drawn as a chart.
+executor refuses and where. Below, like with like on this program: dispatches and kernel
+calls, memory with inputs and constants counted the same way on both sides, time in and
+outside kernels per run and per dispatch, compile, and a verdict computed from exactly those
+figures (`views/verdict.py`), with why a Python graph executor's times differ from TVM's C++
+one. Beside them the cost model (a one-off compile cost against a per-dispatch cost) fitted
+to this program: scaled where its arguments carry a size, else at its own size over several
+runs, as the pane says.
 
 Nothing is timed until `m` is pressed (the timings run in a worker thread); figures handed
-over in the context (`ViewContext.measurements`, `cost_samples`) are shown as they are.
-Keys: up/down/pageup/pagedown move through the stream, `m` measure, `w` the cost model's
-workload, `c` the chart's drawing (braille, blocks, ASCII).
+over in the context (`ViewContext.measurements`, `cost_samples`, `cost_workload`) are shown
+as they are. Keys: up/down/pageup/pagedown move through the stream, `m` measure, `c` the
+chart's drawing (braille, blocks, ASCII).
 """
 from __future__ import annotations
 
@@ -25,11 +29,13 @@ from textual.widgets import Static
 
 from rvmdbg.tui.views.base import TeachingScreen
 from rvmdbg.tui.views.rows_pane import RowsPane
-from rvmdbg.views.costmodel import WORKLOADS, compare_models, cost_chart, fit_cost_model
-from rvmdbg.views.executors import compare_executors, measure_executors, storage_strip
+from rvmdbg.views.costmodel import (cost_chart, fit_cost_model, measure_program,
+                                    one_run_measurements)
+from rvmdbg.views.executors import compare_executors, storage_strip
 from rvmdbg.views.flow import quote
 from rvmdbg.views.plot import format_number
 from rvmdbg.views.text import UNICODE
+from rvmdbg.views.verdict import PYTHON_NOTE, executor_verdict, model_verdict
 
 CHART_MODES = ("braille", "block", "ascii")
 
@@ -40,9 +46,8 @@ class ExecutorsView(Vertical, can_focus=True):
         Binding("down,j", "move(1)", "Down", show=False),
         Binding("pageup", "move(-20)", "Page up", show=False),
         Binding("pagedown", "move(20)", "Page down", show=False),
-        Binding("m", "measure", "Measure", tooltip="Time both executors and the cost model",
-                id="measure"),
-        Binding("w", "workload", "Workload", tooltip="The cost model's workload", id="workload"),
+        Binding("m", "measure", "Measure", tooltip="Time both executors on this program and fit "
+                "the cost model", id="measure"),
         Binding("c", "chart_mode", "Chart", tooltip="Braille, block or ASCII chart", id="chart"),
     ]
 
@@ -54,7 +59,6 @@ class ExecutorsView(Vertical, can_focus=True):
         self.comparison = None
         self.cursor = 0
         self.chart_mode = "ascii" if symbols is not UNICODE else "braille"
-        self.workload = None
         self.measuring = False
         self._comparing = False
 
@@ -110,8 +114,6 @@ class ExecutorsView(Vertical, can_focus=True):
             self.query_one("#exec-summary", Static).update(f"cannot compare: {error}")
             return
         self.comparison = cmp
-        if self.workload is None:
-            self.workload = "chain" if cmp.static else "list"
         self.draw_all()
         self.refresh_from_session()
 
@@ -233,66 +235,91 @@ class ExecutorsView(Vertical, can_focus=True):
         c = self.comparison
         pane = self.query_one("#exec-measure", RowsPane)
         ms = self.context.measurements
-        vm_alloc = (f"{c.vm_allocations} storage + {c.vm_tensor_allocations} tensors + "
-                    f"{c.vm_adt_allocations} ADTs")
-        rows = [[(f"{'':<14}{'VM':<32}{'graph' if c.static else ''}", "header")]]
-        graph_alloc = ""
-        if c.static:
-            graph_alloc = f"{c.plan.num_blocks} pool blocks, once"
-        rows.append([(f"{'dispatches':<14}{c.stream_total:<32}"
-                      f"{str(c.graph_dispatches) + ' kernel calls' if c.static else ''}",
-                      "plain")])
-        rows.append([(f"{'allocations':<14}{vm_alloc:<32}{graph_alloc}", "plain")])
-        rows.append([(f"{'peak bytes':<14}{c.vm_peak_bytes:<32}"
-                      f"{c.plan.pool_bytes if c.static else ''}", "plain")])
+        graph = c.static and c.graph_memory is not None
+        width = max(30, (pane.size.width or 72) - 8)
+
+        col = max(14, min(22, (width - 16) // 2))   # narrow panes: narrower columns
+
+        def row(label, vm, g="", role="plain"):
+            return [(f"{label:<16}{str(vm):<{col}}{g if graph else ''}", role)]
+        rows = [row("this program", "VM", "graph executor", "header")]
+        rows.append(row("dispatches", c.stream_total, f"{c.graph_dispatches} kernel calls"))
+        rows.append(row("kernel calls", c.vm_kernel_calls, c.graph_dispatches))
+        rows.append(row("allocations", f"{c.vm_allocations} storage, each run",
+                        f"{c.plan.num_blocks if graph else 0} pool blocks, once"))
+
+        def memory(m):
+            return f"{m.total} B = {m.inputs}+{m.constants}+{m.working}"
+        rows.append(row("memory", memory(c.vm_memory), memory(c.graph_memory) if graph else ""))
+        notes = ["memory = inputs (the arguments, the same on both sides) + constants + kernel "
+                 "outputs (the VM's peak of live storage; the graph's pool blocks for them)"]
+        if graph and c.graph_input_buffers:
+            notes.append(f"the graph pool also reserves {c.graph_input_buffers} B to copy inputs "
+                         "into (TVM's set_input); here kernels read them in place")
+        note_rows = [[(line, "dim")] for n in notes for line in textwrap.wrap(n, width)]
         if ms is None:
-            rows += [[], [("no timings yet: press m to measure (time per dispatch, time in "
-                           "kernels, compile)", "dim")]]
+            rows += [[], [("no timings yet: press m to measure (time in and outside kernels, "
+                           "per dispatch, compile)", "dim")]]
             if self.measuring:
                 rows[-1] = [("measuring...", "next")]
-        else:
-            vm, g = ms.get("VM"), ms.get("graph") if c.static else None
+            pane.set_rows(rows + [[]] + note_rows)
+            return
+        vm, g = ms.get("VM"), ms.get("graph") if graph else None
 
-            def fmt(m, what):
-                if m is None:
-                    return ""
-                if what == "total":
-                    return format_number(m.total_seconds, "s")
-                if what == "kernel":
-                    return (f"{format_number(m.kernel_seconds, 's')} "
-                            f"({m.kernel_share * 100:.0f}%)")
-                if what == "dispatch":
-                    return format_number(m.per_dispatch_seconds, "s")
-                return format_number(m.compile_seconds, "s")
-            for label, what in (("one run", "total"), ("in kernels", "kernel"),
-                                ("per dispatch", "dispatch"), ("compile", "compile")):
-                rows.append([(f"{label:<14}{fmt(vm, what):<32}{fmt(g, what)}", "plain")])
-            rows.append([("per dispatch = time outside kernels / dispatches", "dim")])
+        def fmt(m, what):
+            if m is None:
+                return ""
+            if what == "total":
+                return format_number(m.total_seconds, "s")
+            if what == "kernel":
+                return f"{format_number(m.kernel_seconds, 's')} ({m.kernel_share * 100:.0f}%)"
+            if what == "outside":
+                return format_number(m.overhead_seconds, "s")
+            if what == "dispatch":
+                return format_number(m.per_dispatch_seconds, "s")
+            return format_number(m.compile_seconds, "s")
+        for label, what in (("one run", "total"), ("in kernels", "kernel"),
+                            ("outside kernels", "outside"), ("per dispatch", "dispatch"),
+                            ("compile", "compile")):
+            rows.append(row(label, fmt(vm, what), fmt(g, what)))
+        if vm is not None and g is not None:
+            rows += [[(line, "header")] for v in executor_verdict(vm, g).lines
+                     for line in textwrap.wrap(v, width)]
+        rows.append([("per dispatch = time outside kernels / dispatches", "dim")])
+        rows += note_rows
+        rows += [[(line, "dim")] for line in textwrap.wrap(PYTHON_NOTE, width)]
         pane.set_rows(rows)
 
     def _draw_cost(self) -> None:
         pane = self.query_one("#exec-cost", RowsPane)
-        samples_by = self.context.cost_samples or {}
-        wl = WORKLOADS.get(self.workload or "list")
-        samples = samples_by.get(wl.name) if wl is not None else None
-        pane.border_title = f"cost model: {wl.description} (w: other workload)"
-        rows = []
+        ctx = self.context
+        samples = ctx.cost_samples
+        workload = ctx.cost_workload
+        what = workload.description if workload is not None else "this program"
+        pane.border_title = "cost model: this program"
+        width = max(24, (pane.size.width or 60) - 4)
+        rows = [[(line, "dim")] for line in textwrap.wrap(f"workload: {what}", width)]
         if not samples:
             rows.append([("not measured yet: press m", "dim")])
             pane.set_rows(rows)
             return
         models = {}
         for name in sorted({s.executor for s in samples}):
-            models[name] = fit_cost_model([s for s in samples if s.executor == name])
+            models[name] = fit_cost_model([s for s in samples if s.executor == name],
+                                          compile_known=workload is not None and workload.fixed)
             rows.append([(f"{models[name].describe()}", f"series{len(models) - 1}")])
         if "VM" in models and "graph" in models:
-            n_vm = max(s.dispatches for s in samples if s.executor == "VM")
-            n_g = max(s.dispatches for s in samples if s.executor == "graph")
-            rows.append([(compare_models(models["VM"], n_vm, models["graph"], n_g)
-                          + " (time outside kernels)", "plain")])
+            # both run only a static program, measured at its own size: its first point is
+            # one run, whose dispatch counts are the n of a run
+            first = min(s.size for s in samples)
+            per = {s.executor: s.dispatches for s in samples if s.size == first}
+            v = model_verdict(models["VM"], per["VM"], models["graph"], per["graph"])
+            rows += [[(line, "plain")] for line in textwrap.wrap(
+                f"the model, with n = {per['VM']} VM dispatches and {per['graph']} graph "
+                f"kernel calls a run, predicts: {v.lines[-1]} (time outside kernels)", width)]
         width = max(24, (pane.size.width or 60) - 16)
         height = max(4, (pane.size.height or 16) - 2 - len(rows) - 4)
-        rows += cost_chart(samples, models, wl, width=width, height=height,
+        rows += cost_chart(samples, models, workload, width=width, height=height,
                            mode=self.chart_mode)
         pane.set_rows(rows)
 
@@ -309,31 +336,23 @@ class ExecutorsView(Vertical, can_focus=True):
         if self.comparison is not None:
             self._draw_cost()
 
-    def action_workload(self) -> None:
-        names = list(WORKLOADS)
-        self.workload = names[(names.index(self.workload) + 1) % len(names)] \
-            if self.workload in names else names[0]
-        if self.comparison is not None:
-            self._draw_cost()
-
     def action_measure(self) -> None:
         if self.comparison is None or self.measuring:
             return
         self.measuring = True
         self._draw_measurements()
-        self._measure(self.workload)
+        self._measure()
 
     @work(thread=True, exclusive=True, group="measure", exit_on_error=False)
-    def _measure(self, workload: str) -> None:
-        from rvmdbg.views.costmodel import measure_family
+    def _measure(self) -> None:
         ctx = self.context
         try:
-            ms = measure_executors(ctx.module, ctx.run_exe(), ctx.session_args(), ctx.entry,
-                                   comparison=self.comparison)
-            samples = measure_family(WORKLOADS[workload])
+            samples, workload = measure_program(ctx.module, ctx.run_exe(), ctx.session_args(),
+                                                ctx.entry, comparison=self.comparison)
+            ms = one_run_measurements(samples, workload, self.comparison)
             error = None
         except Exception as exc:  # shown; the view stays up
-            ms, samples, error = None, None, f"{type(exc).__name__}: {exc}"
+            ms, samples, workload, error = None, None, None, f"{type(exc).__name__}: {exc}"
         self.app.call_from_thread(self._measured, ms, workload, samples, error)
 
     def _measured(self, ms, workload, samples, error) -> None:
@@ -341,8 +360,8 @@ class ExecutorsView(Vertical, can_focus=True):
         ctx = self.context
         if error is None:
             ctx.measurements = ms
-            ctx.cost_samples = dict(ctx.cost_samples or {})
-            ctx.cost_samples[workload] = samples
+            ctx.cost_samples = samples
+            ctx.cost_workload = workload
         else:
             self.query_one("#exec-summary", Static).update(f"measuring failed: {error}")
         self._draw_measurements()

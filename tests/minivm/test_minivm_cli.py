@@ -1,0 +1,87 @@
+"""`rvmdbg run|debug|check|trace PROGRAM.mvm`: the MiniVM from the command line, with the exit
+codes of the CLI contract (0 ok, 1 the program failed, 2 bad input)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rvmdbg import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "programs/demo.mvm"
+SPIN = ROOT / "programs/demo_spin.mvm"
+
+
+def rvmdbg(capsys, *argv):
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and "Traceback" not in out
+    return code, out, err
+
+
+def test_run(capsys):
+    assert rvmdbg(capsys, "run", DEMO) == (0, "r0=5 r1=3 r2=2\n", "")
+    code, out, _ = rvmdbg(capsys, "run", DEMO, "--json")
+    assert code == 0 and json.loads(out) == {"result": [5, 3, 2], "steps": 5}
+
+
+def test_run_of_a_program_that_never_halts_fails(capsys):
+    code, out, err = rvmdbg(capsys, "run", SPIN)
+    assert code == 1 and out == ""
+    assert "never halts: step 5 repeats the state of step 4" in err
+    assert "demo_spin.mvm:11:9" in err and "^~" in err
+
+
+def test_step_limit(capsys):
+    code, _, err = rvmdbg(capsys, "run", SPIN, "--max-steps", "3")
+    assert code == 1 and "max_steps=3" in err
+
+
+def test_syntax_error_is_located(capsys, tmp_path):
+    bad = tmp_path / "bad.mvm"
+    bad.write_text("LD r1 3\nADD r1 r2\n")
+    code, out, err = rvmdbg(capsys, "run", bad)
+    assert code == 2 and out == ""
+    lines = err.split("\n")
+    assert lines[0] == f"{bad}:2:10: error: ADD takes 3 operands, got 2: expected ADD a b dst"
+    assert lines[1].endswith("| ADD r1 r2") and lines[2].index("^") == lines[1].index("|") + 11
+
+
+def test_refusals(capsys):
+    code, _, err = rvmdbg(capsys, "run", DEMO, "1")
+    assert code == 2 and "takes no arguments" in err
+    code, _, err = rvmdbg(capsys, "run", DEMO, "--executor", "graph")
+    assert code == 2 and "MiniVM only" in err
+    code, _, err = rvmdbg(capsys, "graph", DEMO)
+    assert code == 2 and "no dataflow graph" in err
+
+
+def test_check_and_trace(capsys):
+    code, out, _ = rvmdbg(capsys, "check", SPIN)
+    assert code == 0 and "7 instructions and 3 registers (HL leaves the pc where it is)" in out
+    code, out, _ = rvmdbg(capsys, "trace", DEMO)
+    assert code == 0
+    assert out.split("\n")[2] == "[step 2] @main pc=2: CH r1 5    -> pc=5"
+
+
+def test_batch(capsys, tmp_path):
+    script = tmp_path / "cmds"
+    script.write_text("break @main:5\ncontinue\ndeps\nrstep 2\ncontinue\ncontinue\n")
+    code, out, _ = rvmdbg(capsys, "debug", DEMO, "--batch", script)
+    assert code == 0
+    assert "[step 3] @main pc=5: ADD r1 r2 r0    (breakpoint 1)" in out
+    assert "written at step 0 by @main pc=0: LD r1 3" in out
+    assert "[step 1] @main pc=1: LD r2 2    (step)" in out
+    assert "[step 5] @main: halted: r0=5 r1=3 r2=2    (finished)" in out
+
+
+def test_batch_stops_at_the_repeated_state(capsys, tmp_path):
+    script = tmp_path / "cmds"
+    script.write_text("continue\nrstep\nprint r0\nlast-write r0\n")
+    code, out, _ = rvmdbg(capsys, "debug", SPIN, "--batch", script)
+    assert code == 0
+    assert "[step 5] @main pc=6: HL    (repeated state)" in out
+    assert "error: never halts" in out
+    assert "[step 4] @main pc=6: HL    (step)" in out
+    assert "$0 = 5" in out                    # registers as the program names them: r0 is $0
+    assert "[step 3] @main pc=5: ADD r1 r2 r0    (step)" in out
