@@ -173,3 +173,10 @@ def test_bench_metadata_model_is_a_real_printed_model():
     mod = check_module(load_module(text, "<model>"))
     assert str(mod.functions["main"].checked_type) == \
         "fn (Tensor[(1, 16), float32]) -> Tensor[(1, 16), float32]"
+
+
+def test_bench_debug_quick_runs():
+    out = _run_script("bench_debug.py")
+    for label in ("plain continue", "condition never true", "5 watchpoints",
+                  "n over a big call", "finish", "rcontinue, 1 watchpoint", "target:"):
+        assert label in out

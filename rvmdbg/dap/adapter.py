@@ -507,7 +507,7 @@ class DapAdapter:
         n = len(s.vm.frames) - 1 - f.depth
         return {"dataId": f"{f.depth}:{f.serial}:{r}",
                 "description": f"${r} of @{f.func_name} (frame #{n})",
-                "accessTypes": ["write"], "canPersist": False}
+                "accessTypes": ["write", "read"], "canPersist": False}
 
     def req_setDataBreakpoints(self, args: dict) -> dict:
         s = self._need_stopped()
@@ -517,19 +517,21 @@ class DapAdapter:
         for spec in bps:
             if not isinstance(spec, dict) or not isinstance(spec.get("dataId"), str):
                 raise RequestError("each data breakpoint needs a 'dataId'")
-            data_id = spec["dataId"]
-            if spec.get("accessType") not in (None, "write"):
-                out.append({"verified": False, "message": "only writes to a register can be "
-                            "watched"})
+            access = spec.get("accessType") or "write"
+            if access not in ("write", "read"):
+                out.append({"verified": False, "message": "a register's writes or reads can "
+                            "be watched, not both at once"})
                 continue
-            wp = keep.get(data_id) or self.data_watches.get(data_id)
+            data_id = spec["dataId"]
+            key = data_id if access == "write" else f"{data_id}/read"
+            wp = keep.get(key) or self.data_watches.get(key)
             if wp is None:
                 try:
-                    wp = self._watch(data_id)
+                    wp = self._watch(data_id, access)
                 except (DebugError, ValueError) as exc:
                     out.append({"verified": False, "message": str(exc)})
                     continue
-            keep[data_id] = wp
+            keep[key] = wp
             out.append({"id": wp.id, "verified": True, "description": wp.where()})
         for data_id, wp in self.data_watches.items():
             if data_id not in keep and wp in s.watches:
@@ -537,7 +539,7 @@ class DapAdapter:
         self.data_watches = keep
         return {"breakpoints": out}
 
-    def _watch(self, data_id: str):
+    def _watch(self, data_id: str, access: str = "write"):
         parts = data_id.split(":")
         if len(parts) != 3 or not all(p.isdigit() for p in parts):
             raise ValueError(f"not a data breakpoint id from dataBreakpointInfo: {data_id!r}")
@@ -546,7 +548,7 @@ class DapAdapter:
         fs = s.vm.frames
         if depth >= len(fs) or fs[depth].serial != serial:
             raise ValueError("that frame has returned: its registers cannot be watched")
-        return s.watch(register, depth)
+        return s.watch(register, depth, access)
 
     # ------------------------------------------------------------ motion
 

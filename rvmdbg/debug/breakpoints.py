@@ -12,8 +12,9 @@ A breakpoint is a spec the user typed, resolved against the executable to a set 
 
 Each may carry a condition over the stopped frame's registers, e.g. `$3 == 0 and $1 != Nil`:
 comparisons of register scalars (or an ADT value's constructor) with literals or registers,
-`+ -`, `and or not` (also `&& || !`), parentheses. It is parsed into a small tree and
-evaluated by walking it; nothing is ever handed to Python's eval.
+`+ -`, `and or not` (also `&& || !`), parentheses. It is parsed into a small tree, which is
+compiled once into nested closures over the register file (`compile_condition`); nothing is
+ever handed to Python's eval.
 
 A breakpoint may also carry a hit condition over the number of times it was hit going forward
 (`5` or `== 5`: the fifth hit only; `>= 5`, `> 5`, `< 5`, `<= 5`; `% 5`: every fifth), and a
@@ -21,17 +22,20 @@ log message: a log point prints its message (`{$3}` and `{%n}` show a register's
 the session's `on_log` and does not stop.
 
 Watchpoints watch one register of one activation (frame): they stop right after a write to
-it, or only after a write that changes its value. Breakpoints and watchpoints share one
-numbering, as in gdb.
+it, or only after a write that changes its value, or (read watchpoints) right before an
+instruction that reads it. Breakpoints and watchpoints share one numbering, as in gdb.
+Neither slows a run down: the session makes them traps (traps.py).
 """
 from __future__ import annotations
 
+import operator
 import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from rvmdbg.debug.heap import value_text
+from rvmdbg.scalars import SCALAR_TYPES
 from rvmdbg.values import ADTValue, values_equal
 from rvmdbg.vm import bytecode as bc
 
@@ -195,14 +199,21 @@ def _registers_used(tree) -> set[int]:
 
 
 class Condition:
-    """A parsed condition; `evaluate(registers)` -> bool or raises ConditionError."""
+    """A parsed condition; `evaluate(registers)` -> bool or raises ConditionError.
+    `holds` is the same test compiled once into closures (what traps call)."""
 
     def __init__(self, text: str):
         self.text = text.strip()
         self.tree = _Parser(self.text).parse()
         self.registers = _registers_used(self.tree)
+        self.holds = compile_condition(self.tree)
 
     def evaluate(self, registers) -> bool:
+        return self.holds(registers)
+
+    def walk(self, registers) -> bool:
+        """The condition evaluated by walking its tree: the reference `holds` must agree
+        with (the tests compare them)."""
         return _truth(self._eval(self.tree, registers))
 
     def _eval(self, node, regs):
@@ -237,6 +248,125 @@ class Condition:
 
     def __str__(self) -> str:
         return self.text
+
+
+_NDARRAY = np.ndarray
+# A register's scalar (`rvmdbg.scalars`: a 0-d tensor is a NumPy scalar) as a Python number,
+# which is what walking the tree compares (no wrap-around in a condition's + and -).
+_TO_NUMBER = {t: (float if np.dtype(t).kind == "f" else bool if np.dtype(t).kind == "b"
+                  else int) for t in SCALAR_TYPES}
+_ORDER = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+          ">": operator.gt, ">=": operator.ge}
+
+
+def compile_condition(tree):
+    """`fn(registers) -> bool` for a parsed condition tree: one closure per node, made once,
+    with the same results and the same ConditionErrors as walking the tree."""
+    test = _compile(tree)
+    if tree[0] in ("cmp", "and", "or", "not"):
+        return test   # these give a bool already
+
+    def holds(regs):
+        v = test(regs)
+        if type(v) is bool:
+            return v
+        return _truth(v)
+    return holds
+
+
+def _compile(node):
+    kind = node[0]
+    if kind == "lit":
+        value = node[1]
+        return lambda regs: value
+    if kind == "con":
+        con = _Con(node[1])
+        return lambda regs: con
+    if kind == "reg":
+        r = node[1]
+
+        def reg(regs):
+            try:
+                v = regs[r]
+            except IndexError:
+                raise ConditionError(f"${r} is outside the register file "
+                                     f"(size {len(regs)})") from None
+            number = _TO_NUMBER.get(type(v))
+            if number is not None:
+                return number(v)
+            if type(v) is _NDARRAY and v.size == 1:
+                return v.item()
+            return _operand(v, r)
+        return reg
+    if kind in ("or", "and"):
+        a, b = _compile(node[1]), _compile(node[2])
+        if kind == "or":
+            return lambda regs: _truth(a(regs)) or _truth(b(regs))
+        return lambda regs: _truth(a(regs)) and _truth(b(regs))
+    if kind == "not":
+        a = _compile(node[1])
+        return lambda regs: not _truth(a(regs))
+    if kind == "neg":
+        a = _compile(node[1])
+
+        def neg(regs):
+            v = a(regs)
+            _need_number(v, "-")
+            return -v
+        return neg
+    if kind == "arith":
+        op, a, b = node[1], _compile(node[2]), _compile(node[3])
+        fn = operator.add if op == "+" else operator.sub
+
+        def arith(regs):
+            x, y = a(regs), b(regs)
+            _need_number(x, op)
+            _need_number(y, op)
+            return fn(x, y)
+        return arith
+    if kind == "cmp":
+        left, right = _folded(node[2]), _folded(node[3])
+        op, a, b = node[1], _compile(left), _compile(right)
+        fn = _ORDER[op]
+        if left[0] == "reg" and right[0] == "lit":
+            return _compare_register(op, left[1], right[1])
+
+        def cmp(regs):
+            x, y = a(regs), b(regs)
+            if type(x) is _Con or type(y) is _Con:
+                return _compare(op, x, y)
+            return fn(x, y)
+        return cmp
+    raise BreakpointError(f"bad condition node {kind}")  # unreachable for parsed trees
+
+
+def _folded(node):
+    """A negated number literal (`-1` parses as `-` applied to 1) as the literal it is."""
+    if (node[0] == "neg" and node[1][0] == "lit" and type(node[1][1]) in (int, float)):
+        return ("lit", -node[1][1])
+    return node
+
+
+def _compare_register(op: str, r: int, literal):
+    """`$r OP literal`, the most common condition, as one closure."""
+    fn = _ORDER[op]
+
+    def cmp(regs):
+        try:
+            v = regs[r]
+        except IndexError:
+            raise ConditionError(f"${r} is outside the register file "
+                                 f"(size {len(regs)})") from None
+        number = _TO_NUMBER.get(type(v))
+        if number is not None:
+            return fn(number(v), literal)
+        if type(v) is _NDARRAY and v.size == 1:
+            return fn(v.item(), literal)
+        x = _operand(v, r)
+        if type(x) is _Con:
+            return _compare(op, x, literal)
+        return fn(x, literal)
+    return cmp
 
 
 class _Con:
@@ -502,7 +632,7 @@ class Watchpoint:
     """Register `register` of the activation `serial` (at `depth`, running `func_index`).
 
     `on="write"` stops after every write to it, `on="change"` only after a write that gives
-    it a different value."""
+    it a different value, `on="read"` before every instruction that reads it."""
 
     id: int
     register: int
@@ -524,7 +654,7 @@ class Watchpoint:
 
     def where(self, exe=None) -> str:
         return f"${self.register} of @{self.func_name} (at depth {self.depth})" + (
-            " on change" if self.on == "change" else "")
+            f" on {self.on}" if self.on in ("change", "read") else "")
 
     def triggered(self, old, new) -> bool:
         if self.on == "write":

@@ -11,7 +11,7 @@ finish [f], continue [c], run-to [until, advance] SPEC; rstep [rs, reverse-step]
 rnext [rn, reverse-next], rfinish [rf, reverse-finish], rcontinue [rc, reverse-continue],
 goto [g] STEP, last-write $N; info registers|frame|breakpoints|watchpoints|history;
 backtrace [bt, where] [N]; frame N, up [N], down [N]; print [p] $N; heap; deps;
-watch [-c] $N [change]; list [l] [@f[:PC]]; source; restart [run]; display EXPR,
+watch [-c|-r] $N [change|read], rwatch $N; list [l] [@f[:PC]]; source; restart [run]; display EXPR,
 undisplay [N...], info display; search TEXT; set logging ...; help [h].
 `complete(text)` gives the completions of a partial line (commands, @functions, $registers).
 `run_batch(session, lines, write)` runs a script, echoing each command.
@@ -35,7 +35,7 @@ from rvmdbg.wording import plural
 HELP = """\
 Forward:   step|s [K]   next|n   finish|f   continue|c   run-to SPEC
 Backward:  rstep|rs [K]   rnext|rn   rfinish|rf   rcontinue|rc   goto STEP   last-write $N
-Stops:     break|b SPEC [if EXPR]   watch $N [change]   delete|d [N...]   disable N   enable N
+Stops:     break|b SPEC [if EXPR]   watch $N [change|read]   delete|d [N...]   disable N   enable N
            condition N [EXPR]      SPEC: @f  @f:PC  LINE  op:AllocADT   EXPR: $3 == 0 and $1 != Nil
 Inspect:   info registers|frame|breakpoints|history   backtrace|bt [N]   print|p $N   heap
            deps   list|l   source   frame N   up [N]   down [N]   print $N[0, :, 3] (NumPy's indexing)
@@ -152,6 +152,7 @@ class CommandInterpreter:
             (("deps",), self.cmd_deps),
             (("last-write", "lw"), self.cmd_last_write),
             (("watch",), self.cmd_watch),
+            (("rwatch",), self.cmd_rwatch),
             (("list", "l"), self.cmd_list),
             (("source",), self.cmd_source),
             (("frame", "fr"), self.cmd_frame),
@@ -358,10 +359,19 @@ class CommandInterpreter:
         if "-c" in args or "change" in args:
             on = "change"
             args = [a for a in args if a not in ("-c", "change")]
+        if "-r" in args or "read" in args:
+            if on == "change":
+                raise CommandError("usage: watch $N [change|read] (one of the two)")
+            on = "read"
+            args = [a for a in args if a not in ("-r", "read")]
         if len(args) != 1:
-            raise CommandError("usage: watch $N [change]")
+            raise CommandError("usage: watch $N [change|read]")
         wp = self.session.watch(_register(args[0]), self.selected, on)
         return f"watchpoint {wp.id}: {wp.where()}"
+
+    def cmd_rwatch(self, rest: str) -> str:
+        """gdb's read watchpoint: stop before each instruction that reads the register."""
+        return self.cmd_watch(rest + " read")
 
     # ------------------------------------------------------------ motion
 

@@ -52,7 +52,10 @@ class Machine(Protocol):
     def run(self, until_step: int | None = None, breakpoints=None):
         """Execute until the end (returns the result), `steps == until_step` or before a
         location in `breakpoints` other than the current one (returns None). A failure
-        raises `VMError` at the failing instruction with the state before it."""
+        raises `VMError` at the failing instruction with the state before it. A machine
+        whose run() also takes the Relay VM's `checks` and `scoped` (traps that decide in
+        its loop) says so with `traps_with_checks = True`; for any other the session asks
+        those checks itself at each stop (`debug.traps.run_checked`)."""
 
     def current_instruction(self):
         """The instruction at `location` (None once halted)."""

@@ -49,12 +49,12 @@ from rvmdbg.debug.deps import DepRead, Deps
 from rvmdbg.debug.heap import HeapNode, heap_of, same_value, value_text, value_type
 from rvmdbg.debug.history import DEFAULT_INTERVAL, History, RefJournal, instrument
 from rvmdbg.debug.machine import halt_text, machine_for
+from rvmdbg.debug.traps import TrapPlan, register_index_of, run_checked
 from rvmdbg.limits import DEFAULT_LIMITS
 from rvmdbg.values import copy_values
 from rvmdbg.vm.machine import VMError
 
 PROGRESS_PERIOD = 0.1   # seconds between progress callbacks during long runs
-_PUSH_CHUNK = 256       # steps run at full speed while looking for a frame's push
 
 
 class DebugError(Exception):
@@ -192,8 +192,10 @@ class DebugSession:
         self._entries: dict[str, frozenset] = {}
         self._push_steps: dict[int, int] = {}
         self._def_use: dict[int, dict] = {}
-        self._writers: dict[int, dict] = {}  # func index -> deps.writers_by_register
         self._deps_cache: dict = {}
+        self._calls: frozenset | None = None
+        self._registers_by_function: dict = {}
+        self._visit_checks: tuple | None = None   # (traps, pred, checks) of the last search
         self._baseline: dict[int, tuple] = {}
         self.last_event: StopEvent | None = None
         self.heap_truncated = False
@@ -418,41 +420,50 @@ class DebugSession:
         start = vm.steps
         if until is not None and until <= start:
             return self._event("step")
-        bps = self.breakpoints.locations() if use_breaks else {}
-        stop_locs, stop_pred = stop if stop is not None else (frozenset(), None)
-        traps = frozenset(bps) | stop_locs
-        watches = self._live_watches() if use_breaks else []
+        plan = TrapPlan(vm, self.exe, "forward", count_hits, self._log, self._register_index)
+        if use_breaks:
+            plan.add_breakpoints(self.breakpoints.locations())
+            plan.add_watches(self._live_watches())
+        if stop is not None:
+            plan.add_stop(*stop)
+        plan.finish()
+        plan.start()
+        traps = plan.traps
+        armed = bool(plan.checks)
         interval = self.history.interval
         progress = [time.monotonic(), start]
+        first = True
         while True:
             end = (vm.steps // interval + 1) * interval
             if until is not None and until < end:
                 end = until
-            hit = None
             try:
-                if watches:
-                    hit = self._step_until(end, traps, watches, count_hits)
-                else:
-                    vm.run(until_step=end, breakpoints=traps or None)
+                # A run never checks where it starts: a chunk that begins at a trap does
+                # that trap's work first (the first chunk: only the watched writes).
+                if armed and plan.settle(not first, not first, end):
+                    self._note_position()
+                    return self._event(*plan.take())
+                if not first:
+                    if self._interrupt.is_set():
+                        self._note_position()
+                        return self._event("interrupted")
+                    self._progress(progress)
+                first = False
+                if vm.steps < end and not vm.halted:
+                    run_checked(vm, until_step=end, breakpoints=traps, checks=plan.checks,
+                                scoped=plan.scoped)
             except VMError as err:
                 self._note_position()
                 return self._failed(err)
             self._note_position()
-            if hit is not None:
-                return hit
+            if plan.decision is not None:
+                return self._event(*plan.take())
             if vm.halted:
                 return self._finished()
-            if traps and vm.steps > start:
-                loc = vm.location
-                if loc in traps:
-                    ev = self._check_stop(loc, bps, stop_locs, stop_pred, count_hits)
-                    if ev is not None:
-                        return ev
             if until is not None and vm.steps >= until:
+                if armed and plan.settle(True, True, vm.steps):
+                    return self._event(*plan.take())
                 return self._event("step")
-            if self._interrupt.is_set():
-                return self._event("interrupted")
-            self._progress(progress)
 
     def _live_watches(self) -> list[Watchpoint]:
         """Enabled watchpoints whose activation is on the stack or not pushed yet: a frame
@@ -461,30 +472,6 @@ class DebugSession:
         return [w for w in self.watches if w.enabled and (
             w.serial > pushes
             or (w.depth < len(frames) and frames[w.depth].serial == w.serial))]
-
-    def _check_stop(self, loc, bps, stop_locs, stop_pred, count_hits) -> StopEvent | None:
-        regs = self.vm.frames[-1].registers
-        hits = []
-        message = None
-        for bp in bps.get(loc, ()):
-            ok, msg = bp.test(regs)
-            if not ok:
-                continue
-            if count_hits:
-                if not bp.counts():
-                    continue
-            elif not bp.searched_backward:
-                continue
-            if bp.log_message is not None:
-                self._log(bp, regs)
-                continue
-            hits.append(bp)
-            message = message or msg
-        if hits:
-            return self._event("breakpoint", hits[0].id, message)
-        if loc in stop_locs and (stop_pred is None or stop_pred()):
-            return self._event("step")
-        return None
 
     def _log(self, bp, registers) -> None:
         cb = self.on_log
@@ -495,32 +482,6 @@ class DebugSession:
             cb(bp, log_text(bp.log_message, registers, params))
         except Exception:
             pass  # a broken log display must not break the run
-
-    def _step_until(self, end: int, traps, watches, count_hits) -> StopEvent | None:
-        """Step one instruction at a time to `end`, stopping after a watched write (returns its
-        event) or before a trap location other than the first (returns None)."""
-        vm = self.vm
-        frames = vm.frames
-        first = True
-        while vm.steps < end and not vm.halted:
-            if not first and traps and vm.location in traps:
-                return None
-            first = False
-            info = vm.step()
-            for w in info.writes:
-                for wp in watches:
-                    if (w.register == wp.register and w.depth == wp.depth
-                            and w.depth < len(frames) and frames[w.depth].serial == wp.serial
-                            and wp.triggered(w.old, w.new)):
-                        if count_hits:
-                            wp.hits += 1
-                        msg = (f"${w.register} of @{wp.func_name}: {value_text(w.old, 50)} -> "
-                               f"{value_text(w.new, 50)}")
-                        self._note_position()
-                        return self._event("watchpoint", wp.id, msg)
-            if vm.steps % 1024 == 0 and self._interrupt.is_set():
-                return None
-        return None
 
     # ------------------------------------------------------------ forward commands
 
@@ -800,16 +761,17 @@ class DebugSession:
         Leaves the VM anywhere: callers go to the step they want."""
         if lo >= hi:
             return None
-        bps = self.breakpoints.locations()
-        watches = [w for w in self.watches if w.enabled]
-        if not bps and not watches:
+        plan = TrapPlan(self.vm, self.exe, "search", register_index=self._register_index)
+        plan.add_breakpoints(self.breakpoints.locations())
+        plan.add_watches([w for w in self.watches if w.enabled])
+        if not plan.finish().checks:
             return None
         self._interrupt.clear()
         progress = [time.monotonic(), self.vm.steps]
         seg_end = hi
         cp = self.history.before(hi)
         while cp is not None and seg_end > lo:
-            hits = [h for h in self._segment_hits(cp, seg_end, bps, watches) if lo <= h[0] < hi]
+            hits = [h for h in self._segment_hits(cp, seg_end, plan) if lo <= h[0] < hi]
             if hits:
                 return max(hits, key=lambda h: h[0])
             if cp.step <= lo:
@@ -859,50 +821,37 @@ class DebugSession:
             self.last_event = last_event
         return before, after
 
-    def _segment_hits(self, cp, seg_end: int, bps, watches) -> list:
+    def _segment_hits(self, cp, seg_end: int, plan: TrapPlan) -> list:
         """Hits from the checkpoint `cp` to `seg_end`: breakpoints at states cp.step..seg_end-1
-        and watchpoints written by the instructions run there (states up to seg_end)."""
+        and watchpoints written by the instructions run there (states up to seg_end), in
+        order, replayed at run() speed with the plan's traps (the run leaves its loop only at
+        a hit)."""
         vm = self.vm
         self.history.restore(cp)
-        frames = vm.frames
-        traps = frozenset(bps)
+        plan.start()
         hits = []
-
-        def bp_hit():
-            loc = vm.location
-            if loc in bps:
-                regs = frames[-1].registers
-                for bp in bps[loc]:
-                    if bp.searched_backward and bp.test(regs)[0]:
-                        return bp.id
-            return None
-
-        if watches:
-            while vm.steps < seg_end and not vm.halted:
-                s = vm.steps
-                if traps and vm.location in traps:
-                    n = bp_hit()
-                    if n is not None:
-                        hits.append((s, "breakpoint", n))
-                info = vm.step()
-                for w in info.writes:
-                    for wp in watches:
-                        if (w.register == wp.register and w.depth == wp.depth
-                                and w.depth < len(frames)
-                                and frames[w.depth].serial == wp.serial
-                                and wp.triggered(w.old, w.new)):
-                            hits.append((s + 1, "watchpoint", wp.id))
-            return hits
-        if not vm.halted and vm.location in traps:
-            n = bp_hit()
-            if n is not None:
-                hits.append((vm.steps, "breakpoint", n))
-        while vm.steps < seg_end and not vm.halted:
-            vm.run(until_step=seg_end, breakpoints=traps)
-            if vm.steps < seg_end and not vm.halted:
-                n = bp_hit()
-                if n is not None:
-                    hits.append((vm.steps, "breakpoint", n))
+        # At the checkpoint: its breakpoints count, a write before it does not.
+        before, landing = True, False
+        while not vm.halted:
+            if plan.settle(before, landing, seg_end):
+                before = landing = plan.after   # after a write: a new state, else this one's rest
+                hits.append((vm.steps, *plan.take()[:2]))
+                continue
+            if vm.steps >= seg_end:
+                break
+            run_checked(vm, until_step=seg_end, breakpoints=plan.traps, checks=plan.checks,
+                        scoped=plan.scoped)
+            if plan.decision is not None:
+                before = landing = plan.after
+                hits.append((vm.steps, *plan.take()[:2]))
+                continue
+            if vm.steps < seg_end:   # a stop after a write with no hit: a state to check
+                before = landing = True
+                continue
+            # At seg_end: only a write the last instruction made belongs to this segment.
+            if not vm.halted and plan.settle(False, True, vm.steps):
+                hits.append((vm.steps, *plan.take()[:2]))
+            break
         return hits
 
     @_quiet_gc
@@ -919,24 +868,35 @@ class DebugSession:
             return None
         vm = self.vm
         self.history.restore(cp)
-        # Full speed in small chunks, then one instruction at a time in the chunk with the push.
-        # The push lies before the current position, so never past the program's end.
-        limit = self._end[1] if self._end is not None else None
-        while True:
-            before = vm.steps
-            end = before + _PUSH_CHUNK if limit is None else min(before + _PUSH_CHUNK, limit)
-            if end <= before:
-                return None
-            vm.run(until_step=end)
-            if vm.pushes >= serial or vm.halted:
-                break
-        self._goto_exact(before)
-        while vm.pushes < serial:
-            info = vm.step()
-            if info.pushed is not None and info.pushed.serial == serial:
-                self._push_steps[serial] = info.step
-                return info.step
-        return None  # unreachable for a serial that exists
+        # A trap at every call, checked in the run loop: the call that pushes `serial` is the
+        # one about to run while `pushes == serial - 1`. The push lies before the current
+        # position, so never past the program's end.
+        target = serial - 1
+        calls = self._call_locations()
+        if vm.location not in calls or vm.pushes != target:
+            limit = self._end[1] if self._end is not None else None
+            run_checked(vm, until_step=limit, breakpoints=calls,
+                        checks=dict.fromkeys(calls, lambda regs: vm.pushes == target))
+        if vm.halted or vm.pushes != target or vm.location not in calls:
+            return None  # unreachable for a serial that exists
+        self._push_steps[serial] = vm.steps
+        return vm.steps
+
+    def _register_index(self, fi: int) -> tuple[dict, dict]:
+        """The writers and readers of each register of a function (cached)."""
+        index = self._registers_by_function.get(fi)
+        if index is None:
+            index = self._registers_by_function[fi] = register_index_of(self.exe, fi)
+        return index
+
+    def _call_locations(self) -> frozenset:
+        """Every (function, pc) of an instruction that pushes a frame."""
+        calls = self._calls
+        if calls is None:
+            calls = self._calls = frozenset(
+                (fi, pc) for fi, fn in enumerate(self.exe.functions)
+                for pc, ins in enumerate(fn.instructions) if ins.is_call)
+        return calls
 
     # ------------------------------------------------------------ data dependencies
 
@@ -993,9 +953,7 @@ class DebugSession:
         fn = self.exe.functions[fi]
         nparams = len(fn.params)
         top = depth == len(vm.frames) - 1
-        by_register = self._writers.get(fi)
-        if by_register is None:
-            by_register = self._writers[fi] = deps_mod.writers_by_register(fn)
+        by_register = self._register_index(fi)[0]
         writers: dict[int, list[int]] = {}
         for r in registers:
             for pc in by_register.get(r, ()):
@@ -1061,10 +1019,20 @@ class DebugSession:
         events = []
         if not vm.halted and vm.location in traps and (pred is None or pred()):
             events.append((vm.steps, frames[-1].pc))
+        checks = None
+        if pred is not None:
+            # The predicate is asked inside the run loop: the run stops only where it holds.
+            cached = self._visit_checks
+            if cached is not None and cached[0] is traps and cached[1] is pred:
+                checks = cached[2]
+            else:
+                def check(regs):
+                    return True if pred() else False
+                checks = dict.fromkeys(traps, check)
+                self._visit_checks = (traps, pred, checks)
         while vm.steps < seg_end and not vm.halted:
-            vm.run(until_step=seg_end, breakpoints=traps)
-            if (vm.steps < seg_end and not vm.halted and vm.location in traps
-                    and (pred is None or pred())):
+            run_checked(vm, until_step=seg_end, breakpoints=traps, checks=checks)
+            if vm.steps < seg_end and not vm.halted and vm.location in traps:
                 events.append((vm.steps, frames[-1].pc))
         return events
 
@@ -1128,9 +1096,11 @@ class DebugSession:
     # ------------------------------------------------------------ watchpoints
 
     def watch(self, register: int, depth: int | None = None, on: str = "write") -> Watchpoint:
-        """Watch `register` of the frame at `depth` (the innermost by default)."""
-        if on not in ("write", "change"):
-            raise DebugError(f"watch on {on!r}: use 'write' or 'change'")
+        """Watch `register` of the frame at `depth` (the innermost by default): `on` "write"
+        stops after every write to it, "change" after a write that changes its value, "read"
+        before every instruction that reads it."""
+        if on not in ("write", "change", "read"):
+            raise DebugError(f"watch on {on!r}: use 'write', 'change' or 'read'")
         d = self._frame_of_register(register, depth, "nothing to watch")
         f = self.vm.frames[d]
         wp = Watchpoint(self._ids.next(), register, d, f.serial, f.func_index,

@@ -25,12 +25,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from rvmdbg.tui.breakpoints import BreakpointPane
 from rvmdbg.tui.command_line import CommandLine
 from rvmdbg.tui.command_output import CommandOutput
 from rvmdbg.tui.console import Console
+from rvmdbg.tui.footer import KeyFooter
 from rvmdbg.tui.glyphs import Glyphs
 from rvmdbg.tui.goto_modal import GotoStepModal
 from rvmdbg.tui.heap import HeapTree
@@ -93,6 +94,10 @@ def _human_rate(rate: float) -> str:
 
 class DebuggerScreen(Screen):
     """The main screen. `app.program` and `app.session` are what it shows."""
+
+    # The listing has the focus from the start (the first focusable pane, the source, taking it
+    # and giving it up would style both panes twice more before the first frame)
+    AUTO_FOCUS = "#listing"
 
     # Keys that move execution are disabled (shown dim) while a run is in progress.
     DRIVING = {"step", "next", "finish", "cont", "rstep", "rnext", "rfinish", "rcont", "goto",
@@ -164,33 +169,41 @@ class DebuggerScreen(Screen):
 
     def compose(self) -> ComposeResult:
         program = self.program
+        # the layout's class before the panes mount: set after, it restyles every pane again
+        self._set_layout_class(*self.app.size)
         g = self.glyphs
         self.links = SourceLinks(program.exe, program.source_file)
         has_source = program.source_text is not None
         code_panes = CODE_PANES if has_source else CODE_PANES[1:]
+
+        def tab(pane_id: str, panes) -> str:  # the class `_show_tab` would give it
+            return "-tab-hidden" if pane_id != panes[0][0] else ""
         with Horizontal(id="main"):
             with Vertical(id="code-column"):
                 yield PaneTabs(code_panes, id="code-tabs", classes="pane-tabs")
                 with Horizontal(id="code"):
                     if has_source:
                         yield SourceView(program.source_text, self.links, program.name,
-                                         file=program.source_file, glyphs=g, id="source")
-                    yield BytecodeListing(program.exe, self.links, glyphs=g, id="listing")
+                                         file=program.source_file, glyphs=g, id="source",
+                                         classes=tab("source", code_panes))
+                    yield BytecodeListing(program.exe, self.links, glyphs=g, id="listing",
+                                      classes=tab("listing", code_panes))
             with Vertical(id="state-column"):
                 yield PaneTabs(STATE_PANES, id="state-tabs", classes="pane-tabs")
-                registers = RegisterPane(glyphs=g, id="registers")
+                registers = RegisterPane(glyphs=g, id="registers",
+                                         classes=tab("registers", STATE_PANES))
                 registers.constructor_types = program.constructor_types
                 registers.register_prefix = getattr(program.exe, "register_prefix", "$")
                 yield registers
-                yield CallStackPane(program.exe, glyphs=g, id="stack")
-                heap = HeapTree(glyphs=g, id="heap")
+                yield CallStackPane(program.exe, glyphs=g, id="stack", classes=tab("stack", STATE_PANES))
+                heap = HeapTree(glyphs=g, id="heap", classes=tab("heap", STATE_PANES))
                 heap.constructor_types = program.constructor_types
                 yield heap
-                yield BreakpointPane(glyphs=g, id="breakpoints")
+                yield BreakpointPane(glyphs=g, id="breakpoints", classes=tab("breakpoints", STATE_PANES))
         yield Console(id="console")
         yield SearchBar(id="search")
         yield StatusLine(id="status")
-        yield Footer(compact=True)
+        yield KeyFooter(compact=True)
 
     def pane_ids(self) -> list[str]:
         """The panes Tab cycles through: the code and state panes, and the console's
@@ -233,7 +246,7 @@ class DebuggerScreen(Screen):
             from rvmdbg.tui.line_pane import use_ascii_scrollbars
             use_ascii_scrollbars(self.console.output)
         self.status.set_stop(f"{self.program.name}: waiting for arguments", "stop")
-        self._apply_layout(self.size.width, self.size.height)
+        self._apply_layout(self.size.width, self.size.height, force=True)
         self.listing.focus()
         # the first frame (listing and source) paints before the session is built
         self.status.set_stop(f"{self.program.name}: starting", "stop")
@@ -249,7 +262,8 @@ class DebuggerScreen(Screen):
 
     # ------------------------------------------------------------ layout modes
 
-    def _apply_layout(self, width: int, height: int) -> None:
+    def _set_layout_class(self, width: int, height: int) -> bool:
+        """Set the class of the layout for this size; whether it changed."""
         if width < NARROW_WIDTH or height < NARROW_HEIGHT:
             mode = "-narrow"
         elif width >= WIDE_WIDTH:
@@ -257,10 +271,15 @@ class DebuggerScreen(Screen):
         else:
             mode = "-stacked"
         if mode == self._layout_mode:
-            return
+            return False
         for m in ("-narrow", "-wide", "-stacked"):
             self.set_class(m == mode, m)
         self._layout_mode = mode
+        return True
+
+    def _apply_layout(self, width: int, height: int, force: bool = False) -> None:
+        if not self._set_layout_class(width, height) and not force:
+            return
         self._show_tab("code-tabs", self.query_one("#code-tabs", PaneTabs).active)
         self._show_tab("state-tabs", self.query_one("#state-tabs", PaneTabs).active)
 

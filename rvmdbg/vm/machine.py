@@ -36,6 +36,7 @@ from rvmdbg.vm.objects import (ByteAccount, StorageObject, TensorPlaceholder, VM
 CALL = -1   # the frame stack changed: reload frame, registers and code
 HALT = -2   # the outermost frame returned; the result is in `vm.result`
 TRAP = -3   # a breakpoint: stop before executing the instruction
+AFTER = -4  # a trap that ran its instruction and stops after it (a watched write)
 
 # Scalars (`rvmdbg.scalars`): `get_tag` and `load_consti` results for small values are shared,
 # so an `if` can recognise its operand by identity.
@@ -1223,6 +1224,8 @@ class VirtualMachine:
     `error`, `live_bytes`. `invoke(name, args)` runs a function to its result; `start` +
     `step`/`run` drive it one instruction, or many, at a time."""
 
+    traps_with_checks = True   # run() takes `checks` and `scoped` (debug/machine.py)
+
     def __init__(self, exe, limits: Limits | None = None):
         self.exe = exe
         self.limits = limits or DEFAULT_LIMITS
@@ -1235,6 +1238,7 @@ class VirtualMachine:
         self.error: VMError | None = None
         self.live_bytes = 0
         self.pushes = 0                 # frames pushed since start (the newest one's serial)
+        self._trap_checks: dict = {}    # (func_index, pc) -> check, for the traps of one run()
         self._decode()
 
     # ------------------------------------------------------------ decoding
@@ -1309,28 +1313,41 @@ class VirtualMachine:
         except _Malformed as exc:
             return _raiser(str(exc))
 
-    def _code_with_traps(self, breakpoints: frozenset) -> tuple[list, list]:
+    def _code_with_traps(self, breakpoints: frozenset,
+                         keep_blocks: bool = True) -> tuple[list, list]:
         """The single-handler table and the fused table with breakpoint locations replaced
-        by traps, and no block spanning one (cached per set)."""
-        tables = self._trapped.get(breakpoints)
+        by traps, and no block spanning one (cached per set). With `keep_blocks`, a trap at
+        the start of a block runs the whole block when its check lets it go on (its checks
+        never ask to stop after the instruction: see `run`)."""
+        key = (breakpoints, keep_blocks)
+        tables = self._trapped.get(key)
         if tables is None:
             self._fuse_all()
             table = [list(code) for code in self._code]
             fused = [(list(handlers), list(widths)) for handlers, widths in self._fused]
             frames = self.frames
-            for fi, pc in breakpoints:
-                if 0 <= fi < len(table) and 0 <= pc < len(table[fi]) - 1:
-                    trap = _make_trap(frames, pc)
-                    table[fi][pc] = trap
-                    handlers, widths = fused[fi]
-                    for start, width in self._blocks[fi]:
-                        if start < pc < start + width:  # the block would run over the trap
-                            # (from `table`: the block's start may itself be a trap already)
-                            handlers[start], widths[start] = table[fi][start], 1
-                    handlers[pc], widths[pc] = trap, 1
+            traps = [(fi, pc) for fi, pc in breakpoints
+                     if 0 <= fi < len(table) and 0 <= pc < len(table[fi]) - 1]
+            for fi, pc in traps:
+                table[fi][pc] = _make_trap(self, frames, fi, pc, self._code[fi][pc])
+            for fi, pc in traps:
+                handlers, widths = fused[fi]
+                for start, width in self._blocks[fi]:
+                    if start < pc < start + width:  # the block would run over the trap
+                        handlers[start], widths[start] = table[fi][start], 1
+                handlers[pc], widths[pc] = table[fi][pc], 1
+            if keep_blocks:
+                for fi, pc in traps:
+                    block, width = self._fused[fi][0][pc], self._fused[fi][1][pc]
+                    if width > 1 and not any((fi, q) in breakpoints
+                                             for q in range(pc + 1, pc + width)):
+                        handlers, widths = fused[fi]
+                        handlers[pc] = _make_trap(self, frames, fi, pc, self._code[fi][pc],
+                                                  block)
+                        widths[pc] = width
             if len(self._trapped) > 16:
                 self._trapped.clear()
-            tables = self._trapped[breakpoints] = (table, fused)
+            tables = self._trapped[key] = (table, fused)
         return tables
 
     # ------------------------------------------------------------ starting
@@ -1386,10 +1403,22 @@ class VirtualMachine:
 
     # ------------------------------------------------------------ the fast path
 
-    def run(self, until_step: int | None = None, breakpoints=None):
+    def run(self, until_step: int | None = None, breakpoints=None, checks=None, scoped=None):
         """Execute from the current state until the program halts (returns the result), or
         until `steps == until_step`, or before an instruction at a (func_index, pc) in
-        `breakpoints` other than the current one (both return None; check `halted`)."""
+        `breakpoints` other than the current one (both return None; check `halted`).
+
+        `checks` maps some of those locations to `check(registers)`, called by the trap in
+        the loop itself (the run does not stop to ask): a false result runs the instruction
+        and goes on; True stops before it; a callable runs the instruction, then stops after
+        it when that callable returns true (a watched write; only for instructions that
+        neither call nor return). A location without a check always stops.
+
+        `scoped` = (serials, locations): more traps, armed only in the activations whose
+        `Frame.serial` is in `serials` (a watchpoint's frame); every other activation of the
+        same functions runs their untrapped, fused code. Only there may a check return a
+        callable: a trap at `breakpoints` runs the fused block it starts when it goes on, so
+        one that asks to stop after its instruction stops there whatever the callable says."""
         self._check_runnable()
         limit = self.limits.max_steps
         end = limit if until_step is None else min(until_step, limit)
@@ -1405,17 +1434,28 @@ class VirtualMachine:
         try:
             self._fuse_all()
             table, fused = self._code, self._fused
-            if breakpoints:
-                breakpoints = frozenset(breakpoints)
-                if self.location in breakpoints and self.steps < end:
+            breakpoints = frozenset(breakpoints) if breakpoints else frozenset()
+            scope = scope_table = None
+            if scoped is not None and scoped[0] and scoped[1]:
+                scoped_locations = breakpoints | frozenset(scoped[1])
+                scope_table, scope_fused = self._code_with_traps(scoped_locations, False)
+                scope = (frozenset(scoped[0]), scope_fused)
+                scope_table = (scope[0], scope_table)
+            else:
+                scoped_locations = breakpoints
+            if scoped_locations:
+                if self.location in scoped_locations and self.steps < end:
                     # Leave the breakpoint we are stopped at before arming the traps.
                     if self._loop(table, self.steps + 1) == HALT:
                         return self.result
-                table, fused = self._code_with_traps(breakpoints)
-            stop = self._run_blocks(fused, end)
+                if breakpoints:
+                    table, fused = self._code_with_traps(breakpoints)
+            self._trap_checks = checks or {}
+            stop = self._run_blocks(fused, end, scope)
             if stop == 0:  # the last few steps before `end`, one instruction at a time
-                stop = self._loop(table, end)
+                stop = self._loop(table, end, scope_table)
         finally:
+            self._trap_checks = {}
             _QUIET.leave(quiet)
             if gc_was_enabled:
                 gc.enable()
@@ -1433,12 +1473,15 @@ class VirtualMachine:
                            "without finishing")
         raise self._fail(err, top, top.pc)
 
-    def _loop(self, table: list, end: int) -> int:
-        """Execute until HALT, TRAP or `steps == end` (returns 0 for the last)."""
+    def _loop(self, table: list, end: int, scope=None) -> int:
+        """Execute until HALT, TRAP or `steps == end` (returns 0 for the last); `scope`:
+        (serials, table) for the activations that run another table (see `run`)."""
         frames = self.frames
         frame = frames[-1]
         regs = frame.registers
-        code = table[frame.func_index]
+        serials, scoped = scope if scope is not None else ((), None)
+        code = (scoped if scoped is not None and frame.serial in serials
+                else table)[frame.func_index]
         pc = frame.pc
         steps = self.steps
         try:
@@ -1449,12 +1492,14 @@ class VirtualMachine:
                         frame = frames[-1]
                         regs = frame.registers
                         code = table[frame.func_index]
+                        if scoped is not None and frame.serial in serials:
+                            code = scoped[frame.func_index]
                         pc = frame.pc
                     elif pc == HALT:
                         self.steps = steps + 1
                         return HALT
-                    else:  # TRAP: the trap set the frame's pc
-                        self.steps = steps
+                    else:  # TRAP or AFTER: the trap set the frame's pc
+                        self.steps = steps if pc == TRAP else steps + 1
                         return TRAP
         except BaseException as exc:
             # pc still names the failing instruction: the assignment above never happened.
@@ -1467,13 +1512,15 @@ class VirtualMachine:
         self.steps = max(self.steps, end)
         return 0
 
-    def _run_blocks(self, fused: list, end: int) -> int:
+    def _run_blocks(self, fused: list, end: int, scope=None) -> int:
         """Like `_loop` over the fused table, while a whole block fits before `end`:
         returns HALT, TRAP, or 0 with fewer than MAX_BLOCK steps left (or none)."""
         frames = self.frames
         frame = frames[-1]
         regs = frame.registers
-        code, widths = fused[frame.func_index]
+        serials, scoped = scope if scope is not None else ((), None)
+        code, widths = (scoped if scoped is not None and frame.serial in serials
+                        else fused)[frame.func_index]
         pc = frame.pc
         steps = self.steps
         safe = end - MAX_BLOCK
@@ -1488,12 +1535,14 @@ class VirtualMachine:
                     frame = frames[-1]
                     regs = frame.registers
                     code, widths = fused[frame.func_index]
+                    if scoped is not None and frame.serial in serials:
+                        code, widths = scoped[frame.func_index]
                     pc = frame.pc
                 elif nxt == HALT:
                     self.steps = steps + 1
                     return HALT
-                else:  # TRAP: not executed
-                    self.steps = steps
+                else:  # TRAP: not executed; AFTER: executed (a trap is one instruction)
+                    self.steps = steps if nxt == TRAP else steps + 1
                     return TRAP
         except BaseException as exc:
             # pc names the failing block or instruction; a block says how far it got.
@@ -1689,8 +1738,27 @@ def _is_kernel_error(exc: Exception) -> bool:
     return isinstance(exc, KernelError)
 
 
-def _make_trap(frames: list, pc: int):
+def _make_trap(vm, frames: list, fi: int, pc: int, instruction, block=None):
+    """The handler that replaces `instruction` (a handler) at a trap location; it asks the
+    location's check in `vm._trap_checks`, if any (see `VirtualMachine.run`). With `block`
+    (the fused block starting there), going on runs the whole block; a check that asks to
+    stop after the instruction then stops after it even when its callable says no (the
+    caller finds no stop decided and goes on)."""
+    key = (fi, pc)
+    go_on = instruction if block is None else block
+
     def trap(regs):
+        check = vm._trap_checks.get(key)
+        if check is not None:
+            verdict = check(regs)
+            if not verdict:
+                return go_on(regs)
+            if verdict is not True:
+                nxt = instruction(regs)
+                if nxt < 0 or (not verdict() and block is None):
+                    return nxt
+                frames[-1].pc = nxt
+                return AFTER
         frames[-1].pc = pc
         return TRAP
     return trap

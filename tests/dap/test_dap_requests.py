@@ -185,7 +185,7 @@ def test_data_breakpoint_on_a_register(dap):
     regs_ref = _scopes(dap)["Registers"]["variablesReference"]
     info = dap.request("dataBreakpointInfo", {"variablesReference": regs_ref,
                                               "name": "$6"})["body"]
-    assert info["dataId"] and info["accessTypes"] == ["write"]
+    assert info["dataId"] and info["accessTypes"] == ["write", "read"]
     consts_ref = _scopes(dap)["Constants"]["variablesReference"]
     assert dap.request("dataBreakpointInfo", {"variablesReference": consts_ref,
                                               "name": "Const[0]"})["body"]["dataId"] is None
@@ -197,6 +197,27 @@ def test_data_breakpoint_on_a_register(dap):
     assert "$6" in ev["body"]["text"] or "$6" in str(dap.events("output"))
     r = dap.request("setDataBreakpoints", {"breakpoints": [{"dataId": "9:9:9"}]})
     assert r["body"]["breakpoints"][0]["verified"] is False
+
+
+def test_read_data_breakpoint_stops_before_the_reading_instruction(dap):
+    dap.launch("fib.relay", stop_on_entry=False, breakpoints=[FIB_BODY])
+    regs_ref = _scopes(dap)["Registers"]["variablesReference"]
+    info = dap.request("dataBreakpointInfo", {"variablesReference": regs_ref,
+                                              "name": "$0"})["body"]
+    set_ = dap.request("setDataBreakpoints", {"breakpoints": [
+        {"dataId": info["dataId"], "accessType": "read"}]})
+    assert set_["body"]["breakpoints"][0]["verified"]
+    assert "on read" in set_["body"]["breakpoints"][0]["description"]
+    both = dap.request("setDataBreakpoints", {"breakpoints": [
+        {"dataId": info["dataId"], "accessType": "readWrite"}]})
+    assert both["body"]["breakpoints"][0]["verified"] is False
+    dap.request("setDataBreakpoints", {"breakpoints": [
+        {"dataId": info["dataId"], "accessType": "read"}]})
+    dap.request("setBreakpoints", {"source": {"path": FIB}, "breakpoints": []})
+    ev = dap.motion("continue")
+    assert ev["body"]["reason"] == "data breakpoint"
+    # fib's first instruction reading $0 is `invoke_packed ... (in: $0, ...)` at pc 4
+    assert dap.top_frame()["name"].endswith("pc=4")
 
 
 def test_stepping_granularity(dap):

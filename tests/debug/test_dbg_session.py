@@ -305,7 +305,7 @@ def test_watch_errors():
     with pytest.raises(DebugError):
         s.watch(0, depth=5)
     with pytest.raises(DebugError):
-        s.watch(0, on="read")
+        s.watch(0, on="access")
 
 
 # ------------------------------------------------------------------ errors, limits, interrupts

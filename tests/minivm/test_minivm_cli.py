@@ -78,8 +78,9 @@ def test_batch(capsys, tmp_path):
 def test_batch_stops_at_the_repeated_state(capsys, tmp_path):
     script = tmp_path / "cmds"
     script.write_text("continue\nrstep\nprint r0\nlast-write r0\n")
-    code, out, _ = rvmdbg(capsys, "debug", SPIN, "--batch", script)
-    assert code == 0
+    code, out, err = rvmdbg(capsys, "debug", SPIN, "--batch", script)
+    assert code == 1     # every command succeeded; the program failed (it never halts)
+    assert "the program failed while running" in err
     assert "[step 5] @main pc=6: HL    (repeated state)" in out
     assert "error: never halts" in out
     assert "[step 4] @main pc=6: HL    (step)" in out

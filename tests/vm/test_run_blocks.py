@@ -267,3 +267,60 @@ def test_storages_count_against_their_frames_account():
     assert fresh.account is None and fresh.owned_bytes == 0
     fresh.owned_bytes = 0
     assert fresh.account is None
+
+
+# ------------------------------------------------------------ traps with checks (run(checks=))
+
+
+@pytest.mark.parametrize("name, texts", SMALL)
+def test_checked_traps_at_block_starts_run_the_block_and_stop_where_stepping_arrives(name, texts):
+    """A trap at a block's start whose check says go on runs the fused block; the run stops
+    at the visit where the check first says True, in the state stepping has there."""
+    _, exe, _ = compiled(name)
+    states = stepped_states(name, texts)
+    vm0 = VirtualMachine(exe)
+    starts = [(fi, start) for fi, blocks in enumerate(vm0.blocks()) for start, _ in blocks]
+    visits = {}
+    for k, (frames, *_rest) in enumerate(states[:-1]):
+        visits.setdefault((frames[-1][0], frames[-1][1]), []).append(k)
+    checked = 0
+    for where in starts:
+        ks = [k for k in visits.get(where, ()) if k > 0]
+        if not ks:
+            continue
+        n = min(2, len(ks))   # go on at the first visit, stop at the second (if any)
+        seen = []
+        vm = started(name, texts)
+
+        def check(regs):
+            seen.append(1)
+            return len(seen) == n
+        vm.run(breakpoints={where}, checks={where: check})
+        assert vm.location == where and state(vm) == states[ks[n - 1]]
+        vm.run()
+        assert state(vm) == states[-1]
+        checked += 1
+    assert checked > 0
+
+
+def test_a_check_returning_a_callable_stops_after_its_instruction():
+    """In a scoped (watched) activation a check may ask to stop after the instruction: the
+    run stops with the instruction run and counted, only in that activation."""
+    states = stepped_states("fib.relay", ["6"])
+    _, exe, _ = compiled("fib.relay")
+    fib = exe.func_index("fib")
+    # fib's pc 13 (invoke_packed of subtract) writes $10; activation serial 2 is fib(4)
+    where = (fib, 13)
+    arrivals = [k for k, (frames, *_r) in enumerate(states[:-1])
+                if (frames[-1][0], frames[-1][1]) == where and frames[-1][4] == 2]
+    asked = []
+    vm = started("fib.relay", ["6"])
+
+    def check(regs):
+        asked.append(vm.frames[-1].serial)
+        return lambda: True
+    vm.run(checks={where: check}, scoped=({2}, {where}))
+    assert asked == [2]   # other activations run the untrapped code
+    assert vm.steps == arrivals[0] + 1 and state(vm) == states[arrivals[0] + 1]
+    vm.run()
+    assert state(vm) == states[-1]

@@ -1,0 +1,41 @@
+"""The footer: Textual's Footer, rebuilt only when the keys it shows change.
+
+Textual's Footer recomposes (a widget per key, each styled) on every change of the screen's
+bindings: a focus change, a binding enabled or disabled. At startup that happened several times
+with the same keys and cost about a quarter of the time to the first frame; here a change that
+leaves the shown keys as they are costs nothing.
+"""
+from __future__ import annotations
+
+from textual.widgets import Footer
+
+
+class KeyFooter(Footer):
+    """A Footer that recomposes only when what it would show differs from what it shows."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._shown: tuple | None = None
+
+    def _keys(self) -> tuple:
+        """What compose would show: each shown binding's key, text and state, in order."""
+        return tuple((binding.key, binding.description, binding.action, binding.group, enabled,
+                      tooltip)
+                     for (_, binding, enabled, tooltip) in self.screen.active_bindings.values()
+                     if binding.show)
+
+    def bindings_changed(self, screen) -> None:
+        self._bindings_ready = True
+        if not screen.app.app_focus:
+            return
+        if self.is_attached and screen is self.screen:
+            self.call_after_refresh(self._recompose_if_changed)
+
+    async def _recompose_if_changed(self) -> None:
+        keys = self._keys()
+        if keys != self._shown:
+            self._shown = keys
+            await self.recompose()
+
+
+__all__ = ["KeyFooter"]
