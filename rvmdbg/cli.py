@@ -719,6 +719,86 @@ def cmd_dap(ns: argparse.Namespace) -> int:
     return call_with_deep_stack(lambda: serve_tcp(ns.port, ready=ready))
 
 
+def _configure_quiz(p: argparse.ArgumentParser) -> None:
+    add_program_args(p)
+    p.add_argument("--entry", default="main", metavar="NAME",
+                   help="the function to run (default main)")
+    p.add_argument("--seed", type=int, default=0, metavar="N",
+                   help="which questions are asked and the order of their choices (default 0)")
+    p.add_argument("--questions", type=_positive, metavar="N",
+                   help="stop after N questions (default: until the program ends or the "
+                        "input does)")
+    add_limit_options(p)
+
+
+def cmd_quiz(ns: argparse.Namespace) -> int:
+    """Check yourself: a question before each step, answered from stdin (a number, Enter to
+    skip, q to stop); the VM answers by stepping. The score is printed at the end (also at
+    EOF, so piped answers work)."""
+    from rvmdbg.debug import DebugSession
+    from rvmdbg.views.quiz import Quiz, question_lines, verdict_lines
+    from rvmdbg.vm.machine import VMError
+    program = load_program(ns.program)
+    entry = ns.entry.lstrip("@")
+    args = program_arguments(program, entry, ns.args, ns.inputs)
+    exe = executable_of(program, entry)
+    try:
+        session = DebugSession(exe, args, entry=entry, limits=limits_from(ns))
+    except VMError as e:
+        raise UsageError(e.message) from None
+    quiz = Quiz(session, program.module, seed=ns.seed, entry=entry)
+    echo = not sys.stdin.isatty()   # piped answers are shown, so the transcript reads whole
+    out = sys.stdout
+    out.write(f"Check yourself on {ns.program} (seed {ns.seed}): answer with the number of a "
+              "choice, Enter to skip, q to stop.\n")
+    failure = None
+    while ns.questions is None or len(quiz.history) < ns.questions:
+        q = quiz.question()
+        if q is None:
+            break
+        out.write("\n" + "\n".join(question_lines(q)) + "\n")
+        choice = None
+        while True:
+            out.write(f"answer (1-{len(q.choices)}): ")
+            out.flush()
+            line = sys.stdin.readline()
+            if not line:
+                out.write("\n")
+                q = None   # end of input: the score so far
+                break
+            text = line.strip()
+            if echo:
+                out.write(text + "\n")
+            if text.lower() in ("q", "quit"):
+                q = None
+                break
+            if not text:
+                break
+            if text.isdigit() and 1 <= int(text) <= len(q.choices):
+                choice = int(text) - 1
+                break
+            out.write(f"  a number from 1 to {len(q.choices)}, Enter to skip, q to stop\n")
+        if q is None:
+            break
+        verdict = quiz.answer(choice)
+        out.write("\n".join(verdict_lines(verdict)) + "\n")
+        if session.error is not None:
+            failure = session.error
+            break
+    if quiz.done and failure is None and session.finished:
+        out.write(f"\nthe program finished: {session.last_event.text}\n")
+    out.write(f"\n{quiz.score_text()}\n")
+    out.flush()
+    if failure is not None:
+        raise ProgramFailed(vm_error_text(failure, exe))
+    return EXIT_OK
+
+
+COMMANDS["quiz"] = Command("quiz", "check yourself: predict each step (next pc, registers "
+                                   "written, if, swaps, executor) and let the VM answer",
+                           _configure_quiz, cmd_quiz)
+
+
 COMMANDS["dap"] = Command("dap", "serve the Debug Adapter Protocol (for editors) on stdin/stdout "
                                  "or --port N", _configure_dap, cmd_dap)
 

@@ -32,6 +32,14 @@ SCENES = [
     ("console.svg", "programs/fib.relay", ["6"], (140, 40), [],
      ["colon", *"display $0", "enter", "escape", "s", "s", "n", "s", "colon", *"search invoke",
       "enter", *"break @f", "tab"], {}),
+    # swap?: pc 2 marked with m, the cursor on the if at pc 6: why not, drawn
+    ("swap.svg", "programs/sum_up.relay", ["3"], (140, 40), [],
+     ["s", "down", "down", "m", "down", "down", "down", "down"], {}),
+    # registers reused by liveness (r): renamed listing and registers, live-range bars
+    ("reused.svg", "programs/sum_up.relay", ["3"], (140, 40), ["@sum_up:6"], ["c", "c", "r"], {}),
+    # fetch, decode, execute: p shows the strip, s s fetches and decodes the if at pc 6
+    ("cycle.svg", "programs/sum_up.relay", ["3"], (140, 40), ["@sum_up:6"],
+     ["c", "p", "s", "s"], {}),
     # the toy MiniVM on the same screen: stopped at ADD after CH jumped, its reads' writers
     ("minivm.svg", "programs/demo.mvm", [], (120, 30), ["@main:5"], ["c"], {}),
     # HL that leaves the pc where it is: the stop where a state repeats

@@ -26,6 +26,9 @@ SCENES = [
      ["c"], ["1", "e", "right", "right", "right", "right", "right"], {}),
     ("view_flow_narrow.svg", "tests/examples/list_length.relay", (80, 24), ["@length:9"],
      ["c"], ["1", "e", *["right"] * 10], {}),
+    # the fetch-decode-execute strip in View 1: the if at pc 6 fetched, decoded, executed
+    ("view_flow_cycle.svg", "programs/sum_up.relay", (160, 44), ["@sum_up:6"],
+     ["c"], ["1", "p", "s", "s", "s"], {}),
     ("view_executors_static.svg", "programs/mlp.relay", (160, 44), [],
      ["s", "s", "s", "s"], ["2", "m"], {}),
     ("view_executors_dynamic.svg", "tests/examples/list_length.relay", (160, 44), [],
@@ -34,6 +37,11 @@ SCENES = [
      ["c", "c", "c"], ["3"], {}),
     ("view_control_ascii.svg", "programs/bst.relay", (110, 32), ["@in_order:3"],
      ["c", "c"], ["3"], {"ascii_only": True}),
+    # the quiz (Q) over the debugger after its third answer; View 1's misconception list (M)
+    ("quiz.svg", "programs/sum_up.relay", (120, 36), [], [],
+     ["Q", "1", "enter", "1", "enter", "2"], {}),
+    ("misconceptions.svg", "programs/sum_up.relay", (140, 44), [], [],
+     ["1", "M", "down", "down"], {}),
 ]
 
 

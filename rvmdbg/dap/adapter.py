@@ -309,6 +309,7 @@ class DapAdapter:
         session = open_session(config)
         self.session, self.config = session, config
         self.interp = CommandInterpreter(session)
+        self.interp.may_switch_session = False   # the adapter holds this session
         self.addresses = InstructionAddresses(session.exe)
         session.on_log = self._log_point
         session.on_progress = self._progress

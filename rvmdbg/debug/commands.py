@@ -11,6 +11,9 @@ finish [f], continue [c], run-to [until, advance] SPEC; rstep [rs, reverse-step]
 rnext [rn, reverse-next], rfinish [rf, reverse-finish], rcontinue [rc, reverse-continue],
 goto [g] STEP, last-write $N; info registers|frame|breakpoints|watchpoints|history;
 backtrace [bt, where] [N]; frame N, up [N], down [N]; print [p] $N; heap; deps;
+swap? [@f:]PC1 PC2 (may the two instructions trade places, and if not, why);
+numbering [tvm|reused|toggle] (registers as TVM numbers them, or reused by liveness: the
+session switches at the same step);
 watch [-c|-r] $N [change|read], rwatch $N; list [l] [@f[:PC]]; source; restart [run]; display EXPR,
 undisplay [N...], info display; search TEXT; set logging ...; help [h].
 `complete(text)` gives the completions of a partial line (commands, @functions, $registers).
@@ -39,6 +42,8 @@ Stops:     break|b SPEC [if EXPR]   watch $N [change|read]   delete|d [N...]   d
            condition N [EXPR]      SPEC: @f  @f:PC  LINE  op:AllocADT   EXPR: $3 == 0 and $1 != Nil
 Inspect:   info registers|frame|breakpoints|history   backtrace|bt [N]   print|p $N   heap
            deps   list|l   source   frame N   up [N]   down [N]   print $N[0, :, 3] (NumPy's indexing)
+           swap? [@f:]PC1 PC2 (may these two instructions trade places? if not, which dependence)
+Registers: numbering [tvm|reused|toggle] (TVM's numbering, or reused by liveness, same step)
 Display:   display EXPR (shown at every stop)   undisplay [N...]   info display
 Find:      search TEXT (every function's bytecode)   list @f[:PC]
 Other:     restart   set logging on [FILE] | off | file FILE   help
@@ -129,6 +134,10 @@ class CommandInterpreter:
         self.transcript = Transcript()
         self.command_names: list[str] = []          # each command's full name, for completion
         self._handlers = {}
+        self.numberings = None                      # made by the first `numbering`
+        # `numbering` replaces the session: a client that holds the session itself (the
+        # DAP adapter) turns this off; the screen and batch mode follow `self.session`
+        self.may_switch_session = True
         for names, handler in [
             (("break", "b", "br"), self.cmd_break),
             (("delete", "d"), self.cmd_delete),
@@ -150,6 +159,8 @@ class CommandInterpreter:
             (("print", "p"), self.cmd_print),
             (("heap",), self.cmd_heap),
             (("deps",), self.cmd_deps),
+            (("swap?",), self.cmd_swap),
+            (("numbering",), self.cmd_numbering),
             (("last-write", "lw"), self.cmd_last_write),
             (("watch",), self.cmd_watch),
             (("rwatch",), self.cmd_rwatch),
@@ -651,6 +662,59 @@ class CommandInterpreter:
         out.append("writes: " + (", ".join(f"${r}" for r in d.writes) or "nothing"))
         return "\n".join(out)
 
+    def cmd_swap(self, rest: str) -> str:
+        s = self.session
+        words = rest.split()
+        if len(words) != 2:
+            raise CommandError("usage: swap? PC1 PC2  or  swap? @f:PC1 PC2")
+        first = words[0]
+        if first.startswith("@"):
+            fields = s.breakpoints.resolve(first)
+            if fields.get("pc") is None or ":" not in first:
+                raise CommandError("usage: swap? @f:PC1 PC2 (a pc after the function's name)")
+            fi, pc_a = fields["func_index"], fields["pc"]
+        else:
+            if not _INT.match(first):
+                raise CommandError(f"expected a pc, got {first!r}")
+            # the selected frame's function; once the program ended, the entry function
+            fi = (self._frame().func_index if s.frames() else s.exe.func_index(s.entry))
+            pc_a = _number(first, "pc")
+        if not _INT.match(words[1]):
+            raise CommandError(f"expected a pc, got {words[1]!r}")
+        pc_b = _number(words[1], "pc")
+        return swap_text(s.exe, fi, s.swap_verdict(fi, pc_a, pc_b))
+
+    def cmd_numbering(self, rest: str) -> str:
+        from rvmdbg.debug.numbering import NUMBERINGS, TITLES, NumberingError, Numberings
+        try:
+            return self._numbering(rest, NUMBERINGS, TITLES, Numberings)
+        except NumberingError as exc:
+            raise CommandError(str(exc)) from None
+
+    def _numbering(self, rest, NUMBERINGS, TITLES, Numberings) -> str:
+        if self.numberings is None or self.numberings.session is not self.session:
+            self.numberings = Numberings(self.session)
+        nb = self.numberings
+        want = rest.strip().lower()
+        if want == "toggle":
+            want = "reused" if nb.current == "tvm" else "tvm"
+        if want and want not in NUMBERINGS:
+            raise CommandError("usage: numbering [tvm | reused | toggle]")
+        if want and not self.may_switch_session:
+            raise CommandError("numbering switches the session: on the screen (r) or in "
+                               "batch mode")
+        if want:
+            self.session = nb.switch(want)
+            self.selected = None
+        before, after = nb.totals()
+        f = self._frame() if self.session.frames() else None
+        lines = [f"registers in {TITLES[nb.current]} at step {self.session.step_count}: "
+                 f"{before} registers in TVM's numbering, {after} reused (all functions)"]
+        if f is not None:
+            b, a = nb.sizes(f.func_name)
+            lines.append(f"@{f.func_name}: register file {b} -> {a}")
+        return "\n".join(lines)
+
     def cmd_list(self, rest: str) -> str:
         s = self.session
         f = self._frame()
@@ -700,6 +764,24 @@ class CommandInterpreter:
 
     def cmd_help(self, rest: str) -> str:
         return HELP
+
+
+def swap_text(exe, func_index: int, verdict) -> str:
+    """What `swap?` prints: the two instructions, then yes, or no and every reason."""
+    fn = exe.functions[func_index]
+    names, kernels = exe.function_names(), exe.kernel_names()
+    out = []
+    for pc in sorted({verdict.pc_a, verdict.pc_b}):
+        if 0 <= pc < len(fn.instructions):
+            out.append(f"  {pc:>3}: {fn.instructions[pc].text(names, kernels)}")
+    head = f"@{fn.name} pc {verdict.pc_a} and pc {verdict.pc_b}"
+    if verdict.ok:
+        return "\n".join([f"{head}: may swap (no dependence and no control between them)"]
+                         + out)
+    lines = [f"{head}: may not swap"] + out
+    prefix = getattr(exe, "register_prefix", "$")
+    lines += [f"  - {r.text(prefix)}" for r in verdict.reasons]
+    return "\n".join(lines)
 
 
 def search_bytecode(exe, text: str) -> list[tuple[int, int, str]]:

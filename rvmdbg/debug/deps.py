@@ -7,15 +7,19 @@ Static facts about one function, computed once per function and cached by the se
 - `static_def_use(fn)`: for each pc, each register it reads -> the pcs whose writes may reach
   it along some path of the control-flow graph (reaching definitions); `ENTRY` (-1) stands for
   the function's parameters, set by the call;
-- `may_swap(fn, a, b)`: whether two instructions of one basic block can trade places without
-  changing what the program computes.
+- `swap_verdict(fn, a, b)`: whether two instructions of one basic block can trade places
+  without changing what the program computes, and every reason they cannot (the register
+  and kind of a data dependence, or the control dependence); `may_swap` is its bool.
 
 The dynamic half (which step last wrote a register) needs the history and lives in the
 session; `DepRead` and `Deps` are the shapes it answers in.
 """
 from __future__ import annotations
 
+import copy
 from typing import NamedTuple
+
+from rvmdbg.vm.executable import VMFunction
 
 ENTRY = -1  # the definition of a parameter: made by the caller before pc 0
 
@@ -136,61 +140,212 @@ def static_def_use(fn) -> dict[int, dict[int, list[int]]]:
     return {pc: table for pc, table in enumerate(reaching_definitions(fn))}
 
 
+def _side_effect_kernel(ins, exe) -> str | None:
+    """The name of the built-in kernel (ref_create, ref_read, ref_write) an instruction calls,
+    whose effect on a reference cell orders it; None for anything else."""
+    if exe is None or not getattr(ins, "is_kernel_call", False):
+        return None
+    kernels = exe.kernels
+    if 0 <= ins.packed_index < len(kernels) and kernels[ins.packed_index].builtin:
+        return kernels[ins.packed_index].name
+    return None
+
+
+def _barrier_kind(ins, exe=None) -> str | None:
+    """Why an instruction never moves: "jump", "call", "return", "halt" (does not fall
+    through) or "effect" (a reference-cell kernel); None when it may."""
+    if ins.is_jump:
+        return "jump"
+    if ins.is_call:
+        return "call"
+    if ins.is_return:
+        return "return"
+    if not ins.falls_through:
+        return "halt"
+    if _side_effect_kernel(ins, exe) is not None:
+        return "effect"
+    return None
+
+
 def _is_barrier(ins, exe=None) -> bool:
     """Control transfers, calls and effects on reference cells never move."""
-    if ins.is_jump or ins.is_call or ins.is_return or not ins.falls_through:
-        return True
-    if exe is not None and getattr(ins, "is_kernel_call", False):
-        kernels = exe.kernels
-        if 0 <= ins.packed_index < len(kernels) and kernels[ins.packed_index].builtin:
-            return True  # ref_read / ref_write / ref_create: ordered through the cell
-    return False
+    return _barrier_kind(ins, exe) is not None
 
 
 def conflict(a, b) -> str | None:
     """"RAW", "WAR" or "WAW" when instruction `b` (after `a`) depends on `a`, else None."""
+    found = conflicts(a, b)
+    return found[0][0] if found else None
+
+
+def conflicts(a, b) -> list[tuple[str, int]]:
+    """Every (kind, register) by which instruction `b` (after `a`) depends on `a`: read
+    after write, write after read, write after write, in that order, registers ascending."""
     ra, wa = read_write_sets(a)
     rb, wb = read_write_sets(b)
-    if set(wa) & set(rb):
-        return "RAW"
-    if set(ra) & set(wb):
-        return "WAR"
-    if set(wa) & set(wb):
-        return "WAW"
-    return None
+    out = [("RAW", r) for r in sorted(set(wa) & set(rb))]
+    out += [("WAR", r) for r in sorted(set(ra) & set(wb))]
+    out += [("WAW", r) for r in sorted(set(wa) & set(wb))]
+    return out
 
 
-def may_swap(fn, pc_a: int, pc_b: int, exe=None) -> bool:
-    """True when the instructions at `pc_a` and `pc_b` can trade places.
+_KIND_WORDS = {"RAW": "read after write", "WAR": "write after read",
+               "WAW": "write after write"}
+
+
+class SwapReason(NamedTuple):
+    """One thing that forbids a swap. `first` and `second` are the pcs it joins, earlier
+    first (the same pc for a property of one instruction); `register` names the register of
+    a data dependence (RAW, WAR, WAW); `kind` is one of RAW WAR WAW jump target call return
+    halt effect alloc same outside."""
+
+    kind: str
+    first: int
+    second: int
+    register: int | None = None
+    detail: str = ""
+
+    @property
+    def control(self) -> bool:
+        return self.kind not in _KIND_WORDS
+
+    def text(self, prefix: str = "$") -> str:
+        """In words; `prefix` names registers (`$` for the Relay VM, `r` for the MiniVM)."""
+        a, b, r = self.first, self.second, f"{prefix}{self.register}"
+        k = self.kind
+        if k == "RAW":
+            return f"read after write of {r}: pc {a} writes {r}, pc {b} reads it"
+        if k == "WAR":
+            return f"write after read of {r}: pc {a} reads {r}, pc {b} overwrites it"
+        if k == "WAW":
+            return (f"write after write of {r}: pc {a} and pc {b} both write {r}; "
+                    f"the later value must stay")
+        if k == "jump":
+            return f"pc {a} is a jump ({self.detail}): control leaves the straight line there"
+        if k == "target":
+            return (f"pc {b} is a branch target (the jump at pc {a} lands there): "
+                    f"another path enters between them")
+        if k == "call":
+            return f"pc {a} is a call ({self.detail}): the callee may do anything, so it keeps its place"
+        if k == "return":
+            return f"pc {a} returns: nothing moves across the end of the function"
+        if k == "halt":
+            return f"pc {a} ({self.detail}) stops the function: control never falls through"
+        if k == "effect":
+            return (f"pc {a} calls {self.detail}, a kernel with a side effect on a reference "
+                    f"cell: ordered through the cell")
+        if k == "alloc":
+            return (f"allocation order: pc {a} frees the storage in {r} before pc {b} allocates; "
+                    f"swapped, both would be held at once (peak memory grows)")
+        if k == "same":
+            return "an instruction cannot swap with itself"
+        return f"pc {a} is outside the function (pcs 0..{self.detail})"
+
+
+class SwapVerdict(NamedTuple):
+    """Whether the instructions at `pc_a` and `pc_b` may trade places, and every reason not."""
+
+    pc_a: int
+    pc_b: int
+    reasons: tuple
+
+    @property
+    def ok(self) -> bool:
+        return not self.reasons
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+def _barrier_reason(ins, pc: int, exe) -> SwapReason | None:
+    kind = _barrier_kind(ins, exe)
+    if kind is None:
+        return None
+    detail = ins.text().split(" ")[0]
+    if kind == "effect":
+        detail = _side_effect_kernel(ins, exe)
+    return SwapReason(kind, pc, pc, None, detail)
+
+
+def _storage_registers(code) -> frozenset:
+    """The registers an `alloc_storage` of the function writes (what a kill may free)."""
+    return frozenset(r for ins in code if ins.name == "AllocStorage" for r in ins.writes())
+
+
+def _alloc_order(x, y, pc_x: int, pc_y: int, storages) -> list[SwapReason]:
+    """A kill that frees a storage, then a storage allocation: swapped, both are held."""
+    if x.name == "KillRegister" and y.name == "AllocStorage" and x.dst in storages:
+        return [SwapReason("alloc", pc_x, pc_y, x.dst)]
+    return []
+
+
+def swap_verdict(fn, pc_a: int, pc_b: int, exe=None) -> SwapVerdict:
+    """Whether the instructions at `pc_a` and `pc_b` can trade places, with every reason
+    they cannot (`may_swap` is its bool).
 
     Both must lie in one straight-line stretch (no jump lands strictly after the first of them
     up to the second, no control instruction from one to the other), neither may be a jump,
     call, return or reference-cell operation, and exchanging them must not reorder a
     dependency: no RAW, WAR or WAW between the two, nor between either and any instruction
-    that lies between them (which each of them would move across).
+    that lies between them (which each of them would move across); a `kill` and a later
+    `alloc_storage` keep their order (peak memory).
     """
     code = fn.instructions
+    n = len(code)
     if pc_a == pc_b:
-        return False
+        return SwapVerdict(pc_a, pc_b, (SwapReason("same", pc_a, pc_a),))
     lo, hi = min(pc_a, pc_b), max(pc_a, pc_b)
-    if lo < 0 or hi >= len(code):
-        return False
-    if _is_barrier(code[lo], exe) or _is_barrier(code[hi], exe):
-        return False
-    targets = jump_targets(fn)
-    for pc in range(lo + 1, hi + 1):
-        if pc in targets:
-            return False
-    for pc in range(lo + 1, hi):
-        if _is_barrier(code[pc], exe):
-            return False
-    if conflict(code[lo], code[hi]):
-        return False
-    for pc in range(lo + 1, hi):
-        mid = code[pc]
-        if conflict(code[lo], mid) or conflict(mid, code[hi]):
-            return False
-    return True
+    outside = [pc for pc in (lo, hi) if not 0 <= pc < n]
+    if outside:
+        return SwapVerdict(pc_a, pc_b, tuple(SwapReason("outside", pc, pc, None, str(n - 1))
+                                             for pc in outside))
+    reasons: list[SwapReason] = []
+    for pc in range(lo, hi + 1):
+        r = _barrier_reason(code[pc], pc, exe)
+        if r is not None:
+            reasons.append(r)
+    for src, ins in enumerate(code):
+        if ins.is_jump:
+            for t in ins.jump_targets(src):
+                if lo < t <= hi:
+                    reasons.append(SwapReason("target", src, t))
+    # every pair whose order the exchange reverses: (lo, hi), (lo, mid), (mid, hi)
+    storages = _storage_registers(code)
+    pairs = [(lo, hi)] + [(lo, m) for m in range(lo + 1, hi)] + [(m, hi) for m in range(lo + 1, hi)]
+    for x, y in pairs:
+        for kind, reg in conflicts(code[x], code[y]):
+            reasons.append(SwapReason(kind, x, y, reg))
+        reasons.extend(_alloc_order(code[x], code[y], x, y, storages))
+    seen = set()
+    unique = [r for r in reasons if not (r in seen or seen.add(r))]
+    return SwapVerdict(pc_a, pc_b, tuple(unique))
+
+
+def may_swap(fn, pc_a: int, pc_b: int, exe=None) -> bool:
+    """True when the instructions at `pc_a` and `pc_b` can trade places (`swap_verdict`)."""
+    return swap_verdict(fn, pc_a, pc_b, exe).ok
+
+
+def swapped(exe, func_index: int, pc_a: int, pc_b: int):
+    """A copy of the executable with two instructions of one function exchanged (their source
+    spans and constructor names go with them); the original is untouched."""
+    out = copy.copy(exe)
+    fn = exe.functions[func_index]
+    code = list(fn.instructions)
+    code[pc_a], code[pc_b] = code[pc_b], code[pc_a]
+    out.functions = list(exe.functions)
+    out.functions[func_index] = VMFunction(fn.name, fn.params, fn.register_file_size, code,
+                                           fn.param_device_indexes)
+    a, b = (func_index, pc_a), (func_index, pc_b)
+    for table in ("source_map", "adt_constructor"):
+        moved = dict(getattr(exe, table))
+        va, vb = moved.pop(a, None), moved.pop(b, None)
+        if vb is not None:
+            moved[a] = vb
+        if va is not None:
+            moved[b] = va
+        setattr(out, table, moved)
+    return out
 
 
 def writer_pcs(fn, register: int) -> list[int]:
@@ -211,5 +366,6 @@ def writers_by_register(fn) -> dict[int, list[int]]:
 
 
 __all__ = ["ENTRY", "DepRead", "Deps", "read_write_sets", "successors", "jump_targets",
-           "reaching_definitions", "static_def_use", "may_swap", "conflict", "writer_pcs",
+           "reaching_definitions", "static_def_use", "may_swap", "swap_verdict", "swapped",
+           "SwapReason", "SwapVerdict", "conflict", "conflicts", "writer_pcs",
            "writers_by_register"]

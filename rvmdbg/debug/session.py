@@ -909,7 +909,11 @@ class DebugSession:
         return table
 
     def may_swap(self, func_index: int, pc_a: int, pc_b: int) -> bool:
-        return deps_mod.may_swap(self.exe.functions[func_index], pc_a, pc_b, self.exe)
+        return self.swap_verdict(func_index, pc_a, pc_b).ok
+
+    def swap_verdict(self, func_index: int, pc_a: int, pc_b: int) -> deps_mod.SwapVerdict:
+        """Whether two instructions of a function may trade places, and why not."""
+        return deps_mod.swap_verdict(self.exe.functions[func_index], pc_a, pc_b, self.exe)
 
     def read_write_sets(self, func_index: int, pc: int) -> tuple[tuple, tuple]:
         return deps_mod.read_write_sets(self.exe.functions[func_index].instructions[pc])

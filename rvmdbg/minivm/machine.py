@@ -82,6 +82,10 @@ class MiniMachine:
         self._seen.clear()
         self._full_at = None
 
+    def handler_at(self, func_index: int, pc: int):
+        """The closure `_decode` made for the instruction at `pc` (what `step()` runs)."""
+        return self._handlers[pc]
+
     @property
     def location(self) -> tuple[int, int] | None:
         return (0, self.frames[-1].pc) if self.frames else None

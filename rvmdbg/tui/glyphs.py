@@ -45,6 +45,11 @@ class Glyphs:
     ellipsis: str
     separator: str
     running: str
+    swap_mark: str          # the instruction marked for swap?
+    swap_ok: str            # it may swap with the one under the cursor
+    swap_no: str            # it may not (and each reason's row)
+    live: str               # live-range bars: "def live end point" (written, live across,
+                            # last read, written and never read)
     light: dict = field(repr=False, default_factory=dict)    # jump arrows
     heavy: dict = field(repr=False, default_factory=dict)    # jump arrows touching the pc
     dashed: dict = field(repr=False, default_factory=dict)   # dependency arrows
@@ -54,6 +59,7 @@ UNICODE = Glyphs(
     breakpoint="●", breakpoint_disabled="○", breakpoint_conditional="◆",
     pc="▶", caller_pc="▷", error="✗", linked="◆", changed="*", read="◂", write="▸",
     link_bar="▌", arrow_head="▶", dep_head="▹", shared="↺", ellipsis="…", separator="·", running="⟳",
+    swap_mark="◆", swap_ok="⇅", swap_no="✗", live="┬│┴╥",
     light=_LIGHT, heavy=_HEAVY, dashed=_DASHED,
 )
 
@@ -61,6 +67,7 @@ ASCII = Glyphs(
     breakpoint="B", breakpoint_disabled="b", breakpoint_conditional="?",
     pc=">", caller_pc=")", error="X", linked="~", changed="*", read="<", write=">",
     link_bar="|", arrow_head=">", dep_head=">", shared="@", ellipsis="...", separator="-", running="~",
+    swap_mark="#", swap_ok="=", swap_no="X", live="+|'*",
     light=_ASCII_LIGHT, heavy=_ASCII_HEAVY, dashed=_ASCII_DASHED,
 )
 

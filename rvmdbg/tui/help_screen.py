@@ -22,6 +22,8 @@ COMMANDS_HELP = [
     ("goto STEP | run-to @f:PC", "travel to a step or a place"),
     ("info registers | info frame | info breakpoints", "show state"),
     ("backtrace | print $N | heap | deps", "frames, values, dependencies (bt p)"),
+    ("swap? [@f:]PC1 PC2", "may the two instructions trade places? if not, the dependence (m marks one)"),
+    ("numbering [tvm | reused | toggle]", "registers as TVM numbers them or reused by liveness (r)"),
     ("last-write $N | watch $N [change]", "go back to a write, watch a register"),
     ("list [@f[:PC]] | source", "bytecode (of any function: the listing goes there) or Relay lines"),
     ("display EXPR | undisplay [N] | info display", "show a value at every stop"),

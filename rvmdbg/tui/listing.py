@@ -6,6 +6,11 @@ the instruction that last wrote it), the jump gutter (If/Goto targets in lanes, 
 touching the pc drawn heavy), the instruction in TVM's text form with callees, kernels and
 constructors named, and notes (what the pc reads and writes, the error that stopped it).
 
+swap?: `m` marks an instruction; wherever the cursor then goes, the listing says whether the
+two may trade places and draws each dependence that forbids it as an arrow in the dependency
+gutter (instead of the pc's reads), with the register and kind noted on its rows
+(`deps.swap_verdict`: a static fact of the bytecode, not of the run).
+
 Built on the Line API (`LinePane`): per-function data is computed once, each row is rendered
 once per state and cached, and moving the pc repaints only the rows whose state changed, so
 a 20,000-instruction function steps and scrolls as fast as a short one.
@@ -18,7 +23,11 @@ from typing import NamedTuple
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
+from textual.message import Message
 from textual.reactive import reactive
+
+from rvmdbg.debug.deps import swap_verdict
+from rvmdbg.debug.numbering import LiveRanges
 
 from rvmdbg.tui.arrows import MAX_DEP_LANES, MAX_JUMP_LANES, Edge, GutterLayout, jump_edges
 from rvmdbg.tui.line_pane import LinePane
@@ -44,10 +53,15 @@ class DepRead(NamedTuple):
     writer_step: int | None
 
 
-class FunctionListing:
-    """Everything about one function's rows that does not change while the program runs."""
+# Live ranges beside the listing (reused numbering): one column per register, at most this many.
+MAX_LIVE_COLUMNS = 24
 
-    def __init__(self, exe, func_index: int, links: SourceLinks | None):
+
+class FunctionListing:
+    """Everything about one function's rows that does not change while the program runs.
+    With `live`, each register's live range as a column of bars (`numbering.LiveRanges`)."""
+
+    def __init__(self, exe, func_index: int, links: SourceLinks | None, live: bool = False):
         fn = exe.functions[func_index]
         self.func_index = func_index
         self.name = fn.name
@@ -72,7 +86,10 @@ class FunctionListing:
         else:
             self.colours = [None] * len(texts)
             self.lines = [None] * len(texts)
-        self.text_column = 2 + self.address_width + 1 + 1 + DEP_WIDTH + self.jumps.width + 1
+        self.live = LiveRanges(fn, exe.kernels) if live else None
+        self.live_columns = min(fn.register_file_size, MAX_LIVE_COLUMNS) if live else 0
+        self.text_column = (2 + self.address_width + 1 + 1 + DEP_WIDTH + self.jumps.width + 1
+                            + (self.live_columns + 1 if live else 0))
         widest = max((len(t) for t in texts), default=0)
         self.width = self.text_column + widest + 24
 
@@ -89,7 +106,8 @@ class BytecodeListing(LinePane):
         "listing--reference", "listing--comment", "listing--pc", "listing--pc-marker",
         "listing--caller", "listing--error", "listing--breakpoint", "listing--breakpoint-off",
         "listing--jump", "listing--jump-active", "listing--read", "listing--write",
-        "listing--linked", "listing--note",
+        "listing--linked", "listing--note", "listing--swap-mark", "listing--swap-ok",
+        "listing--swap-no", "listing--live",
     } | {f"listing--link-{i}" for i in range(PALETTE_SIZE)}
 
     BINDINGS = [
@@ -107,7 +125,19 @@ class BytecodeListing(LinePane):
         Binding("at", "screen.command('list @')", "Function", show=False,
                 tooltip="Jump to any function: `list @` on the command line, Tab completes",
                 id="jump-function"),
+        Binding("m", "mark_swap", "Swap?", show=False,
+                tooltip="Mark this instruction for swap?: moving to another shows whether the "
+                        "two may trade places, and the dependence that forbids it (m again "
+                        "on the mark clears it)", id="swap-mark"),
     ]
+
+    class SwapShown(Message):
+        """The swap? verdict between the mark and the cursor changed (None: no mark)."""
+
+        def __init__(self, listing: "BytecodeListing", verdict) -> None:
+            super().__init__()
+            self.listing = listing
+            self.verdict = verdict
 
     pc: reactive[int | None] = reactive(None, repaint=False, init=False)
 
@@ -130,8 +160,29 @@ class BytecodeListing(LinePane):
         self._dep_range: tuple[int, int] | None = None
         self._dep_generation = 0
         self._active: frozenset[int] = frozenset()
+        self.swap_mark: int | None = None     # the pc `m` marked (in the shown function)
+        self.swap = None                      # the SwapVerdict between the mark and the cursor
+        self._swap_layout: GutterLayout | None = None
+        self._swap_notes: dict[int, list[str]] = {}
+        self._swap_range: tuple[int, int] | None = None
+        self._swap_generation = 0
+        self.show_live = False                # live-range bars (the reused numbering)
+        self.register_sizes: dict | None = None   # function -> (TVM's size, reused size)
 
     # ------------------------------------------------------------ content
+
+    def set_exe(self, exe, live: bool = False, register_sizes: dict | None = None) -> None:
+        """Show the program in another register numbering (same functions and pcs): its
+        instruction text, and with `live` each register's live range beside it."""
+        fi, cursor = self.func_index, self.cursor
+        self.exe = exe
+        self.show_live = live
+        self.register_sizes = register_sizes
+        self._functions = {}
+        self.listing = None
+        self.invalidate()
+        if fi is not None:
+            self.show_function(fi, cursor)
 
     @property
     def func_index(self) -> int | None:
@@ -140,7 +191,8 @@ class BytecodeListing(LinePane):
     def function_listing(self, func_index: int) -> FunctionListing:
         fl = self._functions.get(func_index)
         if fl is None:
-            fl = self._functions[func_index] = FunctionListing(self.exe, func_index, self.links)
+            fl = self._functions[func_index] = FunctionListing(self.exe, func_index, self.links,
+                                                               live=self.show_live)
         return fl
 
     def show_function(self, func_index: int, cursor: int | None = None) -> None:
@@ -151,9 +203,19 @@ class BytecodeListing(LinePane):
             self._set_deps([], ())
             self.breakpoints = {}
             self.linked = frozenset()
+            self._set_swap(None)
             fn = self.exe.functions[func_index]
             self.border_title = f"{self.title} @{fn.name}"
+            if self.listing.live is not None:
+                cols = self.listing.live_columns
+                self.border_title += (f"   live ranges of $0..${cols - 1}"
+                                      + (f" (of {fn.register_file_size})"
+                                         if cols < fn.register_file_size else ""))
             self.border_subtitle = f"VMFunc[{func_index}] {len(fn.instructions)} instrs"
+            sizes = (self.register_sizes or {}).get(fn.name)
+            if sizes is not None:
+                self.border_subtitle += (f" {self.glyphs.separator} registers {sizes[0]} "
+                                         f"{self.glyphs.arrow_head} {sizes[1]} reused")
             # cached rows stay: their keys carry the function, so coming back is cheap
             self.set_lines(len(self.listing.texts), self.listing.width, clear=False)
             self.refresh()
@@ -255,6 +317,8 @@ class BytecodeListing(LinePane):
             index in self.linked,
             tuple(sorted(jump_hot)),
             self._dep_generation if in_deps else 0,
+            self._swap_generation if (self._swap_range is not None
+                                      and self._swap_range[0] <= index <= self._swap_range[1]) else 0,
         )
 
     def line_text(self, index: int) -> str:
@@ -293,7 +357,13 @@ class BytecodeListing(LinePane):
 
         # dependency gutter (fixed width), then the jump gutter
         deps = self._deps
-        if deps is not None:
+        if self.swap_mark is not None:
+            # while a swap? mark is set the gutter shows what forbids the swap
+            runs = self._swap_layout.line(index, g.light, None, g.dep_head) \
+                if self._swap_layout is not None else []
+            text = "".join(t for t, _ in runs)
+            add(Segment(f"{text:>{DEP_WIDTH}}"[-DEP_WIDTH:], base + st("listing--swap-no")))
+        elif deps is not None:
             runs = deps.line(index, g.dashed, None, g.dep_head)
             text = "".join(t for t, _ in runs)
             add(Segment(f"{text:>{DEP_WIDTH}}"[-DEP_WIDTH:], base + st("listing--read")))
@@ -304,6 +374,8 @@ class BytecodeListing(LinePane):
             hot = self._active & jumps.edges_on(index) if self._active else frozenset()
             for text, is_hot in jumps.line(index, g.light, g.heavy, g.arrow_head, hot):
                 add(Segment(text, base + st("listing--jump-active" if is_hot else "listing--jump")))
+        if listing.live is not None:
+            add(Segment(" " + self._live_cells(index), base + st("listing--live")))
         add(Segment(" ", base))
 
         # the instruction
@@ -334,6 +406,8 @@ class BytecodeListing(LinePane):
                 add(Segment(f"  {self.pc_note}", note))
             if self.error_note:
                 add(Segment(f"  {g.error} {self.error_note}", base + st("listing--error")))
+        if index in self._swap_notes:
+            self._swap_note_segments(index, base, segs)
         if jumps.overflow and index in listing.jump_targets:
             targets = listing.jump_targets[index]
             drawn = {jumps.edges[i].dst for i in jumps.ends.get(index, ()) if jumps.lane_of[i] is not None}
@@ -341,6 +415,94 @@ class BytecodeListing(LinePane):
             if far:
                 add(Segment("  -> " + ", ".join(str(t) for t in far), note))
         return segs, base
+
+    def _live_cells(self, index: int) -> str:
+        """One cell per register: written here, live across, last read here, or nothing."""
+        listing = self.listing
+        row = listing.live.marks[index]
+        chars = dict(zip(("def", "live", "end", "point"), self.glyphs.live))
+        return "".join(chars.get(row.get(r), " ") for r in range(listing.live_columns))
+
+    def _swap_note_segments(self, index: int, base: Style, segs: list) -> None:
+        st = self.style
+        g = self.glyphs
+        for note in self._swap_notes[index]:
+            if note == "mark":
+                segs.append(Segment(f"  {g.swap_mark} swap?", base + st("listing--swap-mark")))
+            elif note == "ok":
+                segs.append(Segment(f"  {g.swap_ok} may swap with pc {self.swap_mark}",
+                                    base + st("listing--swap-ok")))
+            elif note == "no":
+                segs.append(Segment(f"  {g.swap_no} may not swap with pc {self.swap_mark}",
+                                    base + st("listing--swap-no")))
+            else:
+                segs.append(Segment(f"  {note}", base + st("listing--swap-no")))
+
+    # ------------------------------------------------------------ swap?
+
+    def action_mark_swap(self) -> None:
+        """`m`: mark the instruction under the cursor for swap? (again on the mark: clear)."""
+        if self.listing is None or self.line_count == 0:
+            return
+        if self.swap_mark == self.cursor:
+            self.clear_swap()
+            return
+        self._set_swap(self.cursor)
+
+    def clear_swap(self) -> None:
+        if self.swap_mark is not None:
+            self._set_swap(None)
+
+    def _set_swap(self, mark: int | None) -> None:
+        if mark is None and self.swap_mark is None:
+            return  # nothing marked, nothing to say
+        self.swap_mark = mark
+        self._update_swap()
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        super().watch_cursor(old, new)
+        if self.swap_mark is not None:
+            self._update_swap()
+
+    def _update_swap(self) -> None:
+        """Recompute the verdict between the mark and the cursor, its arrows and notes."""
+        old_range = self._swap_range
+        mark, listing = self.swap_mark, self.listing
+        self._swap_generation += 1
+        self._swap_notes = {}
+        self._swap_layout = None
+        self._swap_range = None
+        verdict = None
+        if mark is not None and listing is not None:
+            fn = self.exe.functions[listing.func_index]
+            notes = self._swap_notes
+            notes.setdefault(mark, []).append("mark")
+            if self.cursor != mark:
+                verdict = swap_verdict(fn, mark, self.cursor, self.exe)
+                notes.setdefault(self.cursor, []).append("ok" if verdict.ok else "no")
+                edges = []
+                prefix = getattr(self.exe, "register_prefix", "$")
+                for r in verdict.reasons:
+                    short = _short_reason(r, prefix)
+                    if r.first != r.second:
+                        edges.append(Edge(r.first, r.second, short))
+                        notes.setdefault(r.second, []).append(f"{self.glyphs.read} {short} "
+                                                             f"from pc {r.first}")
+                    else:
+                        notes.setdefault(r.first, []).append(f"{self.glyphs.swap_no} {short}")
+                if edges:
+                    self._swap_layout = GutterLayout(edges, DEP_LANES, precompute=False)
+            rows = list(notes) + [e for r in (verdict.reasons if verdict else ())
+                                  for e in (r.first, r.second)]
+            self._swap_range = (min(rows), max(rows))
+        self.swap = verdict
+        for rng in (old_range, self._swap_range):
+            if rng is not None:
+                self.refresh_content_lines(*rng)
+        # the dependency gutter of the pc comes back when the mark goes
+        if self._dep_range is not None:
+            self.refresh_content_lines(*self._dep_range)
+        self.post_message(self.SwapShown(self, verdict))
 
     def _instruction_segments(self, text: str, base: Style, reads, writes, segs: list) -> None:
         st = self.style
@@ -383,6 +545,14 @@ class BytecodeListing(LinePane):
             return None
         writes = self.listing.instructions[self.cursor].writes()
         return writes[0] if writes else None
+
+
+def _short_reason(r, prefix: str = "$") -> str:
+    """A reason in a few words, for the listing's notes: `RAW $5`, `call`, `target`."""
+    if r.register is not None and r.kind in ("RAW", "WAR", "WAW"):
+        return f"{r.kind} {prefix}{r.register}"
+    return {"target": "branch target", "alloc": f"kill {prefix}{r.register} before alloc",
+            "effect": f"side effect ({r.detail})", "halt": "no fall-through"}.get(r.kind, r.kind)
 
 
 __all__ = ["BytecodeListing", "FunctionListing", "DepRead"]

@@ -31,6 +31,7 @@ from rvmdbg.tui.breakpoints import BreakpointPane
 from rvmdbg.tui.command_line import CommandLine
 from rvmdbg.tui.command_output import CommandOutput
 from rvmdbg.tui.console import Console
+from rvmdbg.tui.cycle_strip import CycleStrip, cycle_of
 from rvmdbg.tui.footer import KeyFooter
 from rvmdbg.tui.glyphs import Glyphs
 from rvmdbg.tui.goto_modal import GotoStepModal
@@ -101,7 +102,7 @@ class DebuggerScreen(Screen):
 
     # Keys that move execution are disabled (shown dim) while a run is in progress.
     DRIVING = {"step", "next", "finish", "cont", "rstep", "rnext", "rfinish", "rcont", "goto",
-               "run_to_cursor", "toggle_breakpoint", "watch_cursor", "command", "restart"}
+               "run_to_cursor", "toggle_breakpoint", "watch_cursor", "command", "restart", "quiz"}
 
     BINDINGS = [
         Binding("s,f11", "step", "Step", tooltip="Step one instruction, into calls (F11)", id="step"),
@@ -119,6 +120,13 @@ class DebuggerScreen(Screen):
         Binding("colon", "command", "Cmd", tooltip="Command line (the batch-mode commands)", id="command"),
         Binding("slash", "search", "Search", show=False, tooltip="Search in the focused pane", id="search"),
         Binding("o", "toggle_output", "Output", show=False, tooltip="Show or hide the command output", id="output"),
+        Binding("r", "toggle_numbering", "Reuse", show=False,
+                tooltip="Registers: TVM's numbering or reused by liveness (as --reuse-registers), "
+                        "in the listing and the registers pane at once, live ranges beside the "
+                        "listing; the session switches at the same step", id="numbering"),
+        Binding("p", "toggle_cycle", "Phases", show=False,
+                tooltip="Fetch, decode, execute: show the dispatch loop's strip; while it is "
+                        "shown, s advances one phase (the VM steps at execute)", id="cycle"),
         Binding("ctrl+r", "restart", "Restart", show=False, tooltip="Restart the program (keeps breakpoints)", id="restart"),
         Binding("question_mark", "help", "Help", tooltip="Every key", id="help"),
         Binding("q", "quit", "Quit", tooltip="Quit rvmdbg", id="quit"),
@@ -133,6 +141,8 @@ class DebuggerScreen(Screen):
                 tooltip="View 3: control flow and ADTs", id="view-control"),
         Binding("v", "views", "Last view", show=False, tooltip="Reopen the last teaching view",
                 id="views"),
+        Binding("Q", "quiz", "Quiz", show=False,
+                tooltip="Check yourself: predict the next step, then the VM answers", id="quiz"),
         Binding("tab", "cycle_pane(1)", "Next pane", show=False, tooltip="Focus the next pane", id="next-pane"),
         Binding("shift+tab", "cycle_pane(-1)", "Previous pane", show=False, tooltip="Focus the previous pane",
                 id="previous-pane"),
@@ -156,6 +166,7 @@ class DebuggerScreen(Screen):
         self._last_event = None
         self._waiting: list[Callable[[], None]] = []   # keys pressed during a run, in order
         self._matches = None   # (text, matches) of the last search across functions
+        self.numbering = "tvm"  # the register numbering shown (`r`, `numbering`)
 
     # ------------------------------------------------------------ composition
 
@@ -188,6 +199,7 @@ class DebuggerScreen(Screen):
                                          classes=tab("source", code_panes))
                     yield BytecodeListing(program.exe, self.links, glyphs=g, id="listing",
                                       classes=tab("listing", code_panes))
+                yield CycleStrip(marker=g.pc, id="cycle")
             with Vertical(id="state-column"):
                 yield PaneTabs(STATE_PANES, id="state-tabs", classes="pane-tabs")
                 registers = RegisterPane(glyphs=g, id="registers",
@@ -416,6 +428,7 @@ class DebuggerScreen(Screen):
 
     def _finish(self, label: str, event, error: BaseException | None,
                 command: str | None = None) -> None:
+        notice = self._adopt_session() if command is not None else ""
         message = ""
         warning = False
         if command is not None:
@@ -437,9 +450,89 @@ class DebuggerScreen(Screen):
             warning = True
         if message:
             self.status.set_message(message, warning=warning)
+        elif notice:
+            self.status.set_message(notice)
 
     def action_step(self) -> None:
+        if self.cycle_shown:
+            if not self._wait_turn(self.action_step):
+                self._advance_cycle()
+            return
         self.drive("step", lambda s: s.step(), threaded=False)
+
+    # ------------------------------------------------------------ register numbering
+
+    def action_toggle_numbering(self) -> None:
+        """`r`: TVM's numbering or reused by liveness (the command `numbering toggle`)."""
+        self.run_command("numbering toggle")
+
+    def _adopt_session(self) -> str:
+        """After `numbering`: the command language switched to the other numbering's session;
+        the screen shows that session and that executable from now on."""
+        interpreter = self.app._interpreter
+        if interpreter is None or interpreter.session is self.session:
+            return ""
+        import dataclasses
+        new = interpreter.session
+        numberings = interpreter.numberings
+        reused = numberings.current == "reused"
+        app = self.app
+        app.session = new
+        app._interpreter_session = new
+        new.on_progress = self._progress_from_worker
+        programs = getattr(app, "numbered_programs", None)
+        if programs is None:
+            programs = app.numbered_programs = {"tvm": app.program}
+        if numberings.current not in programs:
+            programs[numberings.current] = dataclasses.replace(programs["tvm"],
+                                                               exe=new.original_exe)
+        app.program = programs[numberings.current]
+        sizes = numberings.report if reused else None
+        self.listing.set_exe(new.original_exe, live=reused, register_sizes=sizes)
+        stack = self.query_one("#stack", CallStackPane)
+        stack.exe = new.original_exe
+        stack.invalidate()
+        self.numbering = numberings.current
+        before, after = numberings.totals()
+        return (f"registers in {'reused numbering' if reused else 'TVM numbering'} at step "
+                f"{new.step_count}: {before} -> {after} over all functions (r switches back)")
+
+    # ------------------------------------------------------------ fetch, decode, execute
+
+    @property
+    def cycle_shown(self) -> bool:
+        return self.query_one("#cycle", CycleStrip).has_class("-shown")
+
+    def action_toggle_cycle(self) -> None:
+        strip = self.query_one("#cycle", CycleStrip)
+        shown = not strip.has_class("-shown")
+        strip.set_class(shown, "-shown")
+        if shown:
+            self._draw_cycle()
+            self.status.set_message("fetch, decode, execute: s advances one phase; p hides "
+                                    "the strip")
+        else:
+            self.status.set_message("s steps whole instructions again")
+
+    def _advance_cycle(self) -> None:
+        s = self.session
+        if s is None:
+            return
+        try:
+            phase = cycle_of(self.app).advance(
+                s, lambda: self.drive("step", lambda s: s.step(), threaded=False))
+        except Exception as exc:  # the strip is a view of the session: it must not break it
+            self.status.set_message(f"fetch-decode-execute: {error_text(exc)}", warning=True)
+            return
+        self._draw_cycle()
+        if phase and phase != "execute":
+            self.status.set_message(f"{phase}: done; s does the next phase")
+        elif not phase:
+            self.status.set_message("nothing left to run", warning=True)
+
+    def _draw_cycle(self) -> None:
+        if self.cycle_shown:
+            self.query_one("#cycle", CycleStrip).show(cycle_of(self.app).rows(self.session))
 
     def action_rstep(self) -> None:
         self.drive("reverse step", lambda s: s.rstep(), threaded=False)
@@ -487,6 +580,7 @@ class DebuggerScreen(Screen):
             if box.has_class("-shown"):
                 self._close_box(box)
                 return
+        self.listing.clear_swap()  # and then drops a swap? mark
 
     def action_quit(self) -> None:
         if self.running and self.session is not None:
@@ -717,6 +811,7 @@ class DebuggerScreen(Screen):
         error = getattr(s, "error", None)
         self.status.set_message(f"error: {error_text(error)}" if error is not None else
                                 event_note(event), warning=error is not None)
+        self._draw_cycle()
 
     def _show_selected_frame(self) -> None:
         s = self.session
@@ -766,8 +861,12 @@ class DebuggerScreen(Screen):
                 changed = set()
         fn = self.program.exe.functions[frame.func_index]
         frame_no = len(self.frames) - 1 - self.selected_depth
+        title = f"Registers #{frame_no} @{fn.name}"
+        sizes = self.listing.register_sizes
+        if self.numbering == "reused" and sizes and fn.name in sizes:
+            title += f" (reused: {sizes[fn.name][1]} of {sizes[fn.name][0]})"
         registers.set_frame(frame.registers, changed, reads, writes, len(fn.params),
-                            title=f"Registers #{frame_no} @{fn.name}")
+                            title=title)
         if source is not None:
             span = self.program.exe.span_at(frame.func_index, frame.pc)
             if span is not None and self._show_source_file(span.file):
@@ -858,6 +957,28 @@ class DebuggerScreen(Screen):
             self.listing.set_linked(self.links.pcs_in(line, loc[0]))
             self.listing.set_cursor(loc[1], quiet=True)
             self.source.set_typed(None)
+
+    def on_bytecode_listing_swap_shown(self, event: BytecodeListing.SwapShown) -> None:
+        """swap?: the verdict between the marked instruction and the cursor, in words."""
+        listing = event.listing
+        mark, v = listing.swap_mark, event.verdict
+        if mark is None:
+            self.status.set_message("swap?: mark cleared")
+            return
+        if v is None:
+            self.status.set_message(f"swap?: pc {mark} marked; move to another instruction "
+                                    f"(m on the mark, or Esc, clears it)")
+            return
+        head = f"swap? pc {v.pc_a} and pc {v.pc_b}:"
+        if v.ok:
+            self.status.set_message(f"{head} may swap (no dependence and no control between "
+                                    f"them)")
+            return
+        more = len(v.reasons) - 1
+        tail = f" (+{more} more: `swap? {v.pc_a} {v.pc_b}` lists them)" if more else ""
+        prefix = getattr(self.program.exe, "register_prefix", "$")
+        self.status.set_message(f"{head} may not: {v.reasons[0].text(prefix)}{tail}",
+                                warning=True)
 
     def _show_location_of_selected_frame(self, frame) -> None:
         """After switching the listing's function: mark the pc if the frame is in it."""
@@ -971,6 +1092,12 @@ class DebuggerScreen(Screen):
     def action_views(self) -> None:
         self.action_open_view(getattr(self.app, "last_teaching_view", "flow"))
 
+    def action_quiz(self) -> None:
+        from rvmdbg.tui.quiz_screen import open_quiz
+        error = open_quiz(self.app)
+        if error:
+            self.status.set_message(error, warning=True)
+
     def action_help(self) -> None:
         sections = [("Everywhere", self.BINDINGS)]
         for cls in (BytecodeListing, SourceView, RegisterPane, CallStackPane, BreakpointPane):
@@ -981,6 +1108,13 @@ class DebuggerScreen(Screen):
         sections.append(("Console (o shows it, Tab focuses it)", CommandOutput.BINDINGS))
         sections.append(("Command line (:)", CommandLine.BINDINGS))
         sections.append(("Search box (/)", SearchBar.BINDINGS))
+        from rvmdbg.tui.quiz_screen import QuizScreen
+        from rvmdbg.tui.views.flow import FlowScreen
+        sections.append(("Quiz (Q, also in the views)",
+                         [Binding("1-9", "choose", tooltip="Answer with that choice; the VM "
+                                  "then answers by stepping")]
+                         + [b for b in QuizScreen.BINDINGS if b.tooltip]))
+        sections.append(("View 1 (1)", FlowScreen.BINDINGS))
         self.app.push_screen(HelpScreen(sections, getattr(self.app, "keymap", None)))
 
     def _close_box(self, box, refocus: bool = True) -> None:

@@ -36,7 +36,8 @@ def is_quick_command(line: str) -> bool:
     word = line.split()[0] if line.split() else ""
     return word in {"info", "i", "backtrace", "bt", "print", "p", "heap", "deps", "list", "l",
                     "source", "break", "b", "delete", "disable", "enable", "watch", "help",
-                    "tbreak", "condition", "display", "undisplay", "search", "set"}
+                    "tbreak", "condition", "display", "undisplay", "search", "set",
+                    "swap?"}
 
 
 def pc_note(frame, exe) -> str:

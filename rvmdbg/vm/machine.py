@@ -1278,6 +1278,11 @@ class VirtualMachine:
             self._code.append(code)
             self._meta.append(meta)
 
+    def handler_at(self, func_index: int, pc: int):
+        """The handler closure `HANDLERS[opcode]` made for this instruction when the function
+        was predecoded (what `step()` calls there)."""
+        return self._code[func_index][pc]
+
     def blocks(self) -> list[list[tuple[int, int]]]:
         """Per function, the (start pc, width) of every block run() executes as one handler."""
         self._fuse_all()

@@ -79,6 +79,10 @@ SCENES = {
                                                    "space", "shift+tab", "shift+tab"]),
     # an error stop, the source focused
     "error": ("tests/tui/programs/empty_head.relay", [], ["c", "shift+tab"]),
+    # the VM's ideas: registers reused with live-range bars, the fetch-decode-execute strip
+    # half turned, a swap? mark with the arrows and notes of what forbids it
+    "ideas": ("programs/sum_up.relay", ["@sum_up:6"], ["c", "r", "p", "s", "s", "m", "up",
+                                                     "up"]),
 }
 
 

@@ -115,6 +115,8 @@ class TeachingScreen(Screen):
                 id="step"),
         Binding("S", "step(False)", "Back", tooltip="Step the program back one instruction",
                 id="rstep"),
+        Binding("Q", "quiz", "Quiz", show=False,
+                tooltip="Check yourself: predict the next step, then the VM answers", id="quiz"),
         Binding("q", "app.quit", "Quit", show=False, id="quit"),
     ]
 
@@ -152,15 +154,21 @@ class TeachingScreen(Screen):
     def set_status(self, text: str) -> None:
         self.query_one("#view-status", Static).update(text)
 
-    def on_screen_resume(self) -> None:
-        self.view.refresh_from_session()
-        self.view.focus_main()
-
     def action_view(self, name: str) -> None:
         show_view(self.app, name)
 
     def action_back(self) -> None:
         leave_views(self.app)
+
+    def action_quiz(self) -> None:
+        from rvmdbg.tui.quiz_screen import open_quiz
+        error = open_quiz(self.app)
+        if error:
+            self.set_status(error)
+
+    def on_screen_resume(self) -> None:
+        self.view.refresh_from_session()
+        self.view.focus_main()
 
     def action_step(self, forward: bool) -> None:
         err = drive_session(self.app, forward)

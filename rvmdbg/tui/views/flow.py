@@ -7,7 +7,9 @@ per stage. Stepping the program (s, S) selects the expression the current instru
 from, so execution can be traced back through every stage.
 
 Keys: left/right stage, up/down line, `,`/`.` smaller steps through expressions, `o` the
-enclosing expression, `e` the current instruction's expression.
+enclosing expression, `e` the current instruction's expression, `p` the fetch-decode-execute
+strip (while it is shown, `s` advances one phase of the dispatch loop), `M` the list of
+misconceptions about the VM (each with a program that shows it wrong).
 """
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
-from rvmdbg.tui.views.base import TeachingScreen
+from rvmdbg.tui.cycle_strip import CycleStrip, cycle_of
+from rvmdbg.tui.views.base import TeachingScreen, drive_session
 from rvmdbg.tui.views.rows_pane import RowsPane, region_overlays
 from rvmdbg.views.flow import BYTECODE, EXECUTION, PASS, FlowModel
 from rvmdbg.views.text import UNICODE
@@ -45,6 +48,9 @@ class FlowView(Vertical, can_focus=True):
         Binding("o", "outer", "Outer", tooltip="The enclosing expression", id="outer"),
         Binding("e", "follow", "Exec", tooltip="The current instruction's expression",
                 id="follow"),
+        Binding("p", "toggle_cycle", "Phases", show=False,   # the footer keeps `0` at 80 columns
+                tooltip="Fetch, decode, execute: show the dispatch loop's strip; while it is "
+                        "shown, s advances one phase (the VM steps at execute)", id="cycle"),
         Binding("pageup", "line(-10)", "Page up", show=False),
         Binding("pagedown", "line(10)", "Page down", show=False),
     ]
@@ -74,6 +80,7 @@ class FlowView(Vertical, can_focus=True):
         with Horizontal(id="flow-bottom"):
             yield RowsPane("bytecode", id="flow-bytecode")
             yield RowsPane("in every stage", id="flow-follow")
+        yield CycleStrip(marker=self.symbols.current, id="flow-cycle")
 
     def on_mount(self) -> None:
         for pane in self.query(RowsPane):
@@ -143,6 +150,7 @@ class FlowView(Vertical, can_focus=True):
         if self.selected is None and self.origin is None:
             self._select_first()
         self.redraw()
+        self.draw_cycle()
 
     def _select_first(self) -> None:
         st = self.stage
@@ -288,7 +296,7 @@ class FlowView(Vertical, can_focus=True):
         label = self.query_one("#flow-selection", Static)
         if self.selected is None or self.selected >= len(st.items):
             text = "nothing selected" if st.kind != EXECUTION else \
-                "the VM's position; s steps, S steps back"
+                "the VM's position; s steps, S steps back, p shows fetch-decode-execute"
         else:
             item = st.items[self.selected]
             origin = item.origin
@@ -297,6 +305,37 @@ class FlowView(Vertical, can_focus=True):
             made = "" if item.own else " (made by a pass: shown with its enclosing span)"
             text = f"selected: {item.label}  from {where}{made}"
         label.update(text)
+
+    # ---- fetch, decode, execute ----
+
+    @property
+    def cycle_shown(self) -> bool:
+        return self.query_one("#flow-cycle", CycleStrip).has_class("-shown")
+
+    def action_toggle_cycle(self) -> None:
+        strip = self.query_one("#flow-cycle", CycleStrip)
+        strip.set_class(not strip.has_class("-shown"), "-shown")
+        self.draw_cycle()
+
+    def draw_cycle(self) -> None:
+        if self.is_mounted and self.cycle_shown:
+            self.query_one("#flow-cycle", CycleStrip).show(
+                cycle_of(self.app).rows(self.context.session))
+
+    def advance_cycle(self) -> str | None:
+        """`s` while the strip is shown: one phase; at execute the VM steps (through the
+        debugger, whose panes follow). Returns an error message, or None."""
+        session = self.context.session
+        if session is None:
+            return "the program has not started"
+        errors = []
+        try:
+            cycle_of(self.app).advance(
+                session, lambda: errors.append(drive_session(self.app, True)))
+        except Exception as exc:
+            return f"{type(exc).__name__}: {exc}"
+        self.draw_cycle()
+        return next((e for e in errors if e), None)
 
     # ---- keys ----
 
@@ -391,12 +430,30 @@ class FlowScreen(TeachingScreen):
     CSS_PATH = str(Path(__file__).with_name("flow.tcss"))
     view_name = "flow"
 
+    BINDINGS = [
+        Binding("M", "misconceptions", "Myths", tooltip="Common misconceptions about the VM, "
+                "each with a program that shows it wrong", id="misconceptions"),
+    ]
+
+    def action_misconceptions(self) -> None:
+        from rvmdbg.tui.misconceptions_screen import MisconceptionsScreen
+        self.app.push_screen(MisconceptionsScreen())
+
     def compose_view(self) -> ComposeResult:
         yield FlowView(self.context, self.symbols, id="flow")
 
     @property
     def view(self) -> FlowView:
         return self.query_one(FlowView)
+
+    def action_step(self, forward: bool) -> None:
+        view = self.view
+        if forward and view.cycle_shown:   # one phase of the dispatch loop at a time
+            err = view.advance_cycle()
+            self.set_status(err or "")
+            view.refresh_from_session(stepped=True)
+            return
+        super().action_step(forward)
 
 
 __all__ = ["FlowView", "FlowScreen"]

@@ -1,0 +1,54 @@
+"""The fetch-decode-execute strip: three lines under the listing (and in View 1) showing the
+dispatch loop turning for the instruction about to run (`rvmdbg.views.cycle`).
+
+The phases done are in plain text, the one `s` does next is marked and in reverse video, the
+ones after it in italics, so the strip reads the same without colour.
+"""
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from rvmdbg.views.cycle import DispatchCycle
+
+
+def cycle_of(app) -> DispatchCycle:
+    """The app's one dispatch cycle, shared by the debugger screen and View 1 (a phase shown
+    in one is where the other goes on)."""
+    cycle = getattr(app, "dispatch_cycle", None)
+    if cycle is None:
+        cycle = app.dispatch_cycle = DispatchCycle()
+    return cycle
+
+
+class CycleStrip(Static):
+    """Three lines: fetch, decode, execute (`show(rows)` with `DispatchCycle.rows()`)."""
+
+    DEFAULT_CSS = """
+    CycleStrip { height: 4; padding: 0 1; border-top: solid $primary-darken-1; display: none;
+                 text-wrap: nowrap; text-overflow: ellipsis; }
+    CycleStrip.-shown { display: block; }
+    """
+
+    def __init__(self, marker: str = "▶", **kwargs) -> None:
+        super().__init__("", **kwargs)
+        self.marker = marker
+        self.rows: list = []
+
+    def show(self, rows) -> None:
+        self.rows = list(rows)
+        text = Text(no_wrap=True, overflow="ellipsis")
+        for i, (phase, line, state) in enumerate(rows):
+            if i:
+                text.append("\n")
+            mark = self.marker if state == "next" else " "
+            style = {"done": "bold", "next": "bold reverse", "later": "italic"}[state]
+            text.append(f"{mark} {phase:<8}", style=style)
+            text.append(f" {line}", style={"done": "", "next": "bold", "later": "italic"}[state])
+        self.update(text)
+
+    def plain(self) -> str:
+        return "\n".join(f"{phase}: {line}" for phase, line, _ in self.rows)
+
+
+__all__ = ["CycleStrip", "cycle_of"]
