@@ -983,8 +983,18 @@ def _alloc_scalar_kernel(vm, impl, fast, inline, ra, rb, c, scalar_type, size, w
     frames, max_bytes = vm.frames, vm.limits.max_bytes
     k, value, k_value, bool_value, t_pc, f_pc = branch or (0, 0, None, None, 0, 0)
 
-    def finish(regs, out):
-        """The writes of the block after its kernel; returns the next pc."""
+    binary = inline == 2
+
+    def alloc_scalar_kernel(regs):
+        a = regs[ra]
+        try:
+            if binary:
+                b = regs[rb]
+                out = impl([a, b]) if a.shape or b.shape else fast(a, b)
+            else:
+                out = impl([a]) if a.shape else fast(a, c)
+        except Exception:
+            return replay(regs)  # fails again, at the kernel, after the allocations
         live = vm.live_bytes + size
         if live > max_bytes or type(out) is not scalar_type:
             return replay(regs)  # the limit, or an output the full check must look at
@@ -1004,24 +1014,6 @@ def _alloc_scalar_kernel(vm, impl, fast, inline, ra, rb, c, scalar_type, size, w
         if type(out) is np.bool_:  # True and False are unique
             return t_pc if out is bool_value else f_pc
         return t_pc if out == value else f_pc
-
-    if inline == 1:
-        def alloc_scalar_kernel(regs):
-            a = regs[ra]
-            try:
-                out = impl([a]) if a.shape else fast(a, c)
-            except Exception:
-                return replay(regs)  # fails again, at the kernel, after the allocations
-            return finish(regs, out)
-    else:
-        def alloc_scalar_kernel(regs):
-            a = regs[ra]
-            b = regs[rb]
-            try:
-                out = impl([a, b]) if a.shape or b.shape else fast(a, b)
-            except Exception:
-                return replay(regs)
-            return finish(regs, out)
     return alloc_scalar_kernel
 
 
@@ -1446,8 +1438,7 @@ class VirtualMachine:
         gc_was_enabled = gc.isenabled()
         gc.disable()
         # Scalar arithmetic wraps around without NumPy's overflow warnings (`rvmdbg.scalars`).
-        errors = np.errstate(all="ignore")
-        errors.__enter__()
+        quiet = _QUIET.enter()
         try:
             self._fuse_all()
             table, fused = self._code, self._fused
@@ -1473,7 +1464,7 @@ class VirtualMachine:
                 stop = self._loop(table, end, scope_table)
         finally:
             self._trap_checks = {}
-            errors.__exit__(None, None, None)
+            _QUIET.leave(quiet)
             if gc_was_enabled:
                 gc.enable()
         if stop == HALT:
@@ -1596,7 +1587,11 @@ class VirtualMachine:
         try:
             kind, reads, writes, w0, instruction, handler = self._meta[fi][pc]
         except IndexError:  # past the end: the handler there reports it
-            kind, reads, writes, w0, instruction, handler = _PLAIN, (), (), -1, None, None
+            kind, reads, writes, w0, instruction = _PLAIN, (), (), -1, None
+            code = self._code[fi]
+
+            def handler(regs):
+                return code[pc](regs)
         depth = len(frames) - 1
         info = StepInfo(steps, frame, depth, fi, pc, instruction, reads)
         live_before = self.live_bytes
@@ -1620,8 +1615,6 @@ class VirtualMachine:
             caller_old = caller.registers[frame.caller_return_register]
             caller_pc = caller.pc
         try:
-            if handler is None:
-                handler = self._code[fi][pc]
             if kind == _KERNEL:  # scalar arithmetic wraps around without NumPy's warnings
                 nxt = _QUIET.call(handler, regs)
             else:
