@@ -61,6 +61,7 @@ if "--package-root" in sys.argv:
 sys.path.insert(0, str(_PKG))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import rvmdbg  # noqa: E402,F401  (first: treewalk_baseline puts this checkout first on the path)
 import minivm_seed as toy  # noqa: E402
 from treewalk_baseline import TreeWalker  # noqa: E402
 from rvmdbg.relay.interpreter import call_with_deep_stack  # noqa: E402
@@ -110,12 +111,13 @@ RUN_TARGET = 8_000_000     # instructions/s of run() on scalar code (CPU time)
 STEP_TARGET = 1_000_000    # instructions/s of step() (CPU time)
 INTERP_RATIO_TARGET = 2.0  # interpreter time / VM run() time
 
-# Before cheap scalars (0-d arrays everywhere): this script at git revision d94e33a's package
-# (`--before d94e33a`), best of 5 rounds (2 for step()), 2026-12-01 02:50 UTC, load average
-# about 14 on 2 CPUs (eight people's jobs), so the CPU times are the figures to compare.
+# Before cheap scalars (0-d arrays everywhere): this script on git revision d94e33a's package
+# (`--before d94e33a`), best of 5 rounds (2 for step()), 2026-12-01 03:28 UTC, load average
+# 11-14 on 2 CPUs (eight people's jobs), so CPU times are the figures to compare.
 BEFORE_RECORDED = {
-    "when": "2026-12-01 02:50 UTC, load ~14, revision d94e33a",
-    "fib": None, "loop": None,
+    "when": "recorded 2026-12-01 03:28 UTC, load 11-14, revision d94e33a (CPU time)",
+    "fib": {"steps": 481_594, "run_cpu": 0.0985, "step_cpu": 1.235, "interp_cpu": 0.044},
+    "loop": {"steps": 2_400_016, "run_cpu": 0.600, "step_cpu": 7.06, "interp_cpu": 0.447},
 }
 
 CPU: dict = {}  # job name -> shortest CPU seconds (time.process_time) over the rounds
@@ -381,6 +383,8 @@ def measure_before(rev: str, args) -> dict:
                "--step-repeats", str(args.step_repeats)] + (["--quick"] if args.quick else [])
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     figures = json.loads(out.strip().splitlines()[-1])
+    if figures.pop("package", None) != str(Path(tmp).resolve() / "rvmdbg"):
+        raise SystemExit(f"--before {rev}: the child measured another checkout's package")
     figures["when"] = f"measured now from revision {rev}"
     return figures
 
@@ -505,7 +509,8 @@ def main(argv=None) -> int:
         print("rvmdbg.vm.compiler.compile_module is not available yet: VM figures skipped")
     if args.emit_json:
         measure(workloads, loop_n, args.repeats, args.step_repeats)
-        print(json.dumps(headline(workloads)))
+        print(json.dumps({**headline(workloads),
+                          "package": str(Path(rvmdbg.__file__).resolve().parent)}))
         return 0
     load_before = os.getloadavg()[0]
     if args.before:

@@ -33,6 +33,7 @@ from rvmdbg.relay.types import (
     FuncType, IncompleteType, RefType, TensorType, TupleType, TypeCall, substitute,
 )
 from rvmdbg.values import ADTValue, RefCell, format_value
+from rvmdbg.i18n import _, ngettext
 
 __all__ = ["ArgumentError", "bind_inputs", "parse_program_args", "parse_value", "convert_value",
            "param_types"]
@@ -73,13 +74,15 @@ def parse_program_args(mod: Module, entry: str, texts: list[str]) -> list:
     fn = mod.functions.get(entry)
     if fn is None:
         known = ", ".join("@" + n for n in mod.functions) or "none"
-        raise ArgumentError(f"no function @{entry} in this program (functions: {known})")
+        raise ArgumentError(_("no function @{entry} in this program (functions: {known})").format(
+            entry=entry, known=known))
     types = param_types(fn)
     if len(texts) != len(fn.params):
         n = len(fn.params)
         raise ArgumentError(
-            f"@{entry} takes {n} argument{'s' if n != 1 else ''} ({_signature(fn, types)}), "
-            f"got {len(texts)}")
+            ngettext("@{entry} takes {n} argument ({signature}), got {given}",
+                     "@{entry} takes {n} arguments ({signature}), got {given}", n).format(
+                entry=entry, n=n, signature=_signature(fn, types), given=len(texts)))
     values = []
     for i, (text, param, t) in enumerate(zip(texts, fn.params, types)):
         where = f"argument {i + 1} (%{param.name}"

@@ -26,6 +26,8 @@ from rvmdbg.limits import DEFAULT_LIMITS, LimitValueError, Limits
 from rvmdbg.relay.diagnostics import RelayError, Source
 from rvmdbg.values import format_value, to_json
 from rvmdbg.wording import plural
+from rvmdbg.i18n import LANGUAGES, _, ngettext
+from rvmdbg.i18n import setup as setup_language
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 # The reader of stdout went away (`| head`): as a process ended by SIGPIPE, 128 + 13. Not 1,
@@ -105,14 +107,14 @@ def program_arguments(program: Program, entry: str, texts: list[str],
         if entry not in program.module.functions:
             own = [n for n, f in program.module.functions.items()
                    if f.span is not None and f.span.file == program.path]
-            raise UsageError(f"{program.path}: no function @{entry} to run; the program "
-                             + (f"defines {', '.join('@' + n for n in own)}" if own
-                                else "defines no functions"))
+            raise UsageError(f"{program.path}: " + _("no function @{entry} to run; the program ").format(entry=entry)
+                             + (_("defines {names}").format(names=', '.join('@' + n for n in own)) if own
+                                else _("defines no functions")))
         try:
             return parse_program_args(program.module, entry, texts)
         except ArgumentError as e:
             if not texts:
-                e.message += "; give them after PROGRAM (the program has no `// args:` line)"
+                e.message += "; " + _("give them after PROGRAM (the program has no `// args:` line)")
             raise
     # a saved executable keeps no types: values take Relay's default dtypes; it keeps the
     # source text, whose `// args:` line gives the defaults as for the .relay file
@@ -122,7 +124,7 @@ def program_arguments(program: Program, entry: str, texts: list[str],
     try:
         params = exe.function(entry).params
     except KeyError:
-        raise UsageError(f"{program.path}: no function @{entry}") from None
+        raise UsageError(f"{program.path}: " + _("no function @{entry}").format(entry=entry)) from None
     if len(texts) != len(params):
         raise ArgumentError(f"@{entry} takes {plural(len(params), 'argument')}, got {len(texts)}"
                             + ("" if texts else "; give them after PROGRAM"))
@@ -136,7 +138,7 @@ def entry_params(program: Program, entry: str) -> list[str]:
         fn = program.module.functions.get(entry)
         if fn is None:
             known = ", ".join("@" + n for n in program.module.functions) or "none"
-            raise ArgumentError(f"no function @{entry} in this program (functions: {known})")
+            raise ArgumentError(_("no function @{entry} in this program (functions: {known})").format(entry=entry, known=known))
         return [p.name for p in fn.params]
     try:
         return list(program.executable.function(entry).params)
@@ -150,13 +152,13 @@ def execute_interp(program: Program, entry: str, args: list, limits: Limits):
     """The reference interpreter, on the type-checked module."""
     from rvmdbg.relay.interpreter import Interpreter, InterpreterError
     if program.module is None:
-        raise UsageError(f"{program.path}: the interpreter runs Relay source, and this is a "
-                         "compiled executable; use --executor vm")
+        raise UsageError(f"{program.path}: " + _("the interpreter runs Relay source, and this is a "
+                                                 "compiled executable; use --executor vm"))
     from rvmdbg.passes.pipeline import memory_stage
     stage = memory_stage(program.module)
     if stage is not None:
-        raise UsageError(f"{program.path}: this is a printed {stage} stage: its memory dialect "
-                         "runs on the VM only; use --executor vm")
+        raise UsageError(f"{program.path}: " + _("this is a printed {stage} stage: its memory dialect "
+                                                 "runs on the VM only; use --executor vm").format(stage=stage))
     try:
         return Interpreter(program.module, limits).run(entry, args)
     except InterpreterError as e:
@@ -199,7 +201,7 @@ def vm_error_text(err, exe) -> str:
         if name in exe.global_map:
             caller_span = exe.span_at(exe.global_map[name], pc)
             where = f" ({caller_span})" if caller_span is not None else ""
-        out.append(f"  called from @{name} pc={pc}{where}")
+        out.append("  " + _("called from @{func} pc={pc}").format(func=name, pc=pc) + where)
     return "\n".join(out)
 
 
@@ -208,8 +210,8 @@ def execute_graph(program: Program, entry: str, args: list, limits: Limits):
     the VM is refused with a GraphRefusal (a RelayError: exit 2)."""
     from rvmdbg.graph import GraphExecutor, GraphRunError, lower_to_graph
     if program.module is None:
-        raise UsageError(f"{program.path}: the graph executor runs Relay source, and this is a "
-                         "compiled executable; use --executor vm")
+        raise UsageError(f"{program.path}: " + _("the graph executor runs Relay source, and this is a "
+                                                 "compiled executable; use --executor vm"))
     graph = lower_to_graph(program.module, entry)
     try:
         return GraphExecutor(graph, limits=limits).run(args)
@@ -272,7 +274,7 @@ def _definition_lines(mod, own_file: str) -> tuple[list[str], list[str]]:
 
 def cmd_check(ns: argparse.Namespace) -> int:
     if ns.program.endswith(".rvmx"):
-        raise UsageError(f"{ns.program}: check reads Relay source, not a compiled executable")
+        raise UsageError(f"{ns.program}: " + _("check reads Relay source, not a compiled executable"))
     program = load_program(ns.program)
     if is_minivm(program):
         exe = program.executable
@@ -388,7 +390,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
                 return json.dumps({"result": to_json(value)})
             return format_value(value)
         except RecursionError:
-            raise ProgramFailed("error: the result is nested too deeply to print") from None
+            raise ProgramFailed(_("error: {message}").format(message=_("the result is nested too deeply to print"))) from None
     text = call_with_deep_stack(run_and_render)
     print(text)
     return EXIT_OK
@@ -416,14 +418,14 @@ def _print_stage(program: Program, name: str) -> int:
     from rvmdbg.relay.printer import print_module
     from rvmdbg.vm.compiler import CompileError, compile_stages
     try:
-        stages, _ = compile_stages(program.module)
+        stages = compile_stages(program.module)[0]
     except CompileError as e:
         raise UsageError(f"{program.path}: cannot compile for the VM: {e}") from None
     by_name = {st.name.lower(): st for st in stages}
     stage = by_name.get(name.lower())
     if stage is None:
-        raise UsageError(f"no pass stage {name!r}; the stages are "
-                         + ", ".join(st.name for st in stages))
+        raise UsageError(_("no pass stage {name}; the stages are {stages}").format(
+            name=repr(name), stages=", ".join(st.name for st in stages)))
     text = print_module(stage.module)
     args_line = next((line for line in (program.text or "").splitlines()
                       if line.startswith("// args:")), None)
@@ -442,7 +444,7 @@ def cmd_compile(ns: argparse.Namespace) -> int:
     report = None
     if program.executable is not None:
         if ns.passes or ns.stage:
-            raise UsageError(f"{program.path}: a saved executable keeps no compiler passes")
+            raise UsageError(f"{program.path}: " + _("a saved executable keeps no compiler passes"))
     elif ns.stage:
         return _print_stage(program, ns.stage)
     if program.executable is not None:
@@ -513,10 +515,10 @@ def _configure_graph(p: argparse.ArgumentParser) -> None:
 def cmd_graph(ns: argparse.Namespace) -> int:
     from rvmdbg.graph import graph_report
     if ns.program.endswith(".rvmx"):
-        raise UsageError(f"{ns.program}: graph reads Relay source, not a compiled executable")
+        raise UsageError(f"{ns.program}: " + _("graph reads Relay source, not a compiled executable"))
     if ns.program.endswith(".mvm"):
-        raise UsageError(f"{ns.program}: graph reads Relay source; a MiniVM program has no "
-                         "dataflow graph (it is bytecode with jumps)")
+        raise UsageError(f"{ns.program}: " + _("graph reads Relay source; a MiniVM program has no "
+                                               "dataflow graph (it is bytecode with jumps)"))
     program = load_program(ns.program)
     print(graph_report(program.module, ns.entry.lstrip("@"), as_json=ns.json))
     return EXIT_OK
@@ -557,11 +559,11 @@ def _commands_without_terminal() -> list[str] | None:
 def _no_terminal_error() -> UsageError:
     """A screen writing escape codes into a pipe or file would wait for keys that never come."""
     stdin_tty, stdout_tty = sys.stdin.isatty(), sys.stdout.isatty()
-    where = ("stdout is not one" if stdin_tty else "stdin is not one" if stdout_tty
-             else "neither stdin nor stdout is one")
-    return UsageError(f"the debugger screen needs a terminal, and {where}; "
-                      "to run debugger commands without it, pipe them in "
-                      "(`echo step | rvmdbg debug PROGRAM`) or use --batch FILE")
+    where = (_("stdout is not one") if stdin_tty else _("stdin is not one") if stdout_tty
+             else _("neither stdin nor stdout is one"))
+    return UsageError(_("the debugger screen needs a terminal, and {where}; "
+                        "to run debugger commands without it, pipe them in "
+                        "(`echo step | rvmdbg debug PROGRAM`) or use --batch FILE").format(where=where))
 
 
 def cmd_screen(ns: argparse.Namespace) -> int:
@@ -638,8 +640,8 @@ def cmd_debug(ns: argparse.Namespace) -> int:
         ns.no_mouse, ns.ascii = getattr(ns, "no_mouse", False), getattr(ns, "ascii", None)
         return COMMANDS["screen"].handler(ns)
     if ns.batch is None:
-        raise UsageError("debug runs commands with --batch FILE (or - for stdin); "
-                         "the debugger screen opens with `rvmdbg PROGRAM [ARG...]`")
+        raise UsageError(_("debug runs commands with --batch FILE (or - for stdin); "
+                           "the debugger screen opens with `rvmdbg PROGRAM [ARG...]`"))
     if ns.batch == "-":
         lines = sys.stdin.read().splitlines()
     else:
@@ -687,11 +689,11 @@ def run_debug_batch(ns: argparse.Namespace, lines: list[str]) -> int:
     # as gdb's batch mode: 0 only when every command succeeded and the program did not fail
     failed_commands = errors[0] if errors else 0
     if failed_commands:
-        print(f"rvmdbg: {plural(failed_commands, 'command')} reported an error",
-              file=sys.stderr)
+        print("rvmdbg: " + ngettext("{n} command reported an error", "{n} commands reported an error",
+                                    failed_commands).format(n=failed_commands), file=sys.stderr)
         return EXIT_USAGE
     if session.failed:
-        print("rvmdbg: the program failed while running", file=sys.stderr)
+        print("rvmdbg: " + _("the program failed while running"), file=sys.stderr)
         return EXIT_RUNTIME
     return EXIT_OK
 
@@ -712,7 +714,7 @@ def cmd_dap(ns: argparse.Namespace) -> int:
     if ns.port is None:
         return call_with_deep_stack(serve_stdio)
     if not 0 <= ns.port <= 65535:
-        raise UsageError(f"--port {ns.port}: a TCP port is 0..65535")
+        raise UsageError(f"--port {ns.port}: " + _("a TCP port is 0..65535"))
 
     def ready(port: int) -> None:
         _error(f"rvmdbg dap: listening on 127.0.0.1:{port}")
@@ -835,6 +837,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     parser = _ArgumentParser(
         prog="rvmdbg", description="A terminal step debugger for Relay-VM bytecode.")
     parser.add_argument("--version", action="version", version=f"rvmdbg {__version__}")
+    # read by main() before parsing (take_language); here for --help
+    parser.add_argument("--lang", metavar="LANG", choices=LANGUAGES,
+                        help="the interface's language: en or zh_CN (default: from LANGUAGE, "
+                             "LC_ALL, LC_MESSAGES, LANG)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     parsers = {}
@@ -881,9 +887,39 @@ def _error(text: str) -> None:
     print(text, file=sys.stderr)
 
 
+def take_language(argv: list[str]) -> tuple[str | None, list[str]]:
+    """`--lang L` / `--lang=L` anywhere before `--`, taken out of argv (it applies to every
+    command, and is chosen before any message is made)."""
+    lang, rest, i = None, [], 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            rest += argv[i:]
+            break
+        if word == "--lang" and i + 1 < len(argv):
+            lang, i = argv[i + 1], i + 2
+            continue
+        if word.startswith("--lang="):
+            lang, i = word.split("=", 1)[1], i + 1
+            continue
+        rest.append(word)
+        i += 1
+    return lang, rest
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    argv = _command_first(list(sys.argv[1:] if argv is None else argv))
+    lang, argv = take_language(list(sys.argv[1:] if argv is None else argv))
+    try:
+        chosen = setup_language(lang)
+        if lang:
+            # processes rvmdbg starts (serve's screens, one per browser tab) speak it too
+            os.environ["LANGUAGE"] = chosen
+    except ValueError as e:
+        setup_language(None)
+        _error(_("error: {message}").format(message=e))
+        return EXIT_USAGE
+    argv = _command_first(argv)
     try:
         try:
             ns = parse_command_line(argv)
@@ -894,16 +930,16 @@ def main(argv: list[str] | None = None) -> int:
         _error(e.format())
         return EXIT_USAGE
     except ArgumentError as e:
-        _error(f"error: {e.message}")
+        _error(_("error: {message}").format(message=e.message))
         return EXIT_USAGE
     except UsageError as e:
-        _error(f"error: {e}")
+        _error(_("error: {message}").format(message=e))
         return EXIT_USAGE
     except ProgramFailed as e:
         _error(e.text)
         return EXIT_RUNTIME
     except KeyboardInterrupt:
-        _error("interrupted")
+        _error(_("interrupted"))
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # the reader went away (`| head`): stop quietly, without a second error at exit
@@ -915,13 +951,14 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
     except OSError as e:
         name = f"{e.filename}: " if getattr(e, "filename", None) else ""
-        _error(f"error: {name}{e.strerror or e}")
+        _error(_("error: {message}").format(message=f"{name}{e.strerror or e}"))
         return EXIT_USAGE
     except RecursionError:
-        _error("error: the program is nested too deeply to process")
+        _error(_("error: {message}").format(message=_("the program is nested too deeply to process")))
         return EXIT_USAGE
     except MemoryError:
         # outside the VM and interpreter (which stop with their own message): reading or
         # compiling something too big for this machine
-        _error("error: out of memory (lower --max-bytes, or give the process more memory)")
+        _error(_("error: {message}").format(
+            message=_("out of memory (lower --max-bytes, or give the process more memory)")))
         return EXIT_RUNTIME

@@ -92,6 +92,20 @@ class QuietSwitch:
         finally:
             var.reset(token)
 
+    def enter(self):
+        """Turn the reports off until `leave(token)` with what this returns (in a `finally`)."""
+        if self._var is None:
+            errors = np.errstate(all="ignore")
+            errors.__enter__()
+            return errors
+        return self._var.set(self._ignore)
+
+    def leave(self, token) -> None:
+        if self._var is None:
+            token.__exit__(None, None, None)
+        else:
+            self._var.reset(token)
+
 
 # ---------------------------------------------------------------- scalar paths of operators
 

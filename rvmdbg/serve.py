@@ -19,6 +19,7 @@ import os
 import shlex
 import sys
 from urllib.parse import urlsplit
+from rvmdbg.i18n import _
 
 DEFAULT_HOST, DEFAULT_PORT, PUBLIC_HOST = "127.0.0.1", 8000, "0.0.0.0"
 LOOPBACK_NAMES = ("localhost", "localhost.")
@@ -101,8 +102,8 @@ def child_command(ns: argparse.Namespace) -> str:
 
 
 def public_warning(host: str, port: int) -> str:
-    return (f"warning: listening on {host}:{port}: anyone who can reach this port can open "
-            "the debugger and run programs on this machine as you")
+    return _("warning: listening on {host}:{port}: anyone who can reach this port can open "
+             "the debugger and run programs on this machine as you").format(host=host, port=port)
 
 
 def check_before_serving(ns: argparse.Namespace) -> int:
@@ -139,11 +140,12 @@ def make_server(command: str, host: str, port: int, title: str, announce=None):
         def _refused(self, request) -> str | None:
             name = (urlsplit(f"//{request.host}").hostname or "")
             if is_loopback(self.host) and not is_loopback(name):
-                return f"this server answers requests for 127.0.0.1 or localhost, not {name!r}"
+                return _("this server answers requests for 127.0.0.1 or localhost, not {name}").format(
+                    name=repr(name))
             origin = request.headers.get("Origin")
             if origin is not None and urlsplit(origin).netloc != request.host \
                     and request.path == "/ws":
-                return f"a page from {origin} may not open this debugger"
+                return _("a page from {origin} may not open this debugger").format(origin=origin)
             return None
 
         async def handle_index(self, request):
@@ -200,15 +202,15 @@ def make_server(command: str, host: str, port: int, title: str, announce=None):
 def cmd_serve(ns: argparse.Namespace) -> int:
     from rvmdbg.cli import EXIT_OK, UsageError
     if not 1 <= ns.port <= 65535:
-        raise UsageError(f"--port {ns.port}: a TCP port is 1..65535")
+        raise UsageError(f"--port {ns.port}: " + _("a TCP port is 1..65535"))
     code = check_before_serving(ns)
     if code != 0:
         return code
     try:
         import textual_serve  # noqa: F401
     except ImportError:
-        raise UsageError("rvmdbg serve needs the textual-serve package "
-                         "(pip install textual-serve)") from None
+        raise UsageError(_("rvmdbg serve needs the textual-serve package "
+                           "(pip install textual-serve)")) from None
     host = listen_host(ns)
     if not is_loopback(host):
         print(public_warning(host, ns.port), file=sys.stderr, flush=True)
@@ -216,14 +218,15 @@ def cmd_serve(ns: argparse.Namespace) -> int:
     url = f"http://{shown}:{ns.port}"
 
     def announce() -> None:
-        print(f"rvmdbg serve: {ns.program} on {url} (one debugger per browser tab; "
-              "Ctrl+C stops)", flush=True)
+        print("rvmdbg serve: " + _("{program} on {url} (one debugger per browser tab; "
+                                   "Ctrl+C stops)").format(program=ns.program, url=url), flush=True)
     server = make_server(child_command(ns), host, ns.port, f"rvmdbg {os.path.basename(ns.program)}",
                          announce)
     try:
         server.serve()
     except OSError as e:
-        raise UsageError(f"cannot listen on {host}:{ns.port}: {e.strerror or e}") from None
+        raise UsageError(_("cannot listen on {place}: {reason}").format(
+            place=f"{host}:{ns.port}", reason=e.strerror or e)) from None
     return EXIT_OK
 
 

@@ -1,6 +1,7 @@
 """Screenshots of the debugger screen for the README, made from the real app.
 
-Run from anywhere: `python3 scripts/make_screenshots.py` writes `screenshots/*.svg`. Each
+Run from anywhere: `python3 scripts/make_screenshots.py` writes `screenshots/*.svg`
+(`--lang zh_CN`: the Chinese interface, in `screenshots/zh_CN/`). Each
 scene opens a program headless at a fixed size, drives it with keys, and saves the screen
 with `app.save_screenshot` inside `run_test`.
 """
@@ -66,14 +67,22 @@ async def shoot(name, path, args, size, breakpoints, keys, options, out_dir, con
             await pilot.pause()
         await pilot.pause()
         app.save_screenshot(filename=name, path=out_dir)
-    print(f"screenshots/{name}: {path} at {size[0]}x{size[1]}")
+    print(f"{os.path.relpath(os.path.join(out_dir, name), ROOT)}: {path} at {size[0]}x{size[1]}")
 
 
-def main() -> None:
+def main(argv=None) -> None:
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--lang", default="en", choices=["en", "zh_CN"],
+                    help="the interface's language (zh_CN writes screenshots/zh_CN/)")
+    ap.add_argument("names", nargs="*", help="only these scenes (file names)")
+    ns = ap.parse_args(argv)
+    from rvmdbg import i18n
+    i18n.set_language(ns.lang)
     os.chdir(ROOT)  # program paths are relative, as a user in the repository types them
-    out_dir = os.path.join(ROOT, "screenshots")
+    out_dir = os.path.join(ROOT, "screenshots", *([] if ns.lang == "en" else [ns.lang]))
     os.makedirs(out_dir, exist_ok=True)
-    only = set(sys.argv[1:])
+    only = set(ns.names)
     for scene in SCENES:
         if not only or scene[0] in only:
             # a fresh config directory per scene: no breakpoints saved by another scene

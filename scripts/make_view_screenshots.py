@@ -1,7 +1,8 @@
 """Screenshots of the three teaching views, made from the real debugger app.
 
 Run from anywhere: `python3 scripts/make_view_screenshots.py [--png DIR] [NAME...]` writes
-`screenshots/view_*.svg`. Each scene opens a program headless at a fixed size, drives the
+`screenshots/view_*.svg` (`--lang zh_CN`: in Chinese, in `screenshots/zh_CN/`). Each scene
+opens a program headless at a fixed size, drives the
 debugger with keys, opens a view (1, 2 or 3) and saves the screen with
 `app.save_screenshot` inside `run_test`. View 2's figures are measured for real (`m`), so
 they change from run to run. With `--png DIR`, each SVG is also converted to PNG with
@@ -70,7 +71,7 @@ async def shoot(name, path, size, breakpoints, keys, view_keys, options, out_dir
             await pilot.press(key)
             await settle(app, pilot)
         app.save_screenshot(filename=name, path=out_dir)
-    print(f"screenshots/{name}: {path} at {size[0]}x{size[1]}")
+    print(f"{os.path.relpath(os.path.join(out_dir, name), ROOT)}: {path} at {size[0]}x{size[1]}")
 
 
 def to_png(svg: str, png_dir: str) -> str | None:
@@ -96,10 +97,14 @@ def to_png(svg: str, png_dir: str) -> str | None:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--png", metavar="DIR", help="also write PNGs there (needs rsvg-convert)")
+    ap.add_argument("--lang", default="en", choices=["en", "zh_CN"],
+                    help="the interface's language (zh_CN writes screenshots/zh_CN/)")
     ap.add_argument("names", nargs="*", help="only these scenes (file names)")
     ns = ap.parse_args(argv)
+    from rvmdbg import i18n
+    i18n.set_language(ns.lang)
     os.chdir(ROOT)  # program paths are relative, as a user in the repository types them
-    out_dir = os.path.join(ROOT, "screenshots")
+    out_dir = os.path.join(ROOT, "screenshots", *([] if ns.lang == "en" else [ns.lang]))
     os.makedirs(out_dir, exist_ok=True)
     for scene in SCENES:
         if ns.names and scene[0] not in ns.names:

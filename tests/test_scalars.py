@@ -96,6 +96,13 @@ def test_int32_wraps_around_without_a_warning():
         switch = QuietSwitch()
         assert switch.call(lambda a: a * a, big) == np.int32(1)
         assert switch.call(lambda a: a - np.int32(1), np.int32(-2 ** 31)) == big
+        token = switch.enter()
+        try:
+            assert big + big == np.int32(-2)
+        finally:
+            switch.leave(token)
+    with pytest.warns(RuntimeWarning):  # left: NumPy reports again
+        big + big
 
 
 def test_float32_rounds_at_float32():

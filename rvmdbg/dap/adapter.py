@@ -898,8 +898,8 @@ class DapAdapter:
     def _interp_text(self, line: str, depth: int | None) -> str:
         self.interp.selected = depth
         out = self.interp.execute(line)
-        if out.startswith("error:"):
-            raise RequestError(out[len("error:"):].strip())
+        if self.interp.last_error is not None:
+            raise RequestError(self.interp.last_error)
         return out
 
     def _command(self, line: str, depth: int | None) -> dict:
@@ -917,8 +917,8 @@ class DapAdapter:
             self._running.clear()
             self._pausing.clear()
         moved = s.last_event is not before_event or s.step_count != before_step
-        if out.startswith("error:"):
-            raise RequestError(out[len("error:"):].strip())
+        if self.interp.last_error is not None:
+            raise RequestError(self.interp.last_error)
         if moved and s.last_event is not None:
             ev = s.last_event
             self.then = lambda: self._report(ev, "step")

@@ -33,9 +33,9 @@ from rvmdbg.debug.indexing import (
 from rvmdbg.debug.session import DebugError, DebugSession, StopEvent
 from rvmdbg.debug.transcript import Transcript, TranscriptError
 from rvmdbg.values import format_value
-from rvmdbg.wording import plural
+from rvmdbg.i18n import N_, _, ngettext
 
-HELP = """\
+HELP = N_("""\
 Forward:   step|s [K]   next|n   finish|f   continue|c   run-to SPEC
 Backward:  rstep|rs [K]   rnext|rn   rfinish|rf   rcontinue|rc   goto STEP   last-write $N
 Stops:     break|b SPEC [if EXPR]   watch $N [change|read]   delete|d [N...]   disable N   enable N
@@ -48,9 +48,12 @@ Display:   display EXPR (shown at every stop)   undisplay [N...]   info display
 Find:      search TEXT (every function's bytecode)   list @f[:PC]
 Other:     restart   set logging on [FILE] | off | file FILE   help
 Backward moves replay recorded history; `rcontinue` stops at the last breakpoint or watchpoint
-hit before now, or at the start of history."""
+hit before now, or at the start of history.""")
 
 _INT = re.compile(r"^-?\d+$")
+BREAKPOINT_NUMBER = N_("breakpoint number")
+# what `deps` says of a register with no recorded writer (session.deps), shown translated
+WRITE_NOTES = (N_("never written"), N_("before the start of history"), N_("not written in this frame"))
 
 
 class CommandError(Exception):
@@ -61,11 +64,12 @@ class CommandError(Exception):
 _MAX_DIGITS = 18
 
 
-def _number(text: str, what: str = "number") -> int:
+def _number(text: str, what: str = N_("number")) -> int:
     """A whole number from the command line, refused with a message when it is too long."""
     digits = text.lstrip("-")
     if len(digits) > _MAX_DIGITS:
-        raise CommandError(f"{what} too large: {text[:12]}... ({len(digits)} digits)")
+        raise CommandError(_("{what} too large: {text}... ({n} digits)").format(
+            what=_(what), text=text[:12], n=len(digits)))
     return int(text)
 
 
@@ -73,23 +77,23 @@ def _register(text: str) -> int:
     """`$3` (or `3`; `r3` as a MiniVM program names it)."""
     t = text.strip()
     if not re.fullmatch(r"(?:\$|[rR])?\d+", t):
-        raise CommandError(f"expected a register like $3, got {text!r}")
-    return _number(t.lstrip("$rR"), "register number")
+        raise CommandError(_("expected a register like $3, got {text}").format(text=repr(text)))
+    return _number(t.lstrip("$rR"), N_("register number"))
 
 
 def _count(args: list[str], default: int = 1) -> int:
     if not args:
         return default
     if len(args) > 1 or not _INT.match(args[0]):
-        raise CommandError(f"expected a count, got {' '.join(args)!r}")
-    return _number(args[0], "count")
+        raise CommandError(_("expected a count, got {text}").format(text=repr(' '.join(args))))
+    return _number(args[0], N_("count"))
 
 
 def _repeat(rest: str) -> int:
     """The count of a motion command (`next 3`): at least 1."""
     n = _count(rest.split())
     if n < 1:
-        raise CommandError(f"the count must be at least 1, got {n}")
+        raise CommandError(_("the count must be at least 1, got {n}").format(n=n))
     return n
 
 
@@ -105,20 +109,20 @@ def _numbers(args: list[str], known) -> list[int]:
                 continue
             m = re.fullmatch(r"(\d+)-(\d+)", part)
             if m:
-                lo, hi = _number(m.group(1), "breakpoint number"), _number(m.group(2),
-                                                                           "breakpoint number")
+                lo, hi = _number(m.group(1), BREAKPOINT_NUMBER), _number(m.group(2),
+                                                                         BREAKPOINT_NUMBER)
                 if lo > hi:
-                    raise CommandError(f"the range {part} runs backwards")
+                    raise CommandError(_("the range {range} runs backwards").format(range=part))
                 inside = [n for n in known if lo <= n <= hi]
                 if not inside:
-                    raise CommandError(f"nothing is numbered {lo} to {hi}")
+                    raise CommandError(_("nothing is numbered {lo} to {hi}").format(lo=lo, hi=hi))
                 out.extend(n for n in inside if n not in out)
             elif re.fullmatch(r"\d+", part):
-                n = _number(part, "breakpoint number")
+                n = _number(part, BREAKPOINT_NUMBER)
                 if n not in out:
                     out.append(n)
             else:
-                raise CommandError(f"expected breakpoint numbers, got {a!r}")
+                raise CommandError(_("expected breakpoint numbers, got {text}").format(text=repr(a)))
     return out
 
 
@@ -132,6 +136,7 @@ class CommandInterpreter:
         self.displays: list[tuple[int, str]] = []   # (number, expression), shown at every stop
         self._display_ids = 0
         self.transcript = Transcript()
+        self.last_error: str | None = None          # the last command's failure, or None
         self.command_names: list[str] = []          # each command's full name, for completion
         self._handlers = {}
         self.numberings = None                      # made by the first `numbering`
@@ -187,21 +192,28 @@ class CommandInterpreter:
         text = line.strip()
         if not text or text.startswith("#"):
             return ""
+        self.last_error = None
         out = self._run(text)
         self.transcript.write(f"(rvmdbg) {text}\n{out}" if out else f"(rvmdbg) {text}")
         return out
 
     def _run(self, text: str) -> str:
-        word, _, rest = text.partition(" ")
+        word, _sep, rest = text.partition(" ")
         handler = self._handlers.get(word.lower())
         if handler is None:
-            return f"error: unknown command {word!r} (try `help`)"
+            return self._error(_("unknown command {word} (try `help`)").format(word=repr(word)))
         try:
             return handler(rest.strip())
         except (CommandError, DebugError, BreakpointError, TranscriptError) as exc:
-            return f"error: {exc}"
+            return self._error(str(exc))
         except RecursionError:
-            return "error: the value is nested too deeply to show"
+            return self._error(_("the value is nested too deeply to show"))
+
+    def _error(self, message: str) -> str:
+        """A command's failure as printed (`error: ...`, translated); `last_error` keeps the
+        message so callers never parse the text."""
+        self.last_error = message
+        return _("error: {message}").format(message=message)
 
     def complete(self, text: str) -> tuple[int, list[str]]:
         """(where the word being completed starts in `text`, its completions)."""
@@ -232,13 +244,13 @@ class CommandInterpreter:
 
     def _display_value(self, expr: str, regs) -> str:
         if regs is None:
-            return "<no frame: the program has finished>"
+            return "<" + _("no frame: the program has finished") + ">"
         m = re.fullmatch(r"\$(\d+)", expr)
         if m:
             r = int(m.group(1)) if len(m.group(1)) <= _MAX_DIGITS else len(regs)
             if not 0 <= r < len(regs):
-                return f"<not in this frame: {len(regs)} registers>"
-            return "<empty>" if regs[r] is None else value_text(regs[r], 70)
+                return "<" + _("not in this frame: {n} registers").format(n=len(regs)) + ">"
+            return "<" + _("empty") + ">" if regs[r] is None else value_text(regs[r], 70)
         try:
             cond = Condition(expr)
             value = cond._eval(cond.tree, regs)
@@ -248,7 +260,7 @@ class CommandInterpreter:
 
     def cmd_display(self, rest: str) -> str:
         if not rest:
-            return "\n".join(self.display_lines()) or "no displays (display EXPR adds one)"
+            return "\n".join(self.display_lines()) or _("no displays (display EXPR adds one)")
         if not re.fullmatch(r"\$\d+", rest):
             Condition(rest)  # a mistake is reported now, not at every stop
         self._display_ids += 1
@@ -260,42 +272,44 @@ class CommandInterpreter:
         if not rest:
             n = len(self.displays)
             self.displays.clear()
-            return f"deleted {plural(n, 'display')}" if n else "no displays to delete"
+            return (ngettext("deleted {n} display", "deleted {n} displays", n).format(n=n) if n
+                    else _("no displays to delete"))
         known = {n for n, _ in self.displays}
         numbers = _numbers(rest.split(), known)
         missing = [n for n in numbers if n not in known]
         if missing:
-            raise CommandError(f"no display {missing[0]} (info display lists them)")
+            raise CommandError(_("no display {n} (info display lists them)").format(n=missing[0]))
         self.displays = [(n, e) for n, e in self.displays if n not in numbers]
-        return f"deleted display {', '.join(map(str, numbers))}"
+        return _("deleted display {numbers}").format(numbers=', '.join(map(str, numbers)))
 
     def info_display(self) -> str:
         if not self.displays:
-            return "no displays"
+            return _("no displays")
         return "\n".join(f"{n}: {expr}" for n, expr in self.displays)
 
     # ------------------------------------------------------------ search and settings
 
     def cmd_search(self, rest: str) -> str:
         if not rest:
-            raise CommandError("usage: search TEXT")
+            raise CommandError(_("usage: {forms}").format(forms="search TEXT"))
         matches = search_bytecode(self.session.exe, rest)
         if not matches:
-            return f"no match for {rest!r} in any function"
+            return _("no match for {text} in any function").format(text=repr(rest))
         funcs = len({fi for fi, _, _ in matches})
         exe = self.session.exe
-        out = [f"{plural(len(matches), 'match', 'matches')} for {rest!r} in "
-               f"{plural(funcs, 'function')}"]
+        out = [ngettext("{n} match for {text}", "{n} matches for {text}", len(matches)).format(
+                   n=len(matches), text=repr(rest)) + " "
+               + ngettext("in {n} function", "in {n} functions", funcs).format(n=funcs)]
         out.extend(f"  @{exe.functions[fi].name}:{pc}: {text}" for fi, pc, text in matches[:200])
         if len(matches) > 200:
-            out.append(f"  ... {len(matches) - 200} more")
+            out.append("  ... " + _("{n} more").format(n=len(matches) - 200))
         return "\n".join(out)
 
     def cmd_set(self, rest: str) -> str:
         args = rest.split()
         if args[:1] == ["logging"]:
             return self.transcript.command(args[1:])
-        raise CommandError("usage: set logging on [FILE] | off | file FILE | FILE")
+        raise CommandError(_("usage: {forms}").format(forms="set logging on [FILE] | off | file FILE | FILE"))
 
     # ------------------------------------------------------------ breakpoints
 
@@ -307,13 +321,14 @@ class CommandInterpreter:
         s = self.session
         before = {b.id for b in s.breakpoints}
         bp = s.breakpoints.add(spec, cond, current=s.location())
-        out = f"breakpoint {bp.id} at {bp.where(s.exe)}"
+        out = _("breakpoint {n} at {where}").format(n=bp.id, where=bp.where(s.exe))
         if bp.condition:
-            out += f" if {bp.condition}"
+            out += " " + _("if {condition}").format(condition=bp.condition)
         if bp.kind in ("line", "opcode"):
-            out += f" ({plural(len(bp.locations), 'location')})"
+            n = len(bp.locations)
+            out += " " + ngettext("({n} location)", "({n} locations)", n).format(n=n)
         if bp.id in before:
-            out += " (already set)"
+            out += " " + _("(already set)")
         return out
 
     def cmd_delete(self, rest: str) -> str:
@@ -326,14 +341,16 @@ class CommandInterpreter:
             s.breakpoints.clear()
             s.watches.clear()
             if nb + nw == 0:
-                return "no breakpoints or watchpoints to delete"
-            parts = [plural(n, word) for n, word in ((nb, "breakpoint"), (nw, "watchpoint")) if n]
-            return "deleted " + " and ".join(parts)
+                return _("no breakpoints or watchpoints to delete")
+            parts = [text for n, text in (
+                (nb, ngettext("{n} breakpoint", "{n} breakpoints", nb).format(n=nb)),
+                (nw, ngettext("{n} watchpoint", "{n} watchpoints", nw).format(n=nw))) if n]
+            return _("deleted {what}").format(what=_(" and ").join(parts))
         done = []
         for n in _numbers(args, self._ids()):
             s.delete(n)
             done.append(str(n))
-        return f"deleted {', '.join(done)}"
+        return _("deleted {what}").format(what=', '.join(done))
 
     def _ids(self) -> list[int]:
         s = self.session
@@ -352,17 +369,19 @@ class CommandInterpreter:
             nums = self._ids()
         for n in nums:
             s.enable(n, enabled)
-        word = "enabled" if enabled else "disabled"
-        return f"{word} {', '.join(str(n) for n in nums)}" if nums else f"nothing to {word[:-1]}"
+        if not nums:
+            return _("nothing to enable") if enabled else _("nothing to disable")
+        numbers = ', '.join(str(n) for n in nums)
+        return (_("enabled {numbers}") if enabled else _("disabled {numbers}")).format(numbers=numbers)
 
     def cmd_condition(self, rest: str) -> str:
-        num, _, expr = rest.partition(" ")
+        num, _sep, expr = rest.partition(" ")
         if not _INT.match(num or ""):
-            raise CommandError("usage: condition N [EXPR]")
-        bp = self.session.breakpoints.set_condition(_number(num, "breakpoint number"),
+            raise CommandError(_("usage: {forms}").format(forms="condition N [EXPR]"))
+        bp = self.session.breakpoints.set_condition(_number(num, BREAKPOINT_NUMBER),
                                                     expr or None)
-        return (f"breakpoint {bp.id} stops if {bp.condition}" if bp.condition
-                else f"breakpoint {bp.id} is now unconditional")
+        return (_("breakpoint {n} stops if {condition}").format(n=bp.id, condition=bp.condition)
+                if bp.condition else _("breakpoint {n} is now unconditional").format(n=bp.id))
 
     def cmd_watch(self, rest: str) -> str:
         args = rest.split()
@@ -376,9 +395,9 @@ class CommandInterpreter:
             on = "read"
             args = [a for a in args if a not in ("-r", "read")]
         if len(args) != 1:
-            raise CommandError("usage: watch $N [change|read]")
+            raise CommandError(_("usage: {forms}").format(forms="watch $N [change|read]"))
         wp = self.session.watch(_register(args[0]), self.selected, on)
-        return f"watchpoint {wp.id}: {wp.where()}"
+        return _("watchpoint {n}: {where}").format(n=wp.id, where=wp.where())
 
     def cmd_rwatch(self, rest: str) -> str:
         """gdb's read watchpoint: stop before each instruction that reads the register."""
@@ -392,7 +411,7 @@ class CommandInterpreter:
     def cmd_next(self, rest: str) -> str:
         n = _repeat(rest)
         ev = None
-        for _ in range(n):
+        for _round in range(n):
             ev = self.session.next()
             if ev.reason != "step":
                 break
@@ -404,7 +423,7 @@ class CommandInterpreter:
     def cmd_continue(self, rest: str) -> str:
         n = _repeat(rest)
         ev = None
-        for _ in range(n):
+        for _round in range(n):
             ev = self.session.cont()
             if ev.reason not in ("breakpoint", "watchpoint"):
                 break
@@ -416,7 +435,7 @@ class CommandInterpreter:
     def cmd_rnext(self, rest: str) -> str:
         n = _repeat(rest)
         ev = None
-        for _ in range(n):
+        for _round in range(n):
             ev = self.session.rnext()
             if ev.reason != "step":
                 break
@@ -431,16 +450,16 @@ class CommandInterpreter:
     def cmd_goto(self, rest: str) -> str:
         args = rest.split()
         if len(args) != 1 or not _INT.match(args[0]):
-            raise CommandError("usage: goto STEP")
-        return self._stopped(self.session.goto(_number(args[0], "step")))
+            raise CommandError(_("usage: {forms}").format(forms="goto STEP"))
+        return self._stopped(self.session.goto(_number(args[0], N_("step"))))
 
     def cmd_run_to(self, rest: str) -> str:
         if not rest:
-            raise CommandError("usage: run-to @f:PC (or @f, LINE, op:NAME)")
+            raise CommandError(_("usage: {forms}").format(forms="run-to @f:PC (@f, LINE, op:NAME)"))
         s = self.session
         fields = s.breakpoints.resolve(rest)
         if not fields["locations"]:
-            raise CommandError(f"{rest} matches no instruction")
+            raise CommandError(_("{spec} matches no instruction").format(spec=rest))
         return self._stopped(s.run_to_locations(fields["locations"]))
 
     def cmd_last_write(self, rest: str) -> str:
@@ -460,7 +479,7 @@ class CommandInterpreter:
             fs = self.session.vm.frames
             # gdb numbering: #0 is the innermost
             if not 0 <= n < len(fs):
-                raise DebugError(f"no frame #{n} (0..{len(fs) - 1}, 0 = innermost)")
+                raise DebugError(_("no frame #{n} (0..{last}, 0 = innermost)").format(n=n, last=len(fs) - 1))
             self.selected = len(fs) - 1 - n
         return self._frame_line(self._frame())
 
@@ -473,12 +492,12 @@ class CommandInterpreter:
     def _move_frame(self, delta: int) -> str:
         fs = self.session.vm.frames
         if not fs:
-            raise DebugError("the program is not running: no frames")
+            raise DebugError(_("the program is not running: no frames"))
         cur = len(fs) - 1 if self.selected is None else self.selected
         new = cur + delta
         if not 0 <= new < len(fs):
-            raise DebugError("no frame " + ("above: this is the outermost" if new < 0
-                                            else "below: this is the innermost"))
+            raise DebugError(_("no frame above: this is the outermost") if new < 0
+                             else _("no frame below: this is the innermost"))
         self.selected = new
         return self._frame_line(self._frame())
 
@@ -492,7 +511,8 @@ class CommandInterpreter:
         s = self.session
         fs = s.vm.frames
         if not fs:
-            return "no frames: the program " + ("finished" if s.finished else "is not running")
+            return (_("no frames: the program finished") if s.finished
+                    else _("no frames: the program is not running"))
         args = rest.split()
         full = "full" in args
         args = [a for a in args if a != "full"]
@@ -509,10 +529,10 @@ class CommandInterpreter:
         out = []
         for i, d in enumerate(shown):
             if gap is not None and i == gap:
-                out.append(f"... {n - 25} more frames (backtrace full shows all)")
+                out.append("... " + _("{n} more frames (backtrace full shows all)").format(n=n - 25))
             out.append(self._frame_line(s.frame(d)))
         if limit and limit < n:
-            out.append(f"(more frames: {n - limit})")
+            out.append("(" + _("more frames: {n}").format(n=n - limit) + ")")
         return "\n".join(out)
 
     # ------------------------------------------------------------ inspection
@@ -529,15 +549,17 @@ class CommandInterpreter:
             return self.info_history()
         if what in ("display", "displays"):
             return self.info_display()
-        raise CommandError("usage: info registers | frame | breakpoints | history | display")
+        raise CommandError(_("usage: {forms}").format(
+            forms="info registers | frame | breakpoints | history | display"))
 
     def info_registers(self) -> str:
         s = self.session
         f = self._frame()
         innermost = f.depth == len(s.vm.frames) - 1
         changed = s.changed_registers() if innermost else set()
-        out = [f"registers of @{f.func_name} (frame #{len(s.vm.frames) - 1 - f.depth}, "
-               f"pc={f.pc})" + ("    * = changed since the last stop" if changed else "")]
+        out = [_("registers of @{func} (frame #{n}, pc={pc})").format(
+            func=f.func_name, n=len(s.vm.frames) - 1 - f.depth, pc=f.pc)
+            + ("    " + _("* = changed since the last stop") if changed else "")]
         width = max((len(value_type(v)) for v in f.registers), default=0)
         width = min(max(width, 5), 28)
         for r, v in enumerate(f.registers):
@@ -552,24 +574,25 @@ class CommandInterpreter:
         f = self._frame()
         fs = s.vm.frames
         n = len(fs) - 1 - f.depth
-        out = [f"frame #{n} of {len(fs)} (depth {f.depth}, activation {f.serial}): "
-               f"@{f.func_name} pc={f.pc}"]
+        out = [_("frame #{n} of {total} (depth {depth}, activation {serial})").format(
+            n=n, total=len(fs), depth=f.depth, serial=f.serial) + f": @{f.func_name} pc={f.pc}"]
         if f.instruction is not None:
-            out.append(f"  next instruction: {f.instruction.text()}")
+            out.append("  " + _("next instruction: {text}").format(text=f.instruction.text()))
         if f.span is not None:
-            out.append(f"  source: {f.span}")
-        params = ", ".join(f"%{p} in ${i}" for i, p in enumerate(f.params)) or "none"
-        out.append(f"  {len(f.registers)} registers; parameters: {params}")
+            out.append("  " + _("source: {place}").format(place=f.span))
+        params = ", ".join(_("%{name} in ${register}").format(name=p, register=i)
+                           for i, p in enumerate(f.params)) or _("none")
+        out.append("  " + _("{n} registers; parameters: {params}").format(n=len(f.registers), params=params))
         if f.depth > 0:
             caller = s.frame(f.depth - 1)
-            out.append(f"  called from @{caller.func_name} pc={caller.pc}, "
-                       f"result to ${fs[f.depth].caller_return_register}")
+            out.append("  " + _("called from @{func} pc={pc}, result to ${register}").format(
+                func=caller.func_name, pc=caller.pc, register=fs[f.depth].caller_return_register))
         else:
-            out.append("  the outermost frame (the entry function)")
+            out.append("  " + _("the outermost frame (the entry function)"))
         if f.depth < len(fs) - 1:
-            out.append(f"  waiting for the call at pc={f.pc} to return")
-        out.append(f"  step {s.step_count}; history from step {s.history_start} "
-                   f"to step {s.last_step}")
+            out.append("  " + _("waiting for the call at pc={pc} to return").format(pc=f.pc))
+        out.append("  " + _("step {step}; history from step {start} to step {last}").format(
+            step=s.step_count, start=s.history_start, last=s.last_step))
         return "\n".join(out)
 
     def info_breakpoints(self) -> str:
@@ -588,7 +611,7 @@ class CommandInterpreter:
             rows.append((str(wp.id), "watchpoint", "y" if wp.enabled else "n",
                          wp.where(), str(wp.hits), scope))
         if not rows:
-            return "no breakpoints or watchpoints"
+            return _("no breakpoints or watchpoints")
         rows.sort(key=lambda r: int(r[0]))
         head = ("Num", "Type", "Enb", "Where", "Hits", "Condition")
         widths = [max(len(r[i]) for r in rows + [head]) for i in range(5)]
@@ -601,14 +624,16 @@ class CommandInterpreter:
     def info_history(self) -> str:
         h = self.session.history_info()
         n = h["checkpoints"]
-        return (f"step {self.session.step_count}; history from step {h['start']} to step "
-                f"{h['last_step']}; {n} checkpoint{'' if n == 1 else 's'} every "
-                f"{h['interval']} steps, "
-                f"about {h['bytes_estimate'] / 2 ** 20:.1f} MB of {h['budget'] / 2 ** 20:.0f} MB")
+        return (_("step {step}; history from step {start} to step {last}").format(
+                    step=self.session.step_count, start=h['start'], last=h['last_step']) + "; "
+                + ngettext("{n} checkpoint every {interval} steps", "{n} checkpoints every {interval} steps",
+                           n).format(n=n, interval=h['interval']) + ", "
+                + _("about {used} MB of {budget} MB").format(
+                    used=f"{h['bytes_estimate'] / 2 ** 20:.1f}", budget=f"{h['budget'] / 2 ** 20:.0f}"))
 
     def cmd_print(self, rest: str) -> str:
         if not rest:
-            raise CommandError("usage: print $N, or print $N[0, :, 3] for part of a tensor")
+            raise CommandError(_("usage: print $N, or print $N[0, :, 3] for part of a tensor"))
         try:
             name, index_src = split_indexed(rest)
             index = parse_index(index_src) if index_src is not None else None
@@ -617,14 +642,16 @@ class CommandInterpreter:
         r = _register(name)
         f = self._frame()
         if not 0 <= r < len(f.registers):
-            raise DebugError(f"${r} is outside the register file (size {len(f.registers)})")
+            raise DebugError(_("${register} is outside the register file (size {size})").format(
+                register=r, size=len(f.registers)))
         v = f.registers[r]
         if v is None:
-            return f"${r} is empty"
+            return _("${register} is empty").format(register=r)
         kind = value_type(v)
         if index is not None:
             if not isinstance(v, (np.ndarray, np.generic)):
-                raise DebugError(f"${r} holds a {kind}, not a tensor: only tensors take an index")
+                raise DebugError(_("${register} holds a {kind}, not a tensor: only tensors take an index").format(
+                    register=r, kind=kind))
             try:
                 part = apply_index(v, index)
             except IndexSyntaxError as e:
@@ -648,18 +675,19 @@ class CommandInterpreter:
         out = [f"@{f.func_name} pc={f.pc}: "
                f"{f.instruction.text() if f.instruction is not None else '?'}"]
         if d.reads:
-            out.append("reads:")
+            out.append(_("reads:"))
             for dep in d.reads:
                 if dep.write_step is not None:
                     fname = s.func_name(dep.write_func)
-                    src = (f"written at step {dep.write_step} by @{fname} pc={dep.write_pc}: "
-                           f"{dep.write_text}")
+                    src = _("written at step {step} by @{func} pc={pc}: {text}").format(
+                        step=dep.write_step, func=fname, pc=dep.write_pc, text=dep.write_text)
                 else:
-                    src = dep.write_text
+                    src = _write_note(dep.write_text)
                 out.append(f"  ${dep.register:<3} = {value_text(dep.value, 30):<12} {src}")
         else:
-            out.append("reads: nothing")
-        out.append("writes: " + (", ".join(f"${r}" for r in d.writes) or "nothing"))
+            out.append(_("reads: nothing"))
+        out.append(_("writes: {registers}").format(
+            registers=", ".join(f"${r}" for r in d.writes) or _("nothing")))
         return "\n".join(out)
 
     def cmd_swap(self, rest: str) -> str:
@@ -723,15 +751,15 @@ class CommandInterpreter:
         if rest.strip():
             fields = s.breakpoints.resolve(rest)
             if fields.get("func_index") is None:
-                raise CommandError("usage: list [@f[:PC]]")
+                raise CommandError(_("usage: {forms}").format(forms="list [@f[:PC]]"))
             fn = s.exe.functions[fields["func_index"]]
             center, fi = fields.get("pc", 0), fields["func_index"]
         else:
             center, fi = f.pc, f.func_index
         lo = max(0, center - 6)
         hi = min(len(fn.instructions), lo + 13)
-        out = [f"@{fn.name} ({len(fn.instructions)} instructions, "
-               f"{fn.register_file_size} registers)"]
+        out = [f"@{fn.name} " + _("({n} instructions, {registers} registers)").format(
+            n=len(fn.instructions), registers=fn.register_file_size)]
         for pc in range(lo, hi):
             bps = s.breakpoints.at(fi, pc)
             mark = "B" if any(b.enabled for b in bps) else ("b" if bps else " ")
@@ -744,11 +772,11 @@ class CommandInterpreter:
         f = self._frame()
         span = f.span
         if span is None:
-            return f"no source location for @{f.func_name} pc={f.pc}"
+            return _("no source location for @{func} pc={pc}").format(func=f.func_name, pc=f.pc)
         # the executable's own copy of the text: a path named in a saved file is never opened
         lines = s.exe.source_lines(span.file)
         if lines is None:
-            return f"source {span} is not available"
+            return _("source {place} is not available").format(place=span)
         lo = max(1, span.line - 5)
         hi = min(len(lines), span.line + 5)
         own_file = span.file == getattr(s.exe, "source_name", None)
@@ -763,7 +791,16 @@ class CommandInterpreter:
         return "\n".join(out)
 
     def cmd_help(self, rest: str) -> str:
-        return HELP
+        return _(HELP)
+
+
+def _write_note(text: str) -> str:
+    """What the session says of a register's missing writer, in the language in use."""
+    if text in WRITE_NOTES:
+        return _(text)
+    if text.startswith("argument of @"):
+        return _("argument of @{func}").format(func=text[len("argument of @"):])
+    return text
 
 
 def swap_text(exe, func_index: int, verdict) -> str:
@@ -814,7 +851,7 @@ def run_batch(session: DebugSession, lines, write, stop=None) -> int:
     the script after the command running then (Ctrl-C: that command stops `interrupted`)."""
     interp = CommandInterpreter(session)
     for note in session.notes:
-        write(f"note: {note}\n")
+        write(_("note: {note}").format(note=note) + "\n")
     errors = 0
     for raw in lines:
         if stop is not None and stop.is_set():
@@ -826,7 +863,7 @@ def run_batch(session: DebugSession, lines, write, stop=None) -> int:
         if line.split()[0].lower() in QUIT_WORDS:
             break
         out = interp.execute(line)
-        if out.startswith("error:"):
+        if interp.last_error is not None:
             errors += 1
         if out:
             write(out + "\n")

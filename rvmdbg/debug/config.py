@@ -146,12 +146,19 @@ def _read_records(path: Path) -> tuple[list[dict], str | None]:
         return [], f"ignored the saved breakpoints in {path}: {why}"
     if not isinstance(data, dict) or not isinstance(data.get("breakpoints"), list):
         return [], f"ignored the saved breakpoints in {path}: not a breakpoints file"
-    records = [r for r in data["breakpoints"] if isinstance(r, dict)]
+    records = [r for r in data["breakpoints"] if _readable(r)]
     note = None
     if len(records) != len(data["breakpoints"]):
         note = (f"skipped {len(data['breakpoints']) - len(records)} unreadable entries of "
                 f"{path}")
     return records, note
+
+
+def _readable(rec) -> bool:
+    """A record whose identity can be read (its kind and spec are text); the other fields
+    are checked where they are used."""
+    return (isinstance(rec, dict) and isinstance(rec.get("kind"), str)
+            and isinstance(rec.get("spec", ""), str))
 
 
 def _why(e: Exception) -> str:

@@ -53,6 +53,7 @@ from rvmdbg.debug.traps import TrapPlan, register_index_of, run_checked
 from rvmdbg.limits import DEFAULT_LIMITS
 from rvmdbg.values import copy_values
 from rvmdbg.vm.machine import VMError
+from rvmdbg.i18n import N_, _
 
 PROGRESS_PERIOD = 0.1   # seconds between progress callbacks during long runs
 
@@ -106,11 +107,22 @@ def _passed_from(call, param: int, nparams: int) -> str:
     args = list(getattr(call, "args", ()) or ())
     k = param - (nparams - len(args))
     if 0 <= k < len(args):
-        return f": its ${args[k]} becomes ${param}"
-    return f": ${param} is a value the closure captured"
+        return ": " + _("its ${arg} becomes ${param}").format(arg=args[k], param=param)
+    return ": " + _("${param} is a value the closure captured").format(param=param)
 
 
 # ------------------------------------------------------------------ what the session answers
+
+# a stop's reason as the stop line says it (translated there; `reason` itself stays English)
+STOP_REASONS = (N_("breakpoint"), N_("watchpoint"), N_("step"), N_("finished"), N_("error"),
+                N_("start of history"), N_("interrupted"), N_("limit"), N_("restarted"),
+                N_("start"), N_("repeated state"))
+
+
+def step_tag(step: int) -> str:
+    """`[step 42]`, the stop line's first word, in the language in use."""
+    return _("[step {step}]").format(step=step)
+
 
 @dataclass
 class StopEvent:
@@ -137,8 +149,8 @@ class StopEvent:
         where = f"@{self.func_name}" if self.func_name is not None else "?"
         if self.pc is not None:
             where += f" pc={self.pc}"
-        why = self.reason if self.number is None else f"{self.reason} {self.number}"
-        return f"[step {self.step}] {where}: {self.text}    ({why})"
+        why = _(self.reason) if self.number is None else f"{_(self.reason)} {self.number}"
+        return f"{step_tag(self.step)} {where}: {self.text}    ({why})"
 
     def __str__(self) -> str:
         return self.line()
@@ -272,15 +284,15 @@ class DebugSession:
         d = self._depth(depth)
         return self._view(d, self.vm.frames[d])
 
-    def _depth(self, depth: int | None, nothing: str = "no frames") -> int:
+    def _depth(self, depth: int | None, nothing: str = N_("no frames")) -> int:
         """The frame index `depth` names (the innermost for None), checked to exist;
         DebugError otherwise (`nothing` says what is missing when no frame is running)."""
         fs = self.vm.frames
         if not fs:
-            raise DebugError(f"the program is not running: {nothing}")
+            raise DebugError(_("the program is not running: {what}").format(what=_(nothing)))
         d = len(fs) - 1 if depth is None else depth
         if not 0 <= d < len(fs):
-            raise DebugError(f"no frame #{d} (frames 0..{len(fs) - 1}, 0 = outermost)")
+            raise DebugError(_("no frame #{n} (frames 0..{last}, 0 = outermost)").format(n=d, last=len(fs) - 1))
         return d
 
     def _view(self, depth: int, f) -> FrameView:
@@ -299,7 +311,8 @@ class DebugSession:
         vm = self.vm
         if vm.halted:
             ev = StopEvent(reason, number, vm.steps, self.entry, None,
-                           halt_text(vm) or f"returned {value_text(vm.result, 60)}", message)
+                           halt_text(vm) or _("returned {value}").format(value=value_text(vm.result, 60)),
+                           message)
         else:
             top = vm.frames[-1]
             fn = self.exe.functions[top.func_index]
@@ -315,8 +328,9 @@ class DebugSession:
         budget, the message says so and how to keep more."""
         h = self.history
         if h.start > 0:
-            why = (f"history before step {h.start} was dropped to stay within "
-                   f"{h.budget / 2 ** 20:g} MB; give more with --history-mb to keep it")
+            why = _("history before step {step} was dropped to stay within {budget} MB; "
+                    "give more with --history-mb to keep it").format(step=h.start,
+                                                                      budget=f"{h.budget / 2 ** 20:g}")
             message = f"{message}\n{why}" if message else why
         return self._event("start of history", message=message)
 
@@ -332,8 +346,9 @@ class DebugSession:
         """A forward motion at the end: the end's stop, saying that nothing moved (instead
         of repeating the stop as if it had)."""
         ev = self._end_event()
-        note = ("nothing more runs forward: go back with rstep, rcontinue, goto or restart")
-        ev.message = f"{ev.message}\n{note}" if ev.message else f"the program has finished; {note}"
+        note = _("nothing more runs forward: go back with rstep, rcontinue, goto or restart")
+        ev.message = (f"{ev.message}\n{note}" if ev.message
+                      else _("the program has finished; {note}").format(note=note))
         return ev
 
     def _failed(self, err: VMError) -> StopEvent:
@@ -488,7 +503,7 @@ class DebugSession:
     def _motion(self):
         self._mark_stop()
         if not self.vm.halted and not self.vm.frames:
-            raise DebugError("the program is not running")
+            raise DebugError(_("the program is not running"))
 
     def source_entries(self, unit: str) -> frozenset:
         """The locations where control enters a source position of `unit` ("statement":
@@ -506,12 +521,12 @@ class DebugSession:
         """Execute `n` instructions (or go to the `n`th next source position of `unit`), into
         calls (stops early at a breakpoint or watchpoint)."""
         if n < 1:
-            raise DebugError("step count must be at least 1")
+            raise DebugError(_("step count must be at least 1"))
         if unit != "instruction":
             locs = self.source_entries(unit)
             ev = None
             self._motion()
-            for _ in range(n):
+            for _round in range(n):
                 ev = self._forward(stop=(locs, None))
                 if ev.reason != "step":
                     break
@@ -577,8 +592,8 @@ class DebugSession:
             return
         cp = self.history.at_or_before(target)
         if cp is None:
-            raise DebugError(f"step {target} is before the start of history "
-                             f"(step {self.history.start})")
+            raise DebugError(_("step {step} is before the start of history (step {start})").format(
+                step=target, start=self.history.start))
         # Replay from where the VM is when that is on the way (a VM stopped by an error is
         # still exactly at the failing step), else from the checkpoint.
         if not cp.step <= vm.steps <= target:
@@ -622,11 +637,11 @@ class DebugSession:
         """Go back `n` instructions or source positions of `unit` (stopping at a breakpoint
         or watchpoint hit on the way)."""
         if n < 1:
-            raise DebugError("step count must be at least 1")
+            raise DebugError(_("step count must be at least 1"))
         if unit != "instruction":
             locs = self.source_entries(unit)
             ev = None
-            for _ in range(n):
+            for _round in range(n):
                 ev = self._back_to(locs, None)
                 if ev.reason != "step":
                     break
@@ -1052,7 +1067,8 @@ class DebugSession:
         d = self._depth(depth, nothing)
         size = len(self.vm.frames[d].registers)
         if not 0 <= register < size:
-            raise DebugError(f"${register} is outside the register file (size {size})")
+            raise DebugError(_("${register} is outside the register file (size {size})").format(
+                register=register, size=size))
         return d
 
     def last_writer(self, register: int, depth: int | None = None) -> tuple:
@@ -1075,25 +1091,28 @@ class DebugSession:
         if step is None:
             if text is not None and text.startswith("argument"):
                 self._goto_exact(self.history.start)
-                note = f"${register} is an {text}: set before step 0"
+                note = _("${register} is an {what}: set before step 0").format(register=register, what=text)
                 if self.history.start:
                     return self._history_start_event(note)
                 return self._event("step", message=note)
-            raise DebugError(f"${register} has not been written in this frame" if text is None
-                             else f"${register} was written {text}")
+            raise DebugError(_("${register} has not been written in this frame").format(register=register)
+                             if text is None else
+                             _("${register} was written {when}").format(register=register, when=text))
         frame = vm.frames[d]
         callee = self.exe.functions[frame.func_index]
-        owner = f"${register} of @{callee.name} (frame #{len(vm.frames) - 1 - d} at step {now})"
+        owner = _("${register} of @{func} (frame #{n} at step {step})").format(
+            register=register, func=callee.name, n=len(vm.frames) - 1 - d, step=now)
         serial = frame.serial
         self._goto_exact(step)
         # The write happened while that activation was the innermost frame, except for a
         # parameter, which the caller's invoke sets before the callee exists.
         top = self.vm.frames[-1]
         if top.serial == serial:
-            note = f"{owner} is written by this instruction"
+            note = _("{register} is written by this instruction").format(register=owner)
         else:
             call = self.exe.functions[top.func_index].instructions[top.pc]
-            note = (f"{owner} is a parameter, set by this call in @{self.func_name(top.func_index)}"
+            note = (_("{register} is a parameter, set by this call in @{func}").format(
+                register=owner, func=self.func_name(top.func_index))
                     + _passed_from(call, register, len(callee.params)))
         return self._event("step", message=note)
 
@@ -1104,8 +1123,8 @@ class DebugSession:
         stops after every write to it, "change" after a write that changes its value, "read"
         before every instruction that reads it."""
         if on not in ("write", "change", "read"):
-            raise DebugError(f"watch on {on!r}: use 'write', 'change' or 'read'")
-        d = self._frame_of_register(register, depth, "nothing to watch")
+            raise DebugError(_("watch on {on}: use 'write', 'change' or 'read'").format(on=repr(on)))
+        d = self._frame_of_register(register, depth, N_("nothing to watch"))
         f = self.vm.frames[d]
         wp = Watchpoint(self._ids.next(), register, d, f.serial, f.func_index,
                         self.exe.functions[f.func_index].name, on)
@@ -1116,7 +1135,7 @@ class DebugSession:
         for w in self.watches:
             if w.id == wp_id:
                 return w
-        raise DebugError(f"no breakpoint or watchpoint number {wp_id}")
+        raise DebugError(_("no breakpoint or watchpoint number {n}").format(n=wp_id))
 
     def delete(self, number: int) -> None:
         """Delete breakpoint or watchpoint `number`."""

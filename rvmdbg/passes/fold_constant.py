@@ -17,7 +17,8 @@ import numpy as np
 
 from rvmdbg.relay import ops as relay_ops
 from rvmdbg.relay.ast import (Call, Constant, ConstructorRef, ExprMutator, Function, GlobalVar,
-                              If, Let, Module, OpRef, Tuple, TupleGetItem, Var, map_functions)
+                              If, Let, Module, OpRef, Tuple, TupleGetItem, Var, map_functions,
+                              walk)
 from rvmdbg.relay.dialect import ON_DEVICE
 from rvmdbg.relay.types import TensorType, TupleType
 
@@ -97,8 +98,12 @@ class _ConstantFolder(ExprMutator):
             cond = cond.args[0]  # TVM looks through on_device
         if isinstance(cond, Constant):
             # TVM keeps the branch the condition's first byte selects
-            return new.true_branch if np.asarray(cond.data).reshape(-1)[:1].any() \
+            kept = new.true_branch if np.asarray(cond.data).reshape(-1)[:1].any() \
                 else new.false_branch
+            # ...but a branch whose type only the other one fixed (`None` beside `Some(0)`)
+            # would leave the re-check nothing to infer it from: then the `if` stays
+            if _types_itself(kept):
+                return kept
         return new
 
     def visit_TupleGetItem(self, e: TupleGetItem):
@@ -130,6 +135,20 @@ class _ConstantFolder(ExprMutator):
             self.memo[id(let)] = (let, new)
             out = new
         return out
+
+
+def _types_itself(e) -> bool:
+    """Whether the expression's type follows from the expression alone: no nullary
+    constructor (`None`, `Nil`, bare or called with no arguments: their type arguments come
+    from context) and no function with an unannotated parameter. Conservative: False only
+    costs a fold."""
+    for n in walk(e):
+        if isinstance(n, ConstructorRef) and n.constructor is not None \
+                and not n.constructor.inputs:
+            return False
+        if isinstance(n, Function) and any(p.type_annotation is None for p in n.params):
+            return False
+    return True
 
 
 def fold_constant(mod: Module) -> Module:

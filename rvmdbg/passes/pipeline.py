@@ -25,6 +25,7 @@ from rvmdbg.relay.ast import Call, Function, Module, OpRef, room_for_recursion, 
 from rvmdbg.relay.dialect import KILL, MEMORY_OPS
 from rvmdbg.relay.printer import print_expr, print_module
 from rvmdbg.relay.typecheck import check_module, is_checked
+from rvmdbg.i18n import N_
 
 
 @dataclass(frozen=True)
@@ -97,36 +98,42 @@ def remove_unused_pass(entries=ENTRIES) -> Pass:
     """RemoveUnusedFunctions keeping what the entry functions reach."""
     return Pass("RemoveUnusedFunctions",
                 lambda mod: remove_unused_functions(mod, entries),
-                "globals @" + ", @".join(entries) + " does not reach are removed")
+                N_("globals {entries} does not reach are removed").format(
+                    entries="@" + ", @".join(entries)))
 
 
 REMOVE_UNUSED_FUNCTIONS = remove_unused_pass()
 ETA_EXPAND = Pass("EtaExpand", eta_expand,
-                  "constructors and operators used as values become fn wrappers")
+                  N_("constructors and operators used as values become fn wrappers"))
 FOLD_CONSTANT = Pass("FoldConstant", fold_constant,
-                     "operator calls on constants are evaluated; let-bound constants inlined; "
-                     "an if on a constant takes its branch")
+                     N_("operator calls on constants are evaluated; let-bound constants inlined; "
+                        "an if on a constant takes its branch"))
 FUSE_OPS = Pass("FuseOps", fuse_ops,
-                "chains of operator calls become primitive functions, one kernel each",
+                N_("chains of operator calls become primitive functions, one kernel each"),
                 typed_output=True)
 TO_A_NORMAL_FORM = Pass("ToANormalForm", to_a_normal_form,
-                        "every intermediate value is bound to a let, in evaluation order")
-INFER_TYPE = Pass("InferType", infer_type, "the type checker fills in every expression's type",
+                        N_("every intermediate value is bound to a let, in evaluation order"))
+INFER_TYPE = Pass("InferType", infer_type, N_("the type checker fills in every expression's type"),
                   typed_output=True)
 LAMBDA_LIFT = Pass("LambdaLift", lambda_lift,
-                   "nested functions become globals; closures capture their free variables")
+                   N_("nested functions become globals; closures capture their free variables"))
 DEAD_CODE_ELIMINATION = Pass("DeadCodeElimination", dead_code_elimination,
-                             "unused let bindings of pure values are removed")
+                             N_("unused let bindings of pure values are removed"))
 
 MANIFEST_ALLOC = Pass("ManifestAlloc", manifest_alloc,
-                      "kernel calls become explicit storage and tensor allocation plus "
-                      "destination-passing vm.invoke_tvm_op", typed_output=True)
+                      N_("kernel calls become explicit storage and tensor allocation plus "
+                         "destination-passing vm.invoke_tvm_op"), typed_output=True)
 MANIFEST_LIFETIMES = Pass("ManifestLifetimes", manifest_lifetimes,
-                          "memory.kill after the last use of each tensor and storage",
+                          N_("memory.kill after the last use of each tensor and storage"),
                           typed_output=True)
+INPUT_DESCRIPTION = N_("the type-checked program")
+SKIPPED_DESCRIPTION = N_("skipped: the input already holds this pass's output")
 
 DEFAULT_PASSES = (REMOVE_UNUSED_FUNCTIONS, ETA_EXPAND, FOLD_CONSTANT, FUSE_OPS, TO_A_NORMAL_FORM, INFER_TYPE,
                   LAMBDA_LIFT, DEAD_CODE_ELIMINATION, MANIFEST_ALLOC, MANIFEST_LIFETIMES)
+# the descriptions as written (English), for the views to translate where they show them
+DESCRIPTIONS = frozenset(p.description for p in DEFAULT_PASSES[1:]) | {INPUT_DESCRIPTION,
+                                                                     SKIPPED_DESCRIPTION}
 
 
 class Pipeline:
@@ -153,14 +160,13 @@ class Pipeline:
             mod = _check(mod)
             stages: list[Stage] = []
             if include_input:
-                stages.append(Stage("Input", "the type-checked program", mod, _print(mod)))
+                stages.append(Stage("Input", INPUT_DESCRIPTION, mod, _print(mod)))
             done = self._passes_done(mod)
             text = None
             for i, p in enumerate(self.passes):
                 if i < done:
                     text = text or _print(mod)
-                    stages.append(Stage(p.name, "skipped: the input already holds this pass's "
-                                        "output", mod, text))
+                    stages.append(Stage(p.name, SKIPPED_DESCRIPTION, mod, text))
                     continue
                 mod = p.run_checked(mod)
                 stages.append(Stage(p.name, p.description, mod, _print(mod)))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rvmdbg.i18n import _
 from rvmdbg.wording import escape_controls, picture_controls
 
 
@@ -66,7 +67,7 @@ class RelayError(Exception):
         hint = escape_controls(self.hint) if self.hint else self.hint
         if self.span is None:
             head = f"{src.name if src else '<input>'}: error: {message}"
-            return head + (f"\n  hint: {hint}" if hint else "")
+            return head + ("\n  " + _("hint: {hint}").format(hint=hint) if hint else "")
         sp = self.span
         out = [f"{sp.file}:{sp.line}:{sp.col}: error: {message}"]
         if src is not None:
@@ -78,7 +79,7 @@ class RelayError(Exception):
                 width = max(1, width)
                 out.append(" " * (len(gutter) + sp.col - 1) + "^" + "~" * (width - 1))
         if hint:
-            out.append(f"  hint: {hint}")
+            out.append("  " + _("hint: {hint}").format(hint=hint))
         return "\n".join(out)
 
     def __str__(self) -> str:

@@ -15,6 +15,7 @@ from rvmdbg.fileio import FileRefused, read_text
 from rvmdbg.relay.ast import Module
 from rvmdbg.relay.diagnostics import NameResolutionError, RelayError, Source
 from rvmdbg.relay.parser import parse, parse_with_info
+from rvmdbg.i18n import _
 
 PRELUDE_PATH = Path(__file__).with_name("prelude.relay")
 
@@ -47,13 +48,13 @@ def read_program(path) -> str:
     try:
         return read_text(path, what="program")
     except FileNotFoundError:
-        raise RelayError("file not found", None, None, src) from None
+        raise RelayError(_("file not found"), None, None, src) from None
     except FileRefused as e:
-        raise RelayError(f"cannot read the file: {e.reason}", None, None, src) from None
+        raise RelayError(_("cannot read the file: {reason}").format(reason=e.reason), None, None, src) from None
     except UnicodeDecodeError:
-        raise RelayError("cannot read the file: it is not UTF-8 text", None, None, src) from None
+        raise RelayError(_("cannot read the file: it is not UTF-8 text"), None, None, src) from None
     except OSError as e:
-        raise RelayError(f"cannot read the file: {e.strerror or e}", None, None, src) from None
+        raise RelayError(_("cannot read the file: {reason}").format(reason=e.strerror or e), None, None, src) from None
 
 
 def load_file(path, prelude: bool = True) -> Module:

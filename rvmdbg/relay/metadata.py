@@ -66,6 +66,10 @@ class MetaObject:
     index: int
     type_key: str
     attrs: dict = field(default_factory=dict)
+    # the section it was read from (its node list, shared) and its node there: printing
+    # writes those nodes back at the same indices, so fields naming other nodes stay true
+    origin: list | None = field(default=None, repr=False)
+    node: int = -1
 
     def __eq__(self, other) -> bool:
         return isinstance(other, MetaObject) and (self.key, self.type_key, self.attrs) == \
@@ -417,7 +421,8 @@ class MetadataSection:
         if got is None:
             nd = self.nodes[node]
             got = self._objects[(key, index)] = MetaObject(
-                key, index, nd.get("type_key", ""), dict(nd.get("attrs", {})))
+                key, index, nd.get("type_key", ""), dict(nd.get("attrs", {})),
+                origin=self.nodes, node=node)
         return got
 
 
@@ -444,8 +449,19 @@ class _Quoted(Source):
 
 def metadata_text(constants: list, objects: list = ()) -> str:
     """The JSON document TVM writes after `#[metadata]`, for tensor constants (in table order)
-    and other table objects (MetaObject, in table order per key)."""
-    nodes: list = [{"type_key": ""}, None]  # node 1 is the root Map, filled in last
+    and other table objects (MetaObject, in table order per key). Objects read from a section
+    keep their nodes: that section's nodes are written first at their own indices (its tensor
+    constants blanked, as they are written anew), so every field that names another node
+    (a target, a string, an array of them) still names it."""
+    # TVM's layout: node 0 is null and node 1 the root Map of tables
+    origin = next((o.origin for o in objects if o.origin is not None), None)
+    if origin is not None:
+        nodes: list = [{"type_key": ""} if n.get("type_key") == "relay.Constant" else n
+                       for n in origin]
+    else:
+        nodes = [{"type_key": ""}, None]
+    # node 1 is the root Map of tables, as TVM writes it (filled in last; an origin's own root
+    # is replaced)
     b64: list = []
     keys: list = []
     arrays: list = []
@@ -470,10 +486,13 @@ def metadata_text(constants: list, objects: list = ()) -> str:
     for key, objs in by_key.items():
         items = []
         for obj in objs:
+            if origin is not None and obj.origin is origin:
+                items.append(obj.node)
+                continue
             items.append(len(nodes))
             node = {"type_key": obj.type_key}
             if obj.attrs:
-                # fields that pointed at other nodes of the original section become null
+                # an object made here has no nodes to point at: such fields become null
                 node["attrs"] = {k: (v if not _is_node_field(k) else "0")
                                  for k, v in obj.attrs.items()}
             nodes.append(node)
@@ -483,8 +502,14 @@ def metadata_text(constants: list, objects: list = ()) -> str:
     for items in arrays:
         data.append(len(nodes))
         nodes.append({"type_key": "Array", "data": items})
-    nodes[1] = {"type_key": "Map", "keys": keys, "data": data}
-    doc = {"root": 1, "nodes": nodes, "b64ndarrays": b64, "attrs": {"tvm_version": TVM_VERSION}}
+    root = {"type_key": "Map", "keys": keys, "data": data}
+    at = 1
+    if nodes[1] is None or nodes[1].get("type_key") in ("Map", "StrMap"):
+        nodes[1] = root
+    else:  # an origin whose root was elsewhere: its node 1 may be named by its objects
+        at = len(nodes)
+        nodes.append(root)
+    doc = {"root": at, "nodes": nodes, "b64ndarrays": b64, "attrs": {"tvm_version": TVM_VERSION}}
     return json.dumps(doc, indent=2)
 
 

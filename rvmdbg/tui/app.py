@@ -20,6 +20,7 @@ from rvmdbg.tui.keymap import KeymapError, load_keymap
 from rvmdbg.tui.program import DebugProgram, ProgramLoadError, load_program
 from rvmdbg.tui.screen import DebuggerScreen
 from rvmdbg.tui.terminal import colour_classes, environment_error, wants_ascii
+from rvmdbg.i18n import _
 
 
 class DebuggerApp(App):
@@ -111,7 +112,7 @@ class DebuggerApp(App):
             from rvmdbg.debug import DebugSession
             self.session = DebugSession(self.program.exe, values, **kwargs)
         except Exception as exc:
-            screen.status.set_stop(f"cannot start @{self.program.entry}: {exc}", "error")
+            screen.status.set_stop(_("cannot start @{entry}: {error}").format(entry=self.program.entry, error=exc), "error")
             return
         screen.start_session()
         # what was wrong in the user's saved state (keys, breakpoints): said once, not lost
@@ -169,7 +170,7 @@ def run_screen(path: str, arg_texts: list[str], *, entry: str = "main", mouse: b
         try:
             arg_texts = program.bind_inputs(arg_texts, inputs)
         except ArgumentError as exc:
-            print(f"error: {exc.message}", file=sys.stderr)
+            print(_("error: {message}").format(message=exc.message), file=sys.stderr)
             return 2
     if check_only:
         for note in keymap_notes:

@@ -12,12 +12,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label
+from rvmdbg.i18n import N_, _
 
 
 class ArgumentsModal(ModalScreen[list | None]):
     """Dismisses with the parsed argument values, or None when cancelled."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape", "cancel", N_("Cancel"))]
 
     def __init__(self, program, given: list[str]) -> None:
         super().__init__()
@@ -28,17 +29,17 @@ class ArgumentsModal(ModalScreen[list | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="args-dialog", classes="dialog"):
-            yield Label(f"Arguments for @{self.program.entry} of {self.program.name}",
+            yield Label(_("Arguments for @{entry} of {program}").format(entry=self.program.entry, program=self.program.name),
                         classes="dialog--title", markup=False)
             for i, (name, type_text) in enumerate(self.params):
                 label = f"%{name}" + (f": {type_text}" if type_text else "")
                 yield Label(label, classes="dialog--label", markup=False)
                 value = self.given[i] if i < len(self.given) else ""
-                yield Input(value, id=f"arg-{i}", placeholder="e.g. 10, 2.5f, Cons(1, Nil), [1, 2]")
+                yield Input(value, id=f"arg-{i}", placeholder=_("e.g. 10, 2.5f, Cons(1, Nil), [1, 2]"))
             yield Label("", id="args-error", classes="dialog--error", markup=False)
             with Horizontal(classes="dialog--buttons"):
-                yield Button("Start", id="args-start", variant="primary")
-                yield Button("Quit", id="args-quit")
+                yield Button(_("Start"), id="args-start", variant="primary")
+                yield Button(_("Quit"), id="args-quit")
 
     def on_mount(self) -> None:
         # focus at once (not `focus()`, which waits its turn in the message queue): keys
@@ -56,7 +57,7 @@ class ArgumentsModal(ModalScreen[list | None]):
         error = self.query_one("#args-error", Label)
         missing = [i for i, t in enumerate(texts) if not t]
         if missing:
-            error.update(f"argument {missing[0] + 1} (%{self.params[missing[0]][0]}) is missing")
+            error.update(_("argument {n} (%{name}) is missing").format(n=missing[0] + 1, name=self.params[missing[0]][0]))
             self.query_one(f"#arg-{missing[0]}", Input).focus()
             return
         try:

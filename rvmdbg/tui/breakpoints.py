@@ -14,6 +14,7 @@ from textual.binding import Binding
 from textual.message import Message
 
 from rvmdbg.tui.line_pane import LinePane
+from rvmdbg.i18n import N_, _
 
 
 class BreakpointRow(NamedTuple):
@@ -27,7 +28,7 @@ class BreakpointRow(NamedTuple):
 
 
 class BreakpointPane(LinePane):
-    title = "Breakpoints"
+    title = N_("Breakpoints")
 
     COMPONENT_CLASSES = LinePane.COMPONENT_CLASSES | {
         "breakpoints--number", "breakpoints--on", "breakpoints--off", "breakpoints--where",
@@ -35,14 +36,14 @@ class BreakpointPane(LinePane):
     }
 
     BINDINGS = [
-        Binding("space", "toggle", "On/off", tooltip="Enable or disable the breakpoint or watch",
+        Binding("space", "toggle", N_("On/off"), tooltip=N_("Enable or disable the breakpoint or watch"),
                 id="toggle-breakpoint"),
-        Binding("x,delete", "delete", "Delete", tooltip="Delete the breakpoint or watch",
+        Binding("x,delete", "delete", N_("Delete"), tooltip=N_("Delete the breakpoint or watch"),
                 id="delete-breakpoint"),
-        Binding("enter", "show", "Show", tooltip="Show the breakpoint's place in the listing",
+        Binding("enter", "show", N_("Show"), tooltip=N_("Show the breakpoint's place in the listing"),
                 id="show-breakpoint"),
-        Binding("e", "condition", "Condition",
-                tooltip="Edit the breakpoint's condition on the command line",
+        Binding("e", "condition", N_("Condition"),
+                tooltip=N_("Edit the breakpoint's condition on the command line"),
                 id="condition"),
     ]
 
@@ -67,7 +68,7 @@ class BreakpointPane(LinePane):
         self._generation += 1
         nb = sum(1 for r in rows if r.kind == "break")
         nw = len(rows) - nb
-        self.border_title = f"{self.title} ({nb})" + (f" Watches ({nw})" if nw else "")
+        self.border_title = f"{_(self.title)} ({nb})" + (" " + _("Watches ({n})").format(n=nw) if nw else "")
         self.set_lines(max(1, len(self.rows)), 100)
 
     @property
@@ -82,7 +83,7 @@ class BreakpointPane(LinePane):
 
     def line_text(self, index: int) -> str:
         if not self.rows:
-            return "no breakpoints"
+            return _("no breakpoints")
         r = self.rows[index]
         return f"{r.kind} {r.number} {r.where} {r.condition}"
 
@@ -92,7 +93,7 @@ class BreakpointPane(LinePane):
             base = base + self.cursor_style(cursor)
         st = self.style
         if not self.rows:
-            return [Segment(" no breakpoints: b sets one, w watches a register",
+            return [Segment(" " + _("no breakpoints: b sets one, w watches a register"),
                             base + st("pane--dim"))], base
         r = self.rows[index]
         g = self.glyphs
@@ -106,9 +107,9 @@ class BreakpointPane(LinePane):
             Segment(r.where, base + st("breakpoints--where" if r.enabled else "breakpoints--off")),
         ]
         if r.condition:
-            segs.append(Segment(f" if {r.condition}", base + st("breakpoints--condition")))
+            segs.append(Segment(" " + _("if {condition}").format(condition=r.condition), base + st("breakpoints--condition")))
         if r.hits:
-            segs.append(Segment(f"  hits {r.hits}", base + st("breakpoints--hits")))
+            segs.append(Segment("  " + _("hits {n}").format(n=r.hits), base + st("breakpoints--hits")))
         return segs, base
 
     def _post(self, action: str) -> None:

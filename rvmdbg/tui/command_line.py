@@ -15,20 +15,21 @@ import os
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Input
+from rvmdbg.i18n import N_, _
 
 
 class CommandLine(Input):
     BINDINGS = [
-        Binding("up", "history(-1)", "Previous", show=False, tooltip="The previous command"),
-        Binding("down", "history(1)", "Next", show=False, tooltip="The next command"),
-        Binding("ctrl+r", "reverse_search", "Search back",
-                tooltip="Search the commands entered before (again: further back)"),
-        Binding("tab", "complete", "Complete",
-                tooltip="Complete a command, @function, $register or op: name"),
-        Binding("escape", "close", "Close", show=True, tooltip="Close the command line"),
+        Binding("up", "history(-1)", N_("Previous"), show=False, tooltip=N_("The previous command")),
+        Binding("down", "history(1)", N_("Next"), show=False, tooltip=N_("The next command")),
+        Binding("ctrl+r", "reverse_search", N_("Search back"),
+                tooltip=N_("Search the commands entered before (again: further back)")),
+        Binding("tab", "complete", N_("Complete"),
+                tooltip=N_("Complete a command, @function, $register or op: name")),
+        Binding("escape", "close", N_("Close"), show=True, tooltip=N_("Close the command line")),
     ]
 
-    PLACEHOLDER = "command (help, break @f:3, step 5, info registers, ...; Tab completes)"
+    PLACEHOLDER = N_("command (help, break @f:3, step 5, info registers, ...; Tab completes)")
 
     class Closed(Message):
         """The user left the command line without running anything."""
@@ -79,12 +80,12 @@ class CommandLine(Input):
                 self._search = (query, i)
                 self._position = i
                 self._set_quietly(self.history[i])
-                self.post_message(self.Note(f"(reverse-i-search) `{query}`: Ctrl+R again "
-                                            f"for an older one, Enter runs it"))
+                self.post_message(self.Note(_("(reverse-i-search) `{query}`: Ctrl+R again "
+                                              "for an older one, Enter runs it").format(query=query)))
                 return
         self._search = (query, last)
-        self.post_message(self.Note(f"(failing reverse-i-search) `{query}`: no older command "
-                                    f"has it"))
+        self.post_message(self.Note(_("(failing reverse-i-search) `{query}`: no older command "
+                                      "has it").format(query=query)))
 
     def _set_quietly(self, text: str) -> None:
         """Set the text without ending a reverse search (its Changed message comes later)."""

@@ -10,22 +10,23 @@ from __future__ import annotations
 
 from textual.binding import Binding
 from textual.widgets import Log
+from rvmdbg.i18n import N_, _
 
 MIN_HEIGHT = 3
 
 
 class CommandOutput(Log):
-    title = "Console"
+    title = N_("Console")
 
     BINDINGS = [
-        Binding("plus,equals_sign", "resize(2)", "Taller", tooltip="Make the console taller"),
-        Binding("minus", "resize(-2)", "Shorter", tooltip="Make the console shorter"),
-        Binding("Y", "screen.copy_pane", "Copy", tooltip="Copy the whole console text (OSC 52)"),
+        Binding("plus,equals_sign", "resize(2)", N_("Taller"), tooltip=N_("Make the console taller")),
+        Binding("minus", "resize(-2)", N_("Shorter"), tooltip=N_("Make the console shorter")),
+        Binding("Y", "screen.copy_pane", N_("Copy"), tooltip=N_("Copy the whole console text (OSC 52)")),
     ]
 
     def __init__(self, **kwargs) -> None:
         super().__init__(max_lines=None, auto_scroll=True, **kwargs)
-        self.border_title = self.title
+        self.border_title = _(self.title)
         self._pager_end = 0   # the last line of a long output shown from its top
         self._pending: list[str] = []   # lines recorded while hidden (see show_lines)
 
@@ -68,7 +69,7 @@ class CommandOutput(Log):
     def _note_more(self) -> None:
         height = self.scrollable_content_region.height or self.size.height
         below = self.line_count - (int(self.scroll_offset.y) + height)
-        subtitle = f"{below} more lines: Tab here, PgDn" if below > 0 else ""
+        subtitle = _("{n} more lines: Tab here, PgDn").format(n=below) if below > 0 else ""
         if subtitle != (self.border_subtitle or ""):
             self.border_subtitle = subtitle   # (setting it repaints the whole pane)
 

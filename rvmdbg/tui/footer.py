@@ -4,10 +4,16 @@ Textual's Footer recomposes (a widget per key, each styled) on every change of t
 bindings: a focus change, a binding enabled or disabled. At startup that happened several times
 with the same keys and cost about a quarter of the time to the first frame; here a change that
 leaves the shown keys as they are costs nothing.
+
+It also shows the bindings' words in the language in use: descriptions and tooltips are
+written in class bodies (`N_`), before the language is chosen, and translated here.
 """
 from __future__ import annotations
 
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
+
+from rvmdbg.i18n import _
 
 
 class KeyFooter(Footer):
@@ -23,6 +29,14 @@ class KeyFooter(Footer):
                       tooltip)
                      for (_, binding, enabled, tooltip) in self.screen.active_bindings.values()
                      if binding.show)
+
+    def compose(self):
+        for widget in super().compose():
+            if isinstance(widget, FooterKey):
+                widget.description = _(widget.description) if widget.description else ""
+                if widget.tooltip:
+                    widget.tooltip = _(str(widget.tooltip))
+            yield widget
 
     def bindings_changed(self, screen) -> None:
         self._bindings_ready = True

@@ -6,10 +6,11 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
+from rvmdbg.i18n import N_, _
 
 
 class GotoStepModal(ModalScreen[int | None]):
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape", "cancel", N_("Cancel"))]
 
     def __init__(self, current: int, earliest: int, latest: int) -> None:
         super().__init__()
@@ -17,8 +18,8 @@ class GotoStepModal(ModalScreen[int | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="goto-dialog", classes="dialog"):
-            yield Label(f"Go to step (history holds {self.earliest}..{self.latest}; "
-                        f"a later step runs forward)", classes="dialog--title", markup=False)
+            yield Label(_("Go to step (history holds {earliest}..{latest}; "
+                          "a later step runs forward)").format(earliest=self.earliest, latest=self.latest), classes="dialog--title", markup=False)
             yield Input(str(self.current), id="goto-step", type="integer")
             yield Label("", id="goto-error", classes="dialog--error", markup=False)
 
@@ -33,10 +34,10 @@ class GotoStepModal(ModalScreen[int | None]):
         try:
             step = int(text)
         except ValueError:
-            error.update(f"not a step number: {text!r}")
+            error.update(_("not a step number: {text}").format(text=repr(text)))
             return
         if step < self.earliest:
-            error.update(f"history starts at step {self.earliest}")
+            error.update(_("history starts at step {step}").format(step=self.earliest))
             return
         self.dismiss(step)
 

@@ -17,6 +17,7 @@ from rvmdbg.tui.glyphs import UNICODE, Glyphs
 from rvmdbg.tui.line_pane import set_title, use_ascii_scrollbars
 from rvmdbg.tui.summary import children_of, heap_registers, is_heap_object, value_summary, value_type
 from rvmdbg.values import ADTValue, RefCell
+from rvmdbg.i18n import N_, _
 
 SHARING_BUDGET = 50_000
 MAX_ROOTS = 500
@@ -47,14 +48,14 @@ def _walk(roots) -> tuple[dict[int, int], bool]:
 
 
 class HeapTree(Tree):
-    title = "Heap"
+    title = N_("Heap")
 
     COMPONENT_CLASSES = Tree.COMPONENT_CLASSES | {
         "heap--register", "heap--constructor", "heap--tag", "heap--shared", "heap--leaf",
     }
 
     BINDINGS = [
-        Binding("Y", "screen.copy_pane", "Copy", tooltip="Copy the tree as shown (OSC 52)",
+        Binding("Y", "screen.copy_pane", N_("Copy"), tooltip=N_("Copy the tree as shown (OSC 52)"),
                 id="copy-heap"),
     ]
 
@@ -69,7 +70,7 @@ class HeapTree(Tree):
         self._shown: list = []          # (register, value) pairs the tree was built from
         self._has_refs = False
         self._showing_message = True    # a message, not a register file's tree
-        self.border_title = self.title
+        self.border_title = _(self.title)
         if glyphs is not UNICODE:
             self.ICON_NODE = "+ "
             self.ICON_NODE_EXPANDED = "- "
@@ -93,7 +94,7 @@ class HeapTree(Tree):
         if (not self._has_refs and len(holders) == len(self._shown) and not self._showing_message
                 and all(a[0] == b[0] and a[1] is b[1] for a, b in zip(holders, self._shown))):
             # the same tree: a new title is a repaint of the frame, a rebuild lays out
-            set_title(self, title or self.title)
+            set_title(self, title or _(self.title))
             return
         self._shown = holders
         self._showing_message = False
@@ -102,14 +103,14 @@ class HeapTree(Tree):
         self.clear()
         self._counts, self._has_refs = _walk(v for _, v in holders)
         self._names = {}
-        self.border_title = title or self.title
+        self.border_title = title or _(self.title)
         for r, v in holders[:MAX_ROOTS]:
             self._add(self.root, f"${r}", v, register=True)
         if len(holders) > MAX_ROOTS:
-            self.root.add_leaf(Text(f"{len(holders) - MAX_ROOTS} more registers not shown",
+            self.root.add_leaf(Text(_("{n} more registers not shown").format(n=len(holders) - MAX_ROOTS),
                                     style="italic"))
         if not holders:
-            self.root.add_leaf(Text("no ADT values in this frame", style="italic"))
+            self.root.add_leaf(Text(_("no ADT values in this frame"), style="italic"))
         self.set_class(not holders, "-message")
         self.root.expand()
         self._reopen(opened)
@@ -158,7 +159,7 @@ class HeapTree(Tree):
     def show_message(self, message: str) -> None:
         self._shown = []
         self._showing_message = True
-        self.border_title = self.title
+        self.border_title = _(self.title)
         self.clear()
         self.root.add_leaf(Text(message, style="italic"))
         self.add_class("-message")
@@ -192,7 +193,7 @@ class HeapTree(Tree):
                 text.append(f"  {kind}", st("heap--tag", partial=True))
         if is_heap_object(v) and self._counts.get(id(v), 0) > 1:
             k = self._names.setdefault(id(v), len(self._names) + 1)
-            text.append(f"  {self.glyphs.shared} shared #{k} x{self._counts[id(v)]}",
+            text.append(f"  {self.glyphs.shared} " + _("shared #{k} x{n}").format(k=k, n=self._counts[id(v)]),
                         st("heap--shared", partial=True))
         return text
 

@@ -12,24 +12,25 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
+from rvmdbg.i18n import N_, _
 
 COMMANDS_HELP = [
-    ("break @f | @f:PC | LINE | op:NAME [if EXPR]", "set a breakpoint (b)"),
-    ("delete N | disable N | enable N", "change breakpoints"),
-    ("condition N [EXPR]", "set or clear a breakpoint's condition (e in its pane)"),
-    ("step [K] | next | finish | continue", "run forward (s n f c)"),
-    ("rstep [K] | rnext | rfinish | rcontinue", "run backward"),
-    ("goto STEP | run-to @f:PC", "travel to a step or a place"),
-    ("info registers | info frame | info breakpoints", "show state"),
-    ("backtrace | print $N | heap | deps", "frames, values, dependencies (bt p)"),
-    ("swap? [@f:]PC1 PC2", "may the two instructions trade places? if not, the dependence (m marks one)"),
-    ("numbering [tvm | reused | toggle]", "registers as TVM numbers them or reused by liveness (r)"),
-    ("last-write $N | watch $N [change]", "go back to a write, watch a register"),
-    ("list [@f[:PC]] | source", "bytecode (of any function: the listing goes there) or Relay lines"),
-    ("display EXPR | undisplay [N] | info display", "show a value at every stop"),
-    ("search TEXT", "every function's bytecode, with the number of matches"),
-    ("set logging on [FILE] | off | file FILE", "copy the console's text to a file (as gdb)"),
-    ("frame N | up | down | restart | info history", "frames, start again, the history kept"),
+    ("break @f | @f:PC | LINE | op:NAME [if EXPR]", N_("set a breakpoint (b)")),
+    ("delete N | disable N | enable N", N_("change breakpoints")),
+    ("condition N [EXPR]", N_("set or clear a breakpoint's condition (e in its pane)")),
+    ("step [K] | next | finish | continue", N_("run forward (s n f c)")),
+    ("rstep [K] | rnext | rfinish | rcontinue", N_("run backward")),
+    ("goto STEP | run-to @f:PC", N_("travel to a step or a place")),
+    ("info registers | info frame | info breakpoints", N_("show state")),
+    ("backtrace | print $N | heap | deps", N_("frames, values, dependencies (bt p)")),
+    ("swap? [@f:]PC1 PC2", N_("may the two instructions trade places? if not, the dependence (m marks one)")),
+    ("numbering [tvm | reused | toggle]", N_("registers as TVM numbers them or reused by liveness (r)")),
+    ("last-write $N | watch $N [change]", N_("go back to a write, watch a register")),
+    ("list [@f[:PC]] | source", N_("bytecode (of any function: the listing goes there) or Relay lines")),
+    ("display EXPR | undisplay [N] | info display", N_("show a value at every stop")),
+    ("search TEXT", N_("every function's bytecode, with the number of matches")),
+    ("set logging on [FILE] | off | file FILE", N_("copy the console's text to a file (as gdb)")),
+    ("frame N | up | down | restart | info history", N_("frames, start again, the history kept")),
 ]
 
 
@@ -64,9 +65,9 @@ def _key_text(binding: Binding, keymap: dict | None = None) -> str:
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [
-        Binding("escape", "dismiss", "Close"),
-        Binding("question_mark", "dismiss", "Close"),
-        Binding("q", "dismiss", "Close"),
+        Binding("escape", "dismiss", N_("Close")),
+        Binding("question_mark", "dismiss", N_("Close")),
+        Binding("q", "dismiss", N_("Close")),
     ]
 
     def __init__(self, sections: list[tuple[str, list[Binding]]],
@@ -83,14 +84,14 @@ class HelpScreen(ModalScreen[None]):
         """(keys, what they do) per binding, section titles as ("", title) rows."""
         out: list[tuple[str, str]] = []
         for title, bindings in self.sections:
-            out.append(("", title))
+            out.append(("", _(title)))
             seen = set()
             for b in bindings:
                 desc = b.tooltip or b.description
                 if not desc or (b.key, b.action) in seen:
                     continue
                 seen.add((b.key, b.action))
-                out.append((_key_text(b, self.keymap), desc))
+                out.append((_key_text(b, self.keymap), _(desc)))
         return out
 
     def _table(self) -> Table:
@@ -105,11 +106,11 @@ class HelpScreen(ModalScreen[None]):
             else:
                 table.add_row(Text(keys), Text(does))  # Text: `[` and `[if EXPR]` are no markup
         table.add_row("", "")
-        table.add_row(Text("Command line (:)", style="bold underline"), "")
+        table.add_row(Text(_("Command line (:)"), style="bold underline"), "")
         for syntax, does in COMMANDS_HELP:
-            table.add_row(Text(syntax), Text(does))
+            table.add_row(Text(syntax), Text(_(does)))
         table.add_row("", "")
-        table.add_row("", Text("Esc, q or ? closes this help", style="italic"))
+        table.add_row("", Text(_("Esc, q or ? closes this help"), style="italic"))
         return table
 
     def on_mount(self) -> None:

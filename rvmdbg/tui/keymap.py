@@ -29,6 +29,7 @@ from textual.keys import KEY_NAME_REPLACEMENTS, Keys
 
 from rvmdbg.fileio import FileRefused, read_text
 from rvmdbg.relay.diagnostics import RelayError, Source, Span
+from rvmdbg.i18n import _
 
 KEYS_FILE = "keys.conf"
 _MODIFIERS = ("ctrl", "shift", "alt", "meta", "super", "hyper")
@@ -158,7 +159,7 @@ def template() -> str:
         if info.where != where:
             where = info.where
             lines += ["", f"# --- {where}"]
-        lines.append(f"# {info.does}")
+        lines.append(f"# {_(info.does)}")
         lines.append(f"{info.id} = {', '.join(info.keys)}")
     return "\n".join(lines) + "\n"
 

@@ -21,6 +21,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from rvmdbg.tui.glyphs import UNICODE, Glyphs
+from rvmdbg.i18n import N_, _
 
 
 class AsciiScrollBarRender(ScrollBarRender):
@@ -67,24 +68,24 @@ class LinePane(ScrollView, can_focus=True):
     COMPONENT_CLASSES = {"pane--cursor", "pane--cursor-blurred", "pane--dim"}
 
     BINDINGS = [
-        Binding("up", "cursor(-1)", "Up", show=False, tooltip="Cursor up"),
-        Binding("down", "cursor(1)", "Down", show=False, tooltip="Cursor down"),
-        Binding("pageup", "page(-1)", "Page up", show=False, tooltip="A page up"),
-        Binding("pagedown", "page(1)", "Page down", show=False, tooltip="A page down"),
-        Binding("home", "cursor_to(0)", "First line", show=False, tooltip="First line"),
-        Binding("end", "cursor_to(-1)", "Last line", show=False, tooltip="Last line"),
-        Binding("Y", "screen.copy_pane", "Copy", show=False,
-                tooltip="Copy the pane's whole text to the clipboard (OSC 52)", id="copy"),
-        Binding("left", "scroll_columns(-8)", "Scroll left", show=False,
-                tooltip="Scroll left (in the source: move the cursor column)"),
-        Binding("right", "scroll_columns(8)", "Scroll right", show=False,
-                tooltip="Scroll right (in the source: move the cursor column)"),
+        Binding("up", "cursor(-1)", N_("Up"), show=False, tooltip=N_("Cursor up")),
+        Binding("down", "cursor(1)", N_("Down"), show=False, tooltip=N_("Cursor down")),
+        Binding("pageup", "page(-1)", N_("Page up"), show=False, tooltip=N_("A page up")),
+        Binding("pagedown", "page(1)", N_("Page down"), show=False, tooltip=N_("A page down")),
+        Binding("home", "cursor_to(0)", N_("First line"), show=False, tooltip=N_("First line")),
+        Binding("end", "cursor_to(-1)", N_("Last line"), show=False, tooltip=N_("Last line")),
+        Binding("Y", "screen.copy_pane", N_("Copy"), show=False,
+                tooltip=N_("Copy the pane's whole text to the clipboard (OSC 52)"), id="copy"),
+        Binding("left", "scroll_columns(-8)", N_("Scroll left"), show=False,
+                tooltip=N_("Scroll left (in the source: move the cursor column)")),
+        Binding("right", "scroll_columns(8)", N_("Scroll right"), show=False,
+                tooltip=N_("Scroll right (in the source: move the cursor column)")),
     ]
 
     cursor: reactive[int] = reactive(0, repaint=False, init=False)
 
     # Human name of the pane (status messages, the help screen, the narrow-mode tabs).
-    title = "pane"
+    title = N_("pane")
 
     class CursorMoved(Message):
         """The user moved a pane's cursor (not sent for moves the screen makes itself)."""
@@ -103,7 +104,7 @@ class LinePane(ScrollView, can_focus=True):
         self._styles: dict[tuple[str, ...], Style] = {}
         self._base_style: Style | None = None
         self._quiet = False
-        self.border_title = self.title
+        self.border_title = _(self.title)
 
     def on_mount(self) -> None:
         if self.glyphs is not UNICODE:

@@ -17,6 +17,8 @@ a 20,000-instruction function steps and scrolls as fast as a short one.
 """
 from __future__ import annotations
 
+from rich.cells import cell_len
+
 import re
 from typing import NamedTuple
 
@@ -32,6 +34,7 @@ from rvmdbg.debug.numbering import LiveRanges
 from rvmdbg.tui.arrows import MAX_DEP_LANES, MAX_JUMP_LANES, Edge, GutterLayout, jump_edges
 from rvmdbg.tui.line_pane import LinePane
 from rvmdbg.tui.links import PALETTE_SIZE, SourceLinks
+from rvmdbg.i18n import N_, _
 
 # The dependency gutter has a fixed width so a stop never shifts the columns (and never
 # invalidates every cached row): two lanes and the head column.
@@ -90,7 +93,7 @@ class FunctionListing:
         self.live_columns = min(fn.register_file_size, MAX_LIVE_COLUMNS) if live else 0
         self.text_column = (2 + self.address_width + 1 + 1 + DEP_WIDTH + self.jumps.width + 1
                             + (self.live_columns + 1 if live else 0))
-        widest = max((len(t) for t in texts), default=0)
+        widest = max((cell_len(t) for t in texts), default=0)
         self.width = self.text_column + widest + 24
 
 
@@ -99,7 +102,7 @@ class BytecodeListing(LinePane):
 
     MARK_COMPONENT = "listing--pc"  # the pc / current line
 
-    title = "Bytecode"
+    title = N_("Bytecode")
 
     COMPONENT_CLASSES = LinePane.COMPONENT_CLASSES | {
         "listing--address", "listing--opcode", "listing--register", "listing--number",
@@ -111,24 +114,24 @@ class BytecodeListing(LinePane):
     } | {f"listing--link-{i}" for i in range(PALETTE_SIZE)}
 
     BINDINGS = [
-        Binding("b", "screen.toggle_breakpoint", "Break", tooltip="Toggle a breakpoint on this instruction",
+        Binding("b", "screen.toggle_breakpoint", N_("Break"), tooltip=N_("Toggle a breakpoint on this instruction"),
                 id="break"),
-        Binding("t", "screen.run_to_cursor", "Run to", tooltip="Run to this instruction", id="run-to"),
-        Binding("w", "screen.watch_cursor", "Watch", tooltip="Watch the register this instruction writes",
+        Binding("t", "screen.run_to_cursor", N_("Run to"), tooltip=N_("Run to this instruction"), id="run-to"),
+        Binding("w", "screen.watch_cursor", N_("Watch"), tooltip=N_("Watch the register this instruction writes"),
                 id="watch"),
-        Binding("left_square_bracket", "screen.show_function(-1)", "Prev fn", show=False,
-                tooltip="Show the previous function's bytecode", id="previous-function"),
-        Binding("right_square_bracket", "screen.show_function(1)", "Next fn", show=False,
-                tooltip="Show the next function's bytecode", id="next-function"),
-        Binding("full_stop", "screen.show_pc", "Show pc", show=False,
-                tooltip="Back to the selected frame's function and pc", id="show-pc"),
-        Binding("at", "screen.command('list @')", "Function", show=False,
-                tooltip="Jump to any function: `list @` on the command line, Tab completes",
+        Binding("left_square_bracket", "screen.show_function(-1)", N_("Prev fn"), show=False,
+                tooltip=N_("Show the previous function's bytecode"), id="previous-function"),
+        Binding("right_square_bracket", "screen.show_function(1)", N_("Next fn"), show=False,
+                tooltip=N_("Show the next function's bytecode"), id="next-function"),
+        Binding("full_stop", "screen.show_pc", N_("Show pc"), show=False,
+                tooltip=N_("Back to the selected frame's function and pc"), id="show-pc"),
+        Binding("at", "screen.command('list @')", N_("Function"), show=False,
+                tooltip=N_("Jump to any function: `list @` on the command line, Tab completes"),
                 id="jump-function"),
-        Binding("m", "mark_swap", "Swap?", show=False,
-                tooltip="Mark this instruction for swap?: moving to another shows whether the "
+        Binding("m", "mark_swap", N_("Swap?"), show=False,
+                tooltip=N_("Mark this instruction for swap?: moving to another shows whether the "
                         "two may trade places, and the dependence that forbids it (m again "
-                        "on the mark clears it)", id="swap-mark"),
+                        "on the mark clears it)"), id="swap-mark"),
     ]
 
     class SwapShown(Message):
@@ -205,17 +208,17 @@ class BytecodeListing(LinePane):
             self.linked = frozenset()
             self._set_swap(None)
             fn = self.exe.functions[func_index]
-            self.border_title = f"{self.title} @{fn.name}"
+            self.border_title = f"{_(self.title)} @{fn.name}"
             if self.listing.live is not None:
                 cols = self.listing.live_columns
-                self.border_title += (f"   live ranges of $0..${cols - 1}"
-                                      + (f" (of {fn.register_file_size})"
+                self.border_title += ("   " + _("live ranges of $0..${last}").format(last=cols - 1)
+                                      + (" " + _("(of {n})").format(n=fn.register_file_size)
                                          if cols < fn.register_file_size else ""))
-            self.border_subtitle = f"VMFunc[{func_index}] {len(fn.instructions)} instrs"
+            self.border_subtitle = f"VMFunc[{func_index}] " + _("{n} instrs").format(n=len(fn.instructions))
             sizes = (self.register_sizes or {}).get(fn.name)
             if sizes is not None:
-                self.border_subtitle += (f" {self.glyphs.separator} registers {sizes[0]} "
-                                         f"{self.glyphs.arrow_head} {sizes[1]} reused")
+                self.border_subtitle += (f" {self.glyphs.separator} " + _("registers {tvm} {arrow} {reused} reused").format(
+                    tvm=sizes[0], arrow=self.glyphs.arrow_head, reused=sizes[1]))
             # cached rows stay: their keys carry the function, so coming back is cheap.
             # The width only grows: a horizontal scroll range that comes and goes with the
             # function shows and hides a scrollbar, which lays out the whole screen.
@@ -398,9 +401,10 @@ class BytecodeListing(LinePane):
                 parts = []
                 for r in outside:
                     if r.writer_func is None or r.writer_pc is None:
-                        parts.append(f"{self.prefix}{r.register} (argument)")
+                        parts.append(f"{self.prefix}{r.register} " + _("(argument)"))
                     else:
-                        parts.append(f"{self.prefix}{r.register} from @{self.exe.functions[r.writer_func].name}:{r.writer_pc}")
+                        parts.append(f"{self.prefix}{r.register} " + _("from @{func}:{pc}").format(
+                            func=self.exe.functions[r.writer_func].name, pc=r.writer_pc))
                 add(Segment(f"  {g.read} " + ", ".join(parts), base + st("listing--read")))
             if self._dep_writes:
                 add(Segment(f"  {g.write} " + " ".join(f"{self.prefix}{w}" for w in self._dep_writes),

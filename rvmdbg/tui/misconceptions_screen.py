@@ -18,6 +18,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from rvmdbg.views.misconceptions import MISCONCEPTIONS, demonstrate
+from rvmdbg.i18n import N_
 
 _evidence_cache: dict = {}   # key -> Evidence or an error text (the programs do not change)
 
@@ -39,7 +40,7 @@ class MisconceptionsScreen(ModalScreen[None]):
     """
 
     BINDINGS = [
-        Binding("escape,q", "close", "Close", tooltip="Close the list"),
+        Binding("escape,q", "close", N_("Close"), tooltip=N_("Close the list")),
     ]
 
     def __init__(self) -> None:

@@ -8,8 +8,11 @@ open the teaching views, so the labels carry none).
 from __future__ import annotations
 
 from rich.text import Text
+from rich.cells import cell_len
 from textual.message import Message
 from textual.widget import Widget
+
+from rvmdbg.i18n import _
 
 
 class PaneTabs(Widget):
@@ -37,14 +40,14 @@ class PaneTabs(Widget):
         out = Text(no_wrap=True, overflow="ellipsis")
         self._spans = []
         for pane_id, label in self.panes:
-            start = len(out.plain)
+            start = cell_len(out.plain)   # cells, not characters: a Chinese label is 2 a character
             active = pane_id == self.active
             style = self.get_component_rich_style("tabs--active" if active else "tabs--inactive",
                                                   partial=True)
             out.append("[" if active else " ", style)
-            out.append(label, style)
+            out.append(_(label), style)
             out.append("]" if active else " ", style)
-            self._spans.append((start, len(out.plain), pane_id))
+            self._spans.append((start, cell_len(out.plain), pane_id))
         return out
 
     def on_click(self, event) -> None:

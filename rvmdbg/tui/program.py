@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from rvmdbg.relay.diagnostics import RelayError
 from rvmdbg.wording import plural
+from rvmdbg.i18n import _
 
 
 class ProgramLoadError(Exception):
@@ -97,9 +98,9 @@ def _check_entry(exe, entry: str, path: str) -> None:
         exe.func_index(entry)
     except KeyError:
         names = exe.function_names()
-        raise ProgramLoadError(f"{path}: error: no function @{entry} to run; the program "
-                               + (f"defines {', '.join('@' + n for n in names)}" if names
-                                  else "defines no functions")) from None
+        raise ProgramLoadError(f"{path}: error: " + _("no function @{entry} to run; the program ").format(entry=entry)
+                               + (_("defines {names}").format(names=', '.join('@' + n for n in names)) if names
+                                  else _("defines no functions"))) from None
 
 
 def load_program(path: str, entry: str = "main") -> DebugProgram:
@@ -137,7 +138,7 @@ def load_program(path: str, entry: str = "main") -> DebugProgram:
         except RelayError as exc:
             raise ProgramLoadError(exc.format()) from None
         except Exception as exc:  # the compiler's own errors carry their message
-            raise ProgramLoadError(f"{path}: error: cannot compile: {exc}") from None
+            raise ProgramLoadError(f"{path}: error: " + _("cannot compile: {error}").format(error=exc)) from None
         _check_entry(exe, entry, path)
         prog = DebugProgram(path, name, exe, module, text, path,
                             program_default_args(text) if text else None, entry)

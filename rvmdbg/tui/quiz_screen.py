@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from rvmdbg.views.quiz import Quiz
+from rvmdbg.i18n import N_
 
 MAX_CHOICES = 9
 
@@ -58,8 +59,8 @@ class QuizScreen(ModalScreen[None]):
     """
 
     BINDINGS = [Binding(str(i), f"choose({i})", str(i), show=False) for i in range(1, 10)] + [
-        Binding("enter,space", "go_on", "Next", tooltip="Skip the question, or go on to the next"),
-        Binding("escape,q", "close", "Close", tooltip="Close the quiz (the score is kept)"),
+        Binding("enter,space", "go_on", N_("Next"), tooltip=N_("Skip the question, or go on to the next")),
+        Binding("escape,q", "close", N_("Close"), tooltip=N_("Close the quiz (the score is kept)")),
     ]
 
     def __init__(self, quiz: Quiz) -> None:

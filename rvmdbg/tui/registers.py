@@ -11,18 +11,20 @@ from bisect import bisect_left
 from itertools import compress, repeat
 from operator import is_not
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from textual.binding import Binding
 
 from rvmdbg.tui.line_pane import LinePane
 from rvmdbg.tui.summary import heap_registers, is_heap_object, value_summary, value_type
+from rvmdbg.i18n import N_, _
 
 _SUMMARY_WIDTH = 160
 _TYPE_WIDTH = 16
 
 
 class RegisterPane(LinePane):
-    title = "Registers"
+    title = N_("Registers")
 
     COMPONENT_CLASSES = LinePane.COMPONENT_CLASSES | {
         "registers--name", "registers--type", "registers--value", "registers--changed",
@@ -30,8 +32,8 @@ class RegisterPane(LinePane):
     }
 
     BINDINGS = [
-        Binding("w", "screen.watch_cursor", "Watch", tooltip="Watch this register", id="watch"),
-        Binding("enter", "screen.print_register", "Print", tooltip="Print the whole value", id="print"),
+        Binding("w", "screen.watch_cursor", N_("Watch"), tooltip=N_("Watch this register"), id="watch"),
+        Binding("enter", "screen.print_register", N_("Print"), tooltip=N_("Print the whole value"), id="print"),
     ]
 
     def __init__(self, **kwargs) -> None:
@@ -44,7 +46,7 @@ class RegisterPane(LinePane):
         self.params = 0
         self.constructor_types: dict[str, str] = {}
         self.register_prefix = "$"   # "r" for a MiniVM program, as its text names registers
-        self.message = "no frame"
+        self.message = _("no frame")
         self._generation = 0
         self._versions: list[int] = []
         self._layouts: dict[str, _Layout] = {}   # title -> rows last shown for that frame
@@ -62,7 +64,7 @@ class RegisterPane(LinePane):
         (a 20,000-instruction function has as many registers), and only they, the marked
         ones and those holding ADT values (reference cells change in place) are looked at."""
         keep = self.rows[self.cursor] if self.rows and self.cursor < len(self.rows) else None
-        title = title or self.title
+        title = title or _(self.title)
         regs = list(registers)
         changed, reads, writes = set(changed), set(reads), set(writes)
         layout = self._layouts.pop(title, None)
@@ -81,7 +83,7 @@ class RegisterPane(LinePane):
         old_marks = (self.changed, self.reads, self.writes)
         self.registers, self.rows, self.params = regs, layout.rows, params
         self.changed, self.reads, self.writes = changed, reads, writes
-        self.message = "" if layout.rows else "no registers in use"
+        self.message = "" if layout.rows else _("no registers in use")
         if shown and layout.rows and title == self.border_title:
             touched = (differ | layout.mutable | (changed ^ old_marks[0]) | (reads ^ old_marks[1])
                        | (writes ^ old_marks[2]))
@@ -109,8 +111,8 @@ class RegisterPane(LinePane):
         self._layout = None
         self.message = message
         self._generation += 1
-        self.border_title = self.title
-        self.set_lines(1, len(message) + 2)
+        self.border_title = _(self.title)
+        self.set_lines(1, cell_len(message) + 2)
 
     def heap_registers(self) -> list[int] | None:
         """The shown registers holding heap objects (ADT values, references, closures), in

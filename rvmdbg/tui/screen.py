@@ -51,7 +51,7 @@ from rvmdbg.tui.stops import (breakpoint_marks, breakpoint_rows, error_text, eve
                               history_line, is_program_error, is_quick_command, pc_note,
                               stop_line, toggle_message)
 from rvmdbg.tui.summary import value_summary
-from rvmdbg.wording import plural
+from rvmdbg.i18n import N_, _, ngettext
 
 NARROW_WIDTH = 100
 NARROW_HEIGHT = 28
@@ -59,9 +59,12 @@ WIDE_WIDTH = 150
 PROGRESS_INTERVAL = 0.1   # seconds between progress updates while running
 
 # (pane id, tab label); Tab and Shift+Tab cycle the panes (digits open the teaching views)
-CODE_PANES = [("source", "Source"), ("listing", "Bytecode")]
-STATE_PANES = [("registers", "Regs"), ("stack", "Stack"), ("heap", "Heap"),
-               ("breakpoints", "Bkpts")]
+CODE_PANES = [("source", N_("Source")), ("listing", N_("Bytecode"))]
+STATE_PANES = [("registers", N_("Regs")), ("stack", N_("Stack")), ("heap", N_("Heap")),
+               ("breakpoints", N_("Bkpts"))]
+# what a key or the start is called on the status line and in the console
+RUN_LABELS = {N_("start"), N_("step"), N_("reverse step"), N_("next"), N_("finish"), N_("continue"),
+              N_("reverse next"), N_("reverse finish"), N_("reverse continue"), N_("restart")}
 
 
 class Progress(Message):
@@ -86,6 +89,11 @@ class RunFinished(Message):
         self.command = command
 
 
+def shown_label(label: str) -> str:
+    """A run's label as shown: the fixed ones translated, a command line as typed."""
+    return _(label) if label in RUN_LABELS else label
+
+
 def _human_rate(rate: float) -> str:
     if rate >= 1e6:
         return f"{rate / 1e6:.1f}M"
@@ -106,51 +114,51 @@ class DebuggerScreen(Screen):
                "run_to_cursor", "toggle_breakpoint", "watch_cursor", "command", "restart", "quiz"}
 
     BINDINGS = [
-        Binding("s,f11", "step", "Step", tooltip="Step one instruction, into calls (F11)", id="step"),
-        Binding("n,f10", "next", "Next", tooltip="Step over a call (F10)", id="next"),
-        Binding("f,shift+f11", "finish", "Finish", tooltip="Run until this frame returns (Shift+F11)", id="finish"),
-        Binding("c,f5", "cont", "Cont", tooltip="Continue to the next breakpoint (F5)", id="continue"),
-        Binding("S", "rstep", "Back", show=False, tooltip="Reverse step one instruction", id="rstep"),
-        Binding("N", "rnext", "RNext", show=False, tooltip="Reverse next: back over a call", id="rnext"),
-        Binding("F", "rfinish", "RFinish", show=False, tooltip="Reverse finish: back to the call", id="rfinish"),
-        Binding("C,shift+f5", "rcont", "RCont", show=False,
-                tooltip="Reverse continue to the previous breakpoint hit (Shift+F5)", id="rcontinue"),
-        Binding("g", "goto", "Goto", show=False, tooltip="Go to step N (back or forward)", id="goto"),
-        Binding("u", "frame_up", "Up", show=False, tooltip="Select the caller's frame (up the stack)", id="up"),
-        Binding("d", "frame_down", "Down", show=False, tooltip="Select the callee's frame (down the stack)", id="down"),
-        Binding("colon", "command", "Cmd", tooltip="Command line (the batch-mode commands)", id="command"),
-        Binding("slash", "search", "Search", show=False, tooltip="Search in the focused pane", id="search"),
-        Binding("o", "toggle_output", "Output", show=False, tooltip="Show or hide the command output", id="output"),
-        Binding("r", "toggle_numbering", "Reuse", show=False,
-                tooltip="Registers: TVM's numbering or reused by liveness (as --reuse-registers), "
+        Binding("s,f11", "step", N_("Step"), tooltip=N_("Step one instruction, into calls (F11)"), id="step"),
+        Binding("n,f10", "next", N_("Next"), tooltip=N_("Step over a call (F10)"), id="next"),
+        Binding("f,shift+f11", "finish", N_("Finish"), tooltip=N_("Run until this frame returns (Shift+F11)"), id="finish"),
+        Binding("c,f5", "cont", N_("Cont"), tooltip=N_("Continue to the next breakpoint (F5)"), id="continue"),
+        Binding("S", "rstep", N_("Back"), show=False, tooltip=N_("Reverse step one instruction"), id="rstep"),
+        Binding("N", "rnext", N_("RNext"), show=False, tooltip=N_("Reverse next: back over a call"), id="rnext"),
+        Binding("F", "rfinish", N_("RFinish"), show=False, tooltip=N_("Reverse finish: back to the call"), id="rfinish"),
+        Binding("C,shift+f5", "rcont", N_("RCont"), show=False,
+                tooltip=N_("Reverse continue to the previous breakpoint hit (Shift+F5)"), id="rcontinue"),
+        Binding("g", "goto", N_("Goto"), show=False, tooltip=N_("Go to step N (back or forward)"), id="goto"),
+        Binding("u", "frame_up", N_("Up"), show=False, tooltip=N_("Select the caller's frame (up the stack)"), id="up"),
+        Binding("d", "frame_down", N_("Down"), show=False, tooltip=N_("Select the callee's frame (down the stack)"), id="down"),
+        Binding("colon", "command", N_("Cmd"), tooltip=N_("Command line (the batch-mode commands)"), id="command"),
+        Binding("slash", "search", N_("Search"), show=False, tooltip=N_("Search in the focused pane"), id="search"),
+        Binding("o", "toggle_output", N_("Output"), show=False, tooltip=N_("Show or hide the command output"), id="output"),
+        Binding("r", "toggle_numbering", N_("Reuse"), show=False,
+                tooltip=N_("Registers: TVM's numbering or reused by liveness (as --reuse-registers), "
                         "in the listing and the registers pane at once, live ranges beside the "
-                        "listing; the session switches at the same step", id="numbering"),
-        Binding("p", "toggle_cycle", "Phases", show=False,
-                tooltip="Fetch, decode, execute: show the dispatch loop's strip; while it is "
-                        "shown, s advances one phase (the VM steps at execute)", id="cycle"),
-        Binding("ctrl+r", "restart", "Restart", show=False, tooltip="Restart the program (keeps breakpoints)", id="restart"),
-        Binding("question_mark", "help", "Help", tooltip="Every key", id="help"),
-        Binding("q", "quit", "Quit", tooltip="Quit rvmdbg", id="quit"),
+                        "listing; the session switches at the same step"), id="numbering"),
+        Binding("p", "toggle_cycle", N_("Phases"), show=False,
+                tooltip=N_("Fetch, decode, execute: show the dispatch loop's strip; while it is "
+                        "shown, s advances one phase (the VM steps at execute)"), id="cycle"),
+        Binding("ctrl+r", "restart", N_("Restart"), show=False, tooltip=N_("Restart the program (keeps breakpoints)"), id="restart"),
+        Binding("question_mark", "help", N_("Help"), tooltip=N_("Every key"), id="help"),
+        Binding("q", "quit", N_("Quit"), tooltip=N_("Quit rvmdbg"), id="quit"),
         # The teaching views are modes of the app: 1-3 open one over the debugger, which stays
         # where it was; 0 or Esc in a view come back. The footer shows one "1-3 Views" entry,
         # after Help and Quit so that a narrow footer cuts it rather than them.
-        Binding("1", "open_view('flow')", "Views", key_display="1-3",
-                tooltip="View 1: compile and execute flow (0 or Esc comes back)", id="view-flow"),
-        Binding("2", "open_view('executors')", "VM/graph", show=False,
-                tooltip="View 2: VM versus graph executor", id="view-executors"),
-        Binding("3", "open_view('control')", "CFG/ADTs", show=False,
-                tooltip="View 3: control flow and ADTs", id="view-control"),
-        Binding("v", "views", "Last view", show=False, tooltip="Reopen the last teaching view",
+        Binding("1", "open_view('flow')", N_("Views"), key_display="1-3",
+                tooltip=N_("View 1: compile and execute flow (0 or Esc comes back)"), id="view-flow"),
+        Binding("2", "open_view('executors')", N_("VM/graph"), show=False,
+                tooltip=N_("View 2: VM versus graph executor"), id="view-executors"),
+        Binding("3", "open_view('control')", N_("CFG/ADTs"), show=False,
+                tooltip=N_("View 3: control flow and ADTs"), id="view-control"),
+        Binding("v", "views", N_("Last view"), show=False, tooltip=N_("Reopen the last teaching view"),
                 id="views"),
-        Binding("Q", "quiz", "Quiz", show=False,
-                tooltip="Check yourself: predict the next step, then the VM answers", id="quiz"),
-        Binding("tab", "cycle_pane(1)", "Next pane", show=False, tooltip="Focus the next pane", id="next-pane"),
-        Binding("shift+tab", "cycle_pane(-1)", "Previous pane", show=False, tooltip="Focus the previous pane",
+        Binding("Q", "quiz", N_("Quiz"), show=False,
+                tooltip=N_("Check yourself: predict the next step, then the VM answers"), id="quiz"),
+        Binding("tab", "cycle_pane(1)", N_("Next pane"), show=False, tooltip=N_("Focus the next pane"), id="next-pane"),
+        Binding("shift+tab", "cycle_pane(-1)", N_("Previous pane"), show=False, tooltip=N_("Focus the previous pane"),
                 id="previous-pane"),
-        Binding("escape", "interrupt", "Interrupt", show=False, tooltip="Interrupt a running continue",
+        Binding("escape", "interrupt", N_("Interrupt"), show=False, tooltip=N_("Interrupt a running continue"),
                 id="interrupt"),
-        Binding("ctrl+c", "interrupt", "Interrupt", show=False, priority=True,
-                tooltip="Interrupt a running continue"),  # no id: Ctrl+C always interrupts
+        Binding("ctrl+c", "interrupt", N_("Interrupt"), show=False, priority=True,
+                tooltip=N_("Interrupt a running continue")),  # no id: Ctrl+C always interrupts
     ]
 
     def __init__(self, glyphs: Glyphs) -> None:
@@ -262,18 +270,18 @@ class DebuggerScreen(Screen):
         exe = self.program.exe
         entry = exe.func_index(self.program.entry)
         self.listing.show_function(entry)
-        self.pane("registers").clear("not started")
-        self.pane("heap").show_message("not started")
+        self.pane("registers").clear(_("not started"))
+        self.pane("heap").show_message(_("not started"))
         self.pane("breakpoints").set_rows([])
         self.pane("stack").set_frames([], 0)
         if self.has_class("-ascii"):
             from rvmdbg.tui.line_pane import use_ascii_scrollbars
             use_ascii_scrollbars(self.console.output)
-        self.status.set_stop(f"{self.program.name}: waiting for arguments", "stop")
+        self.status.set_stop(_("{program}: waiting for arguments").format(program=self.program.name), "stop")
         self._apply_layout(self.size.width, self.size.height, force=True)
         self.listing.focus()
         # the first frame (listing and source) paints before the session is built
-        self.status.set_stop(f"{self.program.name}: starting", "stop")
+        self.status.set_stop(_("{program}: starting").format(program=self.program.name), "stop")
         self.call_after_refresh(self.app.begin)
 
     def on_resize(self, event) -> None:
@@ -330,7 +338,7 @@ class DebuggerScreen(Screen):
 
     def action_focus_pane(self, pane_id: str) -> None:
         if not self.query(f"#{pane_id}"):
-            self.status.set_message("this program has no source: the listing is all there is")
+            self.status.set_message(_("this program has no source: the listing is all there is"))
             return
         self._reveal(pane_id)
         self.focus_now(self.pane(pane_id))
@@ -388,7 +396,7 @@ class DebuggerScreen(Screen):
         """Run `call(session)`, then show where it stopped. With `command`, `call` returns
         the text that command line printed, for the output pane."""
         if self.session is None:
-            self.status.set_message("no program running", warning=True)
+            self.status.set_message(_("no program running"), warning=True)
             return
         if self._wait_turn(lambda: self.drive(label, call, threaded, command)):
             return
@@ -404,8 +412,8 @@ class DebuggerScreen(Screen):
         self.run_label = label
         self._run_started = time.monotonic()
         self._last_progress = 0.0
-        self.status.set_running(f"{self.glyphs.running} {label}: running {self.glyphs.separator} "
-                                f"Esc or Ctrl+C interrupts")
+        self.status.set_running(f"{self.glyphs.running} " + _("{label}: running").format(label=shown_label(label))
+                                + f" {self.glyphs.separator} " + _("Esc or Ctrl+C interrupts"))
         self._run_in_thread(label, call, command)
 
     @work(thread=True, exclusive=True, group="session", exit_on_error=False)
@@ -435,8 +443,9 @@ class DebuggerScreen(Screen):
             return
         g = self.glyphs
         self.status.set_running(
-            f"{g.running} {self.run_label}: step {message.steps:,} {g.separator} "
-            f"{_human_rate(message.rate)} steps/s {g.separator} Esc or Ctrl+C interrupts")
+            f"{g.running} " + _("{label}: step {step}").format(label=shown_label(self.run_label), step=f"{message.steps:,}")
+            + f" {g.separator} " + _("{rate} steps/s").format(rate=_human_rate(message.rate))
+            + f" {g.separator} " + _("Esc or Ctrl+C interrupts"))
 
     def _finish(self, label: str, event, error: BaseException | None,
                 command: str | None = None) -> None:
@@ -444,21 +453,21 @@ class DebuggerScreen(Screen):
         message = ""
         warning = False
         if command is not None:
-            output = f"error: {error_text(error)}" if error is not None else event
+            output = _("error: {message}").format(message=error_text(error)) if error is not None else event
             self._show_output(command, output if isinstance(output, str) else str(output))
             event = None
             if error is not None and not is_program_error(error):
                 error = None  # already in the output pane
         if error is not None and not is_program_error(error):
             # a program's failure is an error stop and shows as one; anything else is news
-            message = f"{label}: {error_text(error)}"
+            message = f"{shown_label(label)}: {error_text(error)}"
             warning = True
         try:
             self.show_stop(event, label)
             if command is None:
                 self._record_stop(label)  # a command's output has its stop already
         except Exception as exc:  # the screen must survive a surprise in the session's state
-            message = f"cannot show the state: {type(exc).__name__}: {exc}"
+            message = _("cannot show the state: {error}").format(error=f"{type(exc).__name__}: {exc}")
             warning = True
         if message:
             self.status.set_message(message, warning=warning)
@@ -582,9 +591,9 @@ class DebuggerScreen(Screen):
             try:
                 self.session.interrupt()
             except Exception as exc:
-                self.status.set_message(f"cannot interrupt: {exc}", warning=True)
+                self.status.set_message(_("cannot interrupt: {error}").format(error=exc), warning=True)
                 return
-            self.status.set_running(f"{self.glyphs.running} {self.run_label}: interrupting")
+            self.status.set_running(f"{self.glyphs.running} " + _("{label}: interrupting").format(label=shown_label(self.run_label)))
             return
         # not running: Escape leaves the command line or search box if one is open
         for box_id in ("command", "search"):
@@ -615,7 +624,7 @@ class DebuggerScreen(Screen):
 
         def chosen(step: int | None) -> None:
             if step is not None:
-                self.drive(f"go to step {step}", lambda s: s.goto(step))
+                self.drive(_("go to step {step}").format(step=step), lambda s: s.goto(step))
         self.app.push_screen(GotoStepModal(current, earliest, latest), chosen)
 
     def action_run_to_cursor(self) -> None:
@@ -624,15 +633,15 @@ class DebuggerScreen(Screen):
         loc = self._cursor_location()
         if loc is None:
             if isinstance(self.focused, SourceView):
-                self.status.set_message(f"line {self.focused.cursor + 1} has no instructions",
+                self.status.set_message(_("line {line} has no instructions").format(line=self.focused.cursor + 1),
                                         warning=True)
             else:
-                self.status.set_message("t runs to the line or instruction under the cursor: "
-                                        "focus the listing or the source", warning=True)
+                self.status.set_message(_("t runs to the line or instruction under the cursor: "
+                                          "focus the listing or the source"), warning=True)
             return
         fi, pc = loc
         name = self.program.exe.functions[fi].name
-        self.drive(f"run to @{name}:{pc}", lambda s: s.run_to(fi, pc))
+        self.drive(_("run to @{func}:{pc}").format(func=name, pc=pc), lambda s: s.run_to(fi, pc))
 
     def _cursor_location(self) -> tuple[int, int] | None:
         focused = self.focused
@@ -661,19 +670,19 @@ class DebuggerScreen(Screen):
                 result = s.breakpoints.toggle_at(*loc)
                 where = f"@{self.program.exe.functions[loc[0]].name}:{loc[1]}"
             elif isinstance(focused, SourceView) and not focused.shows_program:
-                self.status.set_message("line breakpoints are for the program's own file: "
-                                        "here, b in the listing", warning=True)
+                self.status.set_message(_("line breakpoints are for the program's own file: "
+                                          "here, b in the listing"), warning=True)
                 return
             elif isinstance(focused, SourceView):
                 line = focused.cursor + 1
                 result = s.breakpoints.toggle_line(line)
-                where = f"line {line}"
+                where = _("line {line}").format(line=line)
             else:
-                self.status.set_message("b toggles a breakpoint in the listing or the source",
+                self.status.set_message(_("b toggles a breakpoint in the listing or the source"),
                                         warning=True)
                 return
         except Exception as exc:
-            self.status.set_message(f"breakpoint: {error_text(exc)}", warning=True)
+            self.status.set_message(_("breakpoint: {error}").format(error=error_text(exc)), warning=True)
             return
         self.status.set_message(toggle_message(result, where))
         self._refresh_breakpoints()
@@ -692,23 +701,23 @@ class DebuggerScreen(Screen):
             register = focused.cursor_written_register()
             frame = self._selected_frame()
             if frame is None or frame.func_index != focused.func_index:
-                self.status.set_message("w in the listing watches a register of the selected "
-                                        "frame's function", warning=True)
+                self.status.set_message(_("w in the listing watches a register of the selected "
+                                          "frame's function"), warning=True)
                 return
         else:
-            self.status.set_message("w watches the register under the cursor in the registers "
-                                    "pane or the listing", warning=True)
+            self.status.set_message(_("w watches the register under the cursor in the registers "
+                                      "pane or the listing"), warning=True)
             return
         if register is None:
-            self.status.set_message("no register under the cursor", warning=True)
+            self.status.set_message(_("no register under the cursor"), warning=True)
             return
         try:
             w = s.watch(register, depth=depth)
         except Exception as exc:
-            self.status.set_message(f"watch: {error_text(exc)}", warning=True)
+            self.status.set_message(_("watch: {error}").format(error=error_text(exc)), warning=True)
             return
         where = w.where(self.program.exe) if callable(getattr(w, "where", None)) else f"${register}"
-        self.status.set_message(f"watchpoint {w.id}: {where}")
+        self.status.set_message(_("watchpoint {n}: {where}").format(n=w.id, where=where))
         self._refresh_breakpoints()
 
     def on_breakpoint_pane_changed(self, event: BreakpointPane.Changed) -> None:
@@ -726,8 +735,8 @@ class DebuggerScreen(Screen):
                 return
             if event.action == "condition":
                 if row.kind != "break":
-                    self.status.set_message("a watchpoint has no condition: it stops on "
-                                            "every write (or change) of its register")
+                    self.status.set_message(_("a watchpoint has no condition: it stops on "
+                                              "every write (or change) of its register"))
                     return
                 self.action_command(f"condition {row.number} {row.condition}")
                 return
@@ -747,7 +756,7 @@ class DebuggerScreen(Screen):
             rows = breakpoint_rows(self.session, self.program.exe)
         except Exception as exc:
             rows = []
-            self.status.set_message(f"breakpoints: {error_text(exc)}", warning=True)
+            self.status.set_message(_("breakpoints: {error}").format(error=error_text(exc)), warning=True)
         self.pane("breakpoints").set_rows(rows)
         self._mark_listing_breakpoints()
 
@@ -777,7 +786,7 @@ class DebuggerScreen(Screen):
         if self.selected_depth is None:
             return
         if self.selected_depth == 0:
-            self.status.set_message("already at the outermost frame")
+            self.status.set_message(_("already at the outermost frame"))
             return
         self.select_frame(self.selected_depth - 1)
 
@@ -785,7 +794,7 @@ class DebuggerScreen(Screen):
         if self.selected_depth is None:
             return
         if self.selected_depth >= len(self.frames) - 1:
-            self.status.set_message("already at the innermost frame")
+            self.status.set_message(_("already at the innermost frame"))
             return
         self.select_frame(self.selected_depth + 1)
 
@@ -798,11 +807,11 @@ class DebuggerScreen(Screen):
         try:
             self._show_selected_frame()
         except Exception as exc:
-            self.status.set_message(f"frame: {error_text(exc)}", warning=True)
+            self.status.set_message(_("frame: {error}").format(error=error_text(exc)), warning=True)
         frame = self._selected_frame()
         if frame is not None:
-            self.status.set_message(f"frame #{len(self.frames) - 1 - depth}: @{frame.func_name} "
-                                    f"pc={frame.pc}")
+            self.status.set_message(_("frame #{n}").format(n=len(self.frames) - 1 - depth)
+                                    + f": @{frame.func_name} pc={frame.pc}")
 
     # ------------------------------------------------------------ showing a stop
 
@@ -821,7 +830,7 @@ class DebuggerScreen(Screen):
         self.status.set_stop(*stop_line(s, event, self.program.exe))
         self.status.set_history(history_line(s, self.glyphs))
         error = getattr(s, "error", None)
-        self.status.set_message(f"error: {error_text(error)}" if error is not None else
+        self.status.set_message(_("error: {message}").format(message=error_text(error)) if error is not None else
                                 event_note(event), warning=error is not None)
         self._draw_cycle()
 
@@ -837,11 +846,11 @@ class DebuggerScreen(Screen):
             listing.set_location(None)
             listing.set_deps([], ())
             if s.finished and error is None:
-                registers.clear(f"finished: result = {value_summary(s.result, 200, g.ellipsis)}")
+                registers.clear(_("finished: result = {value}").format(value=value_summary(s.result, 200, g.ellipsis)))
             elif error is not None:
-                registers.clear(f"stopped by an error: {error_text(error)}")
+                registers.clear(_("stopped by an error: {error}").format(error=error_text(error)))
             else:
-                registers.clear("no frames")
+                registers.clear(_("no frames"))
             if source is not None:
                 source.set_current(None)
             self._heap_stale = True
@@ -873,10 +882,11 @@ class DebuggerScreen(Screen):
                 changed = set()
         fn = self.program.exe.functions[frame.func_index]
         frame_no = len(self.frames) - 1 - self.selected_depth
-        title = f"Registers #{frame_no} @{fn.name}"
+        title = _("Registers #{n}").format(n=frame_no) + f" @{fn.name}"
         sizes = self.listing.register_sizes
         if self.numbering == "reused" and sizes and fn.name in sizes:
-            title += f" (reused: {sizes[fn.name][1]} of {sizes[fn.name][0]})"
+            title += " " + _("(reused: {reused} of {tvm})").format(reused=sizes[fn.name][1],
+                                                                  tvm=sizes[fn.name][0])
         registers.set_frame(frame.registers, changed, reads, writes, len(fn.params),
                             title=title)
         if source is not None:
@@ -938,13 +948,13 @@ class DebuggerScreen(Screen):
             if s.finished and s.error is None:
                 from rvmdbg.tui.summary import is_heap_object
                 if is_heap_object(s.result):
-                    heap.set_registers([s.result], title="Heap: the result")
+                    heap.set_registers([s.result], title=_("Heap: the result"))
                     return
-            heap.show_message("no frame")
+            heap.show_message(_("no frame"))
             return
         frame_no = len(self.frames) - 1 - self.selected_depth
         # the registers pane shows the same frame and knows its heap objects already
-        heap.set_registers(frame.registers, title=f"Heap #{frame_no} @{frame.func_name}",
+        heap.set_registers(frame.registers, title=_("Heap #{n}").format(n=frame_no) + f" @{frame.func_name}",
                            heap_regs=self.pane("registers").heap_registers())
 
     # ------------------------------------------------------------ the listing and the source
@@ -1013,7 +1023,7 @@ class DebuggerScreen(Screen):
         self.listing.show_function((fi + delta) % n)
         self._show_location_of_selected_frame(self._selected_frame())
         fn = self.program.exe.functions[self.listing.func_index]
-        self.status.set_message(f"showing @{fn.name} (VMFunc[{self.listing.func_index}])")
+        self.status.set_message(_("showing @{func}").format(func=fn.name) + f" (VMFunc[{self.listing.func_index}])")
 
     def action_show_pc(self) -> None:
         frame = self._selected_frame()
@@ -1028,14 +1038,14 @@ class DebuggerScreen(Screen):
         if source is None:
             return
         if not source.shows_program:
-            self.status.set_message("types are known for the program's own file only")
+            self.status.set_message(_("types are known for the program's own file only"))
             return
         line, col = source.cursor_position()
         entry = types.innermost_at(line, col) if types is not None else None
         if entry is None:
             source.set_typed(None)
-            why = "" if self.program.module is not None else " (no typed module for this executable)"
-            self.status.set_message(f"no typed expression at {line}:{col}{why}")
+            why = "" if self.program.module is not None else " " + _("(no typed module for this executable)")
+            self.status.set_message(_("no typed expression at {place}").format(place=f"{line}:{col}") + why)
             return
         source.set_typed((entry.line, entry.col, entry.end_line, entry.end_col))
         what = f"%{entry.name}" if entry.kind == "Var" else (f"@{entry.name}" if entry.name else entry.kind)
@@ -1052,7 +1062,7 @@ class DebuggerScreen(Screen):
         try:
             text = format_value(registers.registers[r])
         except Exception as exc:
-            text = f"<cannot print: {exc}>"
+            text = "<" + _("cannot print: {error}").format(error=exc) + ">"
         self._show_output(f"print ${r}", f"${r} = {text}")
 
     # ------------------------------------------------------------ command line and search
@@ -1084,20 +1094,23 @@ class DebuggerScreen(Screen):
         """Copy the focused pane's whole text to the terminal's clipboard (OSC 52)."""
         pane = self.focused
         if isinstance(pane, CommandOutput):
-            text, name = pane.text(), "the console"
+            text, name = pane.text(), _("the console")
         elif isinstance(pane, LinePane):
             text = "\n".join(pane.line_text(i) for i in range(pane.line_count))
             name = pane.border_title or pane.title
         elif isinstance(pane, HeapTree):
-            text, name = pane.text(), pane.border_title or "the heap"
+            text, name = pane.text(), pane.border_title or _("the heap")
         else:
-            self.status.set_message("Y copies the focused pane's text: focus a pane first",
+            self.status.set_message(_("Y copies the focused pane's text: focus a pane first"),
                                     warning=True)
             return
         self.app.copy_to_clipboard(text)
         lines = text.count("\n") + 1 if text else 0
-        self.status.set_message(f"copied {plural(lines, 'line')} of {name} to the clipboard "
-                                f"(OSC 52: terminals that support it, tmux with set-clipboard on)")
+        self.status.set_message(ngettext("copied {n} line of {name} to the clipboard "
+                                         "(OSC 52: terminals that support it, tmux with set-clipboard on)",
+                                         "copied {n} lines of {name} to the clipboard "
+                                         "(OSC 52: terminals that support it, tmux with set-clipboard on)",
+                                         lines).format(n=lines, name=name))
 
     def action_open_view(self, name: str) -> None:
         from rvmdbg.tui.views.base import show_view
@@ -1113,22 +1126,22 @@ class DebuggerScreen(Screen):
             self.status.set_message(error, warning=True)
 
     def action_help(self) -> None:
-        sections = [("Everywhere", self.BINDINGS)]
+        sections = [(N_("Everywhere"), self.BINDINGS)]
         for cls in (BytecodeListing, SourceView, RegisterPane, CallStackPane, BreakpointPane):
             own = [b for b in cls.BINDINGS if b.show or b.tooltip]
             if own:
                 sections.append((cls.title, own))
-        sections.append(("Every pane", LinePane.BINDINGS))
-        sections.append(("Console (o shows it, Tab focuses it)", CommandOutput.BINDINGS))
-        sections.append(("Command line (:)", CommandLine.BINDINGS))
-        sections.append(("Search box (/)", SearchBar.BINDINGS))
+        sections.append((N_("Every pane"), LinePane.BINDINGS))
+        sections.append((N_("Console (o shows it, Tab focuses it)"), CommandOutput.BINDINGS))
+        sections.append((N_("Command line (:)"), CommandLine.BINDINGS))
+        sections.append((N_("Search box (/)"), SearchBar.BINDINGS))
         from rvmdbg.tui.quiz_screen import QuizScreen
         from rvmdbg.tui.views.flow import FlowScreen
-        sections.append(("Quiz (Q, also in the views)",
-                         [Binding("1-9", "choose", tooltip="Answer with that choice; the VM "
-                                  "then answers by stepping")]
+        sections.append((N_("Quiz (Q, also in the views)"),
+                         [Binding("1-9", "choose", tooltip=N_("Answer with that choice; the VM "
+                                  "then answers by stepping"))]
                          + [b for b in QuizScreen.BINDINGS if b.tooltip]))
-        sections.append(("View 1 (1)", FlowScreen.BINDINGS))
+        sections.append((N_("View 1 (1)"), FlowScreen.BINDINGS))
         self.app.push_screen(HelpScreen(sections, getattr(self.app, "keymap", None)))
 
     def _close_box(self, box, refocus: bool = True) -> None:
@@ -1166,7 +1179,7 @@ class DebuggerScreen(Screen):
             found = target.search(text)
         else:
             found = target.search(text) is not None
-        self.status.set_message(f"/{text}: " + ("found" if found else "no match"),
+        self.status.set_message(f"/{text}: " + (_("found") if found else _("no match")),
                                 warning=not found)
 
     def _search_bytecode(self, text: str, delta: int) -> None:
@@ -1178,7 +1191,7 @@ class DebuggerScreen(Screen):
             self._matches = (text, search_bytecode(exe, text))
         matches = self._matches[1]
         if not matches:
-            self.status.set_message(f"/{text}: no match in any function", warning=True)
+            self.status.set_message(f"/{text}: " + _("no match in any function"), warning=True)
             return
         here = (self.listing.func_index, self.listing.cursor)
         places = [(fi, pc) for fi, pc, _ in matches]
@@ -1191,9 +1204,10 @@ class DebuggerScreen(Screen):
         self.listing.show_function(fi, cursor=pc)
         self._show_location_of_selected_frame(self._selected_frame())
         funcs = len({f for f, _ in places})
-        self.status.set_message(f"/{text}: match {k + 1} of {len(places)} in "
-                                f"{plural(funcs, 'function')}: @{exe.functions[fi].name}:{pc} "
-                                f"(Enter or Down: next, Up: previous)")
+        self.status.set_message(f"/{text}: " + ngettext(
+            "match {k} of {n} in {funcs} function", "match {k} of {n} in {funcs} functions", funcs
+        ).format(k=k + 1, n=len(places), funcs=funcs) + f": @{exe.functions[fi].name}:{pc} "
+            + _("(Enter or Down: next, Up: previous)"))
 
     def run_command(self, line: str) -> None:
         """Run one command-language line; its output goes to the output pane. Commands that
@@ -1203,14 +1217,14 @@ class DebuggerScreen(Screen):
         try:
             interpreter = self.app.interpreter()
         except Exception as exc:
-            self._show_output(line, f"error: {error_text(exc)}")
+            self._show_output(line, _("error: {message}").format(message=error_text(exc)))
             return
         self.console.interpreter = interpreter
         if is_quick_command(line):
             try:
                 text = interpreter.execute(line)
             except Exception as exc:
-                text = f"error: {error_text(exc)}"
+                text = _("error: {message}").format(message=error_text(exc))
             self._show_output(line, text)
             self._refresh_breakpoints()
             self._follow_list(line)
@@ -1241,7 +1255,7 @@ class DebuggerScreen(Screen):
         console.interpreter = interpreter
         interpreter.selected = None
         displays = interpreter.display_lines()
-        console.record([f"({label}) {self.status.stop_text}"] + displays, show=bool(displays))
+        console.record([f"({shown_label(label)}) {self.status.stop_text}"] + displays, show=bool(displays))
 
     def _show_output(self, line: str, text) -> None:
         self.console.show_command(line, text if isinstance(text, str) else str(text))

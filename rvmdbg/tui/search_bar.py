@@ -9,13 +9,14 @@ from __future__ import annotations
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Input
+from rvmdbg.i18n import N_, _
 
 
 class SearchBar(Input):
     BINDINGS = [
-        Binding("escape", "close", "Close", show=True, tooltip="Close the search box"),
-        Binding("down", "move(1)", "Next", tooltip="The next match"),
-        Binding("up", "move(-1)", "Previous", tooltip="The previous match"),
+        Binding("escape", "close", N_("Close"), show=True, tooltip=N_("Close the search box")),
+        Binding("down", "move(1)", N_("Next match"), tooltip=N_("The next match")),
+        Binding("up", "move(-1)", N_("Previous match"), tooltip=N_("The previous match")),
     ]
 
     class Closed(Message):
@@ -30,13 +31,13 @@ class SearchBar(Input):
             self.delta = delta
 
     def __init__(self, **kwargs) -> None:
-        super().__init__(placeholder="search", **kwargs)
+        super().__init__(placeholder=_("search"), **kwargs)
         self.target = None     # the pane being searched
 
     def open_for(self, pane, name: str) -> None:
         self.target = pane
-        where = "every function's bytecode" if name == "Bytecode" else name
-        self.placeholder = f"search in {where} (Enter or Down: next match, Up: previous, Esc: close)"
+        where = _("every function's bytecode") if name == "Bytecode" else _(name)
+        self.placeholder = _("search in {where} (Enter or Down: next match, Up: previous, Esc: close)").format(where=where)
 
     def action_move(self, delta: int) -> None:
         self.post_message(self.Moved(self, delta))

@@ -8,6 +8,8 @@ type of the innermost expression under it (from the type-checked module).
 """
 from __future__ import annotations
 
+from rich.cells import cell_len
+
 from pygments.token import (Comment, Keyword, Name, Number, Operator, Punctuation, String,
                             Token)
 from rich.segment import Segment
@@ -17,6 +19,7 @@ from textual.reactive import reactive
 
 from rvmdbg.tui.line_pane import LinePane, overlay_segments
 from rvmdbg.tui.links import PALETTE_SIZE, SourceLinks
+from rvmdbg.i18n import N_, _
 
 _TOKEN_CLASSES = [
     (Comment, "source--comment"),
@@ -100,7 +103,7 @@ class SourceView(LinePane):
 
     MARK_COMPONENT = "source--current"  # the pc / current line
 
-    title = "Source"
+    title = N_("Source")
 
     COMPONENT_CLASSES = LinePane.COMPONENT_CLASSES | {
         "source--comment", "source--type", "source--constant", "source--keyword",
@@ -112,12 +115,12 @@ class SourceView(LinePane):
     } | {f"source--link-{i}" for i in range(PALETTE_SIZE)}
 
     BINDINGS = [
-        Binding("left", "column(-1)", "Left", show=False),
-        Binding("right", "column(1)", "Right", show=False),
-        Binding("b", "screen.toggle_breakpoint", "Break", tooltip="Toggle a breakpoint on this line",
+        Binding("left", "column(-1)", N_("Left"), show=False),
+        Binding("right", "column(1)", N_("Right"), show=False),
+        Binding("b", "screen.toggle_breakpoint", N_("Break"), tooltip=N_("Toggle a breakpoint on this line"),
                 id="break"),
-        Binding("t", "screen.run_to_cursor", "Run to", tooltip="Run to this line", id="run-to"),
-        Binding("i", "screen.type_at_cursor", "Type", tooltip="Show the type of the expression under the cursor",
+        Binding("t", "screen.run_to_cursor", N_("Run to"), tooltip=N_("Run to this line"), id="run-to"),
+        Binding("i", "screen.type_at_cursor", N_("Type"), tooltip=N_("Show the type of the expression under the cursor"),
                 id="type"),
     ]
 
@@ -141,7 +144,7 @@ class SourceView(LinePane):
 
     def _load(self, text: str, links: SourceLinks | None, name: str, file: str | None) -> None:
         self.file = file
-        self.border_title = f"{self.title} {name}" if name else self.title
+        self.border_title = f"{_(self.title)} {name}" if name else _(self.title)
         self.lines = LexedLines(text)
         self.plain = self.lines.plain
         self.links = links
@@ -152,7 +155,7 @@ class SourceView(LinePane):
         self._declare_lines()
 
     def _declare_lines(self) -> None:
-        widest = max((len(p) for p in self.plain), default=0)
+        widest = max((cell_len(p) for p in self.plain), default=0)
         self.set_lines(len(self.lines), 4 + self.number_width + widest + 40)
 
     @property
@@ -168,7 +171,7 @@ class SourceView(LinePane):
         if file == self.program_file:
             self._load(self.program_text, self.program_links, self.program_name, file)
         else:
-            self._load(text or "", None, f"{name} (not the program's file)", file)
+            self._load(text or "", None, _("{name} (not the program's file)").format(name=name), file)
         self.current = self.linked = self.typed = None
         self.breakpoint_lines = {}
         self.column = 0

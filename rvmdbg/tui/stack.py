@@ -9,17 +9,18 @@ from textual.binding import Binding
 from textual.message import Message
 
 from rvmdbg.tui.line_pane import LinePane, set_title
+from rvmdbg.i18n import N_, _
 
 
 class CallStackPane(LinePane):
-    title = "Stack"
+    title = N_("Stack")
 
     COMPONENT_CLASSES = LinePane.COMPONENT_CLASSES | {
         "stack--selected", "stack--number", "stack--function", "stack--pc", "stack--text",
     }
 
     BINDINGS = [
-        Binding("enter", "select", "Select frame", tooltip="Inspect this frame", id="select-frame"),
+        Binding("enter", "select", N_("Select frame"), tooltip=N_("Inspect this frame"), id="select-frame"),
     ]
 
     class FrameSelected(Message):
@@ -32,7 +33,7 @@ class CallStackPane(LinePane):
         self.exe = exe
         self.frames: list = []        # FrameView, outermost first (depth = index)
         self.selected = 0             # depth of the selected frame
-        self.message = "not running"
+        self.message = _("not running")
         self._generation = 0
 
     def set_frames(self, frames, selected: int) -> None:
@@ -41,8 +42,8 @@ class CallStackPane(LinePane):
         self.frames = list(frames)
         self.selected = selected
         n = len(self.frames)
-        set_title(self, f"{self.title} ({n})" if n else self.title)
-        self.message = "" if n else "no frames: the program is not running"
+        set_title(self, f"{_(self.title)} ({n})" if n else _(self.title))
+        self.message = "" if n else _("no frames: the program is not running")
         if n and n == len(old):
             for depth, (a, b) in enumerate(zip(old, self.frames)):
                 if _frame_key(a) != _frame_key(b):

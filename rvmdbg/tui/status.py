@@ -8,6 +8,8 @@ how to interrupt.
 """
 from __future__ import annotations
 
+from rich.cells import cell_len, set_cell_size
+
 from rich.text import Text
 from textual.widget import Widget
 
@@ -64,16 +66,17 @@ class StatusLine(Widget):
     def _fit(self, text: str) -> str:
         """The stop line cut to the width, keeping its `(reason)` at the end in view."""
         width = self.content_region.width or self.size.width
-        if width <= 0 or len(text) <= width:
+        if width <= 0 or cell_len(text) <= width:
             return text
         head, sep, reason = text.rpartition("    (")
         if not sep:
             return text
         reason = "  (" + reason
-        keep = width - len(reason) - 1
+        keep = width - cell_len(reason) - 1
         if keep < 12:
             return text
-        return head[:keep].rstrip() + "…" + reason
+        # cut by cells, never through a wide (Chinese) character
+        return set_cell_size(head, keep).rstrip() + "…" + reason
 
     def on_resize(self) -> None:
         self.refresh()

@@ -10,6 +10,8 @@ from __future__ import annotations
 from rvmdbg.tui.breakpoints import BreakpointRow
 from rvmdbg.tui.links import SourceLinks
 from rvmdbg.tui.summary import value_summary
+from rvmdbg.debug.session import step_tag
+from rvmdbg.i18n import _, ngettext
 
 def is_program_error(error: BaseException) -> bool:
     return type(error).__name__ == "VMError"
@@ -27,8 +29,8 @@ def error_text(error) -> str:
 def toggle_message(result, where: str) -> str:
     """`toggle_at` and `toggle_line` return the new breakpoint, or None when they removed."""
     if result is None:
-        return f"breakpoint removed at {where}"
-    return f"breakpoint {result.id} at {where}"
+        return _("breakpoint removed at {where}").format(where=where)
+    return _("breakpoint {n} at {where}").format(n=result.id, where=where)
 
 
 def is_quick_command(line: str) -> bool:
@@ -59,7 +61,7 @@ def pc_note(frame, exe) -> str:
         if name in ("GetTag", "GetField"):
             obj = regs[ins.object]
             con = getattr(obj, "con", None)
-            return f"${ins.object} is {con}" if con else ""
+            return _("${register} is {constructor}").format(register=ins.object, constructor=con) if con else ""
     except Exception:
         return ""
     return ""
@@ -76,17 +78,17 @@ def stop_line(session, event, exe) -> tuple[str, str]:
             return str(event), kind
     loc = session.location()
     if session.finished and error is None:
-        return (f"[step {session.step_count}] finished: result = "
-                f"{value_summary(session.result, 120)}", "finished")
+        return (step_tag(session.step_count) + " " + _("finished: result = {value}").format(
+            value=value_summary(session.result, 120)), "finished")
     if loc is None:
         if error is not None:
-            return f"[step {session.step_count}] error: {error_text(error)}", "error"
-        return f"[step {session.step_count}]", kind
+            return step_tag(session.step_count) + " " + _("error: {message}").format(message=error_text(error)), "error"
+        return step_tag(session.step_count), kind
     fi, pc = loc
     ins = session.current_instruction()
     text = ins.text() if ins is not None else "?"
-    reason = f"error: {error_text(error)}" if error is not None else "start"
-    return f"[step {session.step_count}] @{exe.functions[fi].name} pc={pc}: {text}    ({reason})", kind
+    reason = _("error: {message}").format(message=error_text(error)) if error is not None else _("start")
+    return step_tag(session.step_count) + f" @{exe.functions[fi].name} pc={pc}: {text}    ({reason})", kind
 
 
 def event_note(event) -> str:
@@ -103,8 +105,8 @@ def history_line(session, glyphs) -> str:
         step, last, start = session.step_count, session.last_step, session.history_start
     except Exception:
         return ""
-    text = f"step {step} of {last}"
-    text += f" {glyphs.separator} history from step {start}"
+    text = _("step {step} of {last}").format(step=step, last=last)
+    text += f" {glyphs.separator} " + _("history from step {start}").format(start=start)
     return text
 
 
@@ -115,14 +117,14 @@ def breakpoint_rows(session, exe) -> list[BreakpointRow]:
         kind = getattr(bp, "kind", "")
         if kind == "line":
             moved = getattr(bp, "moved_from", None)
-            where = f"line {bp.line}" + (f" (from {moved})" if moved else "")
+            where = _("line {line}").format(line=bp.line) + (" " + _("(from {line})").format(line=moved) if moved else "")
         elif callable(getattr(bp, "where", None)):
             where = bp.where(exe)
         else:
             where = str(getattr(bp, "spec", bp))
         locs = sorted(getattr(bp, "locations", ()) or ())
         if kind == "opcode" and locs:
-            where += f" ({len(locs)} places)"
+            where += " " + ngettext("({n} place)", "({n} places)", len(locs)).format(n=len(locs))
         rows.append(BreakpointRow("break", bp.id, bool(bp.enabled), where, bp.condition or "",
                                   getattr(bp, "hits", None), tuple(locs[0]) if locs else None))
     for w in list(getattr(session, "watches", ()) or ()):

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rvmdbg.vm import bytecode as bc
+from rvmdbg.i18n import N_, _
 
-FALL, TRUE, FALSE, GOTO = "fall", "true", "false", "goto"
+FALL, TRUE, FALSE, GOTO = N_("fall"), N_("true"), N_("false"), N_("goto")  # shown with _()
 
 
 @dataclass(frozen=True)
@@ -133,11 +134,11 @@ class BranchOutcome:
         tv, gv = _scalar(self.test_value), _scalar(self.target_value)
         if self.taken is None:
             return (f"if ${self.test_register} ({tv}) == ${self.target_register} ({gv}): "
-                    f"not decidable yet")
+                    + _("not decidable yet"))
         rel = "==" if self.taken else "!="
-        way = "true" if self.taken else "false"
+        way = _(TRUE) if self.taken else _(FALSE)
         return (f"${self.test_register} = {tv} {rel} ${self.target_register} = {gv}: "
-                f"goes {way}, to pc {self.next_pc}")
+                + _("goes {way}, to pc {pc}").format(way=way, pc=self.next_pc))
 
 
 def _scalar(v) -> str:
@@ -298,7 +299,7 @@ __all__ = ["BasicBlock", "Edge", "ControlFlowGraph", "build_cfg", "leaders", "Br
 # ---------------------------------------------------------------- drawing
 
 def _edge_text(cfg: ControlFlowGraph, e: Edge, symbols) -> str:
-    return f"{e.kind} {symbols.arrow} {cfg.blocks[e.target].name}"
+    return f"{_(e.kind)} {symbols.arrow} {cfg.blocks[e.target].name}"
 
 
 def draw_cfg(cfg: ControlFlowGraph, func_names=None, kernel_names=None, path: PathSoFar | None = None,
@@ -328,10 +329,10 @@ def draw_cfg(cfg: ControlFlowGraph, func_names=None, kernel_names=None, path: Pa
         header_row[b.index] = len(content)
         head = f"{b.name}  pc {b.start}" + (f"-{b.end}" if b.end != b.start else "")
         if b.index in entered:
-            head += f"  entered {entered[b.index]}x"
+            head += "  " + _("entered {n}x").format(n=entered[b.index])
         if b.predecessors:
-            head += "  from " + ", ".join(f"{cfg.blocks[e.source].name} ({e.kind})"
-                                          for e in b.predecessors)
+            head += "  " + _("from {blocks}").format(blocks=", ".join(
+                f"{cfg.blocks[e.source].name} ({_(e.kind)})" for e in b.predecessors))
         content.append([(head, "header" if (not path or b.index in entered) else "dim")])
         for pc in b.pcs:
             row_of_pc[pc] = len(content)
@@ -362,8 +363,8 @@ def draw_cfg(cfg: ControlFlowGraph, func_names=None, kernel_names=None, path: Pa
                 row.append(("    " + outcome.describe(), "next"))
             content.append(row)
         else:
-            end = "returns" if last.is_return else "fails (no clause matched)" \
-                if isinstance(last, bc.Fatal) else "ends"
+            end = _("returns") if last.is_return else _("fails (no clause matched)") \
+                if isinstance(last, bc.Fatal) else _("ends")
             content.append([(f"      {end}", "plain")])
         content.append([])
     arrows = []

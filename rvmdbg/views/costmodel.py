@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from rvmdbg.i18n import N_, _
 
 
 @dataclass
@@ -54,9 +55,11 @@ class CostModel:
 
     def describe(self) -> str:
         from rvmdbg.views.plot import format_number
-        return (f"{self.executor}: {format_number(self.compile_seconds, 's')} compile + "
-                f"n x {format_number(self.dispatch_seconds, 's')} per dispatch "
-                f"(fit of {self.samples} runs, r2 {self.r2:.2f})")
+        return f"{self.executor}: " + _("{compile} compile + n x {dispatch} per dispatch "
+                                        "(fit of {runs} runs, r2 {r2})").format(
+            compile=format_number(self.compile_seconds, 's'),
+            dispatch=format_number(self.dispatch_seconds, 's'), runs=self.samples,
+            r2=f"{self.r2:.2f}")
 
 
 def fit_cost_model(samples: list, executor: str | None = None,
@@ -111,16 +114,18 @@ def compare_models(a: CostModel, na: int, b: CostModel, nb: int) -> str:
     ca, cb = a.compile_seconds, b.compile_seconds
     if per_b < per_a:
         if cb <= ca:
-            return f"{b.executor} costs less from the first run"
+            return _("{b} costs less from the first run").format(b=b.executor)
         runs = (cb - ca) / (per_a - per_b)
-        return f"{b.executor}'s extra compile cost pays off after {runs:.0f} runs"
+        return _("{b}'s extra compile cost pays off after {runs} runs").format(
+            b=b.executor, runs=f"{runs:.0f}")
     if per_b == per_a:
-        return (f"both cost the same per run; {a.executor if ca < cb else b.executor} "
-                f"compiles faster")
+        return _("both cost the same per run; {faster} compiles faster").format(
+            faster=a.executor if ca < cb else b.executor)
     if cb >= ca:
-        return f"{a.executor} costs less at any number of runs"
+        return _("{a} costs less at any number of runs").format(a=a.executor)
     runs = (ca - cb) / (per_b - per_a)
-    return f"{b.executor} costs less for up to {runs:.0f} runs, {a.executor} after that"
+    return _("{b} costs less for up to {runs} runs, {a} after that").format(
+        a=a.executor, b=b.executor, runs=f"{runs:.0f}")
 
 
 # ---------------------------------------------------------------- workloads
@@ -186,10 +191,10 @@ class Workload:
 
 
 WORKLOADS = {
-    "list": Workload("list", "sum of a list by recursion (dynamic: the VM only)",
-                     "list length", _list_text, _list_args, (10, 40, 160, 640, 2560), False),
-    "chain": Workload("chain", "8 element-wise operators over two vectors (static)",
-                      "vector elements", _chain_text, _chain_args,
+    "list": Workload("list", N_("sum of a list by recursion (dynamic: the VM only)"),
+                     N_("list length"), _list_text, _list_args, (10, 40, 160, 640, 2560), False),
+    "chain": Workload("chain", N_("8 element-wise operators over two vectors (static)"),
+                      N_("vector elements"), _chain_text, _chain_args,
                       (10, 100, 1_000, 10_000, 100_000), True),
 }
 
@@ -278,11 +283,11 @@ def program_workload(module, entry: str, args, static: bool) -> ProgramWorkload:
     """The cost model's workload on the program on screen (see the module docstring)."""
     found = _scalable(module, entry, args)
     if found is None:
-        why = ("its inputs have fixed shapes" if static else
-               "no argument carries a size to scale (a List, or a tensor with a ? dimension)")
+        why = (_("its inputs have fixed shapes") if static else
+               _("no argument carries a size to scale (a List, or a tensor with a ? dimension)"))
         return ProgramWorkload(
-            f"this program at its own size, 1 to {RUNS[-1]} runs ({why})",
-            "runs of the program at its own size", True,
+            _("this program at its own size, 1 to {runs} runs ({why})").format(runs=RUNS[-1], why=why),
+            N_("runs of the program at its own size"), True,
             [(k, list(args), k) for k in RUNS])
     i, kind, size, axis = found
     name = "%" + module.functions[entry].params[i].name
@@ -296,10 +301,12 @@ def program_workload(module, entry: str, args, static: bool) -> ProgramWorkload:
         else:
             a[i] = np.take(args[i], np.arange(n) % size, axis=axis)
         points.append((n, a, 1))
-    what = f"length of {name}" if kind == "list" else f"dimension {axis} of {name}"
+    what = (_("length of {name}").format(name=name) if kind == "list"
+            else _("dimension {axis} of {name}").format(axis=axis, name=name))
     lo, hi = points[0][0], points[-1][0]
-    return ProgramWorkload(f"this program with the {what} scaled from {lo} to {hi} "
-                           f"(it is {size} on screen)", what, False, points)
+    return ProgramWorkload(_("this program with the {what} scaled from {lo} to {hi} "
+                             "(it is {size} on screen)").format(what=what, lo=lo, hi=hi, size=size),
+                           what, False, points)
 
 
 def one_run_measurements(samples: list, workload: ProgramWorkload, comparison) -> dict:
@@ -355,6 +362,17 @@ def measure_program(module, exe, args, entry: str = "main", rounds: int = 2,
     return out, workload
 
 
+SIZE_LABELS = (N_("list length"), N_("vector elements"), N_("runs of the program at its own size"))
+
+
+def _size_label(workload) -> str:
+    """The chart's x axis: a workload's size label (marked or already translated)."""
+    if workload is None:
+        return _("input size")
+    label = workload.size_label
+    return _(label) if label in SIZE_LABELS else label
+
+
 def cost_chart(samples: list, models: dict, workload: Workload | None = None,
                width: int = 56, height: int = 10, mode: str = "braille") -> list:
     """Measured total time (compile + one run) per input size for each executor, with the
@@ -365,22 +383,24 @@ def cost_chart(samples: list, models: dict, workload: Workload | None = None,
     model_marks = ("o", "x") if mode == "ascii" else ("◆", "■")
     for k, name in enumerate(sorted({s.executor for s in samples})):
         pts = sorted((s.size, s.total) for s in samples if s.executor == name)
-        series.append(Series(f"{name} measured", pts, role=f"series{k}"))
+        series.append(Series(_("{executor} measured").format(executor=name), pts, role=f"series{k}"))
         model = models.get(name)
         if model is not None:
             pred = sorted((s.size, model.predict(s.dispatches) + s.kernel_seconds)
                           for s in samples if s.executor == name)
-            series.append(Series(f"{name} model", pred, role=f"series{k}", lines=False,
+            series.append(Series(_("{executor} model").format(executor=name), pred, role=f"series{k}", lines=False,
                                  mark=model_marks[k % 2]))
     sizes = [s.size for s in samples]
     times = [s.total for s in samples]
     logx = bool(sizes) and min(sizes) > 0 and max(sizes) / min(sizes) >= 10
     logy = bool(times) and min(times) > 0 and max(times) / min(times) >= 10
-    label = workload.size_label if workload is not None else "input size"
-    runs = "that many runs" if getattr(workload, "fixed", False) else "one run"
+    label = _size_label(workload)
+    fixed = getattr(workload, "fixed", False)
+    log = " " + _("(log)")
     return draw_plot(series, width, height, mode, logx=logx, logy=logy, y_unit="s",
-                     y_label=(f"seconds{' (log)' if logy else ''}: compile + {runs}, by "
-                              f"{label}{' (log)' if logx else ''}"))
+                     y_label=(_("seconds{log_y}: compile + that many runs, by {size}{log_x}") if fixed
+                              else _("seconds{log_y}: compile + one run, by {size}{log_x}")).format(
+                         log_y=log if logy else "", size=label, log_x=log if logx else ""))
 
 
 __all__ = ["CostSample", "CostModel", "fit_cost_model", "break_even_runs", "compare_models", "Workload",

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from rvmdbg.relay import ast as A
 from rvmdbg.values import ADTValue
 from rvmdbg.vm import bytecode as bc
+from rvmdbg.i18n import _
 
 GET_TAG, LOAD_CONSTI, IF, GET_FIELD = "get_tag", "load_consti", "if", "get_field"
 _KINDS = {bc.GetTag: GET_TAG, bc.LoadConsti: LOAD_CONSTI, bc.If: IF, bc.GetField: GET_FIELD}
@@ -416,20 +417,21 @@ def draw_decision_tree(tree: DecisionTree, registers=None, current_pc: int | Non
     ev = evaluate(tree, value) if value is not None else None
     here = tree.clause_at(current_pc) if current_pc is not None else None
     rows: list = []
-    where = f" at {tree.span}" if tree.span is not None else ""
     scrut = f"${tree.scrutinee}" if tree.scrutinee is not None else "$?"
-    rows.append([(f"match{where} on {scrut}", "header")])
+    rows.append([(_("match at {place} on {value}").format(place=tree.span, value=scrut)
+                  if tree.span is not None else _("match on {value}").format(value=scrut),
+                  "header")])
     if value is None:
-        rows.append([("  the value is not computed yet", "pending")])
+        rows.append([("  " + _("the value is not computed yet"), "pending")])
     else:
         rows.append([(f"  {scrut} = {_short(value, 60)}", "plain")])
         if ev.chosen is not None:
             c = tree.clauses[ev.chosen]
-            rows.append([(f"  {symbols.arrow} clause {ev.chosen + 1} ({c.pattern}) matches",
-                          "taken")])
+            rows.append([(f"  {symbols.arrow} " + _("clause {n} ({pattern}) matches").format(
+                n=ev.chosen + 1, pattern=c.pattern), "taken")])
         else:
-            rows.append([(f"  {symbols.arrow} no clause matches: fatal at pc {tree.fatal_pc}",
-                          "failed")])
+            rows.append([(f"  {symbols.arrow} " + _("no clause matches: fatal at pc {pc}").format(
+                pc=tree.fatal_pc), "failed")])
     n = len(tree.clauses)
     for c in tree.clauses:
         last = c.index == n - 1
@@ -440,15 +442,16 @@ def draw_decision_tree(tree: DecisionTree, registers=None, current_pc: int | Non
         else:
             res = ev.clause_results[c.index]
             state = {"match": "taken", "fail": "failed"}.get(res, "pending")
-            mark = {"match": f"{symbols.taken} matches", "fail": f"{symbols.failed} fails"}.get(
-                res, f"{symbols.pending} not reached")
-        head = f"clause {c.index + 1}  {c.pattern}"
+            mark = {"match": f"{symbols.taken} " + _("matches"),
+                    "fail": f"{symbols.failed} " + _("fails")}.get(
+                res, f"{symbols.pending} " + _("not reached"))
+        head = _("clause {n}").format(n=c.index + 1) + f"  {c.pattern}"
         if here == c.index:
-            head += "   (executing)"
+            head += "   " + _("(executing)")
         rows.append([(branch + " ", "plain"), (head, state)] +
                     ([("   " + mark, state)] if mark else []))
         if not c.tests:
-            rows.append([(inner + "   ", "plain"), ("no tests: this pattern always matches",
+            rows.append([(inner + "   ", "plain"), (_("no tests: this pattern always matches"),
                                                     "plain")])
         binders = {b.path: b.name for b in c.bindings}
         for t in c.tests:
@@ -464,40 +467,40 @@ def draw_decision_tree(tree: DecisionTree, registers=None, current_pc: int | Non
         if ev is not None and ev.chosen == c.index and c.bindings:
             bound = ", ".join(f"%{b.name} = ${b.register if b.register is not None else '?'}"
                               f" = {_short(ev.bound.get(b.name), 30)}" for b in c.bindings)
-            rows.append([(inner + "   ", "plain"), ("bound: " + bound, "binding")])
+            rows.append([(inner + "   ", "plain"), (_("bound: {names}").format(names=bound), "binding")])
         elif c.bindings:
             names = ", ".join(f"%{b.name} (${b.register if b.register is not None else '?'})"
                               for b in c.bindings)
-            rows.append([(inner + "   ", "plain"), ("binds " + names, "plain")])
+            rows.append([(inner + "   ", "plain"), (_("binds {names}").format(names=names), "plain")])
         if c.body_pc is not None:
-            rows.append([(inner + "   ", "plain"), (f"body from pc {c.body_pc}, exit at pc "
-                                                   f"{c.exit_pc}", "plain")])
+            rows.append([(inner + "   ", "plain"), (_("body from pc {body}, exit at pc {exit}").format(
+                body=c.body_pc, exit=c.exit_pc), "plain")])
     return rows
 
 
 def _test_note(tree, t: Test, ev: Evaluation | None, clause: int, binders: dict, symbols):
     """What one test instruction does on the current value, and its role."""
     if t.op == LOAD_CONSTI:
-        return f"{t.constructor or '?'} has tag {t.tag}", "plain"
+        return _("{constructor} has tag {tag}").format(constructor=t.constructor or '?', tag=t.tag), "plain"
     if t.op == GET_FIELD:
         name = binders.get(t.path)
-        what = f"field {t.field}" + (f" {symbols.arrow} %{name}" if name else "")
+        what = _("field {n}").format(n=t.field) + (f" {symbols.arrow} %{name}" if name else "")
         return what, "binding" if name else "plain"
     if ev is None:
-        return ("tag of the value" if t.op == GET_TAG else
-                f"equal: go on; else {symbols.arrow} next clause"), "plain"
+        return (_("tag of the value") if t.op == GET_TAG else
+                _("equal: go on; else {arrow} next clause").format(arrow=symbols.arrow)), "plain"
     result = ev.test_results.get(t.pc)
     v = ev.parts.get((clause, t.path))
     if result is None:
-        return f"{symbols.pending} not reached", "pending"
+        return f"{symbols.pending} " + _("not reached"), "pending"
     if t.op == GET_TAG:
         tag = getattr(v, "tag", None)
         con = getattr(v, "con", None) or _con_of_tag(tree, t.path, tag)
-        return f"tag {tag}" + (f" ({con})" if con else ""), "plain"
+        return _("tag {tag}").format(tag=tag) + (f" ({con})" if con else ""), "plain"
     tag = getattr(v, "tag", None)
     if result:
-        return f"{tag} == {t.tag} {symbols.taken} go on", "taken"
-    return f"{tag} != {t.tag} {symbols.failed} {symbols.arrow} next clause", "failed"
+        return f"{tag} == {t.tag} {symbols.taken} " + _("go on"), "taken"
+    return f"{tag} != {t.tag} {symbols.failed} {symbols.arrow} " + _("next clause"), "failed"
 
 
 __all__ += ["draw_decision_tree"]

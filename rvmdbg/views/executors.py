@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from rvmdbg.views.text import merge_pieces
 from rvmdbg.vm import bytecode as bc
+from rvmdbg.i18n import _
 
 MAX_STREAM = 200_000   # dispatches recorded one by one; a longer run is counted, not listed
 
@@ -275,11 +276,11 @@ def compare_executors(module, exe, args, entry: str = "main",
     cmp.input_bytes = tensor_bytes(list(args))
     cmp.vm_constant_bytes = tensor_bytes(list(getattr(exe, "constants", [])))
     if getattr(exe, "kind", None) == "minivm":
-        cmp.refusal = ("a MiniVM program is bytecode with jumps over registers, not a dataflow "
-                       "graph of kernels: there is nothing for a graph executor to run")
+        cmp.refusal = _("a MiniVM program is bytecode with jumps over registers, not a dataflow "
+                        "graph of kernels: there is nothing for a graph executor to run")
         return cmp
     if module is None:
-        cmp.refusal = "the graph executor needs the Relay program (this executable has no source)"
+        cmp.refusal = _("the graph executor needs the Relay program (this executable has no source)")
         return cmp
     from rvmdbg.graph import GraphExecutor, GraphRefusal, find_refusal, lower_to_graph, \
         plan_memory

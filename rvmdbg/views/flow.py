@@ -15,10 +15,14 @@ inside an item with that origin) and its surviving sub-expressions (`inside`).
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
 
 from rvmdbg.relay import ast as A
+from rvmdbg.debug.session import step_tag
 from rvmdbg.relay.diagnostics import Span
+from rvmdbg.views.text import pad
+from rvmdbg.i18n import N_, _, ngettext
 
 SOURCE, AST, TYPED, PASS, BYTECODE, EXECUTION = (
     "source", "ast", "typed", "pass", "bytecode", "execution")
@@ -297,6 +301,36 @@ def module_nodes(module) -> list:
     return out
 
 
+# ---------------------------------------------------------------- names as shown
+
+# The stages rvmdbg names itself (pass stages keep TVM's pass names in every language).
+STAGE_TITLES = (N_("Source"), N_("AST"), N_("Typed AST"), N_("Bytecode"), N_("Execution"))
+EXECUTION_DESCRIPTION = N_("the VM running the bytecode")
+_REMOVED = re.compile(r"globals (.+) does not reach are removed")
+
+
+def stage_title(name: str) -> str:
+    """A stage's name in the language in use."""
+    return _(name) if name in STAGE_TITLES else name
+
+
+def stage_description(text: str) -> str:
+    """A stage's one-line description in the language in use (descriptions are kept in
+    English on the stages: tests and `compile --passes` read them)."""
+    from rvmdbg.passes.pipeline import DESCRIPTIONS
+    if text in DESCRIPTIONS or text in STAGE_DESCRIPTIONS:
+        return _(text)
+    m = _REMOVED.fullmatch(text)
+    if m:
+        return _("globals {entries} does not reach are removed").format(entries=m.group(1))
+    return text
+
+
+STAGE_DESCRIPTIONS = (N_("the program text"), N_("the parsed program as a tree"),
+                      N_("every node with the type the checker gave it"),
+                      N_("TVM bytecode, one function after another"), EXECUTION_DESCRIPTION)
+
+
 # ---------------------------------------------------------------- building stages
 
 def source_stage(module, text: str, source_file: str) -> FlowStage:
@@ -306,7 +340,7 @@ def source_stage(module, text: str, source_file: str) -> FlowStage:
         if own and origin.file == source_file:
             items.append(FlowItem(node_label(node), origin, True, span_region(origin), node))
     items.sort(key=lambda it: (it.region[0], it.region[1], -it.region[2], -it.region[3]))
-    return FlowStage("Source", "the program text", SOURCE, lines, items)
+    return FlowStage("Source", N_("the program text"), SOURCE, lines, items)
 
 
 def outline_stage(module, typed: bool) -> FlowStage:
@@ -327,7 +361,7 @@ def outline_stage(module, typed: bool) -> FlowStage:
                 indent += f"[{depth}] "
             line = len(lines)
             if id(e) in first_line and not isinstance(e, A.Var):
-                lines.append(f"{indent}{label or node_label(e)}  (shared: line {first_line[id(e)] + 1})")
+                lines.append(f"{indent}{label or node_label(e)}  " + _("(shared: line {line})").format(line=first_line[id(e)] + 1))
                 origin, own = origin_of.get(id(e), (None, False))
                 items.append(FlowItem(label or node_label(e), origin, own,
                                       (line, len(indent), line, len(lines[-1])), e))
@@ -354,8 +388,8 @@ def outline_stage(module, typed: bool) -> FlowStage:
             stack.extend(reversed(pending))
         lines.append("")
     return FlowStage("AST" if not typed else "Typed AST",
-                     "the parsed program as a tree" if not typed else
-                     "every node with the type the checker gave it",
+                     N_("the parsed program as a tree") if not typed else
+                     N_("every node with the type the checker gave it"),
                      TYPED if typed else AST, lines, items)
 
 
@@ -431,7 +465,7 @@ def bytecode_stage(exe) -> FlowStage:
             items.append(FlowItem(f"@{fn.name} pc {pc}", span, span is not None,
                                   (line, 6, line, len(lines[-1])), ins, (fi, pc)))
         lines.append("")
-    return FlowStage("Bytecode", "TVM bytecode, one function after another", BYTECODE,
+    return FlowStage("Bytecode", N_("TVM bytecode, one function after another"), BYTECODE,
                      lines, items, line_of=line_of)
 
 
@@ -524,14 +558,15 @@ class FlowModel:
     @staticmethod
     def summary(stage: FlowStage, m: Matches) -> str:
         if not m:
-            return "nothing (removed, or not in this stage)"
+            return _("nothing (removed, or not in this stage)")
         if stage.kind == BYTECODE:
             pcs = [stage.items[i].location for i in m.exact + m.made]
             inside = len(m.inside)
             if not pcs:
-                return f"{inside} instruction{'s' if inside != 1 else ''} of sub-expressions"
-            return _pc_ranges(pcs, stage.items, m) + (f" (+{inside} of sub-expressions)"
-                                                      if inside else "")
+                return ngettext("{n} instruction of sub-expressions",
+                                "{n} instructions of sub-expressions", inside).format(n=inside)
+            return _pc_ranges(pcs, stage.items, m) + (
+                " " + _("(+{n} of sub-expressions)").format(n=inside) if inside else "")
         parts = []
         if m.exact:
             labels = []
@@ -541,9 +576,11 @@ class FlowModel:
                     labels.append(lab)
             parts.append(", ".join(labels[:3]) + (", ..." if len(labels) > 3 else ""))
         if m.made:
-            parts.append(f"{len(m.made)} node{'s' if len(m.made) != 1 else ''} made by passes")
+            parts.append(ngettext("{n} node made by passes", "{n} nodes made by passes",
+                                  len(m.made)).format(n=len(m.made)))
         if m.inside and not m.exact:
-            parts.append(f"{len(m.inside)} sub-expression{'s' if len(m.inside) != 1 else ''}")
+            parts.append(ngettext("{n} sub-expression", "{n} sub-expressions",
+                                  len(m.inside)).format(n=len(m.inside)))
         return "; ".join(parts)
 
     def instructions_for(self, origin: Span | None) -> list:
@@ -564,40 +601,40 @@ class FlowModel:
         lines: list = []
         items: list = []
         if session is None:
-            lines.append("not running: the program has not started")
-            st = FlowStage("Execution", "the VM running the bytecode", EXECUTION, lines, items)
+            lines.append(_("not running: the program has not started"))
+            st = FlowStage("Execution", EXECUTION_DESCRIPTION, EXECUTION, lines, items)
             self._built[self.execution_index] = st
             return st
         event = getattr(session, "last_event", None)
         loc = session.location()
         if loc is None:
-            lines.append("finished: " + (event.line() if event is not None else "the program "
-                                         "returned"))
+            lines.append(_("finished: {what}").format(
+                what=event.line() if event is not None else _("the program returned")))
         else:
             fi, pc = loc
             ins = session.current_instruction()
             fname = session.func_name(fi)
             text = ins.text(self.ctx.exe.function_names(), self.ctx.exe.kernel_names()) \
                 if ins is not None else "?"
-            lines.append(f"[step {session.step_count}] @{fname} pc={pc}: {text}")
+            lines.append(f"{step_tag(session.step_count)} @{fname} pc={pc}: {text}")
             span = session.current_span()
             items.append(FlowItem(f"@{fname} pc {pc}", span, span is not None,
                                   (0, 0, 0, len(lines[0])), ins, loc))
             lines.append("")
             if span is None:
-                lines.append("this instruction has no source span")
+                lines.append(_("this instruction has no source span"))
             else:
-                lines.append(f"from {span}")
+                lines.append(_("from {place}").format(place=span))
                 lines.extend(quote(span, self.ctx.source_text, self.ctx.source_file))
                 lines.append("")
-                lines.append("the same expression in every stage:")
+                lines.append(_("the same expression in every stage:"))
                 for sm in self.follow(span):
-                    lines.append(f"  {sm.name:<21} {sm.summary}")
+                    lines.append(f"  {pad(stage_title(sm.name), 21)} {sm.summary}")
         if recent:
             lines.append("")
-            lines.append("recent stops:")
+            lines.append(_("recent stops:"))
             lines.extend("  " + r for r in recent)
-        st = FlowStage("Execution", "the VM running the bytecode", EXECUTION, lines, items)
+        st = FlowStage("Execution", EXECUTION_DESCRIPTION, EXECUTION, lines, items)
         self._built[self.execution_index] = st
         return st
 
@@ -635,7 +672,8 @@ def _pc_ranges(locs: list, items: list, m: Matches) -> str:
         text = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
         parts.append(f"{name} pc {text}")
     n = len(locs)
-    return f"{n} instruction{'s' if n != 1 else ''}: " + "; ".join(parts)
+    return ngettext("{n} instruction: {places}", "{n} instructions: {places}", n).format(
+        n=n, places="; ".join(parts))
 
 
 __all__ = ["FlowModel", "FlowStage", "FlowItem", "Matches", "StageMatch", "node_label",

@@ -9,6 +9,7 @@ Long chains (a list of a thousand cells) would indent off the screen, so a chain
 from __future__ import annotations
 
 from rvmdbg.views.text import UNICODE
+from rvmdbg.i18n import _
 
 
 def node_title(node) -> str:
@@ -27,7 +28,7 @@ def draw_heap(nodes: list, symbols=None, max_depth: int = 10, max_rows: int = 50
     symbols = symbols or UNICODE
     rows: list = []
     if not nodes:
-        return [[("no ADT values, tuples, closures or references in this frame", "leaf")]]
+        return [[(_("no ADT values, tuples, closures or references in this frame"), "leaf")]]
     by_id = {n.id: n for n in nodes}
     drawn: set = set()
     # top-level entries: registers first; then chains continued past max_depth
@@ -43,15 +44,15 @@ def draw_heap(nodes: list, symbols=None, max_depth: int = 10, max_rows: int = 50
         node = by_id[nid]
         head = [(label, "root"), (f" {symbols.arrow} ", "tree")]
         if nid in drawn:
-            rows.append(head + [(f"#{nid}", "ref"), (f" {symbols.shared} drawn above", "shared")])
+            rows.append(head + [(f"#{nid}", "ref"), (f" {symbols.shared} " + _("drawn above"), "shared")])
             continue
         _draw_tree(node, by_id, drawn, rows, head, " " * (len(label) + len(symbols.arrow) + 2),
                    symbols, max_depth, max_rows, queue)
     left = len(nodes) - len(drawn)
     if left > 0 and len(rows) >= max_rows:
-        rows.append([(f"{symbols.ellipsis} {left} more nodes", "leaf")])
+        rows.append([(f"{symbols.ellipsis} " + _("{n} more nodes").format(n=left), "leaf")])
     if truncated:
-        rows.append([(f"{symbols.ellipsis} the heap walk stopped after {len(nodes)} nodes", "leaf")])
+        rows.append([(f"{symbols.ellipsis} " + _("the heap walk stopped after {n} nodes").format(n=len(nodes)), "leaf")])
     return rows
 
 
@@ -66,7 +67,7 @@ def _draw_tree(root, by_id, drawn, rows, head, indent, symbols, max_depth, max_r
         if item[0] == "row":
             rows.append(item[1])
             continue
-        _, node, prefix, child_prefix, depth = item
+        _kind, node, prefix, child_prefix, depth = item
         if node.id in drawn:
             rows.append(list(prefix) + [(f"#{node.id}", "ref"), (f" {symbols.shared}", "shared")])
             continue
@@ -88,7 +89,7 @@ def _draw_tree(root, by_id, drawn, rows, head, indent, symbols, max_depth, max_r
             if sub.id in drawn:
                 pending.append(("row", lead + [(f"#{sub.id}", "ref"), (f" {symbols.shared}", "shared")]))
             elif depth + 1 >= max_depth:
-                pending.append(("row", lead + [(f"#{sub.id} {symbols.ellipsis} continued below",
+                pending.append(("row", lead + [(f"#{sub.id} {symbols.ellipsis} " + _("continued below"),
                                                 "ref")]))
                 queue.append((symbols.ellipsis, sub.id))
             else:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from rvmdbg.i18n import _
+
 BRAILLE, BLOCK, ASCII = "braille", "block", "ascii"
 # braille dot bits by (x within cell, y within cell from the top)
 _DOTS = {(0, 0): 0x01, (0, 1): 0x02, (0, 2): 0x04, (0, 3): 0x40,
@@ -73,7 +75,7 @@ def draw_plot(series: list, width: int = 60, height: int = 12, mode: str = BRAIL
     size in cells (axes and legend come on top)."""
     pts = [p for s in series for p in s.points]
     if not pts:
-        return [[("no measurements yet", "axis")]]
+        return [[(_("no measurements yet"), "axis")]]
     xs = [p[0] for p in pts]
     ys = [p[1] for p in pts]
     xlo, xhi = min(xs), max(xs)

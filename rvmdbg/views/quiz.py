@@ -78,37 +78,17 @@ def _regs_text(regs, prefix: str = "$") -> str:
 
 
 def swap_reason(fn, pc_a: int, pc_b: int, exe=None) -> str:
-    """Why two instructions of `fn` may or may not trade places, in one line (the facts
-    `deps.may_swap` decides on)."""
+    """Why two instructions of `fn` may or may not trade places, in one line: the first reason
+    of `deps.swap_verdict` (the same verdict `may_swap` gives)."""
     prefix = getattr(exe, "register_prefix", "$")
-    code = fn.instructions
-    lo, hi = min(pc_a, pc_b), max(pc_a, pc_b)
-    if deps_mod.may_swap(fn, pc_a, pc_b, exe):
-        between = f" nor with anything between them" if hi - lo > 1 else ""
+    verdict = deps_mod.swap_verdict(fn, pc_a, pc_b, exe)
+    if verdict.ok:
+        lo, hi = min(pc_a, pc_b), max(pc_a, pc_b)
+        between = " nor with anything between them" if hi - lo > 1 else ""
         return (f"pc {lo} and pc {hi} share no register written by one and read or written by "
                 f"the other{between}, and no jump lands between them")
-    for pc in (lo, hi):
-        if deps_mod._is_barrier(code[pc], exe):
-            return f"pc {pc} ({code[pc].name}) is a control transfer or an effect: it never moves"
-    targets = deps_mod.jump_targets(fn)
-    for pc in range(lo + 1, hi + 1):
-        if pc in targets:
-            return f"a jump lands at pc {pc}: the two are not in one straight-line stretch"
-    for pc in range(lo + 1, hi):
-        if deps_mod._is_barrier(code[pc], exe):
-            return f"pc {pc} ({code[pc].name}) between them is a control transfer or an effect"
-    pairs = [(lo, hi)] + [(lo, m) for m in range(lo + 1, hi)] + [(m, hi) for m in range(lo + 1, hi)]
-    for a, b in pairs:
-        kind = deps_mod.conflict(code[a], code[b])
-        if kind is not None:
-            ra, wa = deps_mod.read_write_sets(code[a])
-            rb, wb = deps_mod.read_write_sets(code[b])
-            shared = {"RAW": set(wa) & set(rb), "WAR": set(ra) & set(wb),
-                      "WAW": set(wa) & set(wb)}[kind]
-            words = {"RAW": "read after write", "WAR": "write after read",
-                     "WAW": "write after write"}[kind]
-            return f"{kind} ({words}) on {_regs_text(shared, prefix)} between pc {a} and pc {b}"
-    return "they may not"   # not reached: may_swap refuses only for the reasons above
+    more = len(verdict.reasons) - 1
+    return verdict.reasons[0].text(prefix) + (f" (and {more} more)" if more else "")
 
 
 def executor_verdict(module, entry: str = "main") -> tuple[bool, str] | None:

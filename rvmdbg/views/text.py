@@ -7,7 +7,10 @@ symbol, so drawings read without colour, and each symbol set has an ASCII twin.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+
+from rich.cells import cell_len
 
 UP, DOWN, LEFT, RIGHT = 1, 2, 4, 8
 
@@ -51,6 +54,35 @@ ASCII = Symbols(current=">", taken="+", failed="x", pending=".", arrow="->", hea
 
 def symbols_for(ascii_only: bool) -> Symbols:
     return ASCII if ascii_only else UNICODE
+
+
+def pad(text: str, width: int) -> str:
+    """`text` left-aligned in `width` terminal cells (`f"{text:<21}"` counts characters, and a
+    Chinese character takes two cells)."""
+    return text + " " * max(0, width - cell_len(text))
+
+
+_WIDE = "\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f" \
+        "\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6"
+_TOKENS = re.compile(f"[{_WIDE}]|[^\\s{_WIDE}]+|\\s+")
+
+
+def wrap(text: str, width: int) -> list:
+    """`text` in lines of at most `width` cells, broken at spaces, and between Chinese
+    characters (which have no spaces between them); textwrap counts characters."""
+    lines, line = [], ""
+    for token in _TOKENS.findall(text):
+        if token.isspace():
+            if line:
+                line += " "
+            continue
+        if line and cell_len(line + token) > width:
+            lines.append(line.rstrip())
+            line = ""
+        line += token
+    if line.strip():
+        lines.append(line.rstrip())
+    return lines
 
 
 def row_text(row: list) -> str:

@@ -17,10 +17,11 @@ same digits is never called a win.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from rvmdbg.i18n import N_, _
 
 TIE = 0.05   # relative difference below which two figures are "about the same"
 
-PYTHON_NOTE = (
+PYTHON_NOTE = N_(
     "Why TVM's own figures differ: here both executors are Python loops calling the same "
     "NumPy kernels. A dispatch costs a Python call (about a microsecond) where TVM's C++ "
     "executors pay nanoseconds; the kernels here return fresh arrays, which the graph "
@@ -29,11 +30,11 @@ PYTHON_NOTE = (
     "allocation and move instructions in C++. Compare the dispatch counts and the memory "
     "plan, which carry over to TVM; the times are this Python implementation's.")
 
-_NAMES = {"VM": "the VM", "graph": "the graph executor"}
+_NAMES = {"VM": N_("the VM"), "graph": N_("the graph executor")}
 
 
 def _name(executor: str) -> str:
-    return _NAMES.get(executor, executor)
+    return _(_NAMES[executor]) if executor in _NAMES else executor
 
 
 def _fmt(seconds: float) -> str:
@@ -60,9 +61,10 @@ class Verdict:
 
 def _compare_line(what: str, winner: str | None, a: float, b: float, names) -> str:
     if winner is None:
-        return f"{what}: about the same ({_fmt(a)} and {_fmt(b)})"
+        return _("{what}: about the same ({a} and {b})").format(what=_(what), a=_fmt(a), b=_fmt(b))
     win, lose = (a, b) if winner == names[0] else (b, a)
-    return f"{what}: {_name(winner)} costs less, {_fmt(win)} against {_fmt(lose)}"
+    return _("{what}: {winner} costs less, {win} against {lose}").format(
+        what=_(what), winner=_name(winner), win=_fmt(win), lose=_fmt(lose))
 
 
 def executor_verdict(vm, graph) -> Verdict:
@@ -72,34 +74,35 @@ def executor_verdict(vm, graph) -> Verdict:
     pd = cheaper(vm.per_dispatch_seconds, graph.per_dispatch_seconds, names)
     pr = cheaper(vm.overhead_seconds, graph.overhead_seconds, names)
     cc = cheaper(vm.compile_seconds, graph.compile_seconds, names)
-    lines = [_compare_line("per dispatch (time outside kernels / dispatches)", pd,
+    lines = [_compare_line(N_("per dispatch (time outside kernels / dispatches)"), pd,
                            vm.per_dispatch_seconds, graph.per_dispatch_seconds, names)]
-    run_line = _compare_line("per run (time outside kernels)", pr, vm.overhead_seconds,
+    run_line = _compare_line(N_("per run (time outside kernels)"), pr, vm.overhead_seconds,
                              graph.overhead_seconds, names)
     if pr is not None and pd is not None and pr != pd:
         # the dearer dispatch wins the run: it makes fewer of them
         few, many = (vm, graph) if pr == vm.executor else (graph, vm)
-        run_line += (f", because it makes {few.dispatches} dispatches to "
-                     f"{_name(many.executor)}'s {many.dispatches}")
+        run_line += _(", because it makes {few} dispatches to {other}'s {many}").format(
+            few=few.dispatches, other=_name(many.executor), many=many.dispatches)
     elif pr is not None and pd is None:
         few, many = (vm, graph) if pr == vm.executor else (graph, vm)
-        run_line += f": {few.dispatches} dispatches against {many.dispatches}"
+        run_line += _(": {few} dispatches against {many}").format(few=few.dispatches, many=many.dispatches)
     lines.append(run_line)
-    lines.append(_compare_line("compile (once)", cc, vm.compile_seconds, graph.compile_seconds,
+    lines.append(_compare_line(N_("compile (once)"), cc, vm.compile_seconds, graph.compile_seconds,
                                names))
     runs = None
     # totals outside kernels after k runs: compile + k * per run
     if pr is None:
-        lines.append("over many runs: " + ("about the same" if cc is None else
-                                           f"{_name(cc)} costs less, by its compile time"))
+        lines.append(_("over many runs: about the same") if cc is None else
+                     _("over many runs: {name} costs less, by its compile time").format(name=_name(cc)))
     elif cc is None or cc == pr:
-        lines.append(f"over any number of runs: {_name(pr)} costs less outside kernels")
+        lines.append(_("over any number of runs: {name} costs less outside kernels").format(name=_name(pr)))
     else:
         slow, fast = (vm, graph) if pr == graph.executor else (graph, vm)
         runs = (fast.compile_seconds - slow.compile_seconds) / (
             slow.overhead_seconds - fast.overhead_seconds)
-        lines.append(f"over many runs: {_name(cc)} costs less up to {runs:.0f} runs "
-                     f"(its faster compile), {_name(pr)} after that")
+        lines.append(_("over many runs: {first} costs less up to {runs} runs "
+                       "(its faster compile), {then} after that").format(
+            first=_name(cc), runs=f"{runs:.0f}", then=_name(pr)))
     return Verdict(pd, pr, cc, runs, lines)
 
 

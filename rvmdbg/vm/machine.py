@@ -31,6 +31,7 @@ from rvmdbg.wording import plural
 from rvmdbg.vm import bytecode as bc
 from rvmdbg.vm.objects import (ByteAccount, StorageObject, TensorPlaceholder, VMClosure,
                                 dtype_nbytes)
+from rvmdbg.i18n import _
 
 # What a handler returns instead of a pc (pcs are never negative).
 CALL = -1   # the frame stack changed: reload frame, registers and code
@@ -87,12 +88,12 @@ class VMError(Exception):
         self.backtrace: list[tuple[str, int]] = []  # (function, pc), innermost first
 
     def format(self) -> str:
-        out = [f"error: {self.message}"]
+        out = [_("error: {message}").format(message=self.message)]
         if self.func_name is not None:
-            at = f"  at @{self.func_name} pc={self.pc}"
+            at = "  " + _("at @{func} pc={pc}").format(func=self.func_name, pc=self.pc)
             out.append(at + (f": {self.instruction}" if self.instruction else ""))
         if self.span is not None:
-            out.append(f"  from {self.span}")
+            out.append("  " + _("from {place}").format(place=self.span))
             if self.source_line is not None:
                 sp = self.span
                 gutter = f"{sp.line:>6} | "
@@ -107,8 +108,8 @@ class VMError(Exception):
 
 
 def _limit_error(name: str, value: int, what: str) -> VMError:
-    return VMError(f"{what} (limit {name}={value}; raise it with {Limits.flag_for(name)})",
-                   limit=name)
+    return VMError(_("{what} (limit {name}={value}; raise it with {flag})").format(
+        what=what, name=name, value=value, flag=Limits.flag_for(name)), limit=name)
 
 
 class Frame:
@@ -332,7 +333,8 @@ def _invoke_closure(vm, fi, pc, ins):
                           f"called with {len(args)}")
         if len(frames) >= max_depth:
             raise _limit_error("max_depth", max_depth,
-                               f"call depth exceeded {max_depth} frames calling @{clo.name}")
+                               _("call depth exceeded {n} frames calling @{func}").format(
+                                   n=max_depth, func=clo.name))
         values += [None] * (sizes[callee] - len(values))
         frames[-1].pc = pc
         vm.pushes = serial = vm.pushes + 1
@@ -671,7 +673,7 @@ def _load_consti(vm, fi, pc, ins):
 
 def _fatal(vm, fi, pc, ins):
     def fatal(regs):
-        raise VMError("match? found no matching clause")
+        raise VMError(_("match? found no matching clause"))
     return fatal
 
 
@@ -700,7 +702,8 @@ def _alloc_storage(vm, fi, pc, ins):
         live = vm.live_bytes + size
         if live > max_bytes:
             raise _limit_error("max_bytes", max_bytes,
-                               f"allocating {size} bytes would bring live memory to {live} bytes")
+                               _("allocating {size} bytes would bring live memory to {live} bytes").format(
+                                   size=size, live=live))
         owner = frames[-1]
         account = owner.account
         if account is None:
@@ -980,8 +983,18 @@ def _alloc_scalar_kernel(vm, impl, fast, inline, ra, rb, c, scalar_type, size, w
     frames, max_bytes = vm.frames, vm.limits.max_bytes
     k, value, k_value, bool_value, t_pc, f_pc = branch or (0, 0, None, None, 0, 0)
 
-    def finish(regs, out):
-        """The writes of the block after its kernel; returns the next pc."""
+    binary = inline == 2
+
+    def alloc_scalar_kernel(regs):
+        a = regs[ra]
+        try:
+            if binary:
+                b = regs[rb]
+                out = impl([a, b]) if a.shape or b.shape else fast(a, b)
+            else:
+                out = impl([a]) if a.shape else fast(a, c)
+        except Exception:
+            return replay(regs)  # fails again, at the kernel, after the allocations
         live = vm.live_bytes + size
         if live > max_bytes or type(out) is not scalar_type:
             return replay(regs)  # the limit, or an output the full check must look at
@@ -1001,24 +1014,6 @@ def _alloc_scalar_kernel(vm, impl, fast, inline, ra, rb, c, scalar_type, size, w
         if type(out) is np.bool_:  # True and False are unique
             return t_pc if out is bool_value else f_pc
         return t_pc if out == value else f_pc
-
-    if inline == 1:
-        def alloc_scalar_kernel(regs):
-            a = regs[ra]
-            try:
-                out = impl([a]) if a.shape else fast(a, c)
-            except Exception:
-                return replay(regs)  # fails again, at the kernel, after the allocations
-            return finish(regs, out)
-    else:
-        def alloc_scalar_kernel(regs):
-            a = regs[ra]
-            b = regs[rb]
-            try:
-                out = impl([a, b]) if a.shape or b.shape else fast(a, b)
-            except Exception:
-                return replay(regs)
-            return finish(regs, out)
     return alloc_scalar_kernel
 
 
@@ -1443,8 +1438,7 @@ class VirtualMachine:
         gc_was_enabled = gc.isenabled()
         gc.disable()
         # Scalar arithmetic wraps around without NumPy's overflow warnings (`rvmdbg.scalars`).
-        errors = np.errstate(all="ignore")
-        errors.__enter__()
+        quiet = _QUIET.enter()
         try:
             self._fuse_all()
             table, fused = self._code, self._fused
@@ -1470,7 +1464,7 @@ class VirtualMachine:
                 stop = self._loop(table, end, scope_table)
         finally:
             self._trap_checks = {}
-            errors.__exit__(None, None, None)
+            _QUIET.leave(quiet)
             if gc_was_enabled:
                 gc.enable()
         if stop == HALT:
@@ -1483,8 +1477,8 @@ class VirtualMachine:
         if until_step is not None and until_step <= limit:
             return None
         top = self.frames[-1]
-        err = _limit_error("max_steps", limit, f"the program ran {limit} instructions "
-                           "without finishing")
+        err = _limit_error("max_steps", limit, _("the program ran {n} instructions without finishing").format(
+            n=limit))
         raise self._fail(err, top, top.pc)
 
     def _loop(self, table: list, end: int, scope=None) -> int:
@@ -1586,14 +1580,18 @@ class VirtualMachine:
         steps = self.steps
         if steps >= self.limits.max_steps:
             err = _limit_error("max_steps", self.limits.max_steps,
-                               f"the program ran {self.limits.max_steps} instructions "
-                               "without finishing")
+                               _("the program ran {n} instructions without finishing").format(
+                                   n=self.limits.max_steps))
             raise self._fail(err, frame, pc)
         regs = frame.registers
         try:
             kind, reads, writes, w0, instruction, handler = self._meta[fi][pc]
         except IndexError:  # past the end: the handler there reports it
-            kind, reads, writes, w0, instruction, handler = _PLAIN, (), (), -1, None, None
+            kind, reads, writes, w0, instruction = _PLAIN, (), (), -1, None
+            code = self._code[fi]
+
+            def handler(regs):
+                return code[pc](regs)
         depth = len(frames) - 1
         info = StepInfo(steps, frame, depth, fi, pc, instruction, reads)
         live_before = self.live_bytes
@@ -1617,8 +1615,6 @@ class VirtualMachine:
             caller_old = caller.registers[frame.caller_return_register]
             caller_pc = caller.pc
         try:
-            if handler is None:
-                handler = self._code[fi][pc]
             if kind == _KERNEL:  # scalar arithmetic wraps around without NumPy's warnings
                 nxt = _QUIET.call(handler, regs)
             else:

@@ -65,6 +65,8 @@ def test_a_deletion_is_kept_and_another_sessions_breakpoint_is_not_lost(tmp_path
     b"[" * 100000 + b"]" * 100000,           # nested too deeply for the JSON reader
     b'{"breakpoints": "not a list"}',
     b'{"breakpoints": [1, "x", null, {"kind": 5, "spec": []}]}',
+    # an unhashable kind raised TypeError (found by tests/fuzz/test_fuzz_state_files.py)
+    b'{"breakpoints": [{"kind": [], "spec": "@filter"}, {"kind": "function", "spec": {}}]}',
     b"\xff\xfe garbage",
     b"",
 ])
@@ -76,6 +78,17 @@ def test_damaged_state_files_are_a_fresh_start(tmp_path, content):
     assert isinstance(s.notes, list)
     s.breakpoints.add("@qsort")          # and saving over it works
     assert "@qsort" in path.read_text()
+
+
+def test_entries_of_the_wrong_types_are_skipped_and_the_rest_kept(tmp_path):
+    path = breakpoint_file(PROG, tmp_path)
+    path.parent.mkdir(parents=True)
+    good = {"kind": "function", "spec": "@filter", "function": "filter", "pc": 0}
+    path.write_text(json.dumps({"format": 1, "breakpoints": [
+        {"kind": [], "spec": "@qsort"}, {"kind": "function", "spec": ["@x"]}, good]}))
+    s = session(tmp_path)
+    assert [b.spec for b in s.breakpoints] == ["@filter"]
+    assert any("skipped 2 unreadable entries" in n for n in s.notes)
 
 
 @pytest.mark.parametrize("kind", ["fifo", "device", "directory"])

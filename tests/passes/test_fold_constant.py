@@ -113,3 +113,19 @@ def test_an_if_on_a_variable_stays():
     _, out = fold("def @main(%c: bool) -> int32 { if (%c) { 1 } else { 2 } }")
     from rvmdbg.relay.ast import If
     assert isinstance(out.functions["main"].body, If)
+
+
+def test_an_if_whose_kept_branch_leaves_its_type_to_the_other_stays():
+    # folding to `None` left %z1 with no type to infer after the re-check (found by
+    # test_pipeline's random programs); the `if` stays, and the program still checks
+    from rvmdbg.relay.ast import If
+    _, out = fold("""type Option[A] { Some(A), None }
+def @main() -> int32 {
+  match (if (-1 < 0) { None } else { Some(0) }) {
+    Some(%z1) => ((%z1, 0).0 + 0),
+    None => 0
+  }
+}""")
+    check_module(out)
+    assert any(isinstance(n, If) for n in module_nodes(out))
+    assert same(run(out), i32(0))

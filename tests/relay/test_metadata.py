@@ -298,3 +298,30 @@ def test_json_errors_after_the_tensors_and_non_string_tensors_are_located():
     e = error_of(text)
     assert "metadata tensor 0: expected a base64 string" in e.message
     assert text.split("\n")[e.span.line - 1].strip() == "5"
+
+
+def test_an_objects_fields_that_name_other_nodes_survive_a_print_and_a_parse():
+    doc = doc_with([encode_ndarray(np.arange(5, dtype="float32"))])
+    nodes = doc["nodes"]
+    scope, target, vd = len(nodes), len(nodes) + 1, len(nodes) + 2
+    nodes.append({"type_key": "runtime.String", "repr_str": "global.texture"})
+    nodes.append({"type_key": "Target", "attrs": {"kind": "0", "host": "0"}})
+    nodes.append({"type_key": "VirtualDevice", "attrs": {
+        "device_type_int": "2", "memory_scope": str(scope), "target": str(target),
+        "virtual_device_id": "1"}})
+    nodes.append({"type_key": "Array", "data": [vd]})
+    nodes[1]["keys"].append("VirtualDevice")
+    nodes[1]["data"].append(vd + 1)
+    body = ('def @main(%x: Tensor[(5,), float32]) {\n'
+            '  cast(add(%x, meta[relay.Constant][0]), dtype="int32", dev=meta[VirtualDevice][0])\n}')
+    mod = parse(file_with(body, doc), "m.relay")
+    printed = print_module(mod)
+    back = parse(printed)
+    obj = back.functions["main"].body.attrs["dev"]
+    assert obj == mod.functions["main"].body.attrs["dev"]
+    # the fields still name the string and the target they named
+    assert obj.origin[int(obj.attrs["memory_scope"])]["repr_str"] == "global.texture"
+    assert obj.origin[int(obj.attrs["target"])]["type_key"] == "Target"
+    const = back.functions["main"].body.args[0].args[1]
+    assert np.array_equal(const.data, np.arange(5, dtype="float32"))
+    assert parse(print_module(back)).functions["main"].body.attrs["dev"] == obj

@@ -17,7 +17,6 @@ from rvmdbg.debug import DebugSession
 from rvmdbg.debug import deps as deps_mod
 from rvmdbg.views.quiz import END, Quiz, executor_verdict, question_lines, verdict_lines
 from rvmdbg.values import values_equal
-from rvmdbg.vm.executable import Executable, VMFunction
 from rvmdbg.relay.loader import load_file, program_default_args
 from rvmdbg.relay.typecheck import check_module
 from rvmdbg.vm.compiler import compile_module
@@ -54,23 +53,6 @@ def _quiz(name: str, seed: int = 0, **kw):
     return Quiz(session, _module(name), seed=seed, **kw), exe, args
 
 
-def _swapped(exe, fi: int, a: int, b: int) -> Executable:
-    """A copy of `exe` with instructions a and b of function fi exchanged."""
-    fns = list(exe.functions)
-    f = fns[fi]
-    code = list(f.instructions)
-    code[a], code[b] = code[b], code[a]
-    fns[fi] = VMFunction(f.name, f.params, f.register_file_size, code, f.param_device_indexes)
-    names = dict(exe.adt_constructor)
-    for x, y in ((a, b), (b, a)):
-        if (fi, y) in exe.adt_constructor:
-            names[(fi, x)] = exe.adt_constructor[(fi, y)]
-        else:
-            names.pop((fi, x), None)
-    return Executable(fns, exe.constants, exe.kernels, exe.source_map, exe.source_text,
-                      exe.source_name, names, exe.sources)
-
-
 @pytest.mark.parametrize("name", PROGRAMS)
 @pytest.mark.parametrize("seed", [0, 7])
 def test_answers_match_a_plain_vm_stepped_alongside(name, seed):
@@ -100,7 +82,7 @@ def test_answers_match_a_plain_vm_stepped_alongside(name, seed):
             ok, fi, a, b = q.keys[v.correct]
             assert ok == deps_mod.may_swap(exe.functions[fi], a, b, exe)
             if ok:   # the tool says legal: the swapped program computes the same
-                got = VirtualMachine(_swapped(exe, fi, a, b)).invoke("main", args)
+                got = VirtualMachine(deps_mod.swapped(exe, fi, a, b)).invoke("main", args)
                 assert values_equal(got, expected_result)
         elif q.kind == "executor":
             assert q.number == 1
@@ -196,3 +178,22 @@ def test_a_question_is_asked_anew_when_the_session_moved_before_the_answer():
     assert q2 is not q and q2.at_step == 3
     v = quiz.answer(0)
     assert v.correct is not None and quiz.session.step_count == 4
+
+
+def test_the_swap_explanation_is_the_verdicts_first_reason():
+    quiz, exe, _args = _quiz("sum_up.relay", 0, kinds=("swap", "writes"))
+    fn = exe.functions[exe.global_map["sum_up"]]
+    seen = 0
+    for _i in range(40):
+        q = quiz.question()
+        if q is None:
+            break
+        v = quiz.answer(0)
+        if q.kind == "swap":
+            ok, fi, a, b = q.keys[v.correct]
+            verdict = deps_mod.swap_verdict(exe.functions[fi], a, b, exe)
+            assert ok == verdict.ok
+            if not ok:
+                assert v.explanation.startswith(verdict.reasons[0].text())
+            seen += 1
+    assert seen > 3 and fn is not None

@@ -16,17 +16,19 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from rvmdbg.views.context import ViewContext
 from rvmdbg.views.text import symbols_for
+from rvmdbg.i18n import N_, _
+from rvmdbg.tui.footer import KeyFooter
 
 VIEW_ORDER = ("flow", "executors", "control")
 VIEW_SCREENS = {"flow": ("rvmdbg.tui.views.flow", "FlowScreen"),
                 "executors": ("rvmdbg.tui.views.executors", "ExecutorsScreen"),
                 "control": ("rvmdbg.tui.views.control_flow", "ControlFlowScreen")}
-VIEW_TITLES = {"flow": "1 Compile & execute", "executors": "2 VM vs graph",
-               "control": "3 Control flow & ADTs"}
+VIEW_TITLES = {"flow": N_("1 Compile & execute"), "executors": N_("2 VM vs graph"),
+               "control": N_("3 Control flow & ADTs")}
 
 
 def view_context(app) -> ViewContext:
@@ -82,7 +84,7 @@ def drive_session(app, forward: bool = True) -> str | None:
     Returns an error message, or None."""
     session = getattr(app, "session", None)
     if session is None:
-        return "the program has not started"
+        return _("the program has not started")
     debugger = None
     stack = getattr(app, "screen_stack", [])
     if stack and hasattr(stack[0], "drive"):
@@ -90,7 +92,7 @@ def drive_session(app, forward: bool = True) -> str | None:
     try:
         if debugger is not None:
             if getattr(debugger, "running", False):
-                return "the debugger is running: wait for it or interrupt it there"
+                return _("the debugger is running: wait for it or interrupt it there")
             call = (lambda s: s.step()) if forward else (lambda s: s.rstep())
             debugger.drive("step" if forward else "reverse step", call, threaded=False)
         else:
@@ -104,20 +106,20 @@ class TeachingScreen(Screen):
     """A view's screen: a title bar, the view, a status line and the footer."""
 
     BINDINGS = [
-        Binding("1", "view('flow')", "Flow", tooltip="View 1: compile and execute flow",
+        Binding("1", "view('flow')", N_("Flow"), tooltip=N_("View 1: compile and execute flow"),
                 id="view-flow"),
-        Binding("2", "view('executors')", "VM/graph", tooltip="View 2: VM versus graph executor",
+        Binding("2", "view('executors')", N_("VM/graph"), tooltip=N_("View 2: VM versus graph executor"),
                 id="view-executors"),
-        Binding("3", "view('control')", "CFG/ADTs", tooltip="View 3: control flow and ADTs",
+        Binding("3", "view('control')", N_("CFG/ADTs"), tooltip=N_("View 3: control flow and ADTs"),
                 id="view-control"),
-        Binding("0,escape", "back", "Debugger", tooltip="Back to the debugger", id="view-back"),
-        Binding("s", "step(True)", "Step", tooltip="Step the program one instruction",
+        Binding("0,escape", "back", N_("Debugger"), tooltip=N_("Back to the debugger"), id="view-back"),
+        Binding("s", "step(True)", N_("Step"), tooltip=N_("Step the program one instruction"),
                 id="step"),
-        Binding("S", "step(False)", "Back", tooltip="Step the program back one instruction",
+        Binding("S", "step(False)", N_("Back"), tooltip=N_("Step the program back one instruction"),
                 id="rstep"),
-        Binding("Q", "quiz", "Quiz", show=False,
-                tooltip="Check yourself: predict the next step, then the VM answers", id="quiz"),
-        Binding("q", "app.quit", "Quit", show=False, id="quit"),
+        Binding("Q", "quiz", N_("Quiz"), show=False,
+                tooltip=N_("Check yourself: predict the next step, then the VM answers"), id="quiz"),
+        Binding("q", "app.quit", N_("Quit"), show=False, id="quit"),
     ]
 
     view_name = ""
@@ -131,7 +133,7 @@ class TeachingScreen(Screen):
         yield Static(self._title_text(), id="view-title")
         yield from self.compose_view()
         yield Static("", id="view-status")
-        yield Footer(compact=True)
+        yield KeyFooter(compact=True)
 
     def compose_view(self) -> ComposeResult:
         raise NotImplementedError
@@ -140,9 +142,9 @@ class TeachingScreen(Screen):
         sep = " | " if self.ascii_only else " │ "
         parts = []
         for name in VIEW_ORDER:
-            title = VIEW_TITLES[name]
+            title = _(VIEW_TITLES[name])
             parts.append(f"[b reverse] {title} [/]" if name == self.view_name else f" {title} ")
-        return sep.join(parts) + f"{sep} 0 debugger"
+        return sep.join(parts) + f"{sep} " + _("0 debugger")
 
     @property
     def view(self):

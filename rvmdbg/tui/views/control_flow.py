@@ -26,13 +26,13 @@ from rvmdbg.views.decision import decision_tree_at, draw_decision_tree, find_dec
 from rvmdbg.views.heap_graph import draw_heap
 from rvmdbg.views.text import UNICODE
 from rvmdbg.vm import bytecode as bc
-from rvmdbg.wording import plural
+from rvmdbg.i18n import N_, _, ngettext
 
 
 class ControlFlowView(Vertical):
     BINDINGS = [
-        Binding("u", "frame(-1)", "Up frame", tooltip="The caller's frame", id="up"),
-        Binding("d", "frame(1)", "Down frame", tooltip="The callee's frame", id="down"),
+        Binding("u", "frame(-1)", N_("Up frame"), tooltip=N_("The caller's frame"), id="up"),
+        Binding("d", "frame(1)", N_("Down frame"), tooltip=N_("The callee's frame"), id="down"),
     ]
 
     def __init__(self, context, symbols=UNICODE, *, id: str | None = None,
@@ -53,10 +53,10 @@ class ControlFlowView(Vertical):
     def compose(self) -> ComposeResult:
         yield Static("", id="cfg-summary")
         with Horizontal(id="cfg-main"):
-            yield RowsPane("control flow", id="cfg-graph")
+            yield RowsPane(_("control flow"), id="cfg-graph")
             with Vertical(id="cfg-side"):
-                yield RowsPane("match", id="cfg-match")
-                yield RowsPane("ADT heap", id="cfg-heap")
+                yield RowsPane(_("match"), id="cfg-match")
+                yield RowsPane(_("ADT heap"), id="cfg-heap")
 
     def focus_main(self) -> None:
         self.query_one("#cfg-graph", RowsPane).focus()
@@ -114,8 +114,8 @@ class ControlFlowView(Vertical):
         summary = self.query_one("#cfg-summary", Static)
         panes = [self.query_one(f"#cfg-{p}", RowsPane) for p in ("graph", "match", "heap")]
         if s is None or s.depth() < 0:
-            text = "the program has not started" if s is None else \
-                f"the program finished at step {s.step_count}: no frames to show"
+            text = _("the program has not started") if s is None else \
+                _("the program finished at step {step}: no frames to show").format(step=s.step_count)
             summary.update(text)
             for p in panes:
                 p.set_rows([])
@@ -142,20 +142,22 @@ class ControlFlowView(Vertical):
                                    frame.pc, outcome, self.symbols)
         pane = self.query_one("#cfg-graph", RowsPane)
         pane.set_rows(rows)
-        pane.border_title = (f"@{cfg.name}: {plural(len(cfg.blocks), 'basic block')}, "
-                             f"{plural(len(cfg.edges), 'edge')}")
+        pane.border_title = (f"@{cfg.name}: "
+                             + ngettext("{n} basic block", "{n} basic blocks", len(cfg.blocks)).format(n=len(cfg.blocks))
+                             + ", " + ngettext("{n} edge", "{n} edges", len(cfg.edges)).format(n=len(cfg.edges)))
         row = row_of_pc.get(frame.pc)
         if row is not None:
             pane.set_cursor(row)
-        where = "innermost frame" if top else "waiting on the call at this pc"
-        text = (f"@{cfg.name}  frame #{frame.depth} of {nframes} ({where})  pc {frame.pc}: "
+        where = _("innermost frame") if top else _("waiting on the call at this pc")
+        text = (f"@{cfg.name}  " + _("frame #{n} of {total} ({where})").format(n=frame.depth, total=nframes, where=where)
+                + f"  pc {frame.pc}: "
                 f"{ins.text(ctx.exe.function_names(), ctx.exe.kernel_names()) if ins else '?'}")
         if outcome is not None:
             text += f"\n{self.symbols.arrow} {outcome.describe()}"
         elif path is not None:
-            text += (f"\npath so far: {len(path.pcs)} instructions through "
-                     f"{len(path.blocks)} of {len(cfg.blocks)} blocks"
-                     + (" (the oldest dropped)" if path.truncated else ""))
+            text += ("\n" + _("path so far: {n} instructions through {blocks} of {total} blocks").format(
+                n=len(path.pcs), blocks=len(path.blocks), total=len(cfg.blocks))
+                     + (" " + _("(the oldest dropped)") if path.truncated else ""))
         self.query_one("#cfg-summary", Static).update(text)
 
     def _draw_match(self, frame) -> None:
@@ -163,20 +165,21 @@ class ControlFlowView(Vertical):
         trees = self.trees(frame.func_index)
         code = self.context.exe.functions[frame.func_index].instructions
         if not trees:
-            pane.set_rows([[("this function has no match", "dim")]])
-            pane.border_title = "match"
+            pane.set_rows([[(_("this function has no match"), "dim")]])
+            pane.border_title = _("match")
             return
         tree = decision_tree_at(trees, frame.pc)
         note = None
         if tree is None:
             ahead = [t for t in trees if t.first_pc > frame.pc]
             tree = ahead[0] if ahead else trees[0]
-            note = (f"not in a match at pc {frame.pc}; the "
-                    f"{'next' if ahead else 'first'} one of {len(trees)} in this function:")
+            note = (_("not in a match at pc {pc}; the next one of {n} in this function:") if ahead
+                    else _("not in a match at pc {pc}; the first one of {n} in this function:")
+                    ).format(pc=frame.pc, n=len(trees))
         rows = ([[(note, "dim")]] if note else []) + draw_decision_tree(
             tree, frame.registers, frame.pc, code, self.symbols)
         pane.set_rows(rows)
-        pane.border_title = f"match decision tree (pcs {tree.first_pc}-{tree.fatal_pc})"
+        pane.border_title = _("match decision tree (pcs {first}-{last})").format(first=tree.first_pc, last=tree.fatal_pc)
 
     def _draw_heap(self, s, depth: int) -> None:
         pane = self.query_one("#cfg-heap", RowsPane)
@@ -184,12 +187,12 @@ class ControlFlowView(Vertical):
             nodes = s.heap(depth)
             truncated = getattr(s, "heap_truncated", False)
         except Exception as exc:  # shown in the pane; the view stays up
-            pane.set_rows([[(f"cannot walk the heap: {exc}", "error")]])
+            pane.set_rows([[(_("cannot walk the heap: {error}").format(error=exc), "error")]])
             return
         pane.set_rows(draw_heap(nodes, self.symbols, truncated=truncated))
         shared = sum(1 for n in nodes if n.shared)
-        pane.border_title = (f"ADT heap: {len(nodes)} value{'s' if len(nodes) != 1 else ''}, "
-                             f"{shared} shared")
+        pane.border_title = ngettext("ADT heap: {n} value, {shared} shared",
+                                     "ADT heap: {n} values, {shared} shared", len(nodes)).format(n=len(nodes), shared=shared)
 
     # ---- keys ----
 

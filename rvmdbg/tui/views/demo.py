@@ -10,32 +10,34 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from rvmdbg.tui.views.base import show_view
+from rvmdbg.i18n import N_, _
+from rvmdbg.tui.footer import KeyFooter
 
 
 class StandInScreen(Screen):
     """What the views are opened over in the demo: the session's position."""
 
     BINDINGS = [
-        Binding("1", "view('flow')", "Flow"),
-        Binding("2", "view('executors')", "VM/graph"),
-        Binding("3", "view('control')", "CFG/ADTs"),
-        Binding("q", "app.quit", "Quit"),
+        Binding("1", "view('flow')", N_("Flow")),
+        Binding("2", "view('executors')", N_("VM/graph")),
+        Binding("3", "view('control')", N_("CFG/ADTs")),
+        Binding("q", "app.quit", N_("Quit")),
     ]
 
     def compose(self) -> ComposeResult:
         yield Static("", id="stand-in")
-        yield Footer(compact=True)
+        yield KeyFooter(compact=True)
 
     def on_screen_resume(self) -> None:
         s = self.app.session
         if s is None:
-            text = "debugger stand-in: the program has not started"
+            text = _("debugger stand-in: the program has not started")
         else:
             event = getattr(s, "last_event", None)
-            text = f"debugger stand-in at step {s.step_count}" + (
+            text = _("debugger stand-in at step {step}").format(step=s.step_count) + (
                 f": {event.line()}" if event is not None else "")
         self.query_one("#stand-in", Static).update(text)
 

@@ -18,7 +18,6 @@ chart's drawing (braille, blocks, ASCII).
 """
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 from textual import work
@@ -34,21 +33,22 @@ from rvmdbg.views.costmodel import (cost_chart, fit_cost_model, measure_program,
 from rvmdbg.views.executors import compare_executors, storage_strip
 from rvmdbg.views.flow import quote
 from rvmdbg.views.plot import format_number
-from rvmdbg.views.text import UNICODE
+from rvmdbg.views.text import UNICODE, pad, wrap
 from rvmdbg.views.verdict import PYTHON_NOTE, executor_verdict, model_verdict
+from rvmdbg.i18n import N_, _
 
 CHART_MODES = ("braille", "block", "ascii")
 
 
 class ExecutorsView(Vertical, can_focus=True):
     BINDINGS = [
-        Binding("up,k", "move(-1)", "Up", show=False),
-        Binding("down,j", "move(1)", "Down", show=False),
-        Binding("pageup", "move(-20)", "Page up", show=False),
-        Binding("pagedown", "move(20)", "Page down", show=False),
-        Binding("m", "measure", "Measure", tooltip="Time both executors on this program and fit "
-                "the cost model", id="measure"),
-        Binding("c", "chart_mode", "Chart", tooltip="Braille, block or ASCII chart", id="chart"),
+        Binding("up,k", "move(-1)", N_("Up"), show=False),
+        Binding("down,j", "move(1)", N_("Down"), show=False),
+        Binding("pageup", "move(-20)", N_("Page up"), show=False),
+        Binding("pagedown", "move(20)", N_("Page down"), show=False),
+        Binding("m", "measure", N_("Measure"), tooltip=N_("Time both executors on this program and fit "
+                                                                 "the cost model"), id="measure"),
+        Binding("c", "chart_mode", N_("Chart"), tooltip=N_("Braille, block or ASCII chart"), id="chart"),
     ]
 
     def __init__(self, context, symbols=UNICODE, *, id: str | None = None,
@@ -70,10 +70,10 @@ class ExecutorsView(Vertical, can_focus=True):
         yield Static("", id="exec-summary")
         with Horizontal(id="exec-main"):
             yield RowsPane("VM", id="exec-stream")
-            yield RowsPane("graph executor", id="exec-graph")
+            yield RowsPane(_("graph executor"), id="exec-graph")
         with Horizontal(id="exec-bottom"):
-            yield RowsPane("measured", id="exec-measure")
-            yield RowsPane("cost model", id="exec-cost")
+            yield RowsPane(_("measured"), id="exec-measure")
+            yield RowsPane(_("cost model"), id="exec-cost")
 
     def focus_main(self) -> None:
         self.focus()
@@ -92,10 +92,10 @@ class ExecutorsView(Vertical, can_focus=True):
         args = ctx.session_args()
         if args is None:
             self.query_one("#exec-summary", Static).update(
-                "the program has not started: the executors compare on its arguments")
+                _("the program has not started: the executors compare on its arguments"))
             return
         self.query_one("#exec-summary", Static).update(
-            "running the program on both executors...")
+            _("running the program on both executors..."))
         self._comparing = True
         self._compare(ctx, args)
 
@@ -111,7 +111,7 @@ class ExecutorsView(Vertical, can_focus=True):
     def _compared(self, cmp, error) -> None:
         self._comparing = False
         if cmp is None:
-            self.query_one("#exec-summary", Static).update(f"cannot compare: {error}")
+            self.query_one("#exec-summary", Static).update(_("cannot compare: {error}").format(error=error))
             return
         self.comparison = cmp
         self.draw_all()
@@ -141,17 +141,17 @@ class ExecutorsView(Vertical, can_focus=True):
         sym = self.symbols
         if c.static:
             if c.results_equal:
-                verdict = f"[b green]{sym.taken} results agree[/]"
+                verdict = f"[b green]{sym.taken} " + _("results agree") + "[/]"
             elif c.results_equal is None:
-                verdict = f"[b red]{sym.failed} a run failed: {c.vm_error or c.graph_error}[/]"
+                verdict = f"[b red]{sym.failed} " + _("a run failed: {error}").format(error=c.vm_error or c.graph_error) + "[/]"
             else:
-                verdict = f"[b red]{sym.failed} results differ[/]"
-            text = (f"static program, the same inputs on both executors: {verdict}   VM "
-                    f"{c.stream_total} dispatches, graph {c.graph_dispatches} kernel calls "
-                    f"over {len(c.nodes)} nodes")
+                verdict = f"[b red]{sym.failed} " + _("results differ") + "[/]"
+            text = (_("static program, the same inputs on both executors: {verdict}").format(verdict=verdict)
+                    + "   " + _("VM {dispatches} dispatches, graph {calls} kernel calls over {nodes} nodes").format(
+                        dispatches=c.stream_total, calls=c.graph_dispatches, nodes=len(c.nodes)))
         else:
-            text = (f"dynamic program: the graph executor refuses it; the VM runs it in "
-                    f"{c.stream_total} dispatches"
+            text = (_("dynamic program: the graph executor refuses it; the VM runs it in "
+                      "{n} dispatches").format(n=c.stream_total)
                     + (f" ([red]{c.vm_error}[/])" if c.vm_error else ""))
         self.query_one("#exec-summary", Static).update(text)
 
@@ -176,11 +176,11 @@ class ExecutorsView(Vertical, can_focus=True):
                 row.append((f"   -{d.freed} B", "free-op"))
             rows.append(row)
         if c.stream_total > len(c.stream):
-            rows.append([(f"{self.symbols.ellipsis} {c.stream_total - len(c.stream)} more "
-                          f"dispatches (counted, not listed)", "dim")])
+            rows.append([(f"{self.symbols.ellipsis} " + _("{n} more dispatches (counted, not listed)").format(
+                n=c.stream_total - len(c.stream)), "dim")])
             gutter.append([])
         pane.set_rows(rows, gutter)
-        pane.border_title = f"VM: every dispatch ({c.stream_total})"
+        pane.border_title = _("VM: every dispatch ({n})").format(n=c.stream_total)
         if rows:
             pane.set_cursor(min(self.cursor, len(rows) - 1))
 
@@ -190,34 +190,34 @@ class ExecutorsView(Vertical, can_focus=True):
         if not c.static:
             ctx = self.context
             width = max(30, (pane.size.width or 72) - 4)
-            rows = [[("the graph executor refuses this program", "error")], []]
-            rows += [[(line, "plain")] for line in textwrap.wrap(c.refusal or "", width)]
+            rows = [[(_("the graph executor refuses this program"), "error")], []]
+            rows += [[(line, "plain")] for line in wrap(c.refusal or "", width)]
             if c.refusal_span is not None:
                 rows.append([])
                 rows += [[(line, "plain")] for line in
                          quote(c.refusal_span, ctx.source_text, ctx.source_file)]
             rows.append([])
-            rows += [[(line, "dim")] for line in textwrap.wrap(
+            rows += [[(line, "dim")] for line in wrap(_(
                 "A graph executor runs a fixed list of kernels over memory planned before the "
                 "run: control flow, recursion, ADTs and closures need the VM, which decides at "
-                "run time (left).", width)]
+                "run time (left)."), width)]
             pane.set_rows(rows)
-            pane.border_title = "graph executor: refused"
+            pane.border_title = _("graph executor: refused")
             return
         strips = storage_strip(c.graph, c.plan, c.nodes, self.symbols)
         nblocks = len(c.plan.block_sizes)
         cells = "█▒·" if self.symbols is UNICODE else "#=."
         rows = [[("node  op      name                         sid    bytes  ", "header"),
                  ("".join(str(i % 10) for i in range(nblocks)), "header")],
-                [(f"storage blocks: {cells[0]} written here  {cells[1]} held for a later "
-                  f"node  {cells[2]} free", "dim")]]
+                [(_("storage blocks: {written} written here  {held} held for a later "
+                    "node  {free} free").format(written=cells[0], held=cells[1], free=cells[2]), "dim")]]
         for n, strip in zip(c.nodes, strips):
             op = "tvm_op" if n.kind == "kernel" else "null"
             note = ""
             if n.alias:
-                note = "  aliases its input (reshape: no kernel call)"
+                note = "  " + _("aliases its input (reshape: no kernel call)")
             elif n.reuses is not None:
-                note = f"  reuses node {n.reuses}'s block"
+                note = "  " + _("reuses node {n}'s block").format(n=n.reuses)
             name = str(n.name)
             if len(name) > 28:
                 name = name[:27] + self.symbols.ellipsis[:1]
@@ -225,11 +225,13 @@ class ExecutorsView(Vertical, can_focus=True):
                           f"{n.bytes:>8}  ", "kernel" if n.kind == "kernel" else "plain")]
                         + strip + [(note, "binding" if n.reuses is not None else "dim")])
         plan = c.plan
-        rows += [[], [(f"pool: {plan.num_blocks} blocks, {plan.pool_bytes} bytes for "
-                       f"{plan.tensor_bytes} bytes of tensors ({plan.reuse_ratio:.2f}x reuse)",
+        rows += [[], [(_("pool: {blocks} blocks, {pool} bytes for {tensors} bytes of tensors "
+                         "({ratio}x reuse)").format(blocks=plan.num_blocks, pool=plan.pool_bytes,
+                                                    tensors=plan.tensor_bytes,
+                                                    ratio=f"{plan.reuse_ratio:.2f}"),
                        "plain")]]
         pane.set_rows(rows)
-        pane.border_title = f"graph executor: {len(c.nodes)} nodes and their storage"
+        pane.border_title = _("graph executor: {n} nodes and their storage").format(n=len(c.nodes))
 
     def _draw_measurements(self) -> None:
         c = self.comparison
@@ -241,27 +243,30 @@ class ExecutorsView(Vertical, can_focus=True):
         col = max(14, min(22, (width - 16) // 2))   # narrow panes: narrower columns
 
         def row(label, vm, g="", role="plain"):
-            return [(f"{label:<16}{str(vm):<{col}}{g if graph else ''}", role)]
-        rows = [row("this program", "VM", "graph executor", "header")]
-        rows.append(row("dispatches", c.stream_total, f"{c.graph_dispatches} kernel calls"))
-        rows.append(row("kernel calls", c.vm_kernel_calls, c.graph_dispatches))
-        rows.append(row("allocations", f"{c.vm_allocations} storage, each run",
-                        f"{c.plan.num_blocks if graph else 0} pool blocks, once"))
+            # padded by cells: a Chinese label takes two a character
+            return [(pad(label, 16) + pad(str(vm), col) + (str(g) if graph else ""), role)]
+        rows = [row(_("this program"), "VM", _("graph executor"), "header")]
+        rows.append(row(_("dispatches"), c.stream_total,
+                        _("{n} kernel calls").format(n=c.graph_dispatches)))
+        rows.append(row(_("kernel calls"), c.vm_kernel_calls, c.graph_dispatches))
+        rows.append(row(_("allocations"), _("{n} storage, each run").format(n=c.vm_allocations),
+                        _("{n} pool blocks, once").format(n=c.plan.num_blocks if graph else 0)))
 
         def memory(m):
             return f"{m.total} B = {m.inputs}+{m.constants}+{m.working}"
-        rows.append(row("memory", memory(c.vm_memory), memory(c.graph_memory) if graph else ""))
-        notes = ["memory = inputs (the arguments, the same on both sides) + constants + kernel "
-                 "outputs (the VM's peak of live storage; the graph's pool blocks for them)"]
+        rows.append(row(_("memory"), memory(c.vm_memory), memory(c.graph_memory) if graph else ""))
+        notes = [_("memory = inputs (the arguments, the same on both sides) + constants + kernel "
+                   "outputs (the VM's peak of live storage; the graph's pool blocks for them)")]
         if graph and c.graph_input_buffers:
-            notes.append(f"the graph pool also reserves {c.graph_input_buffers} B to copy inputs "
-                         "into (TVM's set_input); here kernels read them in place")
-        note_rows = [[(line, "dim")] for n in notes for line in textwrap.wrap(n, width)]
+            notes.append(_("the graph pool also reserves {n} B to copy inputs "
+                           "into (TVM's set_input); here kernels read them in place").format(
+                n=c.graph_input_buffers))
+        note_rows = [[(line, "dim")] for n in notes for line in wrap(n, width)]
         if ms is None:
-            rows += [[], [("no timings yet: press m to measure (time in and outside kernels, "
-                           "per dispatch, compile)", "dim")]]
+            rows += [[], [(_("no timings yet: press m to measure (time in and outside kernels, "
+                             "per dispatch, compile)"), "dim")]]
             if self.measuring:
-                rows[-1] = [("measuring...", "next")]
+                rows[-1] = [(_("measuring..."), "next")]
             pane.set_rows(rows + [[]] + note_rows)
             return
         vm, g = ms.get("VM"), ms.get("graph") if graph else None
@@ -278,16 +283,16 @@ class ExecutorsView(Vertical, can_focus=True):
             if what == "dispatch":
                 return format_number(m.per_dispatch_seconds, "s")
             return format_number(m.compile_seconds, "s")
-        for label, what in (("one run", "total"), ("in kernels", "kernel"),
-                            ("outside kernels", "outside"), ("per dispatch", "dispatch"),
-                            ("compile", "compile")):
+        for label, what in ((_("one run"), "total"), (_("in kernels"), "kernel"),
+                            (_("outside kernels"), "outside"), (_("per dispatch"), "dispatch"),
+                            (_("compile"), "compile")):
             rows.append(row(label, fmt(vm, what), fmt(g, what)))
         if vm is not None and g is not None:
             rows += [[(line, "header")] for v in executor_verdict(vm, g).lines
-                     for line in textwrap.wrap(v, width)]
-        rows.append([("per dispatch = time outside kernels / dispatches", "dim")])
+                     for line in wrap(v, width)]
+        rows.append([(_("per dispatch = time outside kernels / dispatches"), "dim")])
         rows += note_rows
-        rows += [[(line, "dim")] for line in textwrap.wrap(PYTHON_NOTE, width)]
+        rows += [[(line, "dim")] for line in wrap(_(PYTHON_NOTE), width)]
         pane.set_rows(rows)
 
     def _draw_cost(self) -> None:
@@ -295,12 +300,12 @@ class ExecutorsView(Vertical, can_focus=True):
         ctx = self.context
         samples = ctx.cost_samples
         workload = ctx.cost_workload
-        what = workload.description if workload is not None else "this program"
-        pane.border_title = "cost model: this program"
+        what = workload.description if workload is not None else _("this program")
+        pane.border_title = _("cost model: this program")
         width = max(24, (pane.size.width or 60) - 4)
-        rows = [[(line, "dim")] for line in textwrap.wrap(f"workload: {what}", width)]
+        rows = [[(line, "dim")] for line in wrap(_("workload: {what}").format(what=what), width)]
         if not samples:
-            rows.append([("not measured yet: press m", "dim")])
+            rows.append([(_("not measured yet: press m"), "dim")])
             pane.set_rows(rows)
             return
         models = {}
@@ -314,9 +319,10 @@ class ExecutorsView(Vertical, can_focus=True):
             first = min(s.size for s in samples)
             per = {s.executor: s.dispatches for s in samples if s.size == first}
             v = model_verdict(models["VM"], per["VM"], models["graph"], per["graph"])
-            rows += [[(line, "plain")] for line in textwrap.wrap(
-                f"the model, with n = {per['VM']} VM dispatches and {per['graph']} graph "
-                f"kernel calls a run, predicts: {v.lines[-1]} (time outside kernels)", width)]
+            rows += [[(line, "plain")] for line in wrap(
+                _("the model, with n = {vm} VM dispatches and {graph} graph kernel calls a run, "
+                  "predicts: {verdict} (time outside kernels)").format(
+                    vm=per['VM'], graph=per['graph'], verdict=v.lines[-1]), width)]
         width = max(24, (pane.size.width or 60) - 16)
         height = max(4, (pane.size.height or 16) - 2 - len(rows) - 4)
         rows += cost_chart(samples, models, workload, width=width, height=height,

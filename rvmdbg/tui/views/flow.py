@@ -25,8 +25,13 @@ from textual.widgets import Static
 from rvmdbg.tui.cycle_strip import CycleStrip, cycle_of
 from rvmdbg.tui.views.base import TeachingScreen, drive_session
 from rvmdbg.tui.views.rows_pane import RowsPane, region_overlays
-from rvmdbg.views.flow import BYTECODE, EXECUTION, PASS, FlowModel
-from rvmdbg.views.text import UNICODE
+from rich.cells import cell_len
+
+from rvmdbg.debug.session import step_tag
+from rvmdbg.i18n import N_, _, ngettext
+from rvmdbg.views.flow import (BYTECODE, EXECUTION, PASS, FlowModel, stage_description,
+                               stage_title)
+from rvmdbg.views.text import UNICODE, pad
 
 MAX_RECENT = 8
 
@@ -36,23 +41,23 @@ class FlowView(Vertical, can_focus=True):
     returning one, read again on every refresh)."""
 
     BINDINGS = [
-        Binding("left,h", "stage(-1)", "Prev stage", tooltip="The previous stage", id="previous-stage"),
-        Binding("right,l", "stage(1)", "Next stage", tooltip="The next stage", id="next-stage"),
-        Binding("up,k", "line(-1)", "Up", show=False, tooltip="The expression on the line above"),
-        Binding("down,j", "line(1)", "Down", show=False,
-                tooltip="The expression on the line below"),
-        Binding("comma", "item(-1)", "Prev expr", show=False,
-                tooltip="The previous expression (inner ones too)"),
-        Binding("full_stop", "item(1)", "Next expr", show=False,
-                tooltip="The next expression (inner ones too)"),
-        Binding("o", "outer", "Outer", tooltip="The enclosing expression", id="outer"),
-        Binding("e", "follow", "Exec", tooltip="The current instruction's expression",
+        Binding("left,h", "stage(-1)", N_("Prev stage"), tooltip=N_("The previous stage"), id="previous-stage"),
+        Binding("right,l", "stage(1)", N_("Next stage"), tooltip=N_("The next stage"), id="next-stage"),
+        Binding("up,k", "line(-1)", N_("Up"), show=False, tooltip=N_("The expression on the line above")),
+        Binding("down,j", "line(1)", N_("Down"), show=False,
+                tooltip=N_("The expression on the line below")),
+        Binding("comma", "item(-1)", N_("Prev expr"), show=False,
+                tooltip=N_("The previous expression (inner ones too)")),
+        Binding("full_stop", "item(1)", N_("Next expr"), show=False,
+                tooltip=N_("The next expression (inner ones too)")),
+        Binding("o", "outer", N_("Outer"), tooltip=N_("The enclosing expression"), id="outer"),
+        Binding("e", "follow", N_("Exec"), tooltip=N_("The current instruction's expression"),
                 id="follow"),
-        Binding("p", "toggle_cycle", "Phases", show=False,   # the footer keeps `0` at 80 columns
-                tooltip="Fetch, decode, execute: show the dispatch loop's strip; while it is "
-                        "shown, s advances one phase (the VM steps at execute)", id="cycle"),
-        Binding("pageup", "line(-10)", "Page up", show=False),
-        Binding("pagedown", "line(10)", "Page down", show=False),
+        Binding("p", "toggle_cycle", N_("Phases"), show=False,   # the footer keeps `0` at 80 columns
+                tooltip=N_("Fetch, decode, execute: show the dispatch loop's strip; while it is "
+                        "shown, s advances one phase (the VM steps at execute)"), id="cycle"),
+        Binding("pageup", "line(-10)", N_("Page up"), show=False),
+        Binding("pagedown", "line(10)", N_("Page down"), show=False),
     ]
 
     def __init__(self, context, symbols=UNICODE, *, id: str | None = None,
@@ -75,18 +80,18 @@ class FlowView(Vertical, can_focus=True):
         yield Static("", id="flow-stages")
         yield Static("", id="flow-selection")
         with Horizontal(id="flow-main"):
-            yield RowsPane("stage", id="flow-current")
-            yield RowsPane("next stage", id="flow-next")
+            yield RowsPane(_("stage"), id="flow-current")
+            yield RowsPane(_("next stage"), id="flow-next")
         with Horizontal(id="flow-bottom"):
-            yield RowsPane("bytecode", id="flow-bytecode")
-            yield RowsPane("in every stage", id="flow-follow")
+            yield RowsPane(_("bytecode"), id="flow-bytecode")
+            yield RowsPane(_("in every stage"), id="flow-follow")
         yield CycleStrip(marker=self.symbols.current, id="flow-cycle")
 
     def on_mount(self) -> None:
         for pane in self.query(RowsPane):
             pane.can_focus = False
         self.query_one("#flow-selection", Static).update(
-            "preparing the stages: running the passes and placing every node...")
+            _("preparing the stages: running the passes and placing every node..."))
         self._prepare(self.context)
 
     @work(thread=True, exclusive=True, group="flow-prepare", exit_on_error=False)
@@ -103,13 +108,13 @@ class FlowView(Vertical, can_focus=True):
 
     def _prepared(self, model, error) -> None:
         if model is None:
-            self.query_one("#flow-selection", Static).update(f"cannot build the stages: {error}")
+            self.query_one("#flow-selection", Static).update(_("cannot build the stages: {error}").format(error=error))
             return
         self.model = model
         self.query_one("#flow-selection", Static).update("")
         if self.context.stage_error:
             self.query_one("#flow-selection", Static).update(
-                f"the passes failed: {self.context.stage_error}")
+                _("the passes failed: {error}").format(error=self.context.stage_error))
         self.refresh_from_session()
 
     def focus_main(self) -> None:
@@ -140,7 +145,7 @@ class FlowView(Vertical, can_focus=True):
                     ins = s.current_instruction()
                     text = ins.text(ctx.exe.function_names(), ctx.exe.kernel_names()) \
                         if ins is not None else "?"
-                    self.recent.append(f"[step {step}] @{s.func_name(loc[0])} pc={loc[1]}: "
+                    self.recent.append(f"{step_tag(step)} @{s.func_name(loc[0])} pc={loc[1]}: "
                                        f"{text}")
                     del self.recent[:-MAX_RECENT]
                 self._last_step = step
@@ -171,7 +176,7 @@ class FlowView(Vertical, can_focus=True):
         model, st = self.model, self.stage
         self._draw_strip()
         current = self.query_one("#flow-current", RowsPane)
-        current.border_title = f"{st.name}: {st.description}"
+        current.border_title = f"{stage_title(st.name)}: {stage_description(st.description)}"
         self._draw_stage(current, self.stage_index, own=True)
         nxt_index = self.stage_index + 1 if self.stage_index + 1 < len(model) else None
         if st.kind == EXECUTION:
@@ -179,8 +184,8 @@ class FlowView(Vertical, can_focus=True):
         nxt = self.query_one("#flow-next", RowsPane)
         if nxt_index is not None:
             nst = model.stage(nxt_index)
-            nxt.border_title = f"{'next' if nxt_index > self.stage_index else 'back to'}: " \
-                               f"{nst.name}"
+            nxt.border_title = (_("next: {stage}") if nxt_index > self.stage_index
+                                else _("back to: {stage}")).format(stage=stage_title(nst.name))
             self._draw_stage(nxt, nxt_index, own=False)
         self._draw_bytecode()
         self._draw_follow()
@@ -190,11 +195,11 @@ class FlowView(Vertical, can_focus=True):
         """Every stage name, the current one marked; when they do not fit on one line,
         a window of them around the current one."""
         arrow = f" {self.symbols.arrow} "
-        names = self.model.names
+        names = [stage_title(n) for n in self.model.names]
         strip = self.query_one("#flow-stages", Static)
         width = (strip.size.width or self.size.width or 200) - 2
         lo, hi = 0, len(names)
-        full = len(arrow.join(names)) + 2
+        full = cell_len(arrow.join(names)) + 2
         # on a wide screen the whole list may take two lines; otherwise a window of it
         if full > width and not (width >= 100 and full <= 2 * width):
             lo = hi = self.stage_index
@@ -203,7 +208,7 @@ class FlowView(Vertical, can_focus=True):
                 grown = False
                 for a, b in ((lo - 1, hi), (lo, hi + 1)):
                     if 0 <= a and b <= len(names) and \
-                            len(arrow.join(names[a:b])) + 24 <= width:
+                            cell_len(arrow.join(names[a:b])) + 24 <= width:
                         lo, hi, grown = a, b, True
                 if not grown:
                     break
@@ -275,7 +280,8 @@ class FlowView(Vertical, can_focus=True):
         pane.set_overlays(overlays)
         ids = m.exact or m.made
         n = len(m.exact) + len(m.made)
-        pane.border_title = f"bytecode: {n} instruction{'s' if n != 1 else ''} from the selection"
+        pane.border_title = ngettext("bytecode: {n} instruction from the selection",
+                                     "bytecode: {n} instructions from the selection", n).format(n=n)
         if ids:
             pane.scroll_to_row(min(bst.items[i].region[0] for i in ids))
         elif cur_line is not None:
@@ -288,22 +294,22 @@ class FlowView(Vertical, can_focus=True):
             here = sm.index == self.stage_index
             mark = self.symbols.current if here else " "
             role = "header" if here else ("plain" if sm.matches else "dim")
-            rows.append([(f"{mark} {sm.name:<21} ", role), (sm.summary, role)])
+            rows.append([(f"{mark} {pad(stage_title(sm.name), 21)} ", role), (sm.summary, role)])
         pane.set_rows(rows)
 
     def _draw_selection(self) -> None:
         st = self.stage
         label = self.query_one("#flow-selection", Static)
         if self.selected is None or self.selected >= len(st.items):
-            text = "nothing selected" if st.kind != EXECUTION else \
-                "the VM's position; s steps, S steps back, p shows fetch-decode-execute"
+            text = _("nothing selected") if st.kind != EXECUTION else \
+                _("the VM's position; s steps, S steps back, p shows fetch-decode-execute")
         else:
             item = st.items[self.selected]
             origin = item.origin
             where = f"{origin.file}:{origin.line}:{origin.col}" if origin is not None else \
-                "no source span"
-            made = "" if item.own else " (made by a pass: shown with its enclosing span)"
-            text = f"selected: {item.label}  from {where}{made}"
+                _("no source span")
+            made = "" if item.own else " " + _("(made by a pass: shown with its enclosing span)")
+            text = _("selected: {label}  from {where}").format(label=item.label, where=where) + made
         label.update(text)
 
     # ---- fetch, decode, execute ----
@@ -431,8 +437,8 @@ class FlowScreen(TeachingScreen):
     view_name = "flow"
 
     BINDINGS = [
-        Binding("M", "misconceptions", "Myths", tooltip="Common misconceptions about the VM, "
-                "each with a program that shows it wrong", id="misconceptions"),
+        Binding("M", "misconceptions", N_("Myths"), tooltip=N_("Common misconceptions about the VM, "
+                "each with a program that shows it wrong"), id="misconceptions"),
     ]
 
     def action_misconceptions(self) -> None:

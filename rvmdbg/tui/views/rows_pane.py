@@ -8,6 +8,8 @@ scrolling never animates. An optional cursor row is kept in view.
 """
 from __future__ import annotations
 
+from rich.cells import cell_len
+
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
@@ -18,6 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from rvmdbg.tui.line_pane import overlay_segments
+from rvmdbg.i18n import N_
 
 ROLES = (
     "plain", "header", "current", "visited", "dim", "taken", "next", "failed", "pending",
@@ -83,10 +86,10 @@ class RowsPane(ScrollView, can_focus=True):
     """
 
     BINDINGS = [
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "scroll_home", "Top", show=False),
-        Binding("end", "scroll_end", "Bottom", show=False),
+        Binding("pageup", "page(-1)", N_("Page up"), show=False),
+        Binding("pagedown", "page(1)", N_("Page down"), show=False),
+        Binding("home", "scroll_home", N_("Top"), show=False),
+        Binding("end", "scroll_end", N_("Bottom"), show=False),
     ]
 
     class Clicked(Message):
@@ -116,9 +119,10 @@ class RowsPane(ScrollView, can_focus=True):
         """New content: rows of pieces; `gutter` one piece list per row (or None)."""
         self.rows = rows
         self.row_gutter = gutter
-        self._gutter_width = max((sum(len(t) for t, _ in g) for g in gutter), default=0) \
+        self._gutter_width = max((sum(cell_len(t) for t, _ in g) for g in gutter), default=0) \
             if gutter else 0
-        width = max((sum(len(t) for t, _ in r) for r in rows), default=0) + self._gutter_width
+        # cells, not characters: a Chinese character takes two
+        width = max((sum(cell_len(t) for t, _ in r) for r in rows), default=0) + self._gutter_width
         self._strip_cache.clear()
         self.virtual_size = Size(max(width, 1), len(rows))
         self.refresh()
@@ -192,7 +196,7 @@ class RowsPane(ScrollView, can_focus=True):
             used = 0
             for text, role in g:
                 out.append(Segment(text, base + self.role_style(role)))
-                used += len(text)
+                used += cell_len(text)
             if used < self._gutter_width:
                 out.append(Segment(" " * (self._gutter_width - used), base))
         pieces = self.rows[index]
