@@ -751,8 +751,9 @@ def cmd_quiz(ns: argparse.Namespace) -> int:
     quiz = Quiz(session, program.module, seed=ns.seed, entry=entry)
     echo = not sys.stdin.isatty()   # piped answers are shown, so the transcript reads whole
     out = sys.stdout
-    out.write(f"Check yourself on {ns.program} (seed {ns.seed}): answer with the number of a "
-              "choice, Enter to skip, q to stop.\n")
+    out.write(_("Check yourself on {program} (seed {seed}): answer with the number of a "
+                "choice, Enter to skip, q to stop.").format(program=ns.program, seed=ns.seed)
+              + "\n")
     failure = None
     while ns.questions is None or len(quiz.history) < ns.questions:
         q = quiz.question()
@@ -761,7 +762,7 @@ def cmd_quiz(ns: argparse.Namespace) -> int:
         out.write("\n" + "\n".join(question_lines(q)) + "\n")
         choice = None
         while True:
-            out.write(f"answer (1-{len(q.choices)}): ")
+            out.write(_("answer (1-{n}): ").format(n=len(q.choices)))
             out.flush()
             line = sys.stdin.readline()
             if not line:
@@ -779,7 +780,8 @@ def cmd_quiz(ns: argparse.Namespace) -> int:
             if text.isdigit() and 1 <= int(text) <= len(q.choices):
                 choice = int(text) - 1
                 break
-            out.write(f"  a number from 1 to {len(q.choices)}, Enter to skip, q to stop\n")
+            out.write("  " + _("a number from 1 to {n}, Enter to skip, q to "
+                               "stop").format(n=len(q.choices)) + "\n")
         if q is None:
             break
         verdict = quiz.answer(choice)
@@ -788,7 +790,8 @@ def cmd_quiz(ns: argparse.Namespace) -> int:
             failure = session.error
             break
     if quiz.done and failure is None and session.finished:
-        out.write(f"\nthe program finished: {session.last_event.text}\n")
+        out.write("\n" + _("the program finished: {result}").format(
+            result=session.last_event.text) + "\n")
     out.write(f"\n{quiz.score_text()}\n")
     out.flush()
     if failure is not None:

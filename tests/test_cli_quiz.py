@@ -86,3 +86,11 @@ def test_the_minivm_is_quizzed_through_the_same_protocol():
     assert "the program finished" in out
     code, out, err = quiz("programs/demo_spin.mvm", answers="1\n" * 20)
     assert code == 1 and "repeated state" in out and "never halts" in err
+
+
+def test_the_quiz_in_chinese():
+    code, out, _ = quiz("programs/sum_up.relay", "3", "--seed", "2", "--lang", "zh_CN",
+                        answers="2\n3\n\n")
+    assert code == 0
+    assert "第 1 题 [第 0 步] 哪种执行器能运行 @main？" in out
+    assert "正确：只有虚拟机" in out and out.rstrip().endswith("得分：2/2")

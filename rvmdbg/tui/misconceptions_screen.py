@@ -17,6 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from rvmdbg.i18n import N_, _
 from rvmdbg.views.misconceptions import MISCONCEPTIONS, demonstrate
 from rvmdbg.i18n import N_
 
@@ -49,14 +50,14 @@ class MisconceptionsScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="mis-dialog"):
-            yield Static("Misconceptions about the VM, each shown wrong by a program that runs",
-                         id="mis-title", markup=False)
-            yield OptionList(*[Option(f"{i}. {m.claim}", id=m.key)
+            yield Static(_("Misconceptions about the VM, each shown wrong by a program that "
+                           "runs"), id="mis-title", markup=False)
+            yield OptionList(*[Option(f"{i}. {_(m.claim)}", id=m.key)
                                for i, m in enumerate(MISCONCEPTIONS, 1)], id="mis-list")
             with VerticalScroll(id="mis-detail"):
                 yield Static("", id="mis-text")
                 yield Static("", id="mis-source")
-            yield Static("Up/Down: choose   Esc: close", id="mis-keys", markup=False)
+            yield Static(_("Up/Down: choose   Esc: close"), id="mis-keys", markup=False)
 
     def on_mount(self) -> None:
         self.query_one("#mis-list", OptionList).focus()
@@ -81,15 +82,16 @@ class MisconceptionsScreen(ModalScreen[None]):
 
     def _detail(self, m, found) -> Text:
         t = Text()
-        t.append("Claim: ", style="bold")
-        t.append(m.claim + "\n")
-        t.append("Program: ", style="bold")
-        t.append(f"{m.relative_path}   (open it: rvmdbg {m.relative_path})\n")
-        t.append("Watch: ", style="bold")
-        t.append(m.watch + "\n\n")
-        t.append("What the VM shows:\n", style="bold")
+        t.append(_("Claim:") + " ", style="bold")
+        t.append(_(m.claim) + "\n")
+        t.append(_("Program:") + " ", style="bold")
+        t.append(m.relative_path + "   "
+                 + _("(open it: rvmdbg {path})").format(path=m.relative_path) + "\n")
+        t.append(_("Watch:") + " ", style="bold")
+        t.append(_(m.watch) + "\n\n")
+        t.append(_("What the VM shows:") + "\n", style="bold")
         if found is None:
-            t.append("running the program...\n")
+            t.append(_("running the program...") + "\n")
         elif isinstance(found, str):
             t.append(found + "\n", style="bold red")
         else:
@@ -104,7 +106,8 @@ class MisconceptionsScreen(ModalScreen[None]):
         try:
             source = m.path.read_text(encoding="utf-8")
         except OSError as exc:
-            return Text(f"(cannot read {m.relative_path}: {exc.strerror})")
+            return Text(_("(cannot read {path}: {why})").format(path=m.relative_path,
+                                                                why=exc.strerror))
         text = Syntax(source.rstrip("\n"), RelayLexer(), theme="ansi_dark").highlight(
             source.rstrip("\n"))
         # the theme's colours without its background, which would be a black block here
@@ -118,7 +121,7 @@ class MisconceptionsScreen(ModalScreen[None]):
         try:
             found = demonstrate(m)
         except Exception as exc:  # shown in the dialog; the rest keeps working
-            found = f"could not run it: {type(exc).__name__}: {exc}"
+            found = _("could not run it: {error}").format(error=f"{type(exc).__name__}: {exc}")
         _evidence_cache[m.key] = found
         self.app.call_from_thread(self._gathered, m.key)
 

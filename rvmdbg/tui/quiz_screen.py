@@ -14,6 +14,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from rvmdbg.i18n import N_, _
 from rvmdbg.views.quiz import Quiz
 from rvmdbg.i18n import N_
 
@@ -88,15 +89,16 @@ class QuizScreen(ModalScreen[None]):
         quiz = self.quiz
         q = quiz.question() if self.verdict is None else self.verdict.question
         self.query_one("#quiz-title", Static).update(
-            f"Check yourself   {quiz.score_text()}" + (f"   question {q.number}" if q else ""))
+            _("Check yourself") + f"   {quiz.score_text()}"
+            + ("   " + _("question {n}").format(n=q.number) if q else ""))
         if q is None:
             end = quiz.session.last_event
             self.query_one("#quiz-question", Static).update(
-                "The program has ended: no more questions."
+                _("The program has ended: no more questions.")
                 + (f"\n{end.line()}" if end is not None else ""))
             for part in ("#quiz-about", "#quiz-choices", "#quiz-feedback"):
                 self.query_one(part, Static).update("")
-            self.query_one("#quiz-keys", Static).update("Esc closes")
+            self.query_one("#quiz-keys", Static).update(_("Esc closes"))
             return
         self.query_one("#quiz-question", Static).update(q.prompt)
         self.query_one("#quiz-about", Static).update("\n".join(q.about))
@@ -116,21 +118,24 @@ class QuizScreen(ModalScreen[None]):
             feedback.append(error, style="bold red")
         elif v is not None:
             if v.correct is None:
-                feedback.append("The VM could not answer: ", style="bold")
+                feedback.append(_("The VM could not answer:") + " ", style="bold")
             elif v.chosen is None:
-                feedback.append(f"Skipped: the answer is {v.correct + 1}. ", style="bold")
+                feedback.append(_("Skipped: the answer is {n}.").format(n=v.correct + 1) + " ",
+                                style="bold")
             elif v.right:
-                feedback.append("Right! ", style="bold green")
+                feedback.append(_("Right!") + " ", style="bold green")
             else:
-                feedback.append(f"Wrong: the answer is {v.correct + 1}. ", style="bold red")
-            feedback.append(("The VM did: " if q.steps else "") + v.answer)
-            feedback.append(f"\nWhy: {v.explanation}")
+                feedback.append(_("Wrong: the answer is {n}.").format(n=v.correct + 1) + " ",
+                                style="bold red")
+            feedback.append(_("The VM did: {answer}").format(answer=v.answer) if q.steps
+                            else v.answer)
+            feedback.append("\n" + _("Why: {why}").format(why=v.explanation))
             if v.stop:
                 feedback.append(f"\n{v.stop}")
         self.query_one("#quiz-feedback", Static).update(feedback)
         n = min(len(q.choices), MAX_CHOICES)
-        keys = ("Enter: next question   Esc: close" if v is not None else
-                f"1-{n}: answer   Enter: skip (the VM still answers)   Esc: close")
+        keys = (_("Enter: next question   Esc: close") if v is not None else
+                _("1-{n}: answer   Enter: skip (the VM still answers)   Esc: close").format(n=n))
         self.query_one("#quiz-keys", Static).update(keys)
 
     def _answer(self, choice: int | None) -> None:
@@ -162,7 +167,7 @@ def open_quiz(app) -> str | None:
     """Open the quiz over whatever is on screen; an error message when it cannot open."""
     quiz = app_quiz(app)
     if quiz is None:
-        return "the program has not started"
+        return _("the program has not started")
     app.push_screen(QuizScreen(quiz))
     return None
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from rvmdbg.i18n import N_, _
 from rvmdbg.vm import bytecode as bc
 
 PROGRAMS_DIR = Path(__file__).resolve().parents[2] / "programs" / "misconceptions"
@@ -28,9 +29,9 @@ class Evidence:
 @dataclass(frozen=True)
 class Misconception:
     key: str
-    claim: str
+    claim: str                   # English (marked with N_): shown through `_`
     program: str                 # file name in programs/misconceptions/
-    watch: str                   # what to do in the debugger to see it
+    watch: str                   # what to do in the debugger to see it (as claim)
     evidence: Callable           # (Loaded) -> Evidence
 
     @property
@@ -107,13 +108,13 @@ def _kills_before_return(p: Loaded) -> Evidence:
         elif info.instruction.is_return:
             ret_step = info.step
     facts = {"kills": kills, "ret_step": ret_step,
-             "killed_before_return": all(s < ret_step for s, _ in kills)}
-    lines = [f"@main empties {len(kills)} registers with kill_register before it returns at "
-             f"step {ret_step}:"]
-    lines += [f"  step {s}: kill_register ${r} (its value is dead: nothing reads it again)"
-              for s, r in kills]
-    lines.append("A register's value is released when it is last used, not when the function "
-                 "returns; the frame's register file itself goes at ret.")
+             "killed_before_return": all(step < ret_step for step, _reg in kills)}
+    lines = [_("@main empties {n} registers with kill_register before it returns at step "
+               "{step}:").format(n=len(kills), step=ret_step)]
+    lines += ["  " + _("step {step}: kill_register ${register} (its value is dead: nothing "
+                       "reads it again)").format(step=step, register=r) for step, r in kills]
+    lines.append(_("A register's value is released when it is last used, not when the "
+                   "function returns; the frame's register file itself goes at ret."))
     return Evidence(facts, lines)
 
 
@@ -126,12 +127,15 @@ def _graph_cannot_branch(p: Loaded) -> Evidence:
     deep = [p.kernel_name(i) for i in p.trace(deep_args) if i.instruction.is_kernel_call]
     facts = {"graph_refusal": refusal.message if refusal is not None else None,
              "vm_kernels_shallow": len(shallow), "vm_kernels_deep": len(deep)}
-    lines = [f"The graph executor refuses this program: {facts['graph_refusal']}",
-             f"The VM runs it: with %deep = False it dispatches {len(shallow)} kernel(s) "
-             f"({', '.join(shallow) or 'none'}); with %deep = True, {len(deep)}.",
-             "A static graph has no branches, so speed is not even the question here; where "
-             "both run, they dispatch the same kernels and differ only in the overhead around "
-             "them (View 2 measures it)."]
+    lines = [_("The graph executor refuses this program: {why}").format(
+                 why=facts["graph_refusal"]),
+             _("The VM runs it: with %deep = False it dispatches {shallow} kernel(s) ({names}); "
+               "with %deep = True, {deep}.").format(shallow=len(shallow),
+                                                    names=", ".join(shallow) or _("none"),
+                                                    deep=len(deep)),
+             _("A static graph has no branches, so speed is not even the question here; where "
+               "both run, they dispatch the same kernels and differ only in the overhead "
+               "around them (View 2 measures it).")]
     return Evidence(facts, lines)
 
 
@@ -149,13 +153,15 @@ def _one_branch_only(p: Loaded) -> Evidence:
              "if_went_to": ifs[0].next_pc if ifs else None,
              "divides_at_zero": len(divides_at_zero), "divides_at_five": len(divides_at_five),
              "result_at_five": int(p.result)}
-    lines = [f"With %x = 0 the VM runs one if (at pc {ifs[0].pc}), goes to pc "
-             f"{facts['if_went_to']} and returns {facts['result']}: the division kernel runs "
-             f"{facts['divides_at_zero']} times, so 100 / 0 never happens.",
-             f"With %x = 5 the other branch runs: the division kernel runs "
-             f"{facts['divides_at_five']} time(s) and the result is {facts['result_at_five']}.",
-             "An if compares two registers and jumps: only the chosen branch's instructions "
-             "execute."]
+    lines = [_("With %x = 0 the VM runs one if (at pc {pc}), goes to pc {went} and returns "
+               "{result}: the division kernel runs {divides} times, so 100 / 0 never "
+               "happens.").format(pc=ifs[0].pc, went=facts["if_went_to"],
+                                  result=facts["result"], divides=facts["divides_at_zero"]),
+             _("With %x = 5 the other branch runs: the division kernel runs {divides} time(s) "
+               "and the result is {result}.").format(divides=facts["divides_at_five"],
+                                                     result=facts["result_at_five"]),
+             _("An if compares two registers and jumps: only the chosen branch's instructions "
+               "execute.")]
     return Evidence(facts, lines)
 
 
@@ -173,13 +179,17 @@ def _registers_die_and_are_reused(p: Loaded) -> Evidence:
     again = VirtualMachine(reused).invoke("main", copy_values(p.args))
     facts = {"kills": len(kills), "registers": before, "registers_reused": after,
              "same_result": bool(values_equal(result, again))}
-    lines = [f"@main kills {len(kills)} registers once their values are dead "
-             f"({', '.join(f'${r}' for r in kills)}).",
-             f"TVM's numbering gives @main {before} registers, one per value; numbered by "
-             f"liveness (--reuse-registers) it needs {after}, and the result is "
-             f"{'the same' if facts['same_result'] else 'different'} ({_value(result)}).",
-             "A register holds a value from its write to its last read; after that the "
-             "number can hold another value."]
+    same = (_("TVM's numbering gives @main {before} registers, one per value; numbered by "
+              "liveness (--reuse-registers) it needs {after}, and the result is the same "
+              "({result}).") if facts["same_result"] else
+            _("TVM's numbering gives @main {before} registers, one per value; numbered by "
+              "liveness (--reuse-registers) it needs {after}, and the result differs "
+              "({result})."))
+    lines = [_("@main kills {n} registers once their values are dead ({registers}).").format(
+                 n=len(kills), registers=", ".join(f"${r}" for r in kills)),
+             same.format(before=before, after=after, result=_value(result)),
+             _("A register holds a value from its write to its last read; after that the "
+               "number can hold another value.")]
     return Evidence(facts, lines)
 
 
@@ -191,13 +201,13 @@ def _captured_at_creation(p: Loaded) -> Evidence:
     captured = [_value(v) for v in closure.captured]
     facts = {"made_step": made.step, "called_step": called.step, "captured": captured,
              "result": int(p.result)}
-    lines = [f"Step {made.step}: alloc_closure makes the closure and captures "
-             f"{', '.join(captured)} (the value %x has then).",
-             f"Step {called.step}: invoke_closure calls it, after %x was bound anew to "
-             f"10 times %a; the result is {facts['result']}, computed with the captured "
-             f"value.",
-             "A closure takes its free variables' values when it is made (alloc_closure); "
-             "the call copies nothing from the caller's environment."]
+    lines = [_("Step {step}: alloc_closure makes the closure and captures {values} (the "
+               "value %x has then).").format(step=made.step, values=", ".join(captured)),
+             _("Step {step}: invoke_closure calls it, after %x was bound anew to 10 times %a; "
+               "the result is {result}, computed with the captured value.").format(
+                 step=called.step, result=facts["result"]),
+             _("A closure takes its free variables' values when it is made (alloc_closure); "
+               "the call copies nothing from the caller's environment.")]
     return Evidence(facts, lines)
 
 
@@ -219,10 +229,13 @@ def _same_tensor_in_callee(p: Loaded) -> Evidence:
         vm.step()
     facts = {"same_object": passed is callee_param and passed is not None,
              "bytes_allocated_by_call": allocated}
-    lines = [f"At the invoke, @main passes its tensor {_value(passed)}; in @norm, $0 is "
-             f"{'the very same array object' if facts['same_object'] else 'another array'}.",
-             f"The call allocated {allocated} bytes: arguments are passed by reference, and "
-             "tensors are never written after they are made, so sharing them is safe."]
+    lines = [(_("At the invoke, @main passes its tensor {value}; in @norm, $0 is the very "
+                "same array object.") if facts["same_object"] else
+              _("At the invoke, @main passes its tensor {value}; in @norm, $0 is another "
+                "array.")).format(value=_value(passed)),
+             _("The call allocated {n} bytes: arguments are passed by reference, and tensors "
+               "are never written after they are made, so sharing them is safe.").format(
+                 n=allocated)]
     return Evidence(facts, lines)
 
 
@@ -237,48 +250,50 @@ def _frame_per_tail_call(p: Loaded) -> Evidence:
         depth = max(depth, len(vm.frames))
     n = int(p.args[0])
     facts = {"n": n, "max_depth": depth}
-    lines = [f"@loop calls itself in tail position {n} times; at the deepest point the VM "
-             f"holds {depth} frames (@main and {depth - 1} of @loop).",
-             "Relay's VM (as TVM's) has no tail-call optimisation: every invoke pushes a "
-             "frame and every ret pops one."]
+    lines = [_("@loop calls itself in tail position {n} times; at the deepest point the VM "
+               "holds {depth} frames (@main and {loops} of @loop).").format(
+                 n=n, depth=depth, loops=depth - 1),
+             _("Relay's VM (as TVM's) has no tail-call optimisation: every invoke pushes a "
+               "frame and every ret pops one.")]
     return Evidence(facts, lines)
 
 
 MISCONCEPTIONS = [
     Misconception(
-        "freed-at-return", "A function's registers are freed only when it returns.",
+        "freed-at-return", N_("A function's registers are freed only when it returns."),
         "registers_freed_at_return.relay",
-        "break op:KillRegister, continue, info registers: the killed register is empty "
-        "while @main still runs", _kills_before_return),
+        N_("break op:KillRegister, continue, info registers: the killed register is empty "
+           "while @main still runs"), _kills_before_return),
     Misconception(
-        "graph-faster", "The graph executor is always faster than the VM.",
+        "graph-faster", N_("The graph executor is always faster than the VM."),
         "graph_always_faster.relay",
-        "View 2 (or rvmdbg graph): the graph executor refuses the program; "
-        "break op:InvokePacked counts the VM's kernels", _graph_cannot_branch),
+        N_("View 2 (or rvmdbg graph): the graph executor refuses the program; "
+           "break op:InvokePacked counts the VM's kernels"), _graph_cannot_branch),
     Misconception(
-        "if-both", "An if evaluates both branches, then picks one.",
+        "if-both", N_("An if evaluates both branches, then picks one."),
         "if_evaluates_both.relay",
-        "break op:If, then s: the VM jumps to one branch; the division never runs",
+        N_("break op:If, then s: the VM jumps to one branch; the division never runs"),
         _one_branch_only),
     Misconception(
-        "own-register", "Every Relay value lives in its own register for the whole function.",
+        "own-register", N_("Every Relay value lives in its own register for the whole "
+                           "function."),
         "own_register_forever.relay",
-        "break op:KillRegister in @main; rvmdbg compile --reuse-registers shows the smaller "
-        "register file", _registers_die_and_are_reused),
+        N_("break op:KillRegister in @main; rvmdbg compile --reuse-registers shows the "
+           "smaller register file"), _registers_die_and_are_reused),
     Misconception(
-        "closure-at-call", "A closure copies its environment when it is called.",
+        "closure-at-call", N_("A closure copies its environment when it is called."),
         "closure_captures_at_creation.relay",
-        "break op:AllocClosure, print the closure's register; break op:InvokeClosure",
+        N_("break op:AllocClosure, print the closure's register; break op:InvokeClosure"),
         _captured_at_creation),
     Misconception(
-        "tensor-copied", "A tensor is copied when it is passed to a function.",
+        "tensor-copied", N_("A tensor is copied when it is passed to a function."),
         "tensors_copied_on_call.relay",
-        "s into @norm, print $0: the caller's tensor itself", _same_tensor_in_callee),
+        N_("s into @norm, print $0: the caller's tensor itself"), _same_tensor_in_callee),
     Misconception(
-        "tail-call", "A tail call reuses the caller's frame (a tail-recursive loop runs in "
-                     "constant stack).",
+        "tail-call", N_("A tail call reuses the caller's frame (a tail-recursive loop runs in "
+                        "constant stack)."),
         "tail_call_reuses_frame.relay",
-        "break @loop, c a few times, backtrace: one frame more each time",
+        N_("break @loop, c a few times, backtrace: one frame more each time"),
         _frame_per_tail_call),
 ]
 

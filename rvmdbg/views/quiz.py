@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from rvmdbg.debug import deps as deps_mod
 from rvmdbg.debug.heap import value_text
+from rvmdbg.i18n import N_, _
 from rvmdbg.vm import bytecode as bc
 
 KINDS = ("next-pc", "writes", "if", "swap", "executor")
@@ -74,7 +75,7 @@ class Verdict:
 
 
 def _regs_text(regs, prefix: str = "$") -> str:
-    return ", ".join(f"{prefix}{r}" for r in sorted(regs)) if regs else "none"
+    return ", ".join(f"{prefix}{r}" for r in sorted(regs)) if regs else _("none")
 
 
 def swap_reason(fn, pc_a: int, pc_b: int, exe=None) -> str:
@@ -84,11 +85,15 @@ def swap_reason(fn, pc_a: int, pc_b: int, exe=None) -> str:
     verdict = deps_mod.swap_verdict(fn, pc_a, pc_b, exe)
     if verdict.ok:
         lo, hi = min(pc_a, pc_b), max(pc_a, pc_b)
-        between = " nor with anything between them" if hi - lo > 1 else ""
-        return (f"pc {lo} and pc {hi} share no register written by one and read or written by "
-                f"the other{between}, and no jump lands between them")
+        if hi - lo > 1:
+            return _("pc {a} and pc {b} share no register written by one and read or written "
+                     "by the other, nor with anything between them, and no jump lands between "
+                     "them").format(a=lo, b=hi)
+        return _("pc {a} and pc {b} share no register written by one and read or written by "
+                 "the other").format(a=lo, b=hi)
     more = len(verdict.reasons) - 1
-    return verdict.reasons[0].text(prefix) + (f" (and {more} more)" if more else "")
+    first = verdict.reasons[0].text(prefix)
+    return _("{reason} (and {n} more)").format(reason=first, n=more) if more else first
 
 
 def executor_verdict(module, entry: str = "main") -> tuple[bool, str] | None:
@@ -106,8 +111,8 @@ def executor_verdict(module, entry: str = "main") -> tuple[bool, str] | None:
         except Exception:
             return None
     if refusal is None:
-        return True, (f"@{entry} is a static dataflow graph (no control flow, no ADTs, no "
-                      "recursion, fixed shapes): both executors run it")
+        return True, _("@{entry} is a static dataflow graph (no control flow, no ADTs, no "
+                       "recursion, fixed shapes): both executors run it").format(entry=entry)
     span = getattr(refusal, "span", None)
     where = f" ({span})" if span is not None and str(span) not in refusal.message else ""
     return False, f"{refusal.message}{where}"
@@ -148,7 +153,7 @@ class Quiz:
         return s.finished or s.error is not None or not s.vm.frames
 
     def score_text(self) -> str:
-        return f"score: {self.right}/{self.asked}"
+        return _("score: {right}/{asked}").format(right=self.right, asked=self.asked)
 
     # ------------------------------------------------------------ asking
 
@@ -228,31 +233,31 @@ class Quiz:
         fn = self._fn(func_index)
         ins = fn.instructions[pc] if 0 <= pc < len(fn.instructions) else None
         text = f": {self._text(ins)}" if ins is not None else ""
-        return f"@{fn.name} pc={pc}{text}" + (f" ({why})" if why else "")
+        return f"@{fn.name} pc={pc}{text}" + (f" ({_(why)})" if why else "")
 
     def _next_pc_question(self, frame, ins) -> Question:
         fi, pc = frame.func_index, frame.pc
         n = len(self._fn(fi).instructions)
         options = []
         if pc + 1 < n:
-            options.append(((fi, pc + 1), self._where(fi, pc + 1, "the next instruction")))
+            options.append(((fi, pc + 1), self._where(fi, pc + 1, N_("the next instruction"))))
         for t in ins.jump_targets(pc):
             if 0 <= t < n:
-                options.append(((fi, t), self._where(fi, t, "a jump target")))
+                options.append(((fi, t), self._where(fi, t, N_("a jump target"))))
         callee = self._callee(frame, ins)
         if callee is not None:
-            options.append(((callee, 0), self._where(callee, 0, "the callee's first")))
+            options.append(((callee, 0), self._where(callee, 0, N_("the callee's first"))))
         if ins.is_return:
             frames = self.session.frames(innermost=2)
             if len(frames) == 2:
                 caller = frames[0]
                 options.append(((caller.func_index, caller.pc + 1),
                                 self._where(caller.func_index, caller.pc + 1,
-                                            "after the caller's invoke")))
+                                            N_("after the caller's invoke"))))
         if not ins.is_jump and pc + 2 < n:
             options.append(((fi, pc + 2), self._where(fi, pc + 2)))
-        options.append((END, "the program finishes (no next pc)"))
-        return self._new("next-pc", "Which instruction runs next?", self._about(frame, ins),
+        options.append((END, _("the program finishes (no next pc)")))
+        return self._new("next-pc", _("Which instruction runs next?"), self._about(frame, ins),
                          options)
 
     def _callee(self, frame, ins) -> int | None:
@@ -268,9 +273,9 @@ class Quiz:
         r, w = frozenset(reads), frozenset(writes)
         p = self.prefix
         options = [(w, _regs_text(w, p)), (r, _regs_text(r, p)), (r | w, _regs_text(r | w, p)),
-                   (frozenset(), "none")]
-        return self._new("writes", f"After this step, which registers of @{frame.func_name} "
-                                   "(this frame) hold a new value?",
+                   (frozenset(), _("none"))]
+        return self._new("writes", _("After this step, which registers of @{func} (this "
+                                     "frame) hold a new value?").format(func=frame.func_name),
                          self._about(frame, ins), options)
 
     def _if_question(self, frame, ins) -> Question:
@@ -278,11 +283,15 @@ class Quiz:
         t, f = pc + ins.true_offset, pc + ins.false_offset
 
         def label(target, equal):
-            cond = "equal" if equal else "different"
-            move = "no jump: on to" if target == pc + 1 else "jumps to"
-            return f"{move} pc {target} (the registers are {cond})"
+            if target == pc + 1:
+                text = (_("no jump: on to pc {pc} (the registers are equal)") if equal else
+                        _("no jump: on to pc {pc} (the registers are different)"))
+            else:
+                text = (_("jumps to pc {pc} (the registers are equal)") if equal else
+                        _("jumps to pc {pc} (the registers are different)"))
+            return text.format(pc=target)
         options = [((fi, t), label(t, True)), ((fi, f), label(f, False))]
-        return self._new("if", "Does this if jump, and where to?", self._about(frame, ins),
+        return self._new("if", _("Does this if jump, and where to?"), self._about(frame, ins),
                          options)
 
     def _swap_partners(self, frame) -> list[int]:
@@ -296,16 +305,18 @@ class Quiz:
         a, b = sorted((frame.pc, other))
         about = [f"@{fn.name} pc={a}: {self._text(fn.instructions[a])}",
                  f"@{fn.name} pc={b}: {self._text(fn.instructions[b])}"]
-        q = self._new("swap", f"May pc {a} and pc {b} of @{fn.name} trade places without "
-                              "changing what the program computes?", about,
-                      [(True, "yes"), (False, "no")])
+        q = self._new("swap", _("May pc {a} and pc {b} of @{func} trade places without "
+                                "changing what the program computes?").format(
+                                    a=a, b=b, func=fn.name), about,
+                      [(True, _("yes")), (False, _("no"))])
         q.keys = [(k, frame.func_index, a, b) for k in q.keys]
         return q
 
     def _executor_question(self) -> Question:
-        about = [f"@{self.entry} of the program"]
-        q = self._new("executor", f"Which executor can run @{self.entry}?", about,
-                      [(False, "the VM only"), (True, "both: the VM and the graph executor")])
+        about = [_("@{entry} of the program").format(entry=self.entry)]
+        q = self._new("executor", _("Which executor can run @{entry}?").format(entry=self.entry),
+                      about, [(False, _("the VM only")),
+                              (True, _("both: the VM and the graph executor"))])
         return q
 
     # ------------------------------------------------------------ answering
@@ -349,9 +360,9 @@ class Quiz:
         depth = s.depth()
         stop, err = self._do_step()
         if err is not None:
-            return None, "the program failed on this step", err.message, stop
+            return None, _("the program failed on this step"), err.message, stop
         if s.finished:
-            key, answer = END, "the program finished"
+            key, answer = END, _("the program finished")
         else:
             top = s.frame()
             key = (top.func_index, top.pc)
@@ -364,26 +375,30 @@ class Quiz:
             regs = before.registers
             a, b = regs[ins.test], regs[ins.target]
             equal = key == (before.func_index, pc + ins.true_offset)
-            return (f"the VM compared ${ins.test} ({value_text(a, 20)}) with ${ins.target} "
-                    f"({value_text(b, 20)}): {'equal' if equal else 'different'}, so "
-                    f"pc += {ins.true_offset if equal else ins.false_offset}; only that "
-                    "branch runs")
+            text = (_("the VM compared ${a} ({va}) with ${b} ({vb}): equal, so pc += {offset}; "
+                      "only that branch runs") if equal else
+                    _("the VM compared ${a} ({va}) with ${b} ({vb}): different, so pc += "
+                      "{offset}; only that branch runs"))
+            return text.format(a=ins.test, va=value_text(a, 20), b=ins.target,
+                               vb=value_text(b, 20),
+                               offset=ins.true_offset if equal else ins.false_offset)
         if ins.is_call:
-            return ("a call pushes a new frame and starts the callee at pc 0; the caller's "
-                    "destination register is written only when the callee returns")
+            return _("a call pushes a new frame and starts the callee at pc 0; the caller's "
+                     "destination register is written only when the callee returns")
         if key == END:
-            return f"{ins.name} in the outermost frame ends the program"
+            return _("{name} in the outermost frame ends the program").format(name=ins.name)
         if ins.is_return:
-            return ("ret pops this frame (its registers go with it) and the caller resumes "
-                    "after its invoke, with the result in the invoke's destination")
+            return _("ret pops this frame (its registers go with it) and the caller resumes "
+                     "after its invoke, with the result in the invoke's destination")
         if isinstance(ins, bc.Goto):
-            return f"goto adds its offset {ins.pc_offset} to the pc"
+            return _("goto adds its offset {offset} to the pc").format(offset=ins.pc_offset)
         if ins.is_jump:
             went = key[1] if isinstance(key, tuple) else None
             if went == pc + 1:
-                return f"{ins.name} did not jump: its condition did not hold, on to pc {went}"
-            return f"{ins.name} jumped to pc {went}"
-        return f"{ins.name} falls through to the next instruction"
+                return _("{name} did not jump: its condition did not hold, on to pc "
+                         "{pc}").format(name=ins.name, pc=went)
+            return _("{name} jumped to pc {pc}").format(name=ins.name, pc=went)
+        return _("{name} falls through to the next instruction").format(name=ins.name)
 
     def _answer_writes(self, q: Question):
         s = self.session
@@ -391,36 +406,38 @@ class Quiz:
         ins = before.instruction
         stop, err = self._do_step()
         if err is not None:
-            return None, "the program failed on this step", err.message, stop
+            return None, _("the program failed on this step"), err.message, stop
         frames = s.frames()
         if before.depth >= len(frames) or frames[before.depth].serial != before.serial:
-            return None, "the frame returned", "this frame is gone after the step", stop
+            return None, _("the frame returned"), _("this frame is gone after the step"), stop
         after = frames[before.depth].registers
         changed = frozenset(r for r in range(len(after))
                             if after[r] is not (before.registers[r]
                                                 if r < len(before.registers) else None))
         reads, writes = deps_mod.read_write_sets(ins)
         if ins.is_call:
-            why = (f"the call only enters the callee: ${ins.dst} is written when it returns")
+            why = _("the call only enters the callee: ${register} is written when it "
+                    "returns").format(register=ins.dst)
         elif isinstance(ins, bc.KillRegister):
-            why = f"kill_register empties ${ins.dst} before the function returns"
+            why = _("kill_register empties ${register} before the function "
+                    "returns").format(register=ins.dst)
         elif ins.is_kernel_call:
-            why = (f"the kernel writes its output register(s) {_regs_text(writes)}; "
-                   "its inputs are only read")
+            why = _("the kernel writes its output register(s) {registers}; its inputs are "
+                    "only read").format(registers=_regs_text(writes))
         else:
             p = self.prefix
-            why = (f"{ins.name} writes {_regs_text(writes, p)}; what it reads "
-                   f"({_regs_text(reads, p)}) keeps its value")
+            why = _("{name} writes {written}; what it reads ({read}) keeps its value").format(
+                name=ins.name, written=_regs_text(writes, p), read=_regs_text(reads, p))
         new = ", ".join(f"{self.prefix}{r} = {value_text(after[r], 30)}" for r in sorted(changed))
         answer = _regs_text(changed, self.prefix) + (f" ({new})" if new else "")
         return self._index(q, changed), answer, why, stop
 
     def _answer_swap(self, q: Question):
-        _, fi, a, b = q.keys[0]
+        fi, a, b = q.keys[0][1:]
         fn = self._fn(fi)
         ok = deps_mod.may_swap(fn, a, b, self.exe)
         correct = next(i for i, k in enumerate(q.keys) if k[0] is ok)
-        return correct, "yes" if ok else "no", swap_reason(fn, a, b, self.exe), None
+        return correct, _("yes") if ok else _("no"), swap_reason(fn, a, b, self.exe), None
 
     def _answer_executor(self, q: Question):
         can, why = self._executor
@@ -431,7 +448,8 @@ class Quiz:
 
 def question_lines(q: Question) -> list[str]:
     """A question as the terminal quiz prints it: number, prompt, what it is about, choices."""
-    out = [f"Q{q.number} [step {q.at_step}] {q.prompt}"]
+    out = [_("Q{number} [step {step}] {prompt}").format(number=q.number, step=q.at_step,
+                                                        prompt=q.prompt)]
     out += [f"    {line}" for line in q.about]
     out += [f"  {i}) {c}" for i, c in enumerate(q.choices, 1)]
     return out
@@ -440,15 +458,16 @@ def question_lines(q: Question) -> list[str]:
 def verdict_lines(v: Verdict) -> list[str]:
     """The VM's answer: right or wrong (or skipped), what the VM did, and why in one line."""
     if v.correct is None:
-        head = "the VM could not answer"
+        head = _("the VM could not answer")
     elif v.chosen is None:
-        head = f"skipped: the answer is {v.correct + 1}"
+        head = _("skipped: the answer is {n}").format(n=v.correct + 1)
     elif v.right:
-        head = "right"
+        head = _("right")
     else:
-        head = f"wrong: the answer is {v.correct + 1}"
-    said = f". The VM did: {v.answer}" if v.question.steps else f": {v.answer}"
-    out = [head + said, f"  why: {v.explanation}"]
+        head = _("wrong: the answer is {n}").format(n=v.correct + 1)
+    said = (_("{head}. The VM did: {answer}") if v.question.steps
+            else _("{head}: {answer}")).format(head=head, answer=v.answer)
+    out = [said, "  " + _("why: {why}").format(why=v.explanation)]
     if v.stop:
         out.append(f"  {v.stop}")
     return out

@@ -126,3 +126,21 @@ async def test_q_on_a_minivm_program(tmp_path):
         await press(app, pilot, "1")
         assert app.session.step_count == 1
         assert "The VM did:" in _text(app, "#quiz-feedback")
+
+
+async def test_the_quiz_and_the_misconceptions_in_chinese(chinese, tmp_path):
+    app = make_app("programs/sum_up.relay", ["2"], config_dir=str(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await press(app, pilot, "Q")
+        assert "自我检测" in _text(app, "#quiz-title")
+        for _ in range(12):   # every kind of question and feedback comes up on sum_up
+            await press(app, pilot, "1")
+            await press(app, pilot, "enter")
+        await press(app, pilot, "enter")          # a skipped one
+        await press(app, pilot, "escape", "question_mark", "escape", "1", "M")
+        for _ in range(7):
+            await wait_for(pilot, lambda: "……" not in _text(app, "#mis-text"), "the evidence")
+            await press(app, pilot, "down")
+        assert "虚拟机显示" in _text(app, "#mis-text")
+    assert chinese == set(), sorted(chinese)
