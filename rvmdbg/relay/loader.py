@@ -62,16 +62,22 @@ def load_file(path, prelude: bool = True) -> Module:
     return load_module(read_program(path), str(path), prelude)
 
 
-def program_default_args(text: str) -> list[str] | None:
-    """The arguments of the `// args: A B ...` comment in the program's opening comment block,
-    split at spaces outside brackets and quotes; None when there is no such line."""
+def opening_comments(text: str):
+    """The bodies of the `//` lines of the program's opening comment block (after the
+    `#[version ...]` header), in order."""
     for raw in text.split("\n"):
         line = raw.strip()
         if not line or line.startswith("#["):
             continue
         if not line.startswith("//"):
-            break
-        body = line[2:].strip()
+            return
+        yield line[2:].strip()
+
+
+def program_default_args(text: str) -> list[str] | None:
+    """The arguments of the `// args: A B ...` comment in the program's opening comment block,
+    split at spaces outside brackets and quotes; None when there is no such line."""
+    for body in opening_comments(text):
         if body.startswith("args:"):
             return split_top_level(body[len("args:"):])
     return None

@@ -237,9 +237,8 @@ def _within_max_bytes(vm, kernel, impl, also: int = 0):
                                f"bringing live memory to {live} bytes")
         return impl(values)
     checked.intermediate_bytes = held
-    for name in ("scalar_fast",):
-        if hasattr(impl, name):
-            setattr(checked, name, getattr(impl, name))
+    if hasattr(impl, "scalar_fast"):
+        checked.scalar_fast = impl.scalar_fast
     return checked
 
 

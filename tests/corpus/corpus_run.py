@@ -22,7 +22,7 @@ import numpy as np
 
 from rvmdbg.args import param_types, parse_program_args
 from rvmdbg.relay.interpreter import Interpreter, call_with_deep_stack
-from rvmdbg.relay.loader import load_module, split_top_level
+from rvmdbg.relay.loader import load_module, opening_comments, split_top_level
 from rvmdbg.relay.typecheck import check_module
 from rvmdbg.relay.types import TensorType, TupleType
 from rvmdbg.values import ADTValue, RefCell, make_tuple, to_json
@@ -43,13 +43,8 @@ class Header:
 def read_header(text: str) -> Header:
     """The `// key: value` lines of the opening comment block (after `#[version ...]`)."""
     h = Header()
-    for raw in text.split("\n"):
-        line = raw.strip()
-        if not line or line.startswith("#["):
-            continue
-        if not line.startswith("//"):
-            break
-        key, sep, value = line[2:].strip().partition(":")
+    for body in opening_comments(text):
+        key, sep, value = body.partition(":")
         if not sep or " " in key:
             continue  # a continuation line of a comment
         value = value.strip()

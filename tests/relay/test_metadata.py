@@ -44,6 +44,21 @@ def doc_with(b64: list, tables=None) -> dict:
     return doc
 
 
+def add_table(doc, key: str, *objects: dict) -> int:
+    """Append `objects` as the nodes of a new table `key` of the section; the first's index."""
+    nodes = doc["nodes"]
+    first = len(nodes)
+    nodes.extend(objects)
+    nodes.append({"type_key": "Array", "data": list(range(first, first + len(objects)))})
+    nodes[1]["keys"].append(key)
+    nodes[1]["data"].append(len(nodes) - 1)
+    return first
+
+
+VIRTUAL_DEVICE = {"type_key": "VirtualDevice", "attrs": {
+    "device_type_int": "1", "memory_scope": "0", "target": "0", "virtual_device_id": "0"}}
+
+
 def file_with(body: str, doc) -> str:
     section = doc if isinstance(doc, str) else json.dumps(doc, indent=2)
     return HEADER + body + "\n#[metadata]\n" + section + "\n"
@@ -181,13 +196,7 @@ def test_a_root_that_is_not_a_map():
 
 def test_other_tables_resolve_as_attribute_objects_and_print_back():
     doc = doc_with([encode_ndarray(np.zeros(5, "float32"))])
-    nodes = doc["nodes"]
-    vd = len(nodes)
-    nodes.append({"type_key": "VirtualDevice", "attrs": {
-        "device_type_int": "1", "memory_scope": "0", "target": "0", "virtual_device_id": "0"}})
-    nodes.append({"type_key": "Array", "data": [vd]})
-    nodes[1]["keys"].append("VirtualDevice")
-    nodes[1]["data"].append(vd + 1)
+    add_table(doc, "VirtualDevice", VIRTUAL_DEVICE)
     body = 'def @main(%x: Tensor[(5,), float32]) {\n  cast(%x, dtype="int32", ' \
            'dev=meta[VirtualDevice][0])\n}'
     with pytest.raises(RelayError) as info:
@@ -265,13 +274,7 @@ def test_a_primitive_function_holding_metadata_compiles_runs_and_saves():
     from rvmdbg.vm.compiler import compile_module
     from rvmdbg.vm.machine import VirtualMachine
     doc = doc_with([encode_ndarray(np.array([1, 2, 3], "float32"))])
-    nodes = doc["nodes"]
-    vd = len(nodes)
-    nodes.append({"type_key": "VirtualDevice", "attrs": {
-        "device_type_int": "1", "memory_scope": "0", "target": "0", "virtual_device_id": "0"}})
-    nodes.append({"type_key": "Array", "data": [vd]})
-    nodes[1]["keys"].append("VirtualDevice")
-    nodes[1]["data"].append(vd + 1)
+    add_table(doc, "VirtualDevice", VIRTUAL_DEVICE)
     body = ("def @main(%x: Tensor[(3), float32]) {\n"
             "  %0 = fn (%p0: Tensor[(3), float32], Primitive=1, "
             "virtual_device=meta[VirtualDevice][0]) {\n"
@@ -302,16 +305,12 @@ def test_json_errors_after_the_tensors_and_non_string_tensors_are_located():
 
 def test_an_objects_fields_that_name_other_nodes_survive_a_print_and_a_parse():
     doc = doc_with([encode_ndarray(np.arange(5, dtype="float32"))])
-    nodes = doc["nodes"]
-    scope, target, vd = len(nodes), len(nodes) + 1, len(nodes) + 2
-    nodes.append({"type_key": "runtime.String", "repr_str": "global.texture"})
-    nodes.append({"type_key": "Target", "attrs": {"kind": "0", "host": "0"}})
-    nodes.append({"type_key": "VirtualDevice", "attrs": {
+    # the nodes the device's fields name (tables of their own)
+    scope = add_table(doc, "Strings", {"type_key": "runtime.String", "repr_str": "global.texture"})
+    target = add_table(doc, "Targets", {"type_key": "Target", "attrs": {"kind": "0", "host": "0"}})
+    add_table(doc, "VirtualDevice", {"type_key": "VirtualDevice", "attrs": {
         "device_type_int": "2", "memory_scope": str(scope), "target": str(target),
         "virtual_device_id": "1"}})
-    nodes.append({"type_key": "Array", "data": [vd]})
-    nodes[1]["keys"].append("VirtualDevice")
-    nodes[1]["data"].append(vd + 1)
     body = ('def @main(%x: Tensor[(5,), float32]) {\n'
             '  cast(add(%x, meta[relay.Constant][0]), dtype="int32", dev=meta[VirtualDevice][0])\n}')
     mod = parse(file_with(body, doc), "m.relay")
