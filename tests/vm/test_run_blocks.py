@@ -68,7 +68,7 @@ def describe(v):
 def state(vm: VirtualMachine):
     frames = [(f.func_index, f.pc, f.caller_return_register, f.owned_bytes, f.serial,
                [describe(v) for v in f.registers]) for f in vm.frames]
-    return frames, vm.steps, vm.live_bytes, vm.halted, vm.pushes
+    return frames, vm.steps, vm.live_bytes, vm.orphan_bytes, vm.halted, vm.pushes
 
 
 def stepped_states(name, texts):
