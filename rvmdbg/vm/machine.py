@@ -988,15 +988,8 @@ assert len(HANDLERS) == len(bc.OPCODES)
 # and a block that cannot finish re-runs its instructions' own handlers one by one, so a
 # failure stops at the failing instruction with the state it would have had. `step()`
 # never uses blocks. The bytecode is unchanged.
-#
-# A block of scalar code is a chain of segments, each one closure calling the next: runs of
-# moves, constant loads and kills, and scalar kernel groups (the five instructions that size,
-# allocate and fill a 0-d output), ended by a fall-through, a `goto`, a compare-and-branch,
-# or a call or return (its own handler, called last: the block then reports CALL or HALT and
-# the loop counts the whole block). Blocks start wherever control can arrive other than by
-# falling through (pc 0, jump targets, the instruction after a call), so they may overlap.
 
-MAX_BLOCK = 16  # instructions in the longest block
+MAX_BLOCK = 8  # instructions in the longest block
 
 
 class _Partial(Exception):
@@ -1009,12 +1002,11 @@ class _Partial(Exception):
         self.error = error
 
 
-def _one_by_one(singles: tuple, base: int = 0):
-    """A block's slow path: its instructions' own handlers in order (the last one's result);
-    `base` is the first one's offset in the block."""
+def _one_by_one(singles: tuple):
+    """A block's slow path: its instructions' own handlers in order (the last one's result)."""
     def replay(regs):
         nxt = None
-        for done, handler in enumerate(singles, base):
+        for done, handler in enumerate(singles):
             try:
                 nxt = handler(regs)
             except Exception as exc:
@@ -1026,8 +1018,7 @@ def _one_by_one(singles: tuple, base: int = 0):
 def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
     """`load_const $s; alloc_storage $st $s; load_const $o; alloc_tensor $t $st $o;
     invoke_packed k (in: ..., out: $t)` as one handler, or None when the five instructions
-    at `p` are not that shape; a `_ScalarGroup` when the kernel has a 0-d output and a scalar
-    path (a segment of `_fuse_chain`). The storage size, offset and fit are checked here, once; the
+    at `p` are not that shape. The storage size, offset and fit are checked here, once; the
     kernel's output goes straight into $t (its placeholder would be overwritten unseen)."""
     if p + 5 > len(instructions):
         return None
@@ -1083,8 +1074,12 @@ def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
         elif kinds == (True, True) and len(inputs) == 2 and operands == (0, 1):
             inline, (ra, rb) = 2, inputs
     if scalar_type is not None and inline:
-        return _ScalarGroup(impl, fast, inline == 2, ra, rb, c, scalar_type, size,
-                            (s, c_size, st, alignment, hint, o, c_off, t))
+        branch = _branch_after(vm, fi, p + 5, instructions, t)
+        width = 7 if branch is not None else 5
+        replay = _one_by_one(tuple(singles[p:p + width]))
+        return _alloc_scalar_kernel(vm, impl, fast, inline, ra, rb, c, scalar_type, size,
+                                    (s, c_size, st, alignment, hint, o, c_off, t), branch,
+                                    replay, nxt), width
     width = 5
     replay = _one_by_one(tuple(singles[p:p + width]))
 
@@ -1140,230 +1135,48 @@ def _branch_after(vm, fi, q, instructions, out_reg):
     return lc.dst, lc.value, _consti(lc.value), _BOOL_OF.get(lc.value), t_pc, f_pc
 
 
-class _ScalarGroup(NamedTuple):
-    """A scalar kernel group found by `_fuse_alloc_kernel`: `x op c` (`binary` False, `c` a
-    scalar) or `x op y` (registers `ra`, `rb`) with a 0-d output of `scalar_type`, its storage
-    `size`, and what its five instructions write: (s, c_size, st, alignment, hint, o, c_off,
-    t)."""
-
-    impl: object
-    fast: object
-    binary: bool
-    ra: int
-    rb: int
-    c: object
-    scalar_type: type
-    size: int
-    writes: tuple
-
-
-def _go_on(then, then_at: int):
-    """What a segment does last: `then` is a pc (returned) or the closure of what follows in
-    the block, `then_at` instructions from its start (called; a plain exception from it is
-    the failure of that instruction)."""
-    if type(then) is int:
-        return then, None
-    return None, then
-
-
-# Scalar paths whose inputs may have another dtype than their output (a comparison's bool).
-_COMPARISONS = frozenset([operator.eq, operator.ne, operator.lt, operator.le, operator.gt,
-                          operator.ge])
-
-
-def _group_registers(g: _ScalarGroup) -> set:
-    """The registers a group writes: the size, the storage, the offset, the output."""
-    s, _c_size, st, _alignment, _hint, o, _c_off, t = g.writes
-    return {s, st, o, t}
-
-
-def _group_plan(g: _ScalarGroup) -> tuple:
-    """(impl, fast, ra, rb, c, input type or None, mode) of a group: mode 0 `x op c`, 1 `x op y`
-    with the inputs' scalar type known (the constant's, or the output's for an operator that
-    keeps the dtype), 2 `x op y` checked by shape (a comparison)."""
-    if not g.binary:
-        return g.impl, g.fast, g.ra, g.rb, g.c, type(g.c), 0
-    if g.fast in _COMPARISONS:
-        return g.impl, g.fast, g.ra, g.rb, None, None, 2
-    return g.impl, g.fast, g.ra, g.rb, None, g.scalar_type, 1
-
-
-def _release(vm, v) -> None:
-    """What `kill_register` does to a storage it drops: release it from its frame's account
-    (once; an account already None belongs to a frame that returned, which released it)."""
-    v.released = True
-    account = v.owner
-    if account.owned_bytes is not None:
-        account.owned_bytes -= v.size
-        vm.live_bytes -= v.size
-        if type(v.tensor) is np.ndarray and _refcount(v.tensor) > 2:
-            vm.orphan_bytes += v.size  # its tensor lives on elsewhere
-
-
-def _run_ops(vm, ops: tuple, regs: list) -> None:
-    """Simple ops (see `_ops_plan`) in their order."""
-    for kind, a, b in ops:
-        if kind == 1:  # load_const, load_consti
-            regs[b] = a
-        elif kind == 2:  # kill_register (as its handler)
-            v = regs[a]
-            if type(v) is StorageObject and not v.released:
-                _release(vm, v)
-            regs[a] = None
-        else:  # move
-            regs[b] = regs[a]
-
-
-def _ops_plan(ops) -> tuple:
-    """(in order, loads, moves, kills) of simple ops ((0, src, dst) a move, (1, value, dst) a
-    load, (2, register, None) a kill): when no register is touched by two of them, their
-    order cannot matter, and a segment runs them as three tight loops (loads (value, dst),
-    moves (src, dst), kills (register)); else all of them in order."""
-    touched = []
-    for kind, a, b in ops:
-        touched += [a, b] if kind == 0 else [b] if kind == 1 else [a]
-    if len(set(touched)) < len(touched):
-        return tuple(ops), (), (), ()
-    return ((), tuple((a, b) for kind, a, b in ops if kind == 1),
-            tuple((a, b) for kind, a, b in ops if kind == 0),
-            tuple(a for kind, a, _b in ops if kind == 2))
-
-
-def _segment(vm, pre: tuple, groups: tuple, post: tuple, replay, then, then_at: int,
-             branch, test):
-    """A segment of a chain: moves, loads and kills (`pre`), then (when `groups` is not
-    empty) one or two scalar kernel groups, the second reading nothing the first writes,
-    then more of those simple instructions (`post`). The groups' outputs are computed by
-    the operators' scalar paths, their storages allocated and counted at once, the registers
-    written in the instructions' order. Then on to `then` (see `_go_on`), or with `branch`
-    (`_branch_after`: the `load_consti $k v; if $out $k` right after the last group) or
-    `test` = (test register, value, true pc, false pc, offset of the `if`: the `if` on the
-    `load_consti` the simple instructions end with) to where the branch goes. Anything
-    unusual in the groups (an input not 0-d, a kernel error, the --max-bytes limit, an output
-    of another type) takes `replay` before they write anything: the rest of the block from
-    the first group one instruction at a time, which fails at the right instruction or
-    finishes the block. Of the simple instructions only that `if` can fail (its test has no
-    scalar value)."""
-    pre_seq, pre_loads, pre_moves, pre_kills = _ops_plan(pre)
-    post_seq, post_loads, post_moves, post_kills = _ops_plan(post)
-    has_groups = bool(groups)
-    if has_groups:
-        impl1, fast1, ra1, rb1, c1, in1, mode1 = _group_plan(groups[0])
-        type1, size1 = groups[0].scalar_type, groups[0].size
-        s1, c_size1, st1, align1, hint1, o1, c_off1, t1 = groups[0].writes
-        g2 = groups[-1]
-        impl2, fast2, ra2, rb2, c2, in2, mode2 = _group_plan(g2)
-        type2, size2 = g2.scalar_type, g2.size
-        s2, c_size2, st2, align2, hint2, o2, c_off2, t2 = g2.writes
-    two = len(groups) == 2
-    size = size1 + size2 if two else size1 if has_groups else 0
+def _alloc_scalar_kernel(vm, impl, fast, inline, ra, rb, c, scalar_type, size, writes, branch,
+                         replay, nxt):
+    """The block of `_fuse_alloc_kernel` for a kernel with a scalar output and a scalar path
+    (`x op constant`, inline 1, or `x op y`, inline 2), ending, when `branch` is given, with
+    `load_consti $k v; if $out $k` on the output: the commonest blocks of scalar code,
+    specialised (each test done once, no `if` per variant at run time)."""
+    s, c_size, st, alignment, hint, o, c_off, t = writes
     frames, max_bytes = vm.frames, vm.limits.max_bytes
     k, value, k_value, bool_value, t_pc, f_pc = branch or (0, 0, None, None, 0, 0)
-    x_reg, x_value, x_t_pc, x_f_pc, if_at = test or (0, None, 0, 0, 0)
-    x_bool = _BOOL_OF.get(x_value)
-    bool_type = np.bool_
-    nxt, then = _go_on(then, then_at)
 
-    def segment(regs):
-        if pre_seq:
-            _run_ops(vm, pre_seq, regs)
-        else:
-            if pre_loads:
-                for v, d in pre_loads:
-                    regs[d] = v
-            if pre_moves:
-                for r, d in pre_moves:
-                    regs[d] = regs[r]
-            if pre_kills:
-                for r in pre_kills:
-                    v = regs[r]
-                    if type(v) is StorageObject and not v.released:
-                        _release(vm, v)
-                    regs[r] = None
-        if has_groups:
-            try:
-                a = regs[ra1]
-                if mode1 == 0:
-                    out1 = fast1(a, c1) if type(a) is in1 else impl1([a])
-                else:
-                    b = regs[rb1]
-                    if mode1 == 1:
-                        out1 = (fast1(a, b) if type(a) is in1 and type(b) is in1
-                                else impl1([a, b]))
-                    else:
-                        out1 = impl1([a, b]) if a.shape or b.shape else fast1(a, b)
-                if two:
-                    a = regs[ra2]
-                    if mode2 == 0:
-                        out2 = fast2(a, c2) if type(a) is in2 else impl2([a])
-                    else:
-                        b = regs[rb2]
-                        if mode2 == 1:
-                            out2 = (fast2(a, b) if type(a) is in2 and type(b) is in2
-                                    else impl2([a, b]))
-                        else:
-                            out2 = impl2([a, b]) if a.shape or b.shape else fast2(a, b)
-                    if type(out2) is not type2:
-                        return replay(regs)
-            except Exception:
-                return replay(regs)  # fails again, at its kernel, after the allocations
-            live = vm.live_bytes + size
-            if live + vm.orphan_bytes > max_bytes or type(out1) is not type1:
-                return replay(regs)  # the limit, or an output the full check must look at
-            owner = frames[-1]
-            account = owner.account
-            if account is None:
-                owner.account = account = ByteAccount()
-            vm.live_bytes = live
-            account.owned_bytes += size
-            regs[s1] = c_size1
-            regs[st1] = StorageObject(size1, align1, hint1, account, out1)
-            regs[o1] = c_off1
-            regs[t1] = out1
-            if two:
-                regs[s2] = c_size2
-                regs[st2] = StorageObject(size2, align2, hint2, account, out2)
-                regs[o2] = c_off2
-                regs[t2] = out1 = out2
-            if branch is not None:
-                regs[k] = k_value
-                if type(out1) is bool_type:  # True and False are unique
-                    return t_pc if out1 is bool_value else f_pc
-                return t_pc if out1 == value else f_pc
-            if post_seq:
-                _run_ops(vm, post_seq, regs)
-            else:
-                if post_loads:
-                    for v, d in post_loads:
-                        regs[d] = v
-                if post_moves:
-                    for r, d in post_moves:
-                        regs[d] = regs[r]
-                if post_kills:
-                    for r in post_kills:
-                        v = regs[r]
-                        if type(v) is StorageObject and not v.released:
-                            _release(vm, v)
-                        regs[r] = None
-        if test is not None:
-            x = regs[x_reg]
-            if type(x) is bool_type:  # True and False are unique; `np.True_ == 1` costs 0.9 us
-                return x_t_pc if x is x_bool else x_f_pc
-            if type(x) not in SCALAR_TYPES:
-                try:
-                    x = x.item()
-                except Exception as exc:
-                    raise _Partial(if_at, exc) from None
-            return x_t_pc if x == x_value else x_f_pc
-        if then is None:
-            return nxt
+    binary = inline == 2
+
+    def alloc_scalar_kernel(regs):
+        a = regs[ra]
         try:
-            return then(regs)
-        except _Partial:
-            raise
-        except Exception as exc:
-            raise _Partial(then_at, exc) from None
-    return segment
+            if binary:
+                b = regs[rb]
+                out = impl([a, b]) if a.shape or b.shape else fast(a, b)
+            else:
+                out = impl([a]) if a.shape else fast(a, c)
+        except Exception:
+            return replay(regs)  # fails again, at the kernel, after the allocations
+        live = vm.live_bytes + size
+        if live + vm.orphan_bytes > max_bytes or type(out) is not scalar_type:
+            return replay(regs)  # the limit, or an output the full check must look at
+        owner = frames[-1]
+        account = owner.account
+        if account is None:
+            owner.account = account = ByteAccount()
+        vm.live_bytes = live
+        account.owned_bytes += size
+        regs[s] = c_size
+        regs[st] = StorageObject(size, alignment, hint, account)
+        regs[o] = c_off
+        regs[t] = out
+        if branch is None:
+            return nxt
+        regs[k] = k_value
+        if type(out) is np.bool_:  # True and False are unique
+            return t_pc if out is bool_value else f_pc
+        return t_pc if out == value else f_pc
+    return alloc_scalar_kernel
 
 
 def _kernel_caller(impl, inputs: tuple):
@@ -1419,138 +1232,115 @@ def _kernel_caller(impl, inputs: tuple):
     return lambda regs: impl([regs[x] for x in gather])
 
 
-# The instructions a chain may end with by calling their own handler: a call or a return.
-_TAILS = (bc.Invoke, bc.InvokeClosure, bc.Ret)
-
-
-def _simple_op(ins, constants):
-    """A move, constant load or kill as an op of `_segment` (see `_ops_plan`), or None."""
-    kind = type(ins)
-    if kind is bc.Move:
-        return (0, ins.src, ins.dst)
-    if kind is bc.LoadConst and 0 <= ins.const_index < len(constants):
-        return (1, constants[ins.const_index], ins.dst)
-    if kind is bc.LoadConsti:
-        return (1, _consti(ins.value), ins.dst)
-    if kind is bc.KillRegister:
-        return (2, ins.dst, None)
-    return None
-
-
-def _fuse_chain(vm, fi, p, instructions, singles, sound, groups, tensor_blocks):
-    """(handler, width) of the chain of segments starting at `p` (see "fused blocks" above),
-    2..MAX_BLOCK instructions in all; else None. A segment is [ops] [groups [ops]]: simple
-    instructions around one or two scalar kernel groups."""
+def _fuse_simple_run(vm, fi, p, instructions, stops):
+    """(handler, width) of a run of moves, constant loads and kills starting at `p`, ended
+    by a `goto`, by `load_consti $r; if $x $r`, or before a pc in `stops` (where another
+    block starts), 2..MAX_BLOCK instructions in all; else None. These instructions cannot
+    fail once decoded, except the `if` reading its test."""
     constants = vm.constants
-    size = len(instructions)
-    segs = []  # [offset, pre ops, groups, offset of the first group, post ops]
+    ops = []
     q = p
-    while q < size and q - p < MAX_BLOCK and sound[q] and (q == p or q not in tensor_blocks):
-        g = groups.get(q)
-        if g is not None:
-            if q - p + 5 > MAX_BLOCK:
-                break
-            cur = segs[-1] if segs else None
-            if cur is not None and not cur[2]:  # ops so far: they come before this group
-                cur[2], cur[3] = (g,), q - p
-            elif (cur is not None and len(cur[2]) == 1 and not cur[4]
-                  and not {g.ra, g.rb if g.binary else g.ra} & _group_registers(cur[2][0])):
-                cur[2] += (g,)
-            else:
-                segs.append([q - p, [], (g,), q - p, []])
-            q += 5
-            continue
-        op = _simple_op(instructions[q], constants)
-        if op is None:
-            break
-        if not segs:
-            segs.append([q - p, [], (), 0, []])
-        cur = segs[-1]
-        (cur[4] if cur[2] else cur[1]).append(op)
-        q += 1
-    if not segs:
-        return None
-    # how the chain ends: a branch, a goto, a call or return, or falling through to q
-    fn = vm.exe.functions[fi]
-    last = segs[-1]
-    room = MAX_BLOCK - (q - p)
-    branch = test = None
-    then, tail = q, 0
-    if q < size and room >= 1 and sound[q]:
+    while q < len(instructions) and len(ops) < MAX_BLOCK and (q == p or q not in stops):
         ins = instructions[q]
-        last_ops = last[4] if last[2] else last[1]
-        if last[2] and not last[4]:
-            if room >= 2 and q + 1 < size and sound[q + 1]:
-                branch = _branch_after(vm, fi, q, instructions, last[2][-1].writes[7])
-                tail = 2 if branch is not None else 0
-        elif (type(ins) is bc.If and last_ops and last_ops[-1][0] == 1
-              and type(instructions[q - 1]) is bc.LoadConsti
-              and ins.target == instructions[q - 1].dst and ins.test != ins.target):
-            t_pc, t_bad = _jump_target(fn.name, q, q + ins.true_offset, size)
-            f_pc, f_bad = _jump_target(fn.name, q, q + ins.false_offset, size)
-            if t_bad is None and f_bad is None:
-                test = (ins.test, instructions[q - 1].value, t_pc, f_pc, q - p)
-                tail = 1
-        if not tail and type(ins) is bc.Goto:
-            target, bad = _jump_target(fn.name, q, q + ins.pc_offset, size)
-            if bad is None:
-                then, tail = target, 1
-        elif not tail and type(ins) in _TAILS:
-            then, tail = singles[q], 1
-    width = q - p + tail
+        kind = type(ins)
+        if kind is bc.Move:
+            ops.append((0, ins.src, ins.dst))
+        elif kind is bc.LoadConst and 0 <= ins.const_index < len(constants):
+            ops.append((1, constants[ins.const_index], ins.dst))
+        elif kind is bc.LoadConsti:
+            ops.append((1, _consti(ins.value), ins.dst))
+        elif kind is bc.KillRegister:
+            ops.append((2, ins.dst, None))
+        else:
+            break
+        q += 1
+    # how the run ends: falling through, a goto, or a compare-and-branch
+    fn = vm.exe.functions[fi]
+    size = len(instructions)
+    end_kind, end_info = None, None
+    if q in stops:
+        pass
+    elif q < size and len(ops) < MAX_BLOCK and type(instructions[q]) is bc.Goto:
+        target, bad = _jump_target(fn.name, q, q + instructions[q].pc_offset, size)
+        if bad is None:
+            end_kind, end_info = "goto", target
+    elif (q < size and type(instructions[q]) is bc.If and ops and ops[-1][0] == 1
+          and type(instructions[q - 1]) is bc.LoadConsti and len(ops) < MAX_BLOCK):
+        br = instructions[q]
+        t_pc, t_bad = _jump_target(fn.name, q, q + br.true_offset, size)
+        f_pc, f_bad = _jump_target(fn.name, q, q + br.false_offset, size)
+        if (br.target == instructions[q - 1].dst and br.test != br.target
+                and t_bad is None and f_bad is None):
+            value = instructions[q - 1].value
+            end_kind, end_info = "if", (br.test, value, t_pc, f_pc)
+    width = len(ops) + (end_kind is not None)
     if width < 2:
         return None
-    then_at = q - p
-    for i in range(len(segs) - 1, -1, -1):
-        off, pre, gs, at, post = segs[i]
-        final = i == len(segs) - 1
-        replay = _one_by_one(tuple(singles[p + at:p + width]), at) if gs else None
-        then = _segment(vm, tuple(pre), gs, tuple(post), replay, then, then_at,
-                        branch if final else None, test if final else None)
-        then_at = off
-    return then, width
+    nxt = p + len(ops)
+    ops = tuple(ops)
+    # where it goes: 0 falls through to nxt, 1 jumps to `target`, 2 branches on `test`
+    ending = 0 if end_kind is None else 1 if end_kind == "goto" else 2
+    target = end_info if ending == 1 else nxt
+    test, value, t_pc, f_pc = end_info if ending == 2 else (0, None, nxt, nxt)
+    bool_value = _BOOL_OF.get(value)
+
+    def simple_run(regs):
+        for kind, a, b in ops:
+            if kind == 1:  # load_const, load_consti
+                regs[b] = a
+            elif kind == 2:  # kill_register (as its handler)
+                v = regs[a]
+                if type(v) is StorageObject and not v.released:
+                    v.released = True
+                    account = v.owner
+                    if account.owned_bytes is not None:
+                        account.owned_bytes -= v.size
+                        vm.live_bytes -= v.size
+                        if type(v.tensor) is np.ndarray and _refcount(v.tensor) > 2:
+                            vm.orphan_bytes += v.size
+                regs[a] = None
+            else:  # move
+                regs[b] = regs[a]
+        if ending != 2:
+            return target
+        x = regs[test]
+        if type(x) is np.bool_:  # True and False are unique; `np.True_ == 1` costs 0.9 us
+            return t_pc if x is bool_value else f_pc
+        if type(x) not in SCALAR_TYPES:
+            try:
+                x = x.item()
+            except Exception as exc:
+                raise _Partial(nxt - p, exc) from None
+        return t_pc if x == value else f_pc
+    return simple_run, width
 
 
 def _fuse(vm, fi, instructions, singles, register_file_size):
     """(handlers, widths, blocks) of function `fi` for run(): `handlers[p]` is a block's
     handler where one starts (`widths[p]` its length), else the single handler (width 1);
-    `blocks` lists (start, width) of every block. Blocks are made where control arrives other
-    than by falling through inside a block: pc 0, jump targets, the instruction after a call
-    (blocks may overlap)."""
-    handlers, widths = list(singles), [1] * len(singles)
+    `blocks` lists (start, width) of every block."""
+    handlers, widths, blocks = list(singles), [1] * len(singles), []
     size = len(instructions)
     # A block may only hold instructions whose registers the decoder accepted.
     sound = [all(0 <= r < register_file_size for r in ins.registers()) for ins in instructions]
-    groups, tensor_blocks = {}, {}
+    alloc_kernels = {}
     for p in range(size):
         if type(instructions[p]) is bc.LoadConst and all(sound[p:p + 5]):
             fused = _fuse_alloc_kernel(vm, fi, p, instructions, singles)
-            if type(fused) is _ScalarGroup:
-                groups[p] = fused
-            elif fused is not None:
-                tensor_blocks[p] = fused
-    entries = {0}
-    for pc, ins in enumerate(instructions):
-        if ins.is_call:
-            entries.add(pc + 1)
-        if ins.is_jump:
-            entries.update(ins.jump_targets(pc))
-    todo = sorted((e for e in entries if 0 <= e < size), reverse=True)
-    made: dict = {}
-    while todo:
-        p = todo.pop()
-        if p in made or not 0 <= p < size:
-            continue
-        block = tensor_blocks.get(p)
-        if block is None:
-            block = _fuse_chain(vm, fi, p, instructions, singles, sound, groups, tensor_blocks)
-        made[p] = block
-        todo.append(p + (block[1] if block is not None else 1))
-    blocks = []
-    for p in sorted(made):
-        if made[p] is not None:
-            handlers[p], widths[p] = made[p]
-            blocks.append((p, made[p][1]))
+            if fused is not None:
+                alloc_kernels[p] = fused
+    p = 0
+    while p < size:
+        if p in alloc_kernels:
+            made = alloc_kernels[p]
+        else:
+            made = _fuse_simple_run(vm, fi, p, instructions, alloc_kernels)
+        if made is not None and all(sound[p:p + made[1]]):
+            handlers[p], widths[p] = made
+            blocks.append((p, made[1]))
+            p += made[1]
+        else:
+            p += 1
     return handlers, widths, blocks
 
 
@@ -1918,8 +1708,8 @@ class VirtualMachine:
                 if nxt >= 0:
                     steps += widths[pc]
                     pc = nxt
-                elif nxt == CALL:  # a call or return, alone or ending a block
-                    steps += widths[pc]
+                elif nxt == CALL:  # calls and returns are single instructions
+                    steps += 1
                     frame = frames[-1]
                     regs = frame.registers
                     code, widths = fused[frame.func_index]
@@ -1927,7 +1717,7 @@ class VirtualMachine:
                         code, widths = scoped[frame.func_index]
                     pc = frame.pc
                 elif nxt == HALT:
-                    self.steps = steps + widths[pc]
+                    self.steps = steps + 1
                     return HALT
                 else:  # TRAP: not executed; AFTER: executed (a trap is one instruction)
                     self.steps = steps if nxt == TRAP else steps + 1
