@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.limits import DEFAULT_LIMITS, Limits
 from rvmdbg.scalars import SCALAR_TYPES, scalar_op, to_runtime
 from rvmdbg.relay.ast import (
@@ -127,7 +128,8 @@ def _source_line(span: Span, source: Source | None) -> str | None:
 
 
 def _limit_error(name: str, value: int, what: str, span) -> InterpreterError:
-    return InterpreterError(f"{what} (raise with {Limits.flag_for(name)})", span, limit=name)
+    return InterpreterError(_("{what} (raise with {flag})").format(
+        what=what, flag=Limits.flag_for(name)), span, limit=name)
 
 
 # ------------------------------------------------------------------------------------ values
@@ -305,11 +307,12 @@ class Interpreter:
         self._prepare()
         code = self._codes.get(entry)
         if code is None:
-            known = ", ".join("@" + n for n in self._codes) or "none"
-            raise InterpreterError(f"no function @{entry} in this program (functions: {known})")
+            known = ", ".join("@" + n for n in self._codes) or _("none")
+            raise InterpreterError(_("no function @{func} in this program (functions: "
+                                     "{known})").format(func=entry, known=known))
         if len(args) != len(code.params):
-            raise InterpreterError(f"@{entry} takes {len(code.params)} argument(s), "
-                                   f"got {len(args)}", code.span)
+            raise InterpreterError(_("@{func} takes {n} argument(s), got {m}").format(
+                func=entry, n=len(code.params), m=len(args)), code.span)
         env = dict(zip(code.params, [to_runtime(a) for a in args]))
         return self._guarded(lambda: self._enter(code, env, code.span))
 
@@ -333,7 +336,7 @@ class Interpreter:
         except RecursionError:
             raise self._stack_exhausted() from None
         except MemoryError:
-            raise InterpreterError("out of memory while evaluating the program",
+            raise InterpreterError(_("out of memory while evaluating the program"),
                                    limit="max_bytes") from None
         except InterpreterError as e:
             e.source = self.mod.source
@@ -347,17 +350,18 @@ class Interpreter:
     def _stack_exhausted(self, span=None) -> InterpreterError:
         depth = self._depth
         e = InterpreterError(
-            f"call depth limit exceeded: the interpreter ran out of stack at call depth {depth}, "
-            f"below --max-depth {self.limits.max_depth} (the VM has no such bound)",
+            _("call depth limit exceeded: the interpreter ran out of stack at call depth "
+              "{depth}, below --max-depth {limit} (the VM has no such bound)").format(
+                depth=depth, limit=self.limits.max_depth),
             span, limit="max_depth")
         e.source = self.mod.source
         return e
 
     def _out_of_steps(self, span) -> InterpreterError:
         if self._interrupted:
-            return InterpreterError("interrupted", span)
+            return InterpreterError(_("interrupted"), span)
         n = self.limits.max_steps
-        return _limit_error("max_steps", n, f"step limit {n} exceeded", span)
+        return _limit_error("max_steps", n, _("step limit {n} exceeded").format(n=n), span)
 
     def _depth_error(self, span) -> InterpreterError:
         n = self.limits.max_depth
@@ -390,8 +394,8 @@ class Interpreter:
         if type(f) is Closure:
             code = f.code
             if len(args) != len(code.params):
-                raise InterpreterError(f"@{f.name} takes {len(code.params)} argument(s), "
-                                       f"got {len(args)}", span)
+                raise InterpreterError(_("@{func} takes {n} argument(s), got {m}").format(
+                    func=f.name, n=len(code.params), m=len(args)), span)
             env = dict(f.env)
             if f.self_var is not None:
                 env[f.self_var] = f
@@ -403,12 +407,14 @@ class Interpreter:
             raise self._out_of_steps(span)
         if type(f) is ConstructorValue:
             if len(args) != f.arity:
-                raise InterpreterError(f"constructor {f.name} takes {f.arity} argument(s), "
-                                       f"got {len(args)}", span)
+                raise InterpreterError(_("constructor {name} takes {n} argument(s), got "
+                                         "{m}").format(name=f.name, n=f.arity, m=len(args)),
+                                       span)
             return ADTValue(f.tag, f.name, args)
         if type(f) is OpValue:
             return self._run_kernel(f.name, f.kernel, args, f.attrs, span)
-        raise InterpreterError(f"cannot call {_short(f)}: not a function", span)
+        raise InterpreterError(_("cannot call {value}: not a function").format(value=_short(f)),
+                               span)
 
     def _run_kernel(self, name, kernel, args, attrs, span):
         args = [_kernel_input(a) for a in args]
@@ -442,7 +448,7 @@ class Interpreter:
         if clo is None:
             code = self._codes.get(name)
             if code is None:
-                raise InterpreterError(f"unknown global @{name}", span)
+                raise InterpreterError(_("unknown global @{func}").format(func=name), span)
             clo = self._global_closures[name] = Closure(name, code, {})
         return clo
 
@@ -453,7 +459,8 @@ class Interpreter:
             return thunk
         method = getattr(self, "_compile_" + type(e).__name__, None)
         if method is None:
-            raise InterpreterError(f"cannot evaluate a {type(e).__name__} node", e.span)
+            raise InterpreterError(_("cannot evaluate a {kind} node").format(
+                kind=type(e).__name__), e.span)
         thunk = method(e)
         if key in self._shared and not isinstance(e, (Var, Constant, GlobalVar, OpRef)):
             thunk = _memoized(thunk, e)
@@ -474,7 +481,8 @@ class Interpreter:
     def _constructor(self, ref: ConstructorRef):
         c = ref.constructor or self.mod.constructors.get(ref.name)
         if c is None:
-            raise InterpreterError(f"unknown constructor {ref.name}", ref.span)
+            raise InterpreterError(_("unknown constructor {name}").format(name=ref.name),
+                                   ref.span)
         return c
 
     def _compile_ConstructorRef(self, ref: ConstructorRef):
@@ -488,7 +496,7 @@ class Interpreter:
     def _op(self, ref: OpRef, attrs):
         op = self._ops.get_op(ref.name)
         if op is None:
-            raise InterpreterError(f"unknown operator {ref.name}", ref.span)
+            raise InterpreterError(_("unknown operator {op}").format(op=ref.name), ref.span)
         try:
             return op, self._ops.normalize_attrs(op, attrs or {})
         except self._ops.OpError as e:
@@ -597,7 +605,8 @@ class Interpreter:
             for matches, rhs in clauses:
                 if matches(value, env):
                     return rhs(env)
-            raise InterpreterError(f"{keyword} found no matching clause for {_short(value)}", span)
+            raise InterpreterError(_("{keyword} found no matching clause for {value}").format(
+                keyword=keyword, value=_short(value)), span)
         return match
 
     def _compile_Call(self, e: Call):
@@ -611,14 +620,15 @@ class Interpreter:
                 # freeing is the VM's business: here a kill only evaluates its operand
                 return lambda env, a=args[0]: (a(env), UNIT_VALUE)[1]
             if op.name in MEMORY_OPS:
-                raise InterpreterError(f"{op.name}: the memory dialect of a late pass stage runs "
-                                       "on the VM only (--executor vm)", span)
+                raise InterpreterError(_("{op}: the memory dialect of a late pass stage runs on "
+                                         "the VM only (--executor vm)").format(op=op.name), span)
             return self._compile_op_call(e, args)
         if isinstance(op, ConstructorRef):
             c = self._constructor(op)
             if len(args) != len(c.inputs):
-                raise InterpreterError(f"constructor {c.name} takes {len(c.inputs)} "
-                                       f"argument(s), got {len(args)}", span)
+                raise InterpreterError(_("constructor {name} takes {n} argument(s), got "
+                                         "{m}").format(name=c.name, n=len(c.inputs),
+                                                       m=len(args)), span)
             tag, con = c.tag, c.name
             if not args:
                 value = ADTValue(tag, con, ())
@@ -634,10 +644,10 @@ class Interpreter:
     def _compile_global_call(self, g: GlobalVar, args: list, span):
         code = self._codes.get(g.name)
         if code is None:
-            raise InterpreterError(f"unknown global @{g.name}", g.span)
+            raise InterpreterError(_("unknown global @{func}").format(func=g.name), g.span)
         if len(args) != len(code.params):
-            raise InterpreterError(f"@{g.name} takes {len(code.params)} argument(s), "
-                                   f"got {len(args)}", span)
+            raise InterpreterError(_("@{func} takes {n} argument(s), got {m}").format(
+                func=g.name, n=len(code.params), m=len(args)), span)
         binds = list(zip(code.params, args))
         limits = self.limits
         name = code.name
@@ -687,8 +697,9 @@ class Interpreter:
                 size *= d
             if size > max_bytes:
                 def too_big(env):
-                    raise _limit_error("max_bytes", max_bytes, f"{name} would allocate {size} "
-                                       f"bytes, over the limit of {max_bytes}", span)
+                    raise _limit_error("max_bytes", max_bytes, _(
+                        "{op} would allocate {size} bytes, over the limit of {limit}").format(
+                        op=name, size=size, limit=max_bytes), span)
                 return too_big
         tuple_args = op.tuple_input or any(
             not isinstance(a.checked_type, TensorType) for a in e.args
@@ -716,8 +727,9 @@ class Interpreter:
                     type(v) is np.ndarray for v in values):
                 size = size_before(values)
                 if size is not None and size > max_bytes:
-                    raise _limit_error("max_bytes", max_bytes, f"{name} would allocate "
-                                       f"{size} bytes, over the limit of {max_bytes}", span)
+                    raise _limit_error("max_bytes", max_bytes, _(
+                        "{op} would allocate {size} bytes, over the limit of {limit}").format(
+                        op=name, size=size, limit=max_bytes), span)
             try:
                 out = kernel(values, attrs)
             except KernelError as err:
@@ -728,8 +740,9 @@ class Interpreter:
             if type(out) is tuple:
                 return ADTValue(0, None, tuple(map(to_runtime, out)))
             if not static and out.nbytes > max_bytes:
-                raise _limit_error("max_bytes", max_bytes, f"{name} allocated {out.nbytes} "
-                                   f"bytes, over the limit of {max_bytes}", span)
+                raise _limit_error("max_bytes", max_bytes, _(
+                    "{op} allocated {size} bytes, over the limit of {limit}").format(
+                    op=name, size=out.nbytes, limit=max_bytes), span)
             return to_runtime(out)
 
         def op_call(env):
@@ -832,7 +845,7 @@ def _compile_pattern(p, mod: Module):
     if isinstance(p, PatternConstructor):
         c = p.constructor or mod.constructors.get(p.name)
         if c is None:
-            raise InterpreterError(f"unknown constructor {p.name}", p.span)
+            raise InterpreterError(_("unknown constructor {name}").format(name=p.name), p.span)
         tag = c.tag
         subs = p.patterns
         if not subs:
@@ -868,7 +881,8 @@ def _compile_pattern(p, mod: Module):
                     return False
             return True
         return tuple_
-    raise InterpreterError(f"unknown pattern {type(p).__name__}", getattr(p, "span", None))
+    raise InterpreterError(_("unknown pattern {kind}").format(kind=type(p).__name__),
+                           getattr(p, "span", None))
 
 
 # ------------------------------------------------------------------------------------ analyses
