@@ -67,7 +67,7 @@ class InterpreterError(Exception):
 
     def format(self, source: Source | None = None) -> str:
         """`FILE:LINE:COL: error: MESSAGE (in @f)`, the quoted line with a caret, the call stack."""
-        fn = f" (in @{self.function})" if self.function else ""
+        fn = " " + _("(in @{func})").format(func=self.function) if self.function else ""
         sp = self.span
         if sp is None:
             return f"error: {self.message}{fn}" + self._stack_text()
@@ -95,12 +95,14 @@ class InterpreterError(Exception):
             while j + 1 < len(calls) and calls[j + 1] == calls[i]:
                 j += 1
             caller, site = calls[i]
-            times = f" ({j - i + 1} times)" if j > i else ""
-            lines.append(f"  called from @{caller} at {site}{times}")
+            lines.append("  " + (_("called from @{func} at {site} ({n} times)") if j > i else
+                                 _("called from @{func} at {site}")).format(
+                func=caller, site=site, n=j - i + 1))
             i = j + 1
         if len(lines) > _FRAMES_SHOWN:
             half = _FRAMES_SHOWN // 2
-            lines = lines[:half] + [f"  ... {len(lines) - 2 * half} more ..."] + lines[-half:]
+            lines = lines[:half] + ["  " + _("... {n} more ...").format(
+                n=len(lines) - 2 * half)] + lines[-half:]
         return "\n" + "\n".join(lines)
 
     def __str__(self) -> str:
@@ -365,7 +367,7 @@ class Interpreter:
 
     def _depth_error(self, span) -> InterpreterError:
         n = self.limits.max_depth
-        return _limit_error("max_depth", n, f"call depth limit {n} exceeded", span)
+        return _limit_error("max_depth", n, _("call depth limit {n} exceeded").format(n=n), span)
 
     # ---- applying function values
 

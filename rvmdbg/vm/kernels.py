@@ -279,7 +279,7 @@ def compile_kernel(fn: Function):
     # chain at once; what the kernel holds at its peak is known from the static types.
     first = len(params) + len(consts)
     last_use: dict = {}
-    for k, (_, _, operands) in enumerate(steps):
+    for k, (_fn, _attrs, operands) in enumerate(steps):
         for i in operands:
             last_use[i] = k
     drops = tuple(tuple(i for i in sorted(set(operands)) if last_use[i] == k and i >= first
