@@ -233,8 +233,11 @@ def execute_text(e: Executed, prefix: str = "$") -> str:
     if e.error is not None:
         return _("step {step}: {control}: {error}").format(step=e.step, control=e.control,
                                                             error=e.error)
+    if not e.writes:
+        return _("step {step} done: writes no register; {control}").format(
+            step=e.step, control=e.control)
     writes = ", ".join(f"{(frame + ' ') if frame else ''}{prefix}{r} = {v}"
-                       for r, v, frame in e.writes) or _("no register")
+                       for r, v, frame in e.writes)
     return _("step {step} done: writes {writes}; {control}").format(
         step=e.step, writes=writes, control=e.control)
 
