@@ -129,6 +129,11 @@ def _source_line(span: Span, source: Source | None) -> str | None:
     return None
 
 
+def _op_message(op: str, message: str) -> str:
+    """An operator's message (already in the language in use) after the operator's name."""
+    return f"{op}: {message}"
+
+
 def _limit_error(name: str, value: int, what: str, span) -> InterpreterError:
     return InterpreterError(_("{what} (raise with {flag})").format(
         what=what, flag=Limits.flag_for(name)), span, limit=name)
@@ -502,7 +507,7 @@ class Interpreter:
         try:
             return op, self._ops.normalize_attrs(op, attrs or {})
         except self._ops.OpError as e:
-            raise InterpreterError(f"{ref.name}: {e.message}", ref.span) from None
+            raise InterpreterError(_op_message(ref.name, e.message), ref.span) from None
 
     def _compile_OpRef(self, ref: OpRef):
         op, attrs = self._op(ref, {})
@@ -796,7 +801,7 @@ class Interpreter:
                 try:
                     return kernel([x, y], attrs)
                 except KernelError as err:
-                    raise InterpreterError(f"{name}: {err.message}", span) from None
+                    raise InterpreterError(_op_message(name, err.message), span) from None
             return op_call2
         return op_call
 
