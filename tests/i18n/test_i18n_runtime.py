@@ -56,10 +56,25 @@ def test_run_failures_in_chinese(chinese, capsys, monkeypatch, argv, code, words
     assert chinese == set(), sorted(chinese)
 
 
+@pytest.mark.parametrize("executor, where", [("vm", "内核 vm_mod_fused_take："),
+                                             ("interp", ": error: take: ")])
+def test_a_failing_kernel_in_chinese(chinese, capsys, monkeypatch, tmp_path, executor, where):
+    """An operator's run-time refusal: its name stays first, once, on both executors."""
+    prog = tmp_path / "take.relay"
+    prog.write_text(HEADER + "def @main(%x: Tensor[(2), float32], %i: int32) {\n"
+                    '  take(%x, %i, mode="fast")\n}\n')
+    got, out, err = _main(capsys, monkeypatch, "run", prog, "[1.0, 2.0]", "5",
+                          "--executor", executor)
+    assert got == 1, err
+    assert where in err and "索引 5 超出大小为 2 的轴的范围（mode=\"fast\" 不做截断）" in err, err
+    assert "take: take:" not in err
+    assert chinese == set(), sorted(chinese)
+
+
 def test_max_bytes_stop_in_chinese(chinese, capsys, monkeypatch, big_add, tmp_path):
     import numpy as np
     np.save(tmp_path / "x.npy", np.ones((64, 64), dtype="float32"))
-    for executor, words in [("vm", "限制 max_bytes=100"), ("interp", "字节，超过上限 100")]:
+    for executor, words in [("vm", "限制 max_bytes=100"), ("interp", "超过上限 100")]:
         got, out, err = _main(capsys, monkeypatch, "run", big_add, f"@{tmp_path / 'x.npy'}",
                               "--max-bytes", "100", "--executor", executor)
         assert got == 1, err
