@@ -31,8 +31,9 @@ def _is_dialect(value, names) -> bool:
     return isinstance(value, Call) and isinstance(value.op, OpRef) and value.op.name in names
 
 
-def escaping(value) -> set:
-    """Variables whose value (not just the register) may outlive the evaluation of `value`."""
+def escaping(value, free=None) -> set:
+    """Variables whose value (not just the register) may outlive the evaluation of `value`
+    (`free`: value's free variables, when the caller has them already)."""
     if isinstance(value, Var):
         return {value}
     if _is_dialect(value, _IN_PLACE):
@@ -48,7 +49,7 @@ def escaping(value) -> set:
         return out
     if isinstance(value, Let):
         return _escaping_chain(value)
-    return set(free_vars(value))
+    return set(free_vars(value) if free is None else free)
 
 
 def _escaping_chain(e) -> set:
@@ -107,7 +108,8 @@ class _KillInserter:
             r = root[var]
             last_use.setdefault(r, i)
             last_member.setdefault(r, var)
-            for used in free_vars(value):
+            free = free_vars(value)
+            for used in free:
                 g = root.get(used)
                 if g is not None:
                     last_use[g] = i
@@ -115,7 +117,7 @@ class _KillInserter:
             if isinstance(value, Var):
                 last_member[r] = var
                 continue  # an alias shares the register; the value goes nowhere new
-            for used in escaping(value):
+            for used in escaping(value, free):
                 g = root.get(used)
                 if g is not None:
                     escaped.add(g)
