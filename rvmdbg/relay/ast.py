@@ -397,6 +397,10 @@ class ExprMutator:
     def __init__(self) -> None:
         self.memo: dict = {}
         self._methods: dict = {}  # node class -> this mutator's visit_<ClassName> or default
+        # the leaves the defaults need not visit (they stay as they are): all of them unless
+        # this mutator rewrites some kind of leaf
+        self._kept_leaves = (frozenset() if any(hasattr(self, "visit_" + k.__name__)
+                                                for k in LEAVES) else _LEAF_KINDS)
 
     def visit(self, e: Expr) -> Expr:
         key = id(e)
@@ -442,9 +446,9 @@ class ExprMutator:
     # the defaults per node class (`_default` picks one)
 
     def _default_Call(self, e: Call) -> Expr:
-        v = self.visit
-        op = v(e.op)
-        args = [v(a) for a in e.args]
+        v, kept = self.visit, self._kept_leaves
+        op = e.op if type(e.op) in kept else v(e.op)
+        args = [a if type(a) in kept else v(a) for a in e.args]
         if op is e.op and all(map(_is, args, e.args)):
             return e
         n = self._keep(e, Call(op, args, e.attrs))
@@ -460,12 +464,13 @@ class ExprMutator:
     def _default_Let(self, e: Let) -> Expr:
         # a let chain in a loop (a long chain would otherwise recurse once per binding); the
         # lets of the chain are memoised as `visit` would have, values in evaluation order
-        visit, memo = self.visit, self.memo
+        visit, memo, kept = self.visit, self.memo, self._kept_leaves
         own = hasattr(self, "visit_Let")  # then every let goes through it
         chain = []
         node = e
         while True:
-            chain.append((node, visit(node.value)))
+            value = node.value
+            chain.append((node, value if type(value) in kept else visit(value)))
             node = node.body
             if own or type(node) is not Let or id(node) in memo:
                 break
@@ -488,8 +493,8 @@ class ExprMutator:
         return self._keep(e, If(c, t, f))
 
     def _default_Tuple(self, e: Tuple) -> Expr:
-        v = self.visit
-        fs = [v(f) for f in e.fields]
+        v, kept = self.visit, self._kept_leaves
+        fs = [f if type(f) in kept else v(f) for f in e.fields]
         if all(map(_is, fs, e.fields)):
             return e
         return self._keep(e, Tuple(fs))
@@ -526,6 +531,7 @@ def _is(a, b) -> bool:
     return a is b
 
 
+_LEAF_KINDS = frozenset(LEAVES)
 _DEFAULTS = {kind: getattr(ExprMutator, "_default_" + kind.__name__)
              for kind in (Call, Function, Let, If, Tuple, TupleGetItem, Match, RefCreate,
                           RefRead, RefWrite)}

@@ -67,6 +67,8 @@ def _dtype(value) -> str:
 # ---------------------------------------------------------------- operand checks
 
 def _int(value, what: str) -> int:
+    if type(value) is int and _INT64_MIN <= value <= _INT64_MAX:
+        return value  # the common case, at once (the compiler makes every operand)
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise BytecodeError(f"{what} must be an integer, got {value!r}")
     v = value.__index__()
@@ -76,6 +78,8 @@ def _int(value, what: str) -> int:
 
 
 def _nonneg(value, what: str) -> int:
+    if type(value) is int and 0 <= value <= _INT64_MAX:
+        return value
     v = _int(value, what)
     if v < 0:
         raise BytecodeError(f"{what} must not be negative, got {v}")
@@ -83,6 +87,8 @@ def _nonneg(value, what: str) -> int:
 
 
 def _reg(value) -> int:
+    if type(value) is int and 0 <= value <= _INT64_MAX:
+        return value
     return _nonneg(value, "register")
 
 
