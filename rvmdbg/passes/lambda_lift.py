@@ -35,6 +35,17 @@ def free_vars(e) -> list:
         return [e]
     if kind in _CLOSED_LEAVES:
         return []
+    if kind is Call:  # most often an operator or function applied to atoms (A-normal form)
+        out = []
+        for c in (e.op, *e.args):
+            kc = type(c)
+            if kc is Var:
+                if c not in out:
+                    out.append(c)
+            elif kc not in _CLOSED_LEAVES:
+                break
+        else:
+            return out
     bound, used, order = set(), set(), []
     stack, seen = [e], set()
     pop, push = stack.pop, stack.extend

@@ -28,17 +28,20 @@ _IN_PLACE = frozenset({INVOKE_TVM_OP, SHAPE_FUNC, SHAPE_OF, KILL, ALLOC_TENSOR, 
 
 
 def _is_dialect(value, names) -> bool:
-    return isinstance(value, Call) and isinstance(value.op, OpRef) and value.op.name in names
+    return type(value) is Call and type(value.op) is OpRef and value.op.name in names
 
 
 def escaping(value, free=None) -> set:
     """Variables whose value (not just the register) may outlive the evaluation of `value`
     (`free`: value's free variables, when the caller has them already)."""
-    if isinstance(value, Var):
+    kind = type(value)
+    if kind is Var:
         return {value}
-    if _is_dialect(value, _IN_PLACE):
-        return set()
-    if isinstance(value, If):
+    if kind is Call:
+        if type(value.op) is OpRef and value.op.name in _IN_PLACE:
+            return set()
+        return set(free_vars(value) if free is None else free)
+    if kind is If:
         return _escaping_chain(value.true_branch) | _escaping_chain(value.false_branch)
     if isinstance(value, Match):
         out: set = set()
