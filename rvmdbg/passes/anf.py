@@ -117,20 +117,30 @@ class _Converter:
 
     def _topological(self, root) -> list:
         """Nodes with every parent before its children (reverse post-order), iteratively;
-        atoms left out (they are never bound)."""
+        atoms left out (they are never bound). Every local name met is added to `taken`
+        (what `local_names` finds, in the same walk)."""
         post, seen, edges, uses = [], {id(root)}, self.edges, self.uses
+        taken = self.taken
+        _note_names(root, taken)
         edges[id(root)] = root_edges = _edges(root)
         stack = [(root, iter(root_edges))]
         self.keep.append(root)
         while stack:
             node, it = stack[-1]
             for child, _opens in it:
+                kind = type(child)
+                if kind is Var:
+                    taken.add(child.name)
+                    continue
                 if _atomic_kind(child):
+                    if kind is Function:
+                        taken.update(p.name for p in child.params)
                     continue
                 key = id(child)
                 uses[key] = uses.get(key, 0) + 1
                 if key not in seen:
                     seen.add(key)
+                    _note_names(child, taken)
                     self.keep.append(child)
                     edges[key] = child_edges = _edges(child)
                     stack.append((child, iter(child_edges)))
@@ -245,6 +255,20 @@ class _Converter:
         return n
 
 
+def _note_names(e, names: set) -> None:
+    """Add the names e binds (or is, for a Var) to names."""
+    kind = type(e)
+    if kind is Var:
+        names.add(e.name)
+    elif kind is Let:
+        names.add(e.var.name)
+    elif kind is Function:
+        names.update(p.name for p in e.params)
+    elif kind is Match:
+        for c in e.clauses:
+            names.update(v.name for v in pattern_vars(c.lhs))
+
+
 def local_names(fn: Function) -> set:
     """Every local variable name used in fn, so fresh names never collide with them."""
     names = {p.name for p in fn.params}
@@ -285,7 +309,7 @@ def to_a_normal_form(mod: Module) -> Module:
             out = Function(fn.params, inner, fn.ret_type, fn.type_params, fn.attrs, fn.span)
             out.checked_type = fn.checked_type
             return out
-        conv = _Converter(local_names(fn))
+        conv = _Converter({p.name for p in fn.params})  # analyse adds the body's names
         root = _Scope(None)
         conv.analyse(fn.body, root)
         body = conv.scope_block(fn.body, root)
