@@ -397,10 +397,9 @@ class ExprMutator:
     def __init__(self) -> None:
         self.memo: dict = {}
         self._methods: dict = {}  # node class -> this mutator's visit_<ClassName> or default
-        # the leaves the defaults need not visit (they stay as they are): all of them unless
-        # this mutator rewrites some kind of leaf
-        self._kept_leaves = (frozenset() if any(hasattr(self, "visit_" + k.__name__)
-                                                for k in LEAVES) else _LEAF_KINDS)
+        # the kinds of leaves the defaults need not visit (they stay as they are): those this
+        # mutator has no visit_<ClassName> for
+        self._kept_leaves = frozenset(k for k in LEAVES if not hasattr(self, "visit_" + k.__name__))
 
     def visit(self, e: Expr) -> Expr:
         key = id(e)

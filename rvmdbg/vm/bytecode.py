@@ -94,9 +94,13 @@ def _reg(value) -> int:
 
 def _regs(values) -> tuple:
     try:
-        return tuple(_reg(v) for v in values)
+        regs = tuple(values)
     except TypeError:
         raise BytecodeError(f"expected a list of registers, got {values!r}") from None
+    for v in regs:
+        if type(v) is not int or not 0 <= v <= _INT64_MAX:
+            return tuple(_reg(v) for v in regs)  # says which one is wrong
+    return regs
 
 
 def _need(fields, n: int, name: str) -> None:
