@@ -18,10 +18,12 @@ from __future__ import annotations
 import gc
 import sys
 import threading
+import weakref
 from pathlib import Path
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.limits import DEFAULT_LIMITS, Limits
 from rvmdbg.scalars import SCALAR_TYPES, scalar_op, to_runtime
 from rvmdbg.relay.ast import (
@@ -33,6 +35,7 @@ from rvmdbg.relay.diagnostics import Source, Span
 from rvmdbg.relay.dialect import DEVICE_OPS, KILL, MEMORY_OPS
 from rvmdbg.relay.types import TensorType
 from rvmdbg.values import ADTValue, RefCell, format_value, tensor_line
+from rvmdbg.i18n import _
 
 __all__ = ["Interpreter", "InterpreterError", "Closure", "ConstructorValue", "OpValue",
            "call_with_deep_stack"]
@@ -66,7 +69,7 @@ class InterpreterError(Exception):
 
     def format(self, source: Source | None = None) -> str:
         """`FILE:LINE:COL: error: MESSAGE (in @f)`, the quoted line with a caret, the call stack."""
-        fn = f" (in @{self.function})" if self.function else ""
+        fn = " " + _("(in @{func})").format(func=self.function) if self.function else ""
         sp = self.span
         if sp is None:
             return f"error: {self.message}{fn}" + self._stack_text()
@@ -94,12 +97,14 @@ class InterpreterError(Exception):
             while j + 1 < len(calls) and calls[j + 1] == calls[i]:
                 j += 1
             caller, site = calls[i]
-            times = f" ({j - i + 1} times)" if j > i else ""
-            lines.append(f"  called from @{caller} at {site}{times}")
+            lines.append("  " + (_("called from @{func} at {site} ({n} times)") if j > i else
+                                 _("called from @{func} at {site}")).format(
+                func=caller, site=site, n=j - i + 1))
             i = j + 1
         if len(lines) > _FRAMES_SHOWN:
             half = _FRAMES_SHOWN // 2
-            lines = lines[:half] + [f"  ... {len(lines) - 2 * half} more ..."] + lines[-half:]
+            lines = lines[:half] + ["  " + _("... {n} more ...").format(
+                n=len(lines) - 2 * half)] + lines[-half:]
         return "\n" + "\n".join(lines)
 
     def __str__(self) -> str:
@@ -126,8 +131,14 @@ def _source_line(span: Span, source: Source | None) -> str | None:
     return None
 
 
+def _op_message(op: str, message: str) -> str:
+    """An operator's message (already in the language in use) after the operator's name."""
+    return f"{op}: {message}"
+
+
 def _limit_error(name: str, value: int, what: str, span) -> InterpreterError:
-    return InterpreterError(f"{what} (raise with {Limits.flag_for(name)})", span, limit=name)
+    return InterpreterError(_("{what} (raise with {flag})").format(
+        what=what, flag=Limits.flag_for(name)), span, limit=name)
 
 
 # ------------------------------------------------------------------------------------ values
@@ -267,6 +278,35 @@ def call_with_deep_stack(fn, *args, on_interrupt=None):
     raise value
 
 
+# ------------------------------------------------------------------------------------ memory
+
+class LiveTensors:
+    """The bytes of the tensors the program's operators made that are still alive, for
+    `--max-bytes`. The interpreter keeps a value exactly as long as the program can reach it
+    (environments, closures, ADTs and reference cells hold it; nothing else does), so
+    Python's own lifetime of the array is the tensor's: each is followed by a weak
+    reference that gives its bytes back when it is freed."""
+
+    __slots__ = ("bytes", "_held")
+
+    def __init__(self):
+        self.bytes = 0
+        self._held: dict[int, tuple] = {}   # id(weak reference) -> (it, bytes)
+
+    def add(self, a) -> None:
+        """Count `a`, a kernel's output, if it owns its memory (a view shares its base's)."""
+        if type(a) is not np.ndarray or a.base is not None:
+            return
+        n = a.nbytes
+        ref = weakref.ref(a, self._drop)
+        self._held[id(ref)] = (ref, n)
+        self.bytes += n
+
+    def _drop(self, ref) -> None:
+        _, n = self._held.pop(id(ref))
+        self.bytes -= n
+
+
 # ------------------------------------------------------------------------------------ interpreter
 
 class Interpreter:
@@ -284,6 +324,7 @@ class Interpreter:
         self._depth = 0
         self._budget = 0
         self._interrupted = False
+        self._live = LiveTensors()
 
     # ---- running
 
@@ -305,11 +346,12 @@ class Interpreter:
         self._prepare()
         code = self._codes.get(entry)
         if code is None:
-            known = ", ".join("@" + n for n in self._codes) or "none"
-            raise InterpreterError(f"no function @{entry} in this program (functions: {known})")
+            known = ", ".join("@" + n for n in self._codes) or _("none")
+            raise InterpreterError(_("no function @{func} in this program (functions: "
+                                     "{known})").format(func=entry, known=known))
         if len(args) != len(code.params):
-            raise InterpreterError(f"@{entry} takes {len(code.params)} argument(s), "
-                                   f"got {len(args)}", code.span)
+            raise InterpreterError(_("@{func} takes {n} argument(s), got {m}").format(
+                func=entry, n=len(code.params), m=len(args)), code.span)
         env = dict(zip(code.params, [to_runtime(a) for a in args]))
         return self._guarded(lambda: self._enter(code, env, code.span))
 
@@ -321,6 +363,7 @@ class Interpreter:
         self._depth = 0
         self._interrupted = False
         self._budget = self.limits.max_steps
+        self._live = LiveTensors()
         # The interpreter makes no reference cycles, and collections over a deep stack of live
         # activations are slow (they dominated unwinding from a depth-limit error): pause them.
         gc_was_enabled = gc.isenabled()
@@ -333,7 +376,7 @@ class Interpreter:
         except RecursionError:
             raise self._stack_exhausted() from None
         except MemoryError:
-            raise InterpreterError("out of memory while evaluating the program",
+            raise InterpreterError(_("out of memory while evaluating the program"),
                                    limit="max_bytes") from None
         except InterpreterError as e:
             e.source = self.mod.source
@@ -347,21 +390,22 @@ class Interpreter:
     def _stack_exhausted(self, span=None) -> InterpreterError:
         depth = self._depth
         e = InterpreterError(
-            f"call depth limit exceeded: the interpreter ran out of stack at call depth {depth}, "
-            f"below --max-depth {self.limits.max_depth} (the VM has no such bound)",
+            _("call depth limit exceeded: the interpreter ran out of stack at call depth "
+              "{depth}, below --max-depth {limit} (the VM has no such bound)").format(
+                depth=depth, limit=self.limits.max_depth),
             span, limit="max_depth")
         e.source = self.mod.source
         return e
 
     def _out_of_steps(self, span) -> InterpreterError:
         if self._interrupted:
-            return InterpreterError("interrupted", span)
+            return InterpreterError(_("interrupted"), span)
         n = self.limits.max_steps
-        return _limit_error("max_steps", n, f"step limit {n} exceeded", span)
+        return _limit_error("max_steps", n, _("step limit {n} exceeded").format(n=n), span)
 
     def _depth_error(self, span) -> InterpreterError:
         n = self.limits.max_depth
-        return _limit_error("max_depth", n, f"call depth limit {n} exceeded", span)
+        return _limit_error("max_depth", n, _("call depth limit {n} exceeded").format(n=n), span)
 
     # ---- applying function values
 
@@ -390,8 +434,8 @@ class Interpreter:
         if type(f) is Closure:
             code = f.code
             if len(args) != len(code.params):
-                raise InterpreterError(f"@{f.name} takes {len(code.params)} argument(s), "
-                                       f"got {len(args)}", span)
+                raise InterpreterError(_("@{func} takes {n} argument(s), got {m}").format(
+                    func=f.name, n=len(code.params), m=len(args)), span)
             env = dict(f.env)
             if f.self_var is not None:
                 env[f.self_var] = f
@@ -403,12 +447,14 @@ class Interpreter:
             raise self._out_of_steps(span)
         if type(f) is ConstructorValue:
             if len(args) != f.arity:
-                raise InterpreterError(f"constructor {f.name} takes {f.arity} argument(s), "
-                                       f"got {len(args)}", span)
+                raise InterpreterError(_("constructor {name} takes {n} argument(s), got "
+                                         "{m}").format(name=f.name, n=f.arity, m=len(args)),
+                                       span)
             return ADTValue(f.tag, f.name, args)
         if type(f) is OpValue:
             return self._run_kernel(f.name, f.kernel, args, f.attrs, span)
-        raise InterpreterError(f"cannot call {_short(f)}: not a function", span)
+        raise InterpreterError(_("cannot call {value}: not a function").format(value=_short(f)),
+                               span)
 
     def _run_kernel(self, name, kernel, args, attrs, span):
         args = [_kernel_input(a) for a in args]
@@ -442,7 +488,7 @@ class Interpreter:
         if clo is None:
             code = self._codes.get(name)
             if code is None:
-                raise InterpreterError(f"unknown global @{name}", span)
+                raise InterpreterError(_("unknown global @{func}").format(func=name), span)
             clo = self._global_closures[name] = Closure(name, code, {})
         return clo
 
@@ -453,7 +499,8 @@ class Interpreter:
             return thunk
         method = getattr(self, "_compile_" + type(e).__name__, None)
         if method is None:
-            raise InterpreterError(f"cannot evaluate a {type(e).__name__} node", e.span)
+            raise InterpreterError(_("cannot evaluate a {kind} node").format(
+                kind=type(e).__name__), e.span)
         thunk = method(e)
         if key in self._shared and not isinstance(e, (Var, Constant, GlobalVar, OpRef)):
             thunk = _memoized(thunk, e)
@@ -474,7 +521,8 @@ class Interpreter:
     def _constructor(self, ref: ConstructorRef):
         c = ref.constructor or self.mod.constructors.get(ref.name)
         if c is None:
-            raise InterpreterError(f"unknown constructor {ref.name}", ref.span)
+            raise InterpreterError(_("unknown constructor {name}").format(name=ref.name),
+                                   ref.span)
         return c
 
     def _compile_ConstructorRef(self, ref: ConstructorRef):
@@ -488,11 +536,11 @@ class Interpreter:
     def _op(self, ref: OpRef, attrs):
         op = self._ops.get_op(ref.name)
         if op is None:
-            raise InterpreterError(f"unknown operator {ref.name}", ref.span)
+            raise InterpreterError(_("unknown operator {op}").format(op=ref.name), ref.span)
         try:
             return op, self._ops.normalize_attrs(op, attrs or {})
         except self._ops.OpError as e:
-            raise InterpreterError(f"{ref.name}: {e.message}", ref.span) from None
+            raise InterpreterError(_op_message(ref.name, e.message), ref.span) from None
 
     def _compile_OpRef(self, ref: OpRef):
         op, attrs = self._op(ref, {})
@@ -597,7 +645,8 @@ class Interpreter:
             for matches, rhs in clauses:
                 if matches(value, env):
                     return rhs(env)
-            raise InterpreterError(f"{keyword} found no matching clause for {_short(value)}", span)
+            raise InterpreterError(_("{keyword} found no matching clause for {value}").format(
+                keyword=keyword, value=_short(value)), span)
         return match
 
     def _compile_Call(self, e: Call):
@@ -611,14 +660,15 @@ class Interpreter:
                 # freeing is the VM's business: here a kill only evaluates its operand
                 return lambda env, a=args[0]: (a(env), UNIT_VALUE)[1]
             if op.name in MEMORY_OPS:
-                raise InterpreterError(f"{op.name}: the memory dialect of a late pass stage runs "
-                                       "on the VM only (--executor vm)", span)
+                raise InterpreterError(_("{op}: the memory dialect of a late pass stage runs on "
+                                         "the VM only (--executor vm)").format(op=op.name), span)
             return self._compile_op_call(e, args)
         if isinstance(op, ConstructorRef):
             c = self._constructor(op)
             if len(args) != len(c.inputs):
-                raise InterpreterError(f"constructor {c.name} takes {len(c.inputs)} "
-                                       f"argument(s), got {len(args)}", span)
+                raise InterpreterError(_("constructor {name} takes {n} argument(s), got "
+                                         "{m}").format(name=c.name, n=len(c.inputs),
+                                                       m=len(args)), span)
             tag, con = c.tag, c.name
             if not args:
                 value = ADTValue(tag, con, ())
@@ -634,10 +684,10 @@ class Interpreter:
     def _compile_global_call(self, g: GlobalVar, args: list, span):
         code = self._codes.get(g.name)
         if code is None:
-            raise InterpreterError(f"unknown global @{g.name}", g.span)
+            raise InterpreterError(_("unknown global @{func}").format(func=g.name), g.span)
         if len(args) != len(code.params):
-            raise InterpreterError(f"@{g.name} takes {len(code.params)} argument(s), "
-                                   f"got {len(args)}", span)
+            raise InterpreterError(_("@{func} takes {n} argument(s), got {m}").format(
+                func=g.name, n=len(code.params), m=len(args)), span)
         binds = list(zip(code.params, args))
         limits = self.limits
         name = code.name
@@ -681,15 +731,18 @@ class Interpreter:
         max_bytes = self.limits.max_bytes
         t = e.checked_type
         static = isinstance(t, TensorType) and t.is_static
+        static_size = None
         if static:
-            size = np.dtype(t.dtype).itemsize
+            static_size = np.dtype(t.dtype).itemsize
             for d in t.shape:
-                size *= d
-            if size > max_bytes:
-                def too_big(env):
-                    raise _limit_error("max_bytes", max_bytes, f"{name} would allocate {size} "
-                                       f"bytes, over the limit of {max_bytes}", span)
-                return too_big
+                static_size *= d
+
+        def over(size: int):
+            """The limit error of allocating `size` bytes beside the live tensors."""
+            return _limit_error("max_bytes", max_bytes, _(
+                "{op} would allocate {size} bytes, bringing live memory to {live} bytes, over "
+                "the limit of {limit}").format(op=name, size=size, live=self._live.bytes + size,
+                                               limit=max_bytes), span)
         tuple_args = op.tuple_input or any(
             not isinstance(a.checked_type, TensorType) for a in e.args
             if a.checked_type is not None) or any(a.checked_type is None for a in e.args)
@@ -712,12 +765,13 @@ class Interpreter:
 
         def run_kernel(values):
             values = [_kernel_input(v) for v in values]
+            live = self._live
+            size = static_size
             if not static and not tuple_args and type_rel is not None and all(
                     type(v) is np.ndarray for v in values):
                 size = size_before(values)
-                if size is not None and size > max_bytes:
-                    raise _limit_error("max_bytes", max_bytes, f"{name} would allocate "
-                                       f"{size} bytes, over the limit of {max_bytes}", span)
+            if size is not None and live.bytes + size > max_bytes:
+                raise over(size)
             try:
                 out = kernel(values, attrs)
             except KernelError as err:
@@ -726,10 +780,14 @@ class Interpreter:
                     text = f"{name}: {text}"
                 raise InterpreterError(text, span) from None
             if type(out) is tuple:
+                for field in out:
+                    live.add(field)
+                if size is None and live.bytes > max_bytes:
+                    raise over(0)
                 return ADTValue(0, None, tuple(map(to_runtime, out)))
-            if not static and out.nbytes > max_bytes:
-                raise _limit_error("max_bytes", max_bytes, f"{name} allocated {out.nbytes} "
-                                   f"bytes, over the limit of {max_bytes}", span)
+            if size is None and live.bytes + out.nbytes > max_bytes:
+                raise over(out.nbytes)  # a size the relation could not tell in advance
+            live.add(out)
             return to_runtime(out)
 
         def op_call(env):
@@ -778,10 +836,15 @@ class Interpreter:
                     raise self._out_of_steps(span)
                 if type(x) in SCALAR_TYPES or type(y) in SCALAR_TYPES:
                     return run_kernel([x, y])
+                live = self._live
+                if live.bytes + static_size > max_bytes:
+                    raise over(static_size)
                 try:
-                    return kernel([x, y], attrs)
+                    out = kernel([x, y], attrs)
                 except KernelError as err:
-                    raise InterpreterError(f"{name}: {err.message}", span) from None
+                    raise InterpreterError(_op_message(name, err.message), span) from None
+                live.add(out)
+                return out
             return op_call2
         return op_call
 
@@ -832,7 +895,7 @@ def _compile_pattern(p, mod: Module):
     if isinstance(p, PatternConstructor):
         c = p.constructor or mod.constructors.get(p.name)
         if c is None:
-            raise InterpreterError(f"unknown constructor {p.name}", p.span)
+            raise InterpreterError(_("unknown constructor {name}").format(name=p.name), p.span)
         tag = c.tag
         subs = p.patterns
         if not subs:
@@ -868,7 +931,8 @@ def _compile_pattern(p, mod: Module):
                     return False
             return True
         return tuple_
-    raise InterpreterError(f"unknown pattern {type(p).__name__}", getattr(p, "span", None))
+    raise InterpreterError(_("unknown pattern {kind}").format(kind=type(p).__name__),
+                           getattr(p, "span", None))
 
 
 # ------------------------------------------------------------------------------------ analyses

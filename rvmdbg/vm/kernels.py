@@ -25,6 +25,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.passes.manifest_alloc import SHAPE_FUNC_ATTR, shape_func_inputs, tensor_leaves
 from rvmdbg.relay.ast import (Call, Constant, ExprMutator, Function, Module, OpRef, Tuple,
                               TupleGetItem, Var, children)
@@ -52,7 +53,8 @@ def _cell(values, name):
     cell = values[0]
     if type(cell) is not RefCell:
         from rvmdbg.relay.ops import KernelError
-        raise KernelError(f"{name}: expected a reference, got {type(cell).__name__}")
+        raise KernelError(_("{op}: expected a reference, got {kind}").format(
+            op=name, kind=type(cell).__name__))
     return cell
 
 
@@ -75,12 +77,14 @@ def build_kernel(kernel):
     if kernel.builtin:
         arity = BUILTIN_KERNELS.get(kernel.name)
         if arity is None:
-            raise KernelBuildError(f"unknown built-in kernel {kernel.name!r} "
-                                   f"(known: {', '.join(BUILTIN_KERNELS)})")
+            raise KernelBuildError(_("unknown built-in kernel {kernel} (known: {known})").format(
+                kernel=repr(kernel.name), known=", ".join(BUILTIN_KERNELS)))
         if arity != (kernel.num_inputs, kernel.num_outputs):
-            raise KernelBuildError(f"built-in kernel {kernel.name} takes {arity[0]} inputs and "
-                                   f"{arity[1]} outputs, declared {kernel.num_inputs} and "
-                                   f"{kernel.num_outputs}")
+            raise KernelBuildError(_("built-in kernel {kernel} takes {inputs} inputs and "
+                                     "{outputs} outputs, declared {given_inputs} and "
+                                     "{given_outputs}").format(
+                kernel=kernel.name, inputs=arity[0], outputs=arity[1],
+                given_inputs=kernel.num_inputs, given_outputs=kernel.num_outputs))
         return _BUILTIN_IMPLS[kernel.name]
     return _build_from_source(kernel.source, kernel.num_inputs, kernel.num_outputs)
 
@@ -90,12 +94,12 @@ def _build_from_source(source: str, num_inputs: int, num_outputs: int):
     # Kernels are pure functions of their text, so equal sources share one callable.
     fn = parse_primitive(source)
     if len(fn.params) != num_inputs:
-        raise KernelBuildError(f"the primitive function takes {len(fn.params)} inputs, "
-                               f"the kernel declares {num_inputs}")
+        raise KernelBuildError(_("the primitive function takes {n} inputs, the kernel "
+                                 "declares {m}").format(n=len(fn.params), m=num_inputs))
     outputs = len(tensor_leaves(fn.body.checked_type))
     if outputs != num_outputs:
-        raise KernelBuildError(f"the primitive function has {outputs} outputs, the kernel "
-                               f"declares {num_outputs}")
+        raise KernelBuildError(_("the primitive function has {n} outputs, the kernel "
+                                 "declares {m}").format(n=outputs, m=num_outputs))
     if fn.attrs.get(SHAPE_FUNC_ATTR):
         return compile_shape_kernel(fn)
     return runtime_kernel(compile_kernel(fn))
@@ -116,6 +120,15 @@ def runtime_kernel(kernel):
     held = getattr(kernel, "intermediate_bytes", None)
     if held is not None:
         on_values.intermediate_bytes = held
+    within = getattr(kernel, "run_within", None)
+    if within is not None:  # intermediates of run-time shapes, checked as they are made
+        def run_within(inputs, room):
+            out = within([np.asarray(v) if type(v) in SCALAR_TYPES else v for v in inputs], room)
+            if type(out) is tuple:
+                return tuple(map(to_runtime, out))
+            return to_runtime(out)
+        on_values.run_within = run_within
+        on_values.intermediate_bytes = None
     return on_values
 
 
@@ -127,10 +140,11 @@ def parse_primitive(source: str) -> Function:
     try:
         fn = parse_expr(source, Module(), filename="<kernel>")
     except RelayError as e:
-        raise KernelBuildError(f"kernel source does not parse: {e.message}") from None
+        raise KernelBuildError(_("kernel source does not parse: {error}").format(
+            error=e.message)) from None
     if not isinstance(fn, Function) or not fn.is_primitive:
-        raise KernelBuildError("kernel source is not a primitive function "
-                               "(fn (...) with Primitive=1)")
+        raise KernelBuildError(_("kernel source is not a primitive function "
+                                 "(fn (...) with Primitive=1)"))
     try:
         check_expr(fn, Module())
         inlined = inline_local_calls(fn)
@@ -138,16 +152,19 @@ def parse_primitive(source: str) -> Function:
             fn = inlined
             check_expr(fn, Module())
     except RelayError as e:
-        raise KernelBuildError(f"kernel source does not type-check: {e.message}") from None
+        raise KernelBuildError(_("kernel source does not type-check: {error}").format(
+            error=e.message)) from None
     params = set(fn.params)
     for node in post_order(fn.body):
         if isinstance(node, Var) and node not in params:
-            raise KernelBuildError(f"kernel body uses %{node.name}, which is not a parameter")
+            raise KernelBuildError(_("kernel body uses %{var}, which is not a parameter").format(
+                var=node.name))
         if not isinstance(node, (Call, Constant, Var, Tuple, TupleGetItem, OpRef)):
-            raise KernelBuildError(f"kernel body contains a {type(node).__name__}; only operator "
-                                   f"calls, constants, tuples and projections may appear")
+            raise KernelBuildError(_("kernel body contains a {kind}; only operator calls, "
+                                     "constants, tuples and projections may appear").format(
+                kind=type(node).__name__))
         if isinstance(node, Call) and not isinstance(node.op, OpRef):
-            raise KernelBuildError("kernel body calls something other than an operator")
+            raise KernelBuildError(_("kernel body calls something other than an operator"))
     return fn
 
 
@@ -251,7 +268,7 @@ def compile_kernel(fn: Function):
         if isinstance(node, Call):
             opdef = get_op(node.op.name)
             if opdef is None:
-                raise KernelBuildError(f"unknown operator {node.op.name}")
+                raise KernelBuildError(_("unknown operator {op}").format(op=node.op.name))
             steps.append((opdef.kernel, normalize_attrs(opdef, node.attrs),
                           tuple(slot[a] for a in node.args)))
         elif isinstance(node, Tuple):
@@ -271,7 +288,7 @@ def compile_kernel(fn: Function):
     # chain at once; what the kernel holds at its peak is known from the static types.
     first = len(params) + len(consts)
     last_use: dict = {}
-    for k, (_, _, operands) in enumerate(steps):
+    for k, (_fn, _attrs, operands) in enumerate(steps):
         for i in operands:
             last_use[i] = k
     drops = tuple(tuple(i for i in sorted(set(operands)) if last_use[i] == k and i >= first
@@ -296,7 +313,87 @@ def compile_kernel(fn: Function):
     # bytes of intermediates held at once (None: a shape known only at run time); the VM
     # checks them against --max-bytes before calling
     kernel.intermediate_bytes = peak
+    if peak is None:
+        kernel.run_within = _run_within(computing, steps, drops, tuple_params, consts,
+                                        result_slot, multi)
     return kernel
+
+
+_UNKNOWN = object()
+
+
+class NoRoom(Exception):
+    """A fused kernel's next operator would make its intermediates pass the bytes it may
+    hold (`needed`); raised before that operator allocates."""
+
+    def __init__(self, needed: int, op: str):
+        super().__init__(needed, op)
+        self.needed = needed
+        self.op = op
+
+
+def _run_within(computing, steps, drops, tuple_params, consts, result_slot, multi):
+    """`run_within(inputs, room)`: the fused kernel with intermediates whose shapes are known
+    only at run time, checking before each operator, from its relation on the real input
+    shapes, that the intermediates it holds with the new one fit in `room` bytes (NoRoom)."""
+    from rvmdbg.relay.ops import get_op
+
+    rels = []
+    for node in computing:
+        if isinstance(node, Call):
+            static = _static_bytes(node.checked_type)
+            rels.append((node.op.name, static, get_op(node.op.name).type_rel))
+        else:
+            rels.append((None, 0, None))   # a tuple or a projection shares its fields' arrays
+
+    known: dict = {}   # (step, input shapes and dtypes) -> bytes: relations run once per shape
+
+    def size_of(k, args, attrs) -> int | None:
+        name, static, rel = rels[k]
+        if static is not None or rel is None:
+            return static
+        if not all(type(a) is np.ndarray for a in args):
+            return None
+        key = (k, *[(a.shape, a.dtype) for a in args])
+        size = known.get(key, _UNKNOWN)
+        if size is _UNKNOWN:
+            try:
+                t = rel([TensorType(tuple(a.shape), str(a.dtype)) for a in args], attrs)
+                size = _static_bytes(t) if isinstance(t, TensorType) else None
+            except Exception:
+                size = None   # the kernel reports what is wrong with its inputs
+            if len(known) > 4096:
+                known.clear()
+            known[key] = size
+        return size
+
+    def run_within(inputs, room: int):
+        if tuple_params:
+            inputs = list(inputs)
+            for i in tuple_params:
+                inputs[i] = _adt_to_tuple(inputs[i])
+        values = [*inputs, *consts]
+        held = 0
+        first = len(values)
+        for k, ((func, attrs, operands), drop) in enumerate(zip(steps, drops)):
+            args = [values[i] for i in operands]
+            slot = first + k
+            if slot != result_slot:
+                size = size_of(k, args, attrs)
+                if size is not None and held + size > room:
+                    raise NoRoom(held + size, rels[k][0])
+            out = func(args, attrs)
+            values.append(out)
+            if slot != result_slot and type(out) is np.ndarray and out.base is None:
+                held += out.nbytes
+            for i in drop:
+                v = values[i]
+                if type(v) is np.ndarray and v.base is None:
+                    held -= v.nbytes
+                values[i] = None
+        out = values[result_slot]
+        return _flatten(out) if multi else out
+    return run_within
 
 
 def _static_bytes(t) -> int | None:
@@ -435,7 +532,8 @@ def compile_shape_kernel(fn: Function):
     params = list(fn.params)
     for p in params:
         if not isinstance(p.checked_type, TensorType):
-            raise KernelBuildError(f"shape kernel input %{p.name} is not a tensor")
+            raise KernelBuildError(_("shape kernel input %{var} is not a tensor").format(
+                var=p.name))
     by_value = shape_func_inputs(fn)
     slot, constant_nodes, computing = _slots(fn, params)
     steps = []
@@ -443,7 +541,7 @@ def compile_shape_kernel(fn: Function):
         if isinstance(node, Call):
             opdef = get_op(node.op.name)
             if opdef is None:
-                raise KernelBuildError(f"unknown operator {node.op.name}")
+                raise KernelBuildError(_("unknown operator {op}").format(op=node.op.name))
             if opdef.data_dependent and _static(node.checked_type):
                 # its shape is known: no need for values computed inside the kernel
                 steps.append(("static", _static_shapes(node.checked_type), ()))
@@ -451,10 +549,10 @@ def compile_shape_kernel(fn: Function):
             if opdef.data_dependent:
                 for needs_value, a in zip(opdef.shape_data, node.args):
                     if needs_value and not isinstance(a, (Var, Constant)):
-                        raise KernelBuildError(
-                            f"{node.op.name} needs a value computed inside the kernel to know "
-                            f"its output shape; its shape function can read only the kernel's "
-                            f"parameters (as in TVM, such a call must stand alone)")
+                        raise KernelBuildError(_(
+                            "{op} needs a value computed inside the kernel to know its output "
+                            "shape; its shape function can read only the kernel's parameters "
+                            "(as in TVM, such a call must stand alone)").format(op=node.op.name))
             dtypes = [_value_dtypes(a.checked_type) for a in node.args]
             several = isinstance(node.checked_type, TupleType)
             steps.append(("op", (node.op.name, dtypes, normalize_attrs(opdef, node.attrs),
@@ -496,12 +594,14 @@ def _shape_kernel_input(s, by_value: bool, name: str, t: TensorType, error):
     if by_value:
         if (arr.dtype != np.dtype(t.dtype) or arr.ndim != len(t.shape)
                 or any(d is not None and d != n for d, n in zip(t.shape, arr.shape))):
-            raise error(f"shape function input %{name} must be the value of a {t}, got a "
-                        f"{arr.dtype} tensor of shape {tuple(arr.shape)}")
+            raise error(_("shape function input %{var} must be the value of a {type}, got a "
+                          "{dtype} tensor of shape {shape}").format(
+                var=name, type=t, dtype=arr.dtype, shape=tuple(arr.shape)))
         return arr
     if arr.ndim != 1 or arr.shape[0] != len(t.shape):
-        raise error(f"shape function input %{name} must be the {len(t.shape)}-element shape "
-                    f"of a {t}, got a tensor of shape {tuple(arr.shape)}")
+        raise error(_("shape function input %{var} must be the {n}-element shape of a {type}, "
+                      "got a tensor of shape {shape}").format(
+            var=name, n=len(t.shape), type=t, shape=tuple(arr.shape)))
     return tuple(int(d) for d in arr)
 
 

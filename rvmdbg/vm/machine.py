@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gc
 import operator
+from sys import getrefcount as _refcount
 from typing import Iterator, NamedTuple
 
 import numpy as np
@@ -27,11 +28,12 @@ import numpy as np
 from rvmdbg.limits import DEFAULT_LIMITS, Limits
 from rvmdbg.scalars import SCALAR_TYPES, QuietSwitch, to_runtime
 from rvmdbg.values import ADTValue, format_value, tensor_line
-from rvmdbg.wording import plural
 from rvmdbg.vm import bytecode as bc
+from rvmdbg.vm.escaped import escaped_bytes
+from rvmdbg.vm.kernels import NoRoom
 from rvmdbg.vm.objects import (ByteAccount, StorageObject, TensorPlaceholder, VMClosure,
                                 dtype_nbytes)
-from rvmdbg.i18n import _
+from rvmdbg.i18n import _, ngettext
 
 # What a handler returns instead of a pc (pcs are never negative).
 CALL = -1   # the frame stack changed: reload frame, registers and code
@@ -225,21 +227,57 @@ def _within_max_bytes(vm, kernel, impl, also: int = 0):
     --max-bytes beside the live tensors (and `also` bytes about to be allocated); a kernel
     without intermediates is left as it is."""
     held = getattr(impl, "intermediate_bytes", 0)
+    if held is None and hasattr(impl, "run_within"):
+        return _within_room(vm, kernel, impl, also)
     if not held:
         return impl
     max_bytes = vm.limits.max_bytes
 
     def checked(values):
-        live = vm.live_bytes + also + held
-        if live > max_bytes:
+        live = vm.live_bytes + vm.orphan_bytes + also + held
+        if live > max_bytes and _still_over(vm, also + held):
+            live = vm.live_bytes + vm.orphan_bytes + also + held
             raise _limit_error("max_bytes", max_bytes,
-                               f"kernel {kernel.name} would hold {held} bytes of intermediates, "
-                               f"bringing live memory to {live} bytes")
+                               _("kernel {kernel} would hold {held} bytes of intermediates, "
+                                 "bringing live memory to {live} bytes").format(
+                                   kernel=kernel.name, held=held, live=live))
         return impl(values)
     checked.intermediate_bytes = held
     if hasattr(impl, "scalar_fast"):
         checked.scalar_fast = impl.scalar_fast
     return checked
+
+
+def _within_room(vm, kernel, impl, also: int):
+    """`impl`, a fused kernel whose intermediates have shapes known only at run time, run so
+    that it checks before each operator that what it holds fits beside the live tensors."""
+    run_within, max_bytes = impl.run_within, vm.limits.max_bytes
+
+    def checked(values):
+        while True:  # twice at most: the second time the escaped bytes are exact
+            try:
+                return run_within(values, max_bytes - vm.live_bytes - vm.orphan_bytes - also)
+            except NoRoom as short:
+                if _still_over(vm, also + short.needed):
+                    live = vm.live_bytes + vm.orphan_bytes + also + short.needed
+                    raise _limit_error("max_bytes", max_bytes, _(
+                        "kernel {kernel} would hold {held} bytes of intermediates at {op}, "
+                        "bringing live memory to {live} bytes").format(
+                            kernel=kernel.name, held=short.needed, op=short.op,
+                            live=live)) from None
+    checked.intermediate_bytes = None
+    if hasattr(impl, "scalar_fast"):
+        checked.scalar_fast = impl.scalar_fast
+    return checked
+
+
+def _still_over(vm, size: int) -> bool:
+    """Whether allocating `size` more bytes passes --max-bytes, once the estimate of the
+    bytes of tensors that outlived their storage is made exact (`rvmdbg.vm.escaped`); called
+    only when the estimate says it would."""
+    if vm.orphan_bytes:
+        vm.orphan_bytes = escaped_bytes(vm)
+    return vm.live_bytes + vm.orphan_bytes + size > vm.limits.max_bytes
 
 
 def _ret(vm, fi, pc, ins):
@@ -250,7 +288,9 @@ def _ret(vm, fi, pc, ins):
         done = frames.pop()
         account = done.account
         if account is not None and account.owned_bytes:
+            # what the frame still owns may have escaped in `value`: an estimate until counted
             vm.live_bytes -= account.owned_bytes
+            vm.orphan_bytes += account.owned_bytes
             account.owned_bytes = None
         if frames:
             caller = frames[-1]
@@ -266,8 +306,8 @@ def _ret(vm, fi, pc, ins):
 def _callee(vm, func_index, what):
     functions = vm.exe.functions
     if not 0 <= func_index < len(functions):
-        raise _Malformed(f"{what} of function index {func_index}, but there are "
-                         f"{len(functions)} functions")
+        raise _Malformed(_("{what} of function index {index}, but there are {n} "
+                           "functions").format(what=what, index=func_index, n=len(functions)))
     return functions[func_index]
 
 
@@ -275,12 +315,12 @@ def _invoke(vm, fi, pc, ins):
     callee_index, args, dst = ins.func_index, tuple(ins.args), ins.dst
     callee = _callee(vm, callee_index, "invoke")
     if len(args) != len(callee.params):
-        raise _Malformed(f"invoke passes {len(args)} arguments to @{callee.name}, "
-                         f"which takes {len(callee.params)}")
+        raise _Malformed(_("invoke passes {n} arguments to @{func}, which takes {m}").format(
+            n=len(args), func=callee.name, m=len(callee.params)))
     pad = [None] * (callee.register_file_size - len(args))
     frames, max_depth = vm.frames, vm.limits.max_depth
-    depth_error = ("max_depth", max_depth, f"call depth exceeded {max_depth} frames "
-                   f"calling @{callee.name}")
+    depth_error = ("max_depth", max_depth, _("call depth exceeded {n} frames calling "
+                                             "@{func}").format(n=max_depth, func=callee.name))
 
     if len(args) == 1:
         a0 = args[0]
@@ -323,13 +363,15 @@ def _invoke_closure(vm, fi, pc, ins):
     def invoke_closure(regs):
         clo = regs[closure]
         if type(clo) is not VMClosure:
-            raise VMError(f"invoke_closure: ${closure} holds {_summary(clo)}, not a closure")
+            raise VMError(_("invoke_closure: ${reg} holds {value}, not a closure").format(
+                reg=closure, value=_summary(clo)))
         callee = clo.func_index
         values = [*clo.captured, *[regs[a] for a in args]]
         if len(values) != arities[callee]:
-            raise VMError(f"closure @{clo.name} takes "
-                          f"{plural(arities[callee] - len(clo.captured), 'argument')}, "
-                          f"called with {len(args)}")
+            takes = arities[callee] - len(clo.captured)
+            raise VMError(ngettext("closure @{func} takes {n} argument, called with {m}",
+                                   "closure @{func} takes {n} arguments, called with {m}",
+                                   takes).format(func=clo.name, n=takes, m=len(args)))
         if len(frames) >= max_depth:
             raise _limit_error("max_depth", max_depth,
                                _("call depth exceeded {n} frames calling @{func}").format(
@@ -347,7 +389,8 @@ def _single_output(kernel, res):
     a 0-d one as its scalar."""
     if isinstance(res, (list, tuple)):
         if len(res) != 1:
-            raise VMError(f"kernel {kernel.name} returned {len(res)} outputs, expected 1")
+            raise VMError(_("kernel {kernel} returned {n} outputs, expected {m}").format(
+                kernel=kernel.name, n=len(res), m=1))
         res = res[0]
     return _tensor_output(kernel, res)
 
@@ -359,35 +402,40 @@ def _tensor_output(kernel, v):
         return to_runtime(v)
     if isinstance(v, np.generic):
         return v
-    raise VMError(f"kernel {kernel.name} returned {_summary(v)}, not a tensor")
+    raise VMError(_("kernel {kernel} returned {value}, not a tensor").format(
+        kernel=kernel.name, value=_summary(v)))
 
 
 def _check_output(kernel, reg, out, slot):
     """Raise unless `out` fits the tensor allocated in the output register (`slot`)."""
     shape, dtype = getattr(slot, "shape", None), getattr(slot, "dtype", None)
     if shape is None or dtype is None:
-        raise VMError(f"kernel {kernel.name}: output register ${reg} holds {_summary(slot)}, "
-                      f"not an allocated tensor")
+        raise VMError(_("kernel {kernel}: output register ${reg} holds {value}, not an "
+                        "allocated tensor").format(kernel=kernel.name, reg=reg,
+                                                   value=_summary(slot)))
     if tuple(out.shape) != tuple(shape) or out.dtype != dtype:
-        raise VMError(f"kernel {kernel.name} produced {_shape_text(out.shape, out.dtype)} but "
-                      f"output ${reg} was allocated as {_shape_text(shape, dtype)}")
+        raise VMError(_("kernel {kernel} produced {made} but output ${reg} was allocated as "
+                        "{allocated}").format(kernel=kernel.name, made=_shape_text(out.shape, out.dtype),
+                                              reg=reg, allocated=_shape_text(shape, dtype)))
 
 
 def _invoke_packed(vm, fi, pc, ins):
     kernels = vm.exe.kernels
     if not 0 <= ins.packed_index < len(kernels):
-        raise _Malformed(f"invoke_packed of kernel {ins.packed_index}, but there are "
-                         f"{len(kernels)} kernels")
+        raise _Malformed(_("invoke_packed of kernel {index}, but there are {n} kernels").format(
+            index=ins.packed_index, n=len(kernels)))
     kernel = kernels[ins.packed_index]
     nout = ins.output_size
     args = tuple(ins.args)
     inputs, outputs = args[:len(args) - nout], args[len(args) - nout:]
     if kernel.num_inputs != len(inputs) or kernel.num_outputs != nout:
-        raise _Malformed(f"kernel {kernel.name} takes {kernel.num_inputs} inputs and "
-                         f"{kernel.num_outputs} outputs, called with {len(inputs)} and {nout}")
+        raise _Malformed(_("kernel {kernel} takes {inputs} inputs and {outputs} outputs, "
+                           "called with {given_inputs} and {given_outputs}").format(
+            kernel=kernel.name, inputs=kernel.num_inputs, outputs=kernel.num_outputs,
+            given_inputs=len(inputs), given_outputs=nout))
     impl, nxt = kernel.impl, pc + 1
     if impl is None:
-        raise _Malformed(f"kernel {kernel.name} has no implementation")
+        raise _Malformed(_("kernel {kernel} has no implementation").format(kernel=kernel.name))
     impl = _within_max_bytes(vm, kernel, impl)
 
     if kernel.builtin:
@@ -396,34 +444,41 @@ def _invoke_packed(vm, fi, pc, ins):
             values = [regs[a] for a in inputs]
             for a, v in zip(inputs, values):
                 if type(v) is TensorPlaceholder:
-                    raise VMError(f"kernel {kernel.name} reads ${a}, an uninitialized tensor")
+                    raise VMError(_("kernel {kernel} reads ${reg}, an uninitialized "
+                                    "tensor").format(kernel=kernel.name, reg=a))
             res = impl(values)
             outs = res if isinstance(res, (list, tuple)) else (res,)
             if len(outs) != nout:
-                raise VMError(f"kernel {kernel.name} returned {len(outs)} outputs, expected {nout}")
+                raise VMError(_("kernel {kernel} returned {n} outputs, expected {m}").format(
+                    kernel=kernel.name, n=len(outs), m=nout))
             for r, v in zip(outputs, outs):
                 regs[r] = v
             return nxt
         return invoke_builtin
 
     if nout == 1:
-        return _invoke_one_output(kernel, impl, inputs, outputs[0], nxt)
+        return _invoke_one_output(vm, kernel, impl, inputs, outputs[0], nxt)
 
     def invoke_packed_n(regs):  # several outputs (or none)
         res = impl([regs[a] for a in inputs])
         if not isinstance(res, (list, tuple)) or len(res) != nout:
-            raise VMError(f"kernel {kernel.name} returned {_summary(res)}, "
-                          f"expected {nout} outputs")
+            raise VMError(_("kernel {kernel} returned {value}, expected {n} outputs").format(
+                kernel=kernel.name, value=_summary(res), n=nout))
         outs = tuple(_tensor_output(kernel, v) for v in res)
         for r, v in zip(outputs, outs):
             _check_output(kernel, r, v, regs[r])
         for r, v in zip(outputs, outs):
+            slot = regs[r]
+            if type(slot) is TensorPlaceholder:
+                slot.storage.tensor = v
+            elif type(v) is np.ndarray:
+                vm.orphan_bytes += v.nbytes  # written over a tensor: in no storage
             regs[r] = v
         return nxt
     return invoke_packed_n
 
 
-def _invoke_one_output(kernel, impl, inputs, o0, nxt):
+def _invoke_one_output(vm, kernel, impl, inputs, o0, nxt):
     """The handler of a one-output kernel: `_kernel_caller` computes the output (through the
     operator's 0-d function when the kernel has one and the inputs are 0-d, which is what the
     kernel would do), checked against the tensor allocated in `$o0`."""
@@ -439,6 +494,10 @@ def _invoke_one_output(kernel, impl, inputs, o0, nxt):
                 _check_output(kernel, o0, out, slot)
         except AttributeError:
             _check_output(kernel, o0, out, slot)
+        if type(slot) is TensorPlaceholder:
+            slot.storage.tensor = out
+        elif type(out) is np.ndarray:
+            vm.orphan_bytes += out.nbytes  # written over a tensor: in no storage
         regs[o0] = out
         return nxt
     return invoke_packed
@@ -465,18 +524,22 @@ def _alloc_tensor(vm, fi, pc, ins):
         o = regs[offset]
         if o is known:
             if type(st) is not StorageObject:
-                raise VMError(f"alloc_tensor: ${storage} holds {_summary(st)}, not a storage")
+                raise VMError(_("{op}: ${reg} holds {value}, not a storage").format(
+                    op="alloc_tensor", reg=storage, value=_summary(st)))
             if end > st.size:
-                raise VMError(f"alloc_tensor: {nbytes} bytes at offset {known_off} do not fit "
-                              f"in a storage of {st.size} bytes")
+                raise VMError(_("{op}: {n} bytes at offset {offset} do not fit in a storage of "
+                                "{size} bytes").format(op="alloc_tensor", n=nbytes,
+                                                        offset=known_off, size=st.size))
             regs[dst] = TensorPlaceholder(st, known_off, shape, dtype)
             return nxt
         off = _item(o)
         if type(st) is not StorageObject:
-            raise VMError(f"alloc_tensor: ${storage} holds {_summary(st)}, not a storage")
+            raise VMError(_("{op}: ${reg} holds {value}, not a storage").format(
+                op="alloc_tensor", reg=storage, value=_summary(st)))
         if off < 0 or off + nbytes > st.size:
-            raise VMError(f"alloc_tensor: {nbytes} bytes at offset {off} do not fit in a "
-                          f"storage of {st.size} bytes")
+            raise VMError(_("{op}: {n} bytes at offset {offset} do not fit in a storage of "
+                            "{size} bytes").format(op="alloc_tensor", n=nbytes, offset=off,
+                                                    size=st.size))
         regs[dst] = TensorPlaceholder(st, off, shape, dtype)
         return nxt
     return alloc_tensor
@@ -492,11 +555,13 @@ def _alloc_tensor_reg(vm, fi, pc, ins):
         off = _item(regs[offset])
         shape = _shape_from(regs[shape_register], shape_register, "alloc_tensor_reg")
         if type(st) is not StorageObject:
-            raise VMError(f"alloc_tensor_reg: ${storage} holds {_summary(st)}, not a storage")
+            raise VMError(_("{op}: ${reg} holds {value}, not a storage").format(
+                op="alloc_tensor_reg", reg=storage, value=_summary(st)))
         nbytes = dtype_nbytes(shape, dtype)
         if off < 0 or off + nbytes > st.size:
-            raise VMError(f"alloc_tensor_reg: {nbytes} bytes at offset {off} do not fit in a "
-                          f"storage of {st.size} bytes")
+            raise VMError(_("{op}: {n} bytes at offset {offset} do not fit in a storage of "
+                            "{size} bytes").format(op="alloc_tensor_reg", n=nbytes, offset=off,
+                                                    size=st.size))
         regs[dst] = TensorPlaceholder(st, off, shape, dtype)
         return nxt
     return alloc_tensor_reg
@@ -533,8 +598,9 @@ def _alloc_closure(vm, fi, pc, ins):
     callee_index, free_vars, dst, nxt = ins.func_index, tuple(ins.free_vars), ins.dst, pc + 1
     callee = _callee(vm, callee_index, "alloc_closure")
     if len(free_vars) > len(callee.params):
-        raise _Malformed(f"closure of @{callee.name} captures {len(free_vars)} values but it "
-                         f"takes {len(callee.params)} parameters")
+        raise _Malformed(_("closure of @{func} captures {n} values but it takes {m} "
+                           "parameters").format(func=callee.name, n=len(free_vars),
+                                                m=len(callee.params)))
     name = callee.name
 
     def alloc_closure(regs):
@@ -552,9 +618,10 @@ def _get_field(vm, fi, pc, ins):
             regs[dst] = v.fields[index]
         except (AttributeError, IndexError, TypeError):
             if type(v) is not ADTValue:
-                raise VMError(f"get_field: ${obj} holds {_summary(v)}, not an ADT value") from None
-            raise VMError(f"get_field: ${obj} = {_summary(v)} has {len(v.fields)} fields, "
-                          f"no field {index}") from None
+                raise VMError(_("{op}: ${reg} holds {value}, not an ADT value").format(
+                    op="get_field", reg=obj, value=_summary(v))) from None
+            raise VMError(_("get_field: ${reg} = {value} has {n} fields, no field {index}").format(
+                reg=obj, value=_summary(v), n=len(v.fields), index=index)) from None
         return nxt
     return get_field
 
@@ -562,7 +629,8 @@ def _get_field(vm, fi, pc, ins):
 def _jump_target(fi_name, pc, target, size):
     if 0 <= target < size:
         return target, None
-    return target, f"jump from pc {pc} to pc {target}, outside @{fi_name} (pcs 0..{size - 1})"
+    return target, _("jump from pc {pc} to pc {target}, outside @{func} (pcs 0..{last})").format(
+        pc=pc, target=target, func=fi_name, last=size - 1)
 
 
 def _if(vm, fi, pc, ins):
@@ -619,8 +687,8 @@ def _consti_before(vm, fi, pc, reg):
 def _load_const(vm, fi, pc, ins):
     constants = vm.constants
     if not 0 <= ins.const_index < len(constants):
-        raise _Malformed(f"load_const of constant {ins.const_index}, but there are "
-                         f"{len(constants)} constants")
+        raise _Malformed(_("load_const of constant {index}, but there are {n} "
+                           "constants").format(index=ins.const_index, n=len(constants)))
     value, dst, nxt = constants[ins.const_index], ins.dst, pc + 1
 
     def load_const(regs):
@@ -649,7 +717,8 @@ def _get_tag(vm, fi, pc, ins):
         try:
             tag = v.tag
         except AttributeError:
-            raise VMError(f"get_tag: ${obj} holds {_summary(v)}, not an ADT value") from None
+            raise VMError(_("{op}: ${reg} holds {value}, not an ADT value").format(
+                op="get_tag", reg=obj, value=_summary(v))) from None
         regs[dst] = cache[tag] if tag < 256 else np.int32(tag)
         return nxt
     return get_tag
@@ -692,14 +761,16 @@ def _alloc_storage(vm, fi, pc, ins):
     def size_in(v):
         size = operator.index(_item(v))
         if size < 0:
-            raise VMError(f"alloc_storage: negative size {size} in ${size_reg}")
+            raise VMError(_("alloc_storage: negative size {size} in ${reg}").format(
+                size=size, reg=size_reg))
         return size
 
     def alloc_storage(regs):
         v = regs[size_reg]
         size = known_size if v is known else size_in(v)
         live = vm.live_bytes + size
-        if live > max_bytes:
+        if live + vm.orphan_bytes > max_bytes and _still_over(vm, size):
+            live += vm.orphan_bytes
             raise _limit_error("max_bytes", max_bytes,
                                _("allocating {size} bytes would bring live memory to {live} bytes").format(
                                    size=size, live=live))
@@ -736,8 +807,10 @@ def _shape_of(vm, fi, pc, ins):
         v = regs[tensor]
         shape = getattr(v, "shape", None)
         if shape is None or not isinstance(v, (np.ndarray, np.generic, TensorPlaceholder)):
-            raise VMError(f"shape_of: ${tensor} holds {_summary(v)}, not a tensor")
-        regs[dst] = _readonly(np.array(shape, dtype=np.int64))
+            raise VMError(_("{op}: ${reg} holds {value}, not a tensor").format(
+                op="shape_of", reg=tensor, value=_summary(v)))
+        out = regs[dst] = _readonly(np.array(shape, dtype=np.int64))
+        vm.orphan_bytes += out.nbytes  # in no storage (a few bytes, counted for the bound)
         return nxt
     return shape_of
 
@@ -750,10 +823,11 @@ def _reshape_tensor(vm, fi, pc, ins):
         shape = _shape_from(regs[newshape], newshape, "reshape_tensor")
         old = getattr(v, "shape", None)
         if old is None or not _is_tensor(v) and type(v) is not TensorPlaceholder:
-            raise VMError(f"reshape_tensor: ${tensor} holds {_summary(v)}, not a tensor")
+            raise VMError(_("{op}: ${reg} holds {value}, not a tensor").format(
+                op="reshape_tensor", reg=tensor, value=_summary(v)))
         if int(np.prod(old, dtype=np.int64)) != int(np.prod(shape, dtype=np.int64)):
-            raise VMError(f"reshape_tensor: cannot reshape {_shape_text(old, v.dtype)} "
-                          f"to {list(shape)}")
+            raise VMError(_("reshape_tensor: cannot reshape {old} to {new}").format(
+                old=_shape_text(old, v.dtype), new=list(shape)))
         if type(v) is TensorPlaceholder:
             regs[dst] = TensorPlaceholder(v.storage, v.offset, shape, v.dtype)
         else:
@@ -764,12 +838,23 @@ def _reshape_tensor(vm, fi, pc, ins):
 
 def _device_copy(vm, fi, pc, ins):
     src, dst, nxt = ins.src, ins.dst, pc + 1
+    max_bytes = vm.limits.max_bytes
 
     def device_copy(regs):
         v = regs[src]
         if not _is_tensor(v):
-            raise VMError(f"device_copy: ${src} holds {_summary(v)}, not a tensor")
-        regs[dst] = v.copy()  # one device: the copy stays on it (a scalar copies itself)
+            raise VMError(_("{op}: ${reg} holds {value}, not a tensor").format(
+                op="device_copy", reg=src, value=_summary(v)))
+        size = v.nbytes
+        live = vm.live_bytes + vm.orphan_bytes + size
+        if live > max_bytes and _still_over(vm, size):
+            raise _limit_error("max_bytes", max_bytes,
+                               _("allocating {size} bytes would bring live memory to {live} bytes").format(
+                                   size=size, live=vm.live_bytes + vm.orphan_bytes + size))
+        out = v.copy()  # one device: the copy stays on it (a scalar copies itself)
+        if type(out) is np.ndarray:
+            vm.orphan_bytes += out.nbytes  # in no storage: counted as an escaped tensor
+        regs[dst] = out
         return nxt
     return device_copy
 
@@ -785,6 +870,8 @@ def _kill_register(vm, fi, pc, ins):
             if account.owned_bytes is not None:  # None: its frame returned, releasing it
                 account.owned_bytes -= v.size
                 vm.live_bytes -= v.size
+                if type(v.tensor) is np.ndarray and _refcount(v.tensor) > 2:
+                    vm.orphan_bytes += v.size  # its tensor lives on elsewhere
         regs[dst] = None
         return nxt
     return kill_register
@@ -934,7 +1021,7 @@ def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
         except Exception:
             return replay(regs)  # fails again, at the kernel, after the allocations
         live = vm.live_bytes + size
-        if live > max_bytes or (type(out) is not scalar_type if scalar_type is not None else
+        if live + vm.orphan_bytes > max_bytes or (type(out) is not scalar_type if scalar_type is not None else
                                 type(out) is not np.ndarray or out.dtype is not dtype
                                 or out.shape != shape):
             return replay(regs)  # the limit, or an output the full check must look at
@@ -945,7 +1032,7 @@ def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
         vm.live_bytes = live
         account.owned_bytes += size
         regs[s] = c_size
-        regs[st] = StorageObject(size, alignment, hint, account)
+        regs[st] = StorageObject(size, alignment, hint, account, out)
         regs[o] = c_off
         regs[t] = out
         return nxt
@@ -995,7 +1082,7 @@ def _alloc_scalar_kernel(vm, impl, fast, inline, ra, rb, c, scalar_type, size, w
         except Exception:
             return replay(regs)  # fails again, at the kernel, after the allocations
         live = vm.live_bytes + size
-        if live > max_bytes or type(out) is not scalar_type:
+        if live + vm.orphan_bytes > max_bytes or type(out) is not scalar_type:
             return replay(regs)  # the limit, or an output the full check must look at
         owner = frames[-1]
         account = owner.account
@@ -1133,6 +1220,8 @@ def _fuse_simple_run(vm, fi, p, instructions, stops):
                     if account.owned_bytes is not None:
                         account.owned_bytes -= v.size
                         vm.live_bytes -= v.size
+                        if type(v.tensor) is np.ndarray and _refcount(v.tensor) > 2:
+                            vm.orphan_bytes += v.size
                 regs[a] = None
             else:  # move
                 regs[b] = regs[a]
@@ -1206,10 +1295,12 @@ def _shape_text(shape, dtype) -> str:
 
 def _shape_from(v, reg: int, what: str) -> tuple:
     if type(v) is not np.ndarray or v.ndim != 1 or v.dtype.kind not in "iu":
-        raise VMError(f"{what}: ${reg} holds {_summary(v)}, not a 1-d integer shape tensor")
+        raise VMError(_("{op}: ${reg} holds {value}, not a 1-d integer shape tensor").format(
+            op=what, reg=reg, value=_summary(v)))
     shape = tuple(int(d) for d in v.tolist())
     if any(d < 0 for d in shape):
-        raise VMError(f"{what}: negative dimension in shape {list(shape)}")
+        raise VMError(_("{op}: negative dimension in shape {shape}").format(
+            op=what, shape=list(shape)))
     return shape
 
 
@@ -1238,7 +1329,9 @@ class VirtualMachine:
         self.halted = False
         self.result = None
         self.error: VMError | None = None
-        self.live_bytes = 0
+        self.live_bytes = 0             # storage the live frames own (exact)
+        self.orphan_bytes = 0           # tensors that outlived it: an upper bound (vm/escaped.py)
+        self.inputs: tuple = ()         # the arguments: not allocated by the program
         self.pushes = 0                 # frames pushed since start (the newest one's serial)
         self._trap_checks: dict = {}    # (func_index, pc) -> check, for the traps of one run()
         self._decode()
@@ -1364,11 +1457,14 @@ class VirtualMachine:
         try:
             fi = self.exe.func_index(name)
         except KeyError as exc:
-            raise VMError(exc.args[0] if exc.args else f"no function @{name}") from None
+            raise VMError(exc.args[0] if exc.args else _("no function @{func}").format(
+                func=name)) from None
         fn = self.exe.functions[fi]
         args = [to_runtime(a) for a in args]
         if len(args) != len(fn.params):
-            raise VMError(f"@{fn.name} takes {plural(len(fn.params), 'argument')}, got {len(args)}")
+            raise VMError(ngettext("@{func} takes {n} argument, got {m}",
+                                   "@{func} takes {n} arguments, got {m}", len(fn.params)).format(
+                func=fn.name, n=len(fn.params), m=len(args)))
         self.frames.clear()
         self.frames.append(Frame(fi, 0, args + [None] * (fn.register_file_size - len(args))))
         self.steps = 0
@@ -1376,6 +1472,8 @@ class VirtualMachine:
         self.result = None
         self.error = None
         self.live_bytes = 0
+        self.orphan_bytes = 0
+        self.inputs = tuple(args)
         self.pushes = 0
 
     def invoke(self, name: str, args=()):
@@ -1404,9 +1502,9 @@ class VirtualMachine:
 
     def _check_runnable(self) -> None:
         if self.halted:
-            raise VMError("the program has already halted")
+            raise VMError(_("the program has already halted"))
         if not self.frames:
-            raise VMError("no program started: call start() first")
+            raise VMError(_("no program started: call start() first"))
 
     # ------------------------------------------------------------ the fast path
 
@@ -1594,6 +1692,7 @@ class VirtualMachine:
         depth = len(frames) - 1
         info = StepInfo(steps, frame, depth, fi, pc, instruction, reads)
         live_before = self.live_bytes
+        orphan_before = self.orphan_bytes
         account = frame.account
         owned_before = 0 if account is None else account.owned_bytes
         old = caller_old = caller_pc = None
@@ -1658,12 +1757,12 @@ class VirtualMachine:
             info.allocated_bytes = delta
         elif delta:
             info.freed_bytes = -delta
-        info._undo = (live_before, owned_before, storages, caller_pc)
+        info._undo = (live_before, orphan_before, owned_before, storages, caller_pc)
         return info
 
     def unstep(self, info: StepInfo) -> None:
         """Undo `info`, which must be the most recent step not yet undone."""
-        live_before, owned_before, storages, caller_pc = info._undo
+        live_before, orphan_before, owned_before, storages, caller_pc = info._undo
         frames = self.frames
         if info.popped is not None:
             if info.halted:
@@ -1683,6 +1782,7 @@ class VirtualMachine:
         info.frame.pc = info.pc
         info.frame.owned_bytes = owned_before
         self.live_bytes = live_before
+        self.orphan_bytes = orphan_before
         self.steps = info.step
         self.error = None
 
@@ -1715,17 +1815,19 @@ class VirtualMachine:
             kernel = self.exe.kernels[ins.packed_index]
             for r in ins.inputs:
                 if r < len(frame.registers) and type(frame.registers[r]) is TensorPlaceholder:
-                    return f"kernel {kernel.name} reads ${r}, an uninitialized tensor"
+                    return _("kernel {kernel} reads ${reg}, an uninitialized tensor").format(
+                        kernel=kernel.name, reg=r)
             if _is_kernel_error(exc):
                 text = str(exc)
                 op, sep, rest = text.partition(": ")
                 base = kernel.name.removeprefix("vm_mod_").removeprefix("fused_")
                 if sep and base == op:
                     text = rest  # a one-op kernel is named after its op: name it once
-                return f"kernel {kernel.name}: {text}"
-            return f"kernel {kernel.name} failed: {type(exc).__name__}: {exc}"
+                return _("kernel {kernel}: {message}").format(kernel=kernel.name, message=text)
+            return _("kernel {kernel} failed: {error}").format(
+                kernel=kernel.name, error=f"{type(exc).__name__}: {exc}")
         if isinstance(exc, MemoryError):
-            return "out of memory"
+            return _("out of memory")
         op = ins.text().split(" ")[0] if ins is not None else "instruction"
         if ins is not None and isinstance(exc, (AttributeError, TypeError)):
             # Mostly a register that holds the wrong kind of value: name it.
@@ -1733,8 +1835,9 @@ class VirtualMachine:
                 if r < len(frame.registers):
                     v = frame.registers[r]
                     if v is None or not _is_tensor(v):
-                        return f"{op}: ${r} holds {_summary(v)}, which it cannot use"
-        return f"{op} failed: {type(exc).__name__}: {exc}"
+                        return _("{op}: ${reg} holds {value}, which it cannot use").format(
+                            op=op, reg=r, value=_summary(v))
+        return _("{op} failed: {error}").format(op=op, error=f"{type(exc).__name__}: {exc}")
 
 
 def _is_kernel_error(exc: Exception) -> bool:
