@@ -15,6 +15,7 @@ import functools
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.relay.types import DTYPE_ALIASES, DTYPES, TensorType, TupleType, Type
 
 # ---------------------------------------------------------------------------------------------
@@ -498,6 +499,20 @@ def as_result(r, dt) -> np.ndarray:
     if r.dtype != dt:
         return r.astype(dt)
     return r
+
+
+def tvm_lowering_refuses(name: str, dtype, why: str, fix: str) -> KernelError:
+    """The error for a call that TVM's type relation accepts and its lowering refuses (no
+    kernel for that dtype): rvmdbg type-checks it as TVM does and stops when it runs.
+    `why` is TVM's reason, `fix` what the user can do; both already translated."""
+    return KernelError(_("{op}: TVM has no {dtype} kernel for it ({why}); {fix}").format(
+        op=name, dtype=np.dtype(dtype).name, why=why, fix=fix))
+
+
+def float_intrinsic_refusal(name: str, dtype) -> KernelError:
+    """exp, log, sqrt, ... (and operators built on them) of a non-float tensor."""
+    return tvm_lowering_refuses(name, dtype, _("lowering calls a float intrinsic"),
+                                _("cast to a float dtype first"))
 
 
 def runtime_type_error(fn):

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from rvmdbg.relay.ops.core import (
-    AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, known_prod, need_dtype, norm_axis,
-    register, same_dtype, unify_dim,
+    AttrSpec, KernelError, OpTypeError, as_result, float_intrinsic_refusal, fmt_shape, known_prod,
+    need_dtype, norm_axis, register, same_dtype, unify_dim,
 )
 from rvmdbg.relay.types import TensorType, TupleType
 
@@ -143,8 +143,9 @@ register("nn.bias_add", 2, _bias_add_rel, _bias_add_kernel, "broadcast",
 
 
 def _softmax_rel(name, args, attrs):
+    # TVM's SoftmaxRel checks the axis only: an integer tensor type-checks, and lowering
+    # finds no integer exp (the kernels below refuse it when they run)
     (x,) = args
-    need_dtype(name, x, "float")
     if len(x.shape) == 0:
         raise OpTypeError(f"{name}: needs a tensor of rank >= 1, got {x}")
     norm_axis(name, attrs["axis"], len(x.shape))
@@ -153,6 +154,8 @@ def _softmax_rel(name, args, attrs):
 
 def _softmax_kernel(args, attrs):
     x = args[0]
+    if x.dtype.kind != "f":
+        raise float_intrinsic_refusal("nn.softmax", x.dtype)
     axis = attrs["axis"]
     with np.errstate(all="ignore"):
         e = np.exp(x - np.max(x, axis=axis, keepdims=True))
@@ -161,6 +164,8 @@ def _softmax_kernel(args, attrs):
 
 def _log_softmax_kernel(args, attrs):
     x = args[0]
+    if x.dtype.kind != "f":
+        raise float_intrinsic_refusal("nn.log_softmax", x.dtype)
     axis = attrs["axis"]
     with np.errstate(all="ignore"):
         shifted = x - np.max(x, axis=axis, keepdims=True)
