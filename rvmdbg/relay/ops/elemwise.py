@@ -667,21 +667,43 @@ register("cast_like", 2, _cast_like_rel, _cast_like_kernel, "elemwise",
 
 
 def _clip_rel(name, args, attrs):
-    (x,) = args
-    need_dtype(name, x, "numeric")
+    (x,) = args  # TVM's relation is IdentityRel: any dtype
     return TensorType(x.shape, x.dtype)
+
+
+def _int_range(dt: np.dtype) -> tuple:
+    if dt.kind == "b":
+        return 0, 1
+    info = np.iinfo(dt)
+    return int(info.min), int(info.max)
 
 
 def _clip_bound(v: float, dt: np.dtype):
     """An attribute bound converted to the tensor's dtype (saturating for integers)."""
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
+    if dt.kind in "biu":
+        lo, hi = _int_range(dt)
         if v != v:
             return dt.type(0)
-        v = min(max(v, float(info.min)), float(info.max))
+        v = min(max(v, float(lo)), float(hi))
         return dt.type(int(v))
     with np.errstate(all="ignore"):
         return dt.type(v)
+
+
+def _clip_note(args, attrs):
+    """TVM's kernel makes each bound a constant of the tensor's dtype (truncated toward zero),
+    and lowering refuses one that does not fit; rvmdbg saturates it instead."""
+    dt = np.dtype(args[0].dtype)
+    if dt.kind not in "biu":
+        return None
+    lo, hi = _int_range(dt)
+    for key in ("a_min", "a_max"):
+        v = attrs[key]
+        if v == v and abs(v) != float("inf") and not lo <= int(v) <= hi:
+            return _("its lowering makes {key}={value} a constant of {dtype}, which does not "
+                     "fit (rvmdbg saturates it to {lo}..{hi})").format(
+                         key=key, value=v, dtype=dt.name, lo=lo, hi=hi)
+    return None
 
 
 def _clip_kernel(args, attrs):
@@ -695,7 +717,7 @@ def _clip_kernel(args, attrs):
     return as_result(_np_max_select(_np_min_select(x, hi), lo), dt)
 
 
-register("clip", 1, _clip_rel, _clip_kernel, "elemwise",
+register("clip", 1, _clip_rel, _clip_kernel, "elemwise", tvm_note=_clip_note,
          attrs=[AttrSpec("a_min", "float"), AttrSpec("a_max", "float")],
          doc="clamp every element into [a_min, a_max]")
 
