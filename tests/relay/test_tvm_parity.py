@@ -181,6 +181,8 @@ VALUE_CASES = [
     ("mean(%a)", [np.array([1, 2, 2], "float16")], np.array(5 / 3, "float16")),
     ("variance(%a, %b)", [np.array([1, 2, 4], "int64"), np.array([2], "int64")],
      np.array(1, "int64")),  # (1 + 0 + 4) / 3 truncated
+    ("variance(%a, %b, unbiased=True)", [np.array([1, 2, 4], "uint64"),
+                                         np.array([2], "uint64")], np.array(2, "uint64")),
     ("not_equal(%a, %b)", [np.array([np.nan, 1], "float32"), np.array([np.nan, 2], "float32")],
      np.array([False, True])),
     ("where(%a, %b, %c)", [np.array([np.nan, 0, -2], "float32"), np.array([1, 1, 1], "int32"),

@@ -82,6 +82,15 @@ def _prod(x, axis, keepdims):
     return np.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
 
 
+def _trunc_div(s, count: int, dt) -> np.ndarray:
+    """Integer s / count truncating toward zero (C's and TIR's division), in dtype dt."""
+    wide = np.asarray(s).astype(np.int64 if np.dtype(dt).kind == "i" else np.uint64)
+    with np.errstate(all="ignore"):
+        q = np.floor_divide(wide, wide.dtype.type(count))
+        q = q + ((wide - q * wide.dtype.type(count) != 0) & (wide < 0))
+    return q.astype(dt)
+
+
 def _mean(x, axis, keepdims):
     count = 1
     for a in axis:
@@ -95,19 +104,14 @@ def _mean(x, axis, keepdims):
                 "mean", x.dtype, _("lowering refuses: the element count {n} exceeds the "
                                    "maximum of {dtype}").format(n=count, dtype=x.dtype.name),
                 _("cast to a wider dtype first"))
-    s = _sum(x, axis, keepdims)
-    if x.dtype == np.bool_:
         if count == 0:
             raise KernelError(f"mean: mean over an empty axis of shape {fmt_shape(x.shape)}")
+    s = _sum(x, axis, keepdims)
+    if x.dtype == np.bool_:
         return s  # divided by a count of 1
     if x.dtype.kind in "iu":
         # TVM divides the dtype's sum by the count: integer division truncating toward zero
-        if count == 0:
-            raise KernelError(f"mean: mean over an empty axis of shape {fmt_shape(x.shape)}")
-        wide = np.asarray(s).astype(np.int64 if x.dtype.kind == "i" else np.uint64)
-        q = np.floor_divide(wide, count)
-        q = q + ((wide - q * count != 0) & (wide < 0))
-        return q.astype(x.dtype)
+        return _trunc_div(s, count, x.dtype)
     if x.dtype == np.float16:
         # TVM's mean sums float16 in float32 and rounds the quotient once to float16
         s = np.sum(x, axis=axis, keepdims=keepdims, dtype=np.float32)
@@ -210,8 +214,6 @@ def _variance(args, attrs, name):
         raise tvm_lowering_refuses(name, data.dtype,
                                    _("its kernel divides by an int64 count and returns int64"),
                                    _("cast to a float dtype first"))
-    if data.dtype.kind != "f":
-        return _int_variance(data, mean, attrs, name)
     axes = _axes_at_run_time(data, attrs)
     count = 1
     for a in axes:
@@ -225,34 +227,17 @@ def _variance(args, attrs, name):
             raise KernelError(f"{name}: mean {fmt_shape(mean.shape)} does not broadcast to "
                               f"data {fmt_shape(data.shape)} at run time") from None
         sq = diff * diff
+        if sq.dtype.kind != "f":
+            # int64/uint64: the squares and their sum wrap, the division truncates
+            if count == 0:
+                raise KernelError(_("{op}: integer division by zero (no elements to count)")
+                                  .format(op=name))
+            s = np.sum(sq, axis=axes, keepdims=attrs["keepdims"], dtype=sq.dtype)
+            return _trunc_div(s, count, sq.dtype)
         if sq.dtype == np.float16:
             sq = sq.astype(np.float32)  # topi sums float16 squares in float32
         s = np.sum(sq, axis=axes, keepdims=attrs["keepdims"], dtype=sq.dtype)
         return np.divide(s, sq.dtype.type(count)).astype(data.dtype)
-
-
-def _int_variance(data, mean, attrs, name):
-    """TVM's integer variance: squares and sum wrap in the dtype, then a division truncating
-    toward zero by the (int64) count."""
-    axes = _axes_at_run_time(data, attrs)
-    count = 1
-    for a in axes:
-        count *= data.shape[a]
-    if attrs["unbiased"]:
-        count -= 1
-    try:
-        diff = data - mean
-    except ValueError:
-        raise KernelError(f"{name}: mean {fmt_shape(mean.shape)} does not broadcast to "
-                          f"data {fmt_shape(data.shape)} at run time") from None
-    s = np.asarray(np.sum(diff * diff, axis=axes, keepdims=attrs["keepdims"], dtype=data.dtype))
-    if count == 0:
-        raise KernelError(f"{name}: integer division by zero (the count of elements is 0)")
-    if data.dtype == np.uint64:
-        return s // np.uint64(count)
-    with np.errstate(all="ignore"):
-        q = np.floor_divide(s, np.int64(count))
-        return q + ((s - q * np.int64(count) != 0) & (s < 0))
 
 
 def _variance_kernel(args, attrs):
