@@ -421,7 +421,6 @@ TYPE_ERRORS = [
     ("nn.dense", [T((1, 3)), T((4, 2))], {}, "has 3 input features but weight"),
     ("nn.dense", [T((1, 3)), T((4, 3))], {"units": 5}, "units=5 but weight"),
     ("nn.dense", [T((1, 3)), T((3,))], {}, "weight must be 2-d"),
-    ("nn.dense", [T((1, 3), "int32"), T((4, 3))], {}, "dtypes int32 and float32 differ"),
     ("nn.bias_add", [T((2, 3)), T((4,))], {}, "does not match axis 1"),
     ("nn.bias_add", [T((2, 3)), T((3, 1))], {}, "bias must be 1-d"),
     ("nn.softmax", [T((2,))], {"axis": 1}, "axis 1 is out of range"),

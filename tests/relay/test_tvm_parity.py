@@ -198,6 +198,20 @@ VALUE_CASES = [
     ("clip(%a, a_min=-1f, a_max=0.5f)", [np.array([np.nan, 3, -4], "float32")],
      np.array([0.5, 0.5, -1], "float32")),
     ("negative(%a)", [B1], B1),
+    ("nn.dense(%a, %b, out_dtype=\"int32\")", [np.array([[200, 1, 2]], "uint8"),
+                                                np.array([[-1, 2, 3]], "int8")],
+     np.array([[-192]], "int32")),  # both cast to int32 first, as topi does
+    ("nn.dense(%a, %b)", [np.array([[True, True, True]]), np.array([[True, True, False]])],
+     np.array([[False]])),  # the parity of the ands
+    ("nn.bias_add(%a, %b, axis=0)", [B1, B2], B1 ^ B2),
+    ("nn.leaky_relu(%a, alpha=-2.5f)", [np.array([-5, 3], "int32")], np.array([10, 3], "int32")),
+    ("nn.prelu(%a, %b, axis=0)", [np.array([-0.0, np.nan], "float32"),
+                                   np.array([-1, 2], "float32")],
+     np.array([0.0, np.nan], "float32")),
+    ("nn.avg_pool2d(%a, pool_size=[2, 2])", [np.array([[[[-5, 0], [0, 0]]]], "int32")],
+     np.array([[[[-1]]]], "int32")),  # -5 / 4 truncated toward zero
+    ("nn.max_pool2d(%a, pool_size=[2, 2])", [np.array([[[[False, True], [False, False]]]])],
+     np.array([[[[True]]]])),
 ]
 
 
@@ -241,6 +255,14 @@ REFUSALS = [
      "divides by an int64 count and returns int64"),
     ("std(%a, %b)", [np.array([1, 2], "int64"), np.array([1], "int64")],
      "lowering calls a float intrinsic"),
+    ("nn.avg_pool2d(%a, pool_size=[2, 2])", [np.zeros((1, 1, 2, 2), "int8")],
+     "divides by an int32 count and returns int32"),
+    ("nn.layer_norm(%a, %b, %c)", [np.ones((2, 2), "int32")] + [np.ones(2, "int32")] * 2,
+     "lowering calls a float intrinsic"),
+    ("nn.l2_normalize(%a, eps=0.001f, axis=[1])", [np.ones((2, 2), "int32")],
+     "lowering calls a float intrinsic"),
+    ("nn.leaky_relu(%a, alpha=-1f)", [np.array([1, 2], "uint8")],
+     "cannot make an unsigned -1"),
 ]
 
 

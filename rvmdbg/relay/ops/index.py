@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
     AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, is_int, known_prod, need_dtype,
     norm_axis, register, unify_dim,
@@ -28,8 +29,10 @@ def _check_range(name: str, idx: np.ndarray, n: int, axis_text: str) -> None:
 
 def _gather_rel(name, args, attrs):
     data, indices = args
-    if not is_int(indices.dtype):
-        raise OpTypeError(f"{name}: indices must be an integer tensor, got {indices}")
+    if not indices.dtype.startswith("int"):
+        # GatherRel: "indices of take must be tensor of integer", signed ones only
+        raise OpTypeError(_("{op}: indices must be a signed integer tensor (TVM's relation "
+                            "refuses others), got {t}").format(op=name, t=indices))
     ndim = len(data.shape)
     if len(indices.shape) != ndim:
         raise OpTypeError(f"{name}: indices {indices} must have the rank of data {data}")
