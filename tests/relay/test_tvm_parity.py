@@ -100,6 +100,7 @@ def test_the_table_has_probes_for_every_operator_it_names():
     for ops, used in rows.items():
         assert used <= set(ops), (ops, used)  # a probe belongs to its row's operators
     assert probed <= set(OPS)
+    assert set(OPS) <= named, sorted(set(OPS) - named)  # every registered operator has a row
 
 
 @pytest.mark.parametrize("ops,kind,op,args,attrs,text", PROBES, ids=[p[5] for p in PROBES])
