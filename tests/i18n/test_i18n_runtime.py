@@ -144,3 +144,14 @@ def test_english_stays_as_it_was(capsys, saved_fib):
     assert "file is corrupted (checksum mismatch)" in capsys.readouterr().err
     assert cli.main(["run", FIB, "--max-steps", "5", "--executor", "interp"]) == 1
     assert "step limit 5 exceeded (raise with --max-steps)" in capsys.readouterr().err
+
+
+def test_the_decoder_names_operand_fields_in_chinese(chinese):
+    from rvmdbg.vm import bytecode as bc
+    with pytest.raises(bc.BytecodeError) as e:
+        bc.Move(-1, 2)
+    assert str(e.value) == "寄存器 不能为负，实际为 -1"
+    with pytest.raises(bc.BytecodeError) as e:
+        bc.decode(99, [])
+    assert str(e.value) == "未知的操作码 99"
+    assert chinese == set(), sorted(chinese)
