@@ -29,6 +29,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.relay import ast
 from rvmdbg.relay.ast import (
     Call, Clause, Constant, ConstructorRef, Function, GlobalVar, If, Let, Match, Module, OpRef,
@@ -214,6 +215,7 @@ class TypeChecker:
         self._global_names: dict = {id(f): n for n, f in mod.functions.items()}
         self.root = None                # the expression being checked, for spans of span-less nodes
         self.warnings: list = []
+        self._tvm_noted: set = set()  # ids of calls noted as refused by TVM
         self._dispatch = {
             Constant: self._constant, Var: self._free_var, GlobalVar: self._global_var,
             ConstructorRef: self._constructor_ref, OpRef: self._op_ref, Call: self._call,
@@ -755,11 +757,24 @@ class TypeChecker:
                 msg = f"{opdef.name}: {msg}"
             raise self.error(call, msg, self._relation_hint(call, resolved)) from None
         self._check_integer_context(call, opdef.name, resolved, out)
+        if opdef.tvm_note is not None:
+            self._note_tvm_refusal(call, opdef, resolved)
         if opdef.resolve_attrs is not None:
             fixed = opdef.resolve_attrs(resolved, call.attrs)
             if fixed is not None:
                 call.attrs = fixed
         return out
+
+    def _note_tvm_refusal(self, call: Call, opdef, arg_types: list) -> None:
+        """A call rvmdbg runs and TVM refuses (docs/differences.md): a note at the call, once."""
+        why = opdef.tvm_note(arg_types, _ops().normalize_attrs(opdef, call.attrs or {}))
+        if why is None or id(call) in self._tvm_noted or call.span is None:
+            return
+        self._tvm_noted.add(id(call))
+        self.warnings.append(TypeNote(
+            _("TVM refuses this: {why}").format(why=why), call.span,
+            _("rvmdbg accepts it (docs/differences.md says why)"),
+            self.mod.source if self.mod is not None else None))
 
     # operator -> (index of the argument converted to the result's dtype, whether integer
     # wrap-around is the conversion's meaning): a cast wraps integers on purpose, a fill does not
