@@ -13,6 +13,7 @@ import operator
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
     BOOL, F32_MAX, FAST_BOOL, FAST_F32, FAST_F64, FAST_INT, FAST_KIND, AttrSpec, KernelError,
     OpTypeError, as_result, broadcast_dims, fmt_shape, need_dtype, register, same_dtype,
@@ -640,7 +641,8 @@ register("where", 3, _where_rel, _where_kernel, "broadcast",
 
 def _check_shape_attr(name, shape):
     if any(d < 0 for d in shape):
-        raise OpTypeError(f"{name}: shape {list(shape)} has a negative dimension")
+        raise OpTypeError(_("{op}: shape {shape} has a negative dimension").format(
+                op=name, shape=list(shape)))
     return tuple(shape)
 
 
@@ -677,7 +679,8 @@ register("ones_like", 1, _unary_rel("any"), _like_kernel(1), "elemwise",
 def _full_rel(name, args, attrs):
     (fill,) = args
     if fill.shape != ():
-        raise OpTypeError(f"{name}: the fill value must be a scalar (0-d tensor), got {fill}")
+        raise OpTypeError(_("{op}: the fill value must be a scalar (0-d tensor), got "
+                            "{fill}").format(op=name, fill=fill))
     return TensorType(_check_shape_attr(name, attrs["shape"]), attrs["dtype"] or fill.dtype)
 
 
@@ -696,7 +699,8 @@ register("full", 1, _full_rel, _full_kernel, "elemwise",
 def _full_like_rel(name, args, attrs):
     x, fill = args
     if fill.shape != ():
-        raise OpTypeError(f"{name}: the fill value must be a scalar (0-d tensor), got {fill}")
+        raise OpTypeError(_("{op}: the fill value must be a scalar (0-d tensor), got "
+                            "{fill}").format(op=name, fill=fill))
     return TensorType(x.shape, x.dtype)
 
 
@@ -716,7 +720,8 @@ def _broadcast_to_rel(name, args, attrs):
     out = broadcast_dims(name, [x, target])
     if len(out) != len(target.shape) or any(o != t for o, t in zip(out, target.shape)
                                             if o is not None):
-        raise OpTypeError(f"{name}: cannot broadcast {x} to shape {fmt_shape(target.shape)}")
+        raise OpTypeError(_("{op}: cannot broadcast {x} to shape {target_shape}").format(
+                op=name, x=x, target_shape=fmt_shape(target.shape)))
     return target
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
     AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, norm_axes, register,
 )
@@ -38,10 +39,11 @@ def _make_rel(what: str, out_dtype: str | None = None):
     def rel(name, args, attrs):
         (x,) = args
         if what == "numeric" and x.dtype == "bool":
-            raise OpTypeError(f"{name}: not defined for bool tensors, got {x}; "
-                              f"use {'any' if name in ('sum', 'max') else 'all'} or cast first")
+            raise OpTypeError(_("{op}: not defined for bool tensors, got {x}; use {instead} or "
+                                "cast first").format(
+                    op=name, x=x, instead="any" if name in ("sum", "max") else "all"))
         if what == "bool" and x.dtype != "bool":
-            raise OpTypeError(f"{name}: needs a bool tensor, got {x}")
+            raise OpTypeError(_("{op}: needs a bool tensor, got {x}").format(op=name, x=x))
         axes = reduce_axes(name, len(x.shape), attrs["axis"], attrs["exclude"])
         return TensorType(_reduced_shape(x.shape, axes, attrs["keepdims"]), out_dtype or x.dtype)
     return rel
@@ -134,7 +136,8 @@ def _make_arg_kernel(name, np_arg):
 def _arg_rel(name, args, attrs):
     (x,) = args
     if x.dtype == "bool":
-        raise OpTypeError(f"{name}: not defined for {x.dtype} tensors, got {x}")
+        raise OpTypeError(_("{op}: not defined for {x_dtype} tensors, got {x}").format(
+                op=name, x_dtype=x.dtype, x=x))
     axes = reduce_axes(name, len(x.shape), attrs["axis"], attrs["exclude"])
     return TensorType(_reduced_shape(x.shape, axes, attrs["keepdims"]), "int32")
 
@@ -155,18 +158,21 @@ _VARIANCE_ATTRS = _REDUCE_ATTRS + [AttrSpec("unbiased", "bool", False)]
 def _variance_rel(name, args, attrs):
     data, mean = args
     if data.dtype != mean.dtype:
-        raise OpTypeError(f"{name}: data {data} and mean {mean} need the same dtype")
+        raise OpTypeError(_("{op}: data {data} and mean {mean} need the same dtype").format(
+                op=name, data=data, mean=mean))
     if not data.dtype.startswith("float"):
-        raise OpTypeError(f"{name}: needs a float tensor, got {data}; cast it first")
+        raise OpTypeError(_("{op}: needs a float tensor, got {x}; cast it first").format(
+                op=name, x=data))
     if len(data.shape) == 0:
-        raise OpTypeError(f"{name}: needs a tensor of rank >= 1, got {data}")
+        raise OpTypeError(_("{op}: needs a tensor of rank >= 1, got {x}").format(
+                op=name, x=data))
     if len(mean.shape) != len(data.shape):
-        raise OpTypeError(f"{name}: mean {mean} must have the rank of data {data} (a mean "
-                          f"with keepdims=True)")
+        raise OpTypeError(_("{op}: mean {mean} must have the rank of data {data} (a mean with "
+                            "keepdims=True)").format(op=name, mean=mean, data=data))
     for i, (d, m) in enumerate(zip(data.shape, mean.shape)):
         if d is not None and m is not None and m not in (1, d):
-            raise OpTypeError(f"{name}: mean {mean} does not broadcast to data {data} on "
-                              f"axis {i}")
+            raise OpTypeError(_("{op}: mean {mean} does not broadcast to data {data} on "
+                                "axis {i}").format(op=name, mean=mean, data=data, i=i))
     axes = reduce_axes(name, len(data.shape), attrs["axis"], attrs["exclude"])
     return TensorType(_reduced_shape(data.shape, axes, attrs["keepdims"]), data.dtype)
 
@@ -211,7 +217,8 @@ register("std", 2, _variance_rel, _std_kernel, "comm_reduce", attrs=_VARIANCE_AT
 def _logsumexp_rel(name, args, attrs):
     (x,) = args
     if not x.dtype.startswith("float"):
-        raise OpTypeError(f"{name}: needs a float tensor, got {x}; cast it first")
+        raise OpTypeError(_("{op}: needs a float tensor, got {x}; cast it first").format(
+                op=name, x=x))
     axes = reduce_axes(name, len(x.shape), attrs["axis"], False)
     return TensorType(_reduced_shape(x.shape, axes, attrs["keepdims"]), x.dtype)
 
