@@ -632,9 +632,10 @@ class TypeChecker:
     def _op_ref(self, node: OpRef) -> Type:
         opdef = _ops().OPS.get(node.name)
         params = ", ".join(f"%x{i}" for i in range(opdef.num_inputs if opdef else 1))
+        wrapper = f"fn ({params}) {{ {node.name}({params}) }}"  # Relay text: nothing to translate
         raise self.error(node, _("operator `{op}` must be called directly; wrap it in a "
                                  "function to pass it as a value").format(op=node.name),
-                         hint=f"fn ({params}) {{ {node.name}({params}) }}")
+                         hint=wrapper)
 
     # ------------------------------------------------------------------ calls
 

@@ -74,6 +74,13 @@ ERRORS = [
     ("image", """def @main(%x: Tensor[(1, 3, 4), float32]) {
   image.resize2d(%x, size=[8, 8])
 }""", (3, 3), ["image.resize2d：", "需要 4 维张量（NCHW）"]),
+    # the memory dialect of a printed late pass stage
+    ("dialect", """def @main(%x: (Tensor[(3), float32],)) {
+  vm.shape_of(%x)
+}""", (3, 3), ["vm.shape_of：", "参数必须是张量", "(Tensor[(3,), float32],)"]),
+    ("dialect-arity", """def @main(%x: Tensor[(3), float32]) {
+  vm.shape_of(%x, %x)
+}""", (3, 3), ["vm.shape_of 接受 1 个参数，实际给了 2 个"]),
     # the type checker's own errors
     ("argument-mismatch", """def @f(%a: Tensor[(3), float32]) { %a }
 def @main(%x: Tensor[(4), float32]) {

@@ -99,7 +99,7 @@ class AttrSpec:
 
     def __init__(self, name: str, kind: str, default=REQUIRED, choices: tuple | None = None):
         if kind not in ATTR_KINDS:
-            raise ValueError(f"unknown attribute kind {kind!r}")
+            raise ValueError(f"unknown attribute kind {kind!r}")  # not shown to users
         self.name = name
         self.kind = kind
         self.default = default
@@ -172,11 +172,13 @@ class OpDef:
                  attrs_from_args=None, min_inputs: int | None = None,
                  shape_data: tuple | None = None, shape_func=None):
         if pattern not in PATTERNS:
-            raise ValueError(f"unknown fusion pattern {pattern!r}")
+            raise ValueError(f"unknown fusion pattern {pattern!r}")  # not shown to users
         if (shape_func is None) != (shape_data is None):
-            raise ValueError(f"{name}: shape_func and shape_data go together")
+            raise ValueError(  # not shown to users: a registration mistake, found at import
+                f"{name}: shape_func and shape_data go together")
         if shape_data is not None and (len(shape_data) != num_inputs or not any(shape_data)):
-            raise ValueError(f"{name}: shape_data needs one flag per input, at least one True")
+            raise ValueError(  # not shown to users: a registration mistake, found at import
+                f"{name}: shape_data needs one flag per input, at least one True")
         self.shape_data = tuple(bool(d) for d in shape_data) if shape_data is not None else None
         self.shape_func = shape_func
         self.name = name
@@ -260,7 +262,7 @@ class OpDef:
 def register(name: str, num_inputs: int, rel, kernel, pattern: str, attrs=(), **kw) -> OpDef:
     """Add an operator to OPS; `rel(name, arg_types, attrs)` gets the op's name bound."""
     if name in OPS:
-        raise ValueError(f"operator {name} registered twice")
+        raise ValueError(f"operator {name} registered twice")  # not shown to users
     op = OpDef(name, num_inputs, list(attrs), functools.partial(rel, name), kernel, pattern, **kw)
     OPS[name] = op
     return op
