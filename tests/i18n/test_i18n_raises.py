@@ -32,10 +32,7 @@ MODULES = [
     "rvmdbg/relay/types.py",
     "rvmdbg/relay/equal.py",
     "rvmdbg/relay/dialect.py",
-    "rvmdbg/relay/ops/core.py",
-    "rvmdbg/relay/ops/image.py",
-    "rvmdbg/relay/ops/layouts.py",
-    "rvmdbg/relay/ops/solvers.py",
+    *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "rvmdbg/relay/ops").glob("*.py")),
     *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "rvmdbg/passes").glob("*.py")),
 ]
 

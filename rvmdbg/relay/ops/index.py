@@ -16,11 +16,12 @@ from rvmdbg.relay.ops.core import (
 from rvmdbg.relay.types import TensorType, TupleType
 
 
-def _check_range(name: str, idx: np.ndarray, n: int, axis_text: str) -> None:
+def _check_range(name: str, idx: np.ndarray, n: int, axis: int) -> None:
     bad = (idx < 0) | (idx >= n)
     if np.any(bad):
         v = int(np.asarray(idx)[bad].flat[0])
-        raise KernelError(f"{name}: index {v} is out of range for {axis_text} of size {n}")
+        raise KernelError(_("{op}: index {v} is out of range for axis {axis} of size {n}").format(
+                op=name, v=v, axis=axis, n=n))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -55,9 +56,12 @@ def _gather_kernel(args, attrs):
     axis = attrs["axis"] % data.ndim
     for i in range(data.ndim):
         if i != axis and data.shape[i] != indices.shape[i]:
-            raise KernelError(f"gather: indices {fmt_shape(indices.shape)} and data "
-                              f"{fmt_shape(data.shape)} differ on axis {i} at run time")
-    _check_range("gather", indices, data.shape[axis], f"axis {axis}")
+            raise KernelError(_("{op}: indices {indices_shape} and data {data_shape} differ on "
+                                "axis {i} at run time").format(
+                    op="gather", indices_shape=fmt_shape(indices.shape),
+                    data_shape=fmt_shape(data.shape), 
+                    i=i))
+    _check_range("gather", indices, data.shape[axis], axis)
     return np.take_along_axis(data, indices.astype(np.int64), axis=axis)
 
 
@@ -125,7 +129,7 @@ def _gather_nd_kernel(args, attrs):
             tuple(data.shape[j] if k == j else 1 for k in range(len(y)))))
     for i in range(m):
         idx = indices[i].astype(np.int64)
-        _check_range("gather_nd", idx, data.shape[bd + i], f"axis {bd + i}")
+        _check_range("gather_nd", idx, data.shape[bd + i], bd + i)
         index.append(idx)
     out = data[tuple(index)] if index else np.broadcast_to(data, y + data.shape)
     return as_result(np.array(out), data.dtype)
@@ -252,7 +256,8 @@ def _topk_kernel(args, attrs):
     axis = attrs["axis"] % x.ndim
     k = attrs["k"]
     if k > x.shape[axis]:
-        raise KernelError(f"topk: k {k} exceeds the size {x.shape[axis]} of axis {axis}")
+        raise KernelError(_("{op}: k {k} exceeds the size {size} of axis {axis}").format(
+                op="topk", k=k, size=x.shape[axis], axis=axis))
     order = stable_argsort(x, axis, attrs["is_ascend"])
     if k >= 1:
         order = np.take(order, range(k), axis=axis)

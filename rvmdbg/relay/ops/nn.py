@@ -52,8 +52,10 @@ def _dense_kernel(args, attrs):
     if data.dtype != dt:
         data, weight = data.astype(dt), weight.astype(dt)
     if data.shape[-1] != weight.shape[1]:
-        raise KernelError(f"nn.dense: data {fmt_shape(data.shape)} and weight "
-                          f"{fmt_shape(weight.shape)} disagree on in_features at run time")
+        raise KernelError(_("{op}: data {data_shape} and weight {weight_shape} disagree on "
+                            "in_features at run time").format(
+                op="nn.dense", data_shape=fmt_shape(data.shape),
+                weight_shape=fmt_shape(weight.shape)))
     with np.errstate(all="ignore"):
         return as_result(np.matmul(data, weight.T), dt)
 
@@ -100,8 +102,10 @@ def _bmm_kernel(args, attrs):
         with np.errstate(all="ignore"):
             return as_result(np.matmul(x, y), dt)
     except ValueError:
-        raise KernelError(f"nn.batch_matmul: shapes {fmt_shape(args[0].shape)} and "
-                          f"{fmt_shape(args[1].shape)} do not fit at run time") from None
+        raise KernelError(_("{op}: shapes {a} and {b} do not fit at "
+                            "run time").format(
+                op="nn.batch_matmul", a=fmt_shape(args[0].shape),
+                b=fmt_shape(args[1].shape))) from None
 
 
 register("nn.batch_matmul", 2, _bmm_rel, _bmm_kernel, "out_elemwise_fusable",
@@ -137,8 +141,10 @@ def _bias_add_kernel(args, attrs):
     if axis < 0:
         axis += data.ndim
     if data.shape[axis] != bias.shape[0]:
-        raise KernelError(f"nn.bias_add: bias of length {bias.shape[0]} does not match axis "
-                          f"{axis} of shape {fmt_shape(data.shape)} at run time")
+        raise KernelError(_("{op}: {what} of length {length} does not match axis {axis} of "
+                            "shape {data_shape} at run time").format(
+                op="nn.bias_add", what="bias", length=bias.shape[0], axis=axis,
+                data_shape=fmt_shape(data.shape)))
     shape = [1] * data.ndim
     shape[axis] = bias.shape[0]
     if data.dtype.kind == "f":
@@ -256,8 +262,8 @@ def _matmul_kernel(args, attrs):
     if attrs["transpose_b"]:
         b = b.T
     if a.shape[-1] != b.shape[0]:
-        raise KernelError(f"nn.matmul: inner dimensions {a.shape[-1]} and {b.shape[0]} differ "
-                          f"at run time")
+        raise KernelError(_("{op}: inner dimensions {a} and {b} differ at run time").format(
+                op="nn.matmul", a=a.shape[-1], b=b.shape[0]))
     with np.errstate(all="ignore"):
         return as_result(np.matmul(a, b), dt)
 
@@ -290,8 +296,10 @@ def _prelu_kernel(args, attrs):
     x, alpha = args
     axis = attrs["axis"] % x.ndim
     if alpha.shape[0] != x.shape[axis]:
-        raise KernelError(f"nn.prelu: alpha of length {alpha.shape[0]} does not match axis "
-                          f"{axis} of {fmt_shape(x.shape)} at run time")
+        raise KernelError(_("{op}: {what} of length {length} does not match axis {axis} of "
+                            "{x_shape} at run time").format(
+                op="nn.prelu", what="alpha", length=alpha.shape[0], axis=axis,
+                x_shape=fmt_shape(x.shape)))
     shape = [1] * x.ndim
     shape[axis] = alpha.shape[0]
     with np.errstate(all="ignore"):
@@ -375,8 +383,9 @@ def _pad_kernel(args, attrs):
     widths = [tuple(p) for p in attrs["pad_width"]]
     mode = attrs["pad_mode"]
     if mode == "reflect" and any(max(w) >= d for w, d in zip(widths, x.shape)):
-        raise KernelError(f"nn.pad: pad_width {attrs['pad_width']} reflects past the edge of "
-                          f"{fmt_shape(x.shape)} at run time")
+        raise KernelError(_("{op}: pad_width {pad_width} reflects past the edge of {x_shape} "
+                            "at run time").format(
+                op="nn.pad", pad_width=attrs['pad_width'], x_shape=fmt_shape(x.shape)))
     if mode == "constant":
         value = args[1] if len(args) == 2 else np.array(attrs["pad_value"] or 0.0)
         with np.errstate(all="ignore"):

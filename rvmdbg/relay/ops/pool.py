@@ -78,7 +78,8 @@ def pool_nd(x: np.ndarray, axes, pool, strides, dilation, before, after, ceil_mo
         size = x.shape[ax]
         o = window_out(size, b, a, (k - 1) * d + 1, s, ceil_mode)
         if o < 1:
-            raise KernelError(f"the pooling window does not fit an input of {size} at run time")
+            raise KernelError(_("the pooling window does not fit an input of {size} at "
+                                "run time").format(size=size))
         outs.append(o)
         # ceil_mode's last windows may reach past the written padding: pad for them too
         pads[ax] = (b, max(a, (o - 1) * s + (k - 1) * d + 1 - size - b))
@@ -129,7 +130,7 @@ def _pool_kernel(name, n, kind):
             out = pool_nd(x, axes, pool, strides, dilation, before, after, attrs["ceil_mode"],
                           kind, attrs.get("count_include_pad", False))
         except KernelError as e:
-            raise KernelError(f"{name}: {e.message}") from None
+            raise KernelError(_("{op}: {message}").format(op=name, message=e.message)) from None
         return as_result(out, x.dtype)
     return kernel
 

@@ -216,8 +216,9 @@ def _squeeze_kernel(args, attrs):
     axes = [a + x.ndim if a < 0 else a for a in axis]
     for a in axes:
         if x.shape[a] != 1:
-            raise KernelError(f"squeeze: cannot squeeze axis {a} of a tensor of shape "
-                              f"{fmt_shape(x.shape)}: its size is {x.shape[a]}, not 1")
+            raise KernelError(_("{op}: cannot squeeze axis {a} of a tensor of shape "
+                                "{x_shape}: its size is {size}, not 1").format(
+                    op="squeeze", a=a, x_shape=fmt_shape(x.shape), size=x.shape[a]))
     return x.reshape(tuple(d for i, d in enumerate(x.shape) if i not in axes)).copy()
 
 
@@ -308,8 +309,9 @@ def _concatenate_kernel(args, attrs):
         return np.concatenate(parts, axis=attrs["axis"])
     except ValueError:
         shapes = ", ".join(fmt_shape(p.shape) for p in parts)
-        raise KernelError(f"concatenate: shapes {shapes} do not fit along axis "
-                          f"{attrs['axis']} at run time") from None
+        raise KernelError(_("{op}: shapes {shapes} do not fit along axis {axis} at run "
+                            "time").format(op="concatenate", shapes=shapes,
+                                           axis=attrs["axis"])) from None
 
 
 register("concatenate", 1, _concatenate_rel, _concatenate_kernel, "injective",
@@ -335,7 +337,8 @@ def _stack_kernel(args, attrs):
         return np.stack(parts, axis=attrs["axis"])
     except ValueError:
         shapes = ", ".join(fmt_shape(p.shape) for p in parts)
-        raise KernelError(f"stack: shapes {shapes} differ at run time") from None
+        raise KernelError(_("{op}: shapes {shapes} differ at run time").format(
+            op="stack", shapes=shapes)) from None
 
 
 register("stack", 1, _stack_rel, _stack_kernel, "injective",
@@ -442,7 +445,7 @@ def _batch_dims(name, bd, indices_ndim, axis):
 
 def _take_indices(idx: np.ndarray, n: int, mode: str) -> np.ndarray:
     if n == 0 and idx.size:
-        raise KernelError("take: cannot take from an axis of size 0")
+        raise KernelError(_("{op}: cannot take from an axis of size 0").format(op="take"))
     idx = idx.astype(np.int64)
     if mode == "clip":
         return np.clip(idx, 0, n - 1)
@@ -451,8 +454,8 @@ def _take_indices(idx: np.ndarray, n: int, mode: str) -> np.ndarray:
     bad = (idx < 0) | (idx >= n)
     if np.any(bad):
         v = int(idx[bad].flat[0]) if idx.ndim else int(idx)
-        raise KernelError(f"take: index {v} is out of range for an axis of size {n} "
-                          f"(mode=\"fast\" does not clip)")
+        raise KernelError(_("{op}: index {v} is out of range for an axis of size {n} "
+                            "(mode=\"fast\" does not clip)").format(op="take", v=v, n=n))
     return idx
 
 
@@ -473,8 +476,10 @@ def _take_kernel(args, attrs):
         return as_result(np.take(data, idx, axis=axis), data.dtype)
     batch = data.shape[:bd]
     if indices.shape[:bd] != batch:
-        raise KernelError(f"take: batch dimensions {fmt_shape(batch)} and "
-                          f"{fmt_shape(indices.shape[:bd])} differ at run time")
+        raise KernelError(_("{op}: batch dimensions {batch_shape} and {indices_shape} differ at "
+                            "run time").format(
+                op="take", batch_shape=fmt_shape(batch),
+                indices_shape=fmt_shape(indices.shape[:bd])))
     nb = int(np.prod(batch))
     d = data.reshape((nb,) + data.shape[bd:])
     ix = idx.reshape((nb,) + idx.shape[bd:])
@@ -637,7 +642,8 @@ def _tile_rel(name, args, attrs):
 
 def _tile_kernel(args, attrs):
     if any(r <= 0 for r in attrs["reps"]):
-        raise KernelError(f"tile: attribute 'reps' {attrs['reps']} must be positive")
+        raise KernelError(_("{op}: attribute 'reps' {reps} must be positive").format(
+                op="tile", reps=attrs['reps']))
     return np.tile(args[0], attrs["reps"])
 
 
@@ -777,8 +783,9 @@ def collapse_sum(x: np.ndarray, shape: tuple, name: str = "collapse_sum_like") -
     """Sum x down to `shape` (which broadcasts to x's shape): the inverse of broadcasting."""
     lead = x.ndim - len(shape)
     if lead < 0 or any(s != 1 and s != d for s, d in zip(shape, x.shape[lead:])):
-        raise KernelError(f"{name}: shape {fmt_shape(shape)} does not broadcast to "
-                          f"{fmt_shape(x.shape)} at run time")
+        raise KernelError(_("{op}: shape {shape} does not broadcast to {x_shape} at run "
+                            "time").format(
+                op=name, shape=fmt_shape(shape), x_shape=fmt_shape(x.shape)))
     axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
                                       if s == 1 and x.shape[lead + i] != 1)
     with np.errstate(all="ignore"):
@@ -806,8 +813,10 @@ def _broadcast_to_like_kernel(args, attrs):
     try:
         return np.broadcast_to(data, like.shape).copy()
     except ValueError:
-        raise KernelError(f"broadcast_to_like: cannot broadcast shape {fmt_shape(data.shape)} "
-                          f"to {fmt_shape(like.shape)} at run time") from None
+        raise KernelError(_("{op}: cannot broadcast shape {shape} to {target} at run "
+                            "time").format(
+                op="broadcast_to_like", shape=fmt_shape(data.shape),
+                target=fmt_shape(like.shape))) from None
 
 
 register("broadcast_to_like", 2, _broadcast_to_like_rel, _broadcast_to_like_kernel, "broadcast",
