@@ -216,3 +216,17 @@ def test_type_error_in_chinese_from_the_environment(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2
     assert f"{path}:3:3: error: sum：axis 2 超出了 2 维张量的范围；有效范围：[-2, 1]" in out.stderr
+
+
+def test_an_operator_kernel_error_at_run_time_in_chinese(chinese, tmp_path, monkeypatch, capsys):
+    """The operators' own run-time errors (KernelError) are translated like their relations'."""
+    monkeypatch.setenv("LANGUAGE", "en")
+    path = tmp_path / "div.relay"
+    path.write_text('#[version = "0.0.5"]\ndef @main(%x: Tensor[(3), int32]) {\n'
+                    '  divide(%x, zeros_like(%x))\n}\n')
+    code = cli.main(["run", str(path), "[1, 2, 3]", "--lang", "zh_CN"])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "divide：整数除以零" in err
+    assert f"{path}:3:3" in err
+    assert chinese == set(), sorted(chinese)
