@@ -268,7 +268,7 @@ def _conv_kernel(name, n):
         data, weight, strides, padding, dilation, operm, dt = _prepare(
             name, args, attrs, n, CANONICAL_KERNEL[n])
         groups = attrs["groups"]
-        _, c, h, w = data.shape
+        c, h, w = data.shape[1:]
         o, i, kh, kw = weight.shape
         if c != i * groups or o % groups:
             raise KernelError(_("{op}: data with {c} channels does not fit a weight taking {i} "
