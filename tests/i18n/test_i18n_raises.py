@@ -34,6 +34,22 @@ MODULES = [
     "rvmdbg/relay/dialect.py",
     *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "rvmdbg/relay/ops").glob("*.py")),
     *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "rvmdbg/passes").glob("*.py")),
+    # run-time errors: the VM, executables, the interpreter, the graph executor, the debugger
+    "rvmdbg/vm/machine.py",
+    "rvmdbg/vm/kernels.py",
+    "rvmdbg/vm/executable.py",
+    "rvmdbg/vm/serialize.py",
+    "rvmdbg/vm/compiler.py",
+    "rvmdbg/vm/bytecode.py",
+    "rvmdbg/relay/interpreter.py",
+    "rvmdbg/graph/executor.py",
+    "rvmdbg/graph/lower.py",
+    "rvmdbg/graph/graph.py",
+    "rvmdbg/limits.py",
+    "rvmdbg/debug/indexing.py",
+    "rvmdbg/debug/transcript.py",
+    "rvmdbg/debug/numbering.py",
+    "rvmdbg/argparse_i18n.py",
 ]
 
 # Error constructors and helpers -> (positions, keyword names) of their user-facing texts.
@@ -58,6 +74,10 @@ MESSAGE_ARGS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     "_expect": ((3,), ("template",)),
     # operator type relations: unify_dim(op, a, b, what) says what differs
     "unify_dim": ((3,), ("what",)),
+    # run-time helpers: the .rvmx reader's _fail(name, reason), a limit's stop
+    # _limit_error(name, value, what[, span])
+    "_fail": ((1,), ("reason",)),
+    "_limit_error": ((2,), ("what",)),
 }
 
 # Variables that hold a user-facing text to be passed on (`hint = "..."`, then `hint=hint`).

@@ -70,8 +70,8 @@ def infer_shape(op_name: str, inputs: list, input_dtypes: list,
         given = []
         for i, (needs_value, x) in enumerate(zip(op.shape_data, inputs)):
             if needs_value and not isinstance(x, np.ndarray):
-                raise KernelError(_("{op}: its shape function needs the value of input "
-                                    "{index}, got only a shape").format(op=op_name, index=i + 1))
+                raise KernelError(_("{op}: its shape function needs the value of input {i}, got only a "
+                                    "shape").format(op=op_name, i=i + 1))
             given.append(x if needs_value else _shape_only(x))
         try:
             shapes = op.shape_func(given, normalize_attrs(op, attrs or {}))

@@ -268,17 +268,15 @@ def _conv_kernel(name, n):
         data, weight, strides, padding, dilation, operm, dt = _prepare(
             name, args, attrs, n, CANONICAL_KERNEL[n])
         groups = attrs["groups"]
-        c, h, w = data.shape[1:]
+        _n, c, h, w = data.shape
         o, i, kh, kw = weight.shape
         if c != i * groups or o % groups:
-            raise KernelError(_("{op}: data with {c} channels does not fit a weight taking {i} "
-                                "per group with groups={groups} (at run time)").format(
-                    op=name, c=c, i=i, groups=groups))
+            raise KernelError(_("{op}: data with {c} channels does not fit a weight taking {i} per "
+                                "group with groups={groups} (at run time)").format(op=name, c=c, i=i, groups=groups))
         for size, b, a, k, d in ((h, padding[0], padding[2], kh, dilation[0]),
                                  (w, padding[1], padding[3], kw, dilation[1])):
             if size + b + a < (k - 1) * d + 1:
-                raise KernelError(_("{op}: the kernel does not fit an input of {size} at "
-                                    "run time").format(op=name, size=size))
+                raise KernelError(_("{op}: the kernel does not fit an input of {size} at run time").format(op=name, size=size))
         out = conv2d_nchw(data, weight, strides, padding, dilation, groups)
         return _finish(out, operm, n, dt)
     return kernel
@@ -290,15 +288,13 @@ def _conv_transpose_kernel(name, n):
                                                                        "IOHW")
         groups = attrs["groups"]
         if data.shape[1] != weight.shape[0] or data.shape[1] % groups:
-            raise KernelError(_("{op}: data with {channels} channels does not fit the weight "
-                                "{weight_shape} at run time").format(
-                    op=name, channels=data.shape[1], weight_shape=fmt_shape(weight.shape)))
+            raise KernelError(_("{op}: data with {data_shape_dim} channels does not fit the weight "
+                                "{weight_shape} at run time").format(op=name, data_shape_dim=data.shape[1], weight_shape=fmt_shape(weight.shape)))
         opad = (0,) * (2 - n) + spatial_values(name, "output_padding",
                                                attrs["output_padding"], n, minimum=0)
         out = conv2d_transpose_nchw(data, weight, strides, padding, opad, dilation, groups)
         if min(out.shape) < 1:
-            raise KernelError(_("{op}: padding crops the whole output at run time").format(
-                    op=name))
+            raise KernelError(_("{op}: padding crops the whole output at run time").format(op=name))
         return _finish(out, operm, n, dt)
     return kernel
 

@@ -39,8 +39,7 @@ def _values(name: str, arr: np.ndarray, what: str) -> list:
     """A 1-d integer tensor's values as Python ints."""
     arr = np.asarray(arr)
     if arr.ndim != 1:
-        raise KernelError(_("{op}: {what} must be a 1-d tensor, got shape {arr_shape}").format(
-                op=name, what=what, arr_shape=fmt_shape(arr.shape)))
+        raise KernelError(_("{op}: {what} must be a 1-d tensor, got shape {arr_shape}").format(op=name, what=what, arr_shape=fmt_shape(arr.shape)))
     return [int(v) for v in arr]
 
 
@@ -49,8 +48,7 @@ def _sizes(name: str, arr: np.ndarray, what: str = "shape") -> tuple:
     dims = _values(name, arr, what)
     bad = [d for d in dims if d < 0]
     if bad:
-        raise KernelError(_("{op}: {what} {dims} has a negative size {size}").format(
-                op=name, what=what, dims=dims, size=bad[0]))
+        raise KernelError(_("{op}: {what} {dims} has a negative size {bad_first}").format(op=name, what=what, dims=dims, bad_first=bad[0]))
     return tuple(dims)
 
 
@@ -128,13 +126,10 @@ def _dyn_broadcast_to_rel(name, args, attrs):
 def _broadcast_target(name, ishape, target) -> tuple:
     """The target shape, checked NumPy-style against the input shape."""
     if len(ishape) > len(target):
-        raise KernelError(_("{op}: cannot broadcast shape {shape} to {target}").format(
-                op=name, shape=fmt_shape(ishape), target=fmt_shape(target)))
+        raise KernelError(_("{op}: cannot broadcast shape {ishape} to {target_shape}").format(op=name, ishape=fmt_shape(ishape), target_shape=fmt_shape(target)))
     for d, t in zip(reversed(ishape), reversed(target)):
         if d != t and d != 1:
-            raise KernelError(_("{op}: cannot broadcast shape {shape} to {target} at run "
-                                "time").format(
-                    op=name, shape=fmt_shape(ishape), target=fmt_shape(target)))
+            raise KernelError(_("{op}: cannot broadcast shape {ishape} to {target_shape} at run time").format(op=name, ishape=fmt_shape(ishape), target_shape=fmt_shape(target)))
     return target
 
 

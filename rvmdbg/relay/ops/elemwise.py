@@ -61,7 +61,7 @@ def _py_tdiv(name):
 
 def _py_floordiv(x, y):
     if y == 0:
-        raise KernelError(_("{op}: integer division by zero").format(op="floor_divide"))
+        raise KernelError(_("floor_divide: integer division by zero"))
     return x // y
 
 
@@ -76,14 +76,14 @@ def _py_tmod(name):
 
 def _py_floormod(x, y):
     if y == 0:
-        raise KernelError(_("{op}: integer division by zero").format(op="floor_mod"))
+        raise KernelError(_("floor_mod: integer division by zero"))
     return x % y
 
 
 def _py_ipow(x, y):
     if y < 0:
         if x == 0:
-            raise KernelError(_("{op}: 0 raised to a negative integer power").format(op="power"))
+            raise KernelError(_("power: 0 raised to a negative integer power"))
         # x ** -n truncated toward zero: only 1 and -1 survive
         return 1 if x == 1 or (x == -1 and y % 2 == 0) else (-1 if x == -1 else 0)
     if y > 64 and x not in (0, 1, -1):
@@ -142,7 +142,7 @@ def _np_power(a, b):
     if a.dtype.kind == "i" and np.any(b < 0):
         neg = b < 0
         if np.any(neg & (a == 0)):
-            raise KernelError(_("{op}: 0 raised to a negative integer power").format(op="power"))
+            raise KernelError(_("power: 0 raised to a negative integer power"))
         r = np.power(a, np.where(neg, 0, b).astype(b.dtype))
         odd = (b % 2) != 0
         special = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0)).astype(a.dtype)
@@ -159,9 +159,7 @@ _INT_DIVISION = frozenset(("divide", "floor_divide", "mod", "floor_mod", "trunc_
 
 
 def _broadcast_error(name, a, b):
-    return KernelError(_("{op}: cannot broadcast shapes {a_shape} and {b_shape} at run "
-                         "time").format(
-            op=name, a_shape=fmt_shape(a.shape), b_shape=fmt_shape(b.shape)))
+    return KernelError(_("{op}: cannot broadcast shapes {a_shape} and {b_shape} at run time").format(op=name, a_shape=fmt_shape(a.shape), b_shape=fmt_shape(b.shape)))
 
 
 def _make_binary(name, np_fn, py_int=None, py_float=None, out_dtype=None):
@@ -511,8 +509,7 @@ def _floats_only(name, kernel, scalar):
     checks it, refused when it runs, with that reason."""
     def refuse(x):
         raise KernelError(_("{op}: TVM has no {x_dtype} kernel for it (lowering calls a float "
-                            "intrinsic); cast to a float dtype first").format(
-                op=name, x_dtype=x.dtype))
+                            "intrinsic); cast to a float dtype first").format(op=name, x_dtype=x.dtype))
 
     def checked_kernel(args, attrs):
         if args[0].dtype.kind != "f":
@@ -629,10 +626,8 @@ def _where_kernel(args, attrs):
     try:
         return as_result(np.where(cond, x, y), x.dtype)
     except ValueError:
-        raise KernelError(_("{op}: cannot broadcast shapes {cond_shape}, {x_shape} and "
-                            "{y_shape} at run time").format(
-                op="where", cond_shape=fmt_shape(cond.shape), x_shape=fmt_shape(x.shape),
-                y_shape=fmt_shape(y.shape))) from None
+        raise KernelError(_("where: cannot broadcast shapes {cond_shape}, {x_shape} and "
+                            "{y_shape} at run time").format(cond_shape=fmt_shape(cond.shape), x_shape=fmt_shape(x.shape), y_shape=fmt_shape(y.shape))) from None
 
 
 register("where", 3, _where_rel, _where_kernel, "broadcast",
@@ -734,10 +729,8 @@ def _broadcast_to_kernel(args, attrs):
     try:
         return np.broadcast_to(x, tuple(attrs["shape"])).copy()
     except ValueError:
-        raise KernelError(_("{op}: cannot broadcast shape {shape} to {target} at run "
-                            "time").format(
-                op="broadcast_to", shape=fmt_shape(x.shape),
-                target=fmt_shape(tuple(attrs["shape"])))) from None
+        raise KernelError(_("broadcast_to: cannot broadcast shape {x_shape} to {target_shape} at "
+                            "run time").format(x_shape=fmt_shape(x.shape), target_shape=fmt_shape(tuple(attrs['shape'])))) from None
 
 
 register("broadcast_to", 1, _broadcast_to_rel, _broadcast_to_kernel, "broadcast",

@@ -56,11 +56,8 @@ def _gather_kernel(args, attrs):
     axis = attrs["axis"] % data.ndim
     for i in range(data.ndim):
         if i != axis and data.shape[i] != indices.shape[i]:
-            raise KernelError(_("{op}: indices {indices_shape} and data {data_shape} differ on "
-                                "axis {i} at run time").format(
-                    op="gather", indices_shape=fmt_shape(indices.shape),
-                    data_shape=fmt_shape(data.shape), 
-                    i=i))
+            raise KernelError(_("gather: indices {indices_shape} and data {data_shape} differ on "
+                                "axis {i} at run time").format(indices_shape=fmt_shape(indices.shape), data_shape=fmt_shape(data.shape), i=i))
     _check_range("gather", indices, data.shape[axis], axis)
     return np.take_along_axis(data, indices.astype(np.int64), axis=axis)
 
@@ -256,8 +253,7 @@ def _topk_kernel(args, attrs):
     axis = attrs["axis"] % x.ndim
     k = attrs["k"]
     if k > x.shape[axis]:
-        raise KernelError(_("{op}: k {k} exceeds the size {size} of axis {axis}").format(
-                op="topk", k=k, size=x.shape[axis], axis=axis))
+        raise KernelError(_("topk: k {k} exceeds the size {x_shape_dim} of axis {axis}").format(k=k, x_shape_dim=x.shape[axis], axis=axis))
     order = stable_argsort(x, axis, attrs["is_ascend"])
     if k >= 1:
         order = np.take(order, range(k), axis=axis)

@@ -52,10 +52,8 @@ def _dense_kernel(args, attrs):
     if data.dtype != dt:
         data, weight = data.astype(dt), weight.astype(dt)
     if data.shape[-1] != weight.shape[1]:
-        raise KernelError(_("{op}: data {data_shape} and weight {weight_shape} disagree on "
-                            "in_features at run time").format(
-                op="nn.dense", data_shape=fmt_shape(data.shape),
-                weight_shape=fmt_shape(weight.shape)))
+        raise KernelError(_("nn.dense: data {data_shape} and weight {weight_shape} disagree on "
+                            "in_features at run time").format(data_shape=fmt_shape(data.shape), weight_shape=fmt_shape(weight.shape)))
     with np.errstate(all="ignore"):
         return as_result(np.matmul(data, weight.T), dt)
 
@@ -102,10 +100,8 @@ def _bmm_kernel(args, attrs):
         with np.errstate(all="ignore"):
             return as_result(np.matmul(x, y), dt)
     except ValueError:
-        raise KernelError(_("{op}: shapes {a} and {b} do not fit at "
-                            "run time").format(
-                op="nn.batch_matmul", a=fmt_shape(args[0].shape),
-                b=fmt_shape(args[1].shape))) from None
+        raise KernelError(_("nn.batch_matmul: shapes {args_shape} and {args_shape_b} do not fit "
+                            "at run time").format(args_shape=fmt_shape(args[0].shape), args_shape_b=fmt_shape(args[1].shape))) from None
 
 
 register("nn.batch_matmul", 2, _bmm_rel, _bmm_kernel, "out_elemwise_fusable",
@@ -141,10 +137,8 @@ def _bias_add_kernel(args, attrs):
     if axis < 0:
         axis += data.ndim
     if data.shape[axis] != bias.shape[0]:
-        raise KernelError(_("{op}: {what} of length {length} does not match axis {axis} of "
-                            "shape {data_shape} at run time").format(
-                op="nn.bias_add", what="bias", length=bias.shape[0], axis=axis,
-                data_shape=fmt_shape(data.shape)))
+        raise KernelError(_("nn.bias_add: bias of length {bias_shape_first} does not match axis "
+                            "{axis} of shape {data_shape} at run time").format(bias_shape_first=bias.shape[0], axis=axis, data_shape=fmt_shape(data.shape)))
     shape = [1] * data.ndim
     shape[axis] = bias.shape[0]
     if data.dtype.kind == "f":
@@ -262,8 +256,8 @@ def _matmul_kernel(args, attrs):
     if attrs["transpose_b"]:
         b = b.T
     if a.shape[-1] != b.shape[0]:
-        raise KernelError(_("{op}: inner dimensions {a} and {b} differ at run time").format(
-                op="nn.matmul", a=a.shape[-1], b=b.shape[0]))
+        raise KernelError(_("nn.matmul: inner dimensions {a_shape_last} and {b_shape_first} "
+                            "differ at run time").format(a_shape_last=a.shape[-1], b_shape_first=b.shape[0]))
     with np.errstate(all="ignore"):
         return as_result(np.matmul(a, b), dt)
 
@@ -296,10 +290,8 @@ def _prelu_kernel(args, attrs):
     x, alpha = args
     axis = attrs["axis"] % x.ndim
     if alpha.shape[0] != x.shape[axis]:
-        raise KernelError(_("{op}: {what} of length {length} does not match axis {axis} of "
-                            "{x_shape} at run time").format(
-                op="nn.prelu", what="alpha", length=alpha.shape[0], axis=axis,
-                x_shape=fmt_shape(x.shape)))
+        raise KernelError(_("nn.prelu: alpha of length {alpha_shape_first} does not match axis "
+                            "{axis} of {x_shape} at run time").format(alpha_shape_first=alpha.shape[0], axis=axis, x_shape=fmt_shape(x.shape)))
     shape = [1] * x.ndim
     shape[axis] = alpha.shape[0]
     with np.errstate(all="ignore"):
@@ -383,9 +375,8 @@ def _pad_kernel(args, attrs):
     widths = [tuple(p) for p in attrs["pad_width"]]
     mode = attrs["pad_mode"]
     if mode == "reflect" and any(max(w) >= d for w, d in zip(widths, x.shape)):
-        raise KernelError(_("{op}: pad_width {pad_width} reflects past the edge of {x_shape} "
-                            "at run time").format(
-                op="nn.pad", pad_width=attrs['pad_width'], x_shape=fmt_shape(x.shape)))
+        raise KernelError(_("nn.pad: pad_width {pad_width} reflects past the edge of {x_shape} "
+                            "at run time").format(pad_width=attrs['pad_width'], x_shape=fmt_shape(x.shape)))
     if mode == "constant":
         value = args[1] if len(args) == 2 else np.array(attrs["pad_value"] or 0.0)
         with np.errstate(all="ignore"):

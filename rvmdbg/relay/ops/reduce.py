@@ -68,8 +68,7 @@ def _make_reduce(name, np_fn):
             with np.errstate(all="ignore"):
                 r = np_fn(x, axis=axes, keepdims=attrs["keepdims"])
         except ValueError:
-            raise KernelError(_("{op}: cannot reduce an empty tensor of shape {x_shape} (no "
-                                "identity)").format(op=name, x_shape=fmt_shape(x.shape))) from None
+            raise KernelError(_("{op}: cannot reduce an empty tensor of shape {x_shape} (no identity)").format(op=name, x_shape=fmt_shape(x.shape))) from None
         return as_result(r, dt)
     return kernel
 
@@ -90,8 +89,7 @@ def _mean(x, axis, keepdims):
     if x.dtype.kind in "iu":
         # TVM divides the dtype's sum by the count: integer division truncating toward zero
         if count == 0:
-            raise KernelError(_("{op}: mean over an empty axis of shape {x_shape}").format(
-                    op="mean", x_shape=fmt_shape(x.shape)))
+            raise KernelError(_("mean: mean over an empty axis of shape {x_shape}").format(x_shape=fmt_shape(x.shape)))
         wide = np.asarray(s).astype(np.int64 if x.dtype.kind == "i" else np.uint64)
         q = np.floor_divide(wide, count)
         q = q + ((wide - q * count != 0) & (wide < 0))
@@ -121,8 +119,7 @@ def _make_arg_kernel(name, np_arg):
         for a in axes:
             n *= x.shape[a]
         if n == 0:
-            raise KernelError(_("{op}: cannot reduce an empty tensor of shape {x_shape}").format(
-                    op=name, x_shape=fmt_shape(x.shape)))
+            raise KernelError(_("{op}: cannot reduce an empty tensor of shape {x_shape}").format(op=name, x_shape=fmt_shape(x.shape)))
         flat = moved.reshape(lead + (n,))
         if attrs["select_last_index"]:
             idx = (n - 1) - np_arg(flat[..., ::-1], axis=-1)
@@ -190,10 +187,8 @@ def _variance(args, attrs, name):
         try:
             diff = data - mean
         except ValueError:
-            raise KernelError(_("{op}: mean {mean_shape} does not broadcast to data {data_shape} "
-                                "at run time").format(
-                    op=name, mean_shape=fmt_shape(mean.shape),
-                    data_shape=fmt_shape(data.shape))) from None
+            raise KernelError(_("{op}: mean {mean_shape} does not broadcast to data {data_shape} at "
+                                "run time").format(op=name, mean_shape=fmt_shape(mean.shape), data_shape=fmt_shape(data.shape))) from None
         sq = diff * diff
         if sq.dtype == np.float16:
             sq = sq.astype(np.float32)  # topi sums float16 squares in float32
@@ -231,8 +226,7 @@ def _logsumexp_kernel(args, attrs):
     axis = attrs["axis"]
     axes = tuple(range(x.ndim)) if axis is None else tuple(a % x.ndim for a in axis)
     if any(x.shape[a] == 0 for a in axes):
-        raise KernelError(_("{op}: cannot reduce an empty tensor of shape {x_shape}").format(
-                op="logsumexp", x_shape=fmt_shape(x.shape)))
+        raise KernelError(_("logsumexp: cannot reduce an empty tensor of shape {x_shape}").format(x_shape=fmt_shape(x.shape)))
     # TVM's expansion: log(sum(exp(x - max))) + max, each step in the dtype
     with np.errstate(all="ignore"):
         m = np.max(x, axis=axes, keepdims=True)

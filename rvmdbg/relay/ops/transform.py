@@ -216,9 +216,8 @@ def _squeeze_kernel(args, attrs):
     axes = [a + x.ndim if a < 0 else a for a in axis]
     for a in axes:
         if x.shape[a] != 1:
-            raise KernelError(_("{op}: cannot squeeze axis {a} of a tensor of shape "
-                                "{x_shape}: its size is {size}, not 1").format(
-                    op="squeeze", a=a, x_shape=fmt_shape(x.shape), size=x.shape[a]))
+            raise KernelError(_("squeeze: cannot squeeze axis {a} of a tensor of shape {x_shape}: "
+                                "its size is {x_shape_dim}, not 1").format(a=a, x_shape=fmt_shape(x.shape), x_shape_dim=x.shape[a]))
     return x.reshape(tuple(d for i, d in enumerate(x.shape) if i not in axes)).copy()
 
 
@@ -309,9 +308,8 @@ def _concatenate_kernel(args, attrs):
         return np.concatenate(parts, axis=attrs["axis"])
     except ValueError:
         shapes = ", ".join(fmt_shape(p.shape) for p in parts)
-        raise KernelError(_("{op}: shapes {shapes} do not fit along axis {axis} at run "
-                            "time").format(op="concatenate", shapes=shapes,
-                                           axis=attrs["axis"])) from None
+        raise KernelError(_("concatenate: shapes {shapes} do not fit along axis {axis} at run "
+                            "time").format(shapes=shapes, axis=attrs['axis'])) from None
 
 
 register("concatenate", 1, _concatenate_rel, _concatenate_kernel, "injective",
@@ -337,8 +335,7 @@ def _stack_kernel(args, attrs):
         return np.stack(parts, axis=attrs["axis"])
     except ValueError:
         shapes = ", ".join(fmt_shape(p.shape) for p in parts)
-        raise KernelError(_("{op}: shapes {shapes} differ at run time").format(
-            op="stack", shapes=shapes)) from None
+        raise KernelError(_("stack: shapes {shapes} differ at run time").format(shapes=shapes)) from None
 
 
 register("stack", 1, _stack_rel, _stack_kernel, "injective",
@@ -445,7 +442,7 @@ def _batch_dims(name, bd, indices_ndim, axis):
 
 def _take_indices(idx: np.ndarray, n: int, mode: str) -> np.ndarray:
     if n == 0 and idx.size:
-        raise KernelError(_("{op}: cannot take from an axis of size 0").format(op="take"))
+        raise KernelError(_("take: cannot take from an axis of size 0"))
     idx = idx.astype(np.int64)
     if mode == "clip":
         return np.clip(idx, 0, n - 1)
@@ -454,8 +451,8 @@ def _take_indices(idx: np.ndarray, n: int, mode: str) -> np.ndarray:
     bad = (idx < 0) | (idx >= n)
     if np.any(bad):
         v = int(idx[bad].flat[0]) if idx.ndim else int(idx)
-        raise KernelError(_("{op}: index {v} is out of range for an axis of size {n} "
-                            "(mode=\"fast\" does not clip)").format(op="take", v=v, n=n))
+        raise KernelError(_("take: index {v} is out of range for an axis of size {n} "
+                            "(mode=\"fast\" does not clip)").format(v=v, n=n))
     return idx
 
 
@@ -476,10 +473,8 @@ def _take_kernel(args, attrs):
         return as_result(np.take(data, idx, axis=axis), data.dtype)
     batch = data.shape[:bd]
     if indices.shape[:bd] != batch:
-        raise KernelError(_("{op}: batch dimensions {batch_shape} and {indices_shape} differ at "
-                            "run time").format(
-                op="take", batch_shape=fmt_shape(batch),
-                indices_shape=fmt_shape(indices.shape[:bd])))
+        raise KernelError(_("take: batch dimensions {batch_shape} and {indices_shape} differ at "
+                            "run time").format(batch_shape=fmt_shape(batch), indices_shape=fmt_shape(indices.shape[:bd])))
     nb = int(np.prod(batch))
     d = data.reshape((nb,) + data.shape[bd:])
     ix = idx.reshape((nb,) + idx.shape[bd:])
@@ -642,8 +637,7 @@ def _tile_rel(name, args, attrs):
 
 def _tile_kernel(args, attrs):
     if any(r <= 0 for r in attrs["reps"]):
-        raise KernelError(_("{op}: attribute 'reps' {reps} must be positive").format(
-                op="tile", reps=attrs['reps']))
+        raise KernelError(_("tile: attribute 'reps' {reps} must be positive").format(reps=attrs['reps']))
     return np.tile(args[0], attrs["reps"])
 
 
@@ -783,9 +777,7 @@ def collapse_sum(x: np.ndarray, shape: tuple, name: str = "collapse_sum_like") -
     """Sum x down to `shape` (which broadcasts to x's shape): the inverse of broadcasting."""
     lead = x.ndim - len(shape)
     if lead < 0 or any(s != 1 and s != d for s, d in zip(shape, x.shape[lead:])):
-        raise KernelError(_("{op}: shape {shape} does not broadcast to {x_shape} at run "
-                            "time").format(
-                op=name, shape=fmt_shape(shape), x_shape=fmt_shape(x.shape)))
+        raise KernelError(_("{op}: shape {shape} does not broadcast to {x_shape} at run time").format(op=name, shape=fmt_shape(shape), x_shape=fmt_shape(x.shape)))
     axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
                                       if s == 1 and x.shape[lead + i] != 1)
     with np.errstate(all="ignore"):
@@ -813,10 +805,8 @@ def _broadcast_to_like_kernel(args, attrs):
     try:
         return np.broadcast_to(data, like.shape).copy()
     except ValueError:
-        raise KernelError(_("{op}: cannot broadcast shape {shape} to {target} at run "
-                            "time").format(
-                op="broadcast_to_like", shape=fmt_shape(data.shape),
-                target=fmt_shape(like.shape))) from None
+        raise KernelError(_("broadcast_to_like: cannot broadcast shape {data_shape} to "
+                            "{like_shape} at run time").format(data_shape=fmt_shape(data.shape), like_shape=fmt_shape(like.shape))) from None
 
 
 register("broadcast_to_like", 2, _broadcast_to_like_rel, _broadcast_to_like_kernel, "broadcast",
