@@ -227,6 +227,6 @@ def test_an_operator_kernel_error_at_run_time_in_chinese(chinese, tmp_path, monk
     code = cli.main(["run", str(path), "[1, 2, 3]", "--lang", "zh_CN"])
     err = capsys.readouterr().err
     assert code == 1, err
-    assert "divide：整数除以零" in err
+    assert "divide: 整数除以零" in err
     assert f"{path}:3:3" in err
     assert chinese == set(), sorted(chinese)
