@@ -211,6 +211,7 @@ class TypeChecker:
         self._global_names: dict = {id(f): n for n, f in mod.functions.items()}
         self.root = None                # the expression being checked, for spans of span-less nodes
         self.warnings: list = []
+        self._tvm_noted: set = set()  # ids of calls noted as refused by TVM
         self._dispatch = {
             Constant: self._constant, Var: self._free_var, GlobalVar: self._global_var,
             ConstructorRef: self._constructor_ref, OpRef: self._op_ref, Call: self._call,
@@ -457,6 +458,14 @@ class TypeChecker:
             hint = self._literal_hint(literal, inner_e) if literal is not None else None
             raise self.error(node, msg, hint) from None
 
+    def _refuse(self, expected: Type, found: Type, node, template, literal=None, **fields):
+        """The RelayTypeError `_expect` makes, after `unify(expected, found)` failed (checking
+        succeeds without making the message): unifying again fails at the same place."""
+        self._expect(expected, found, node, template, literal=literal, **fields)
+        text = template() if callable(template) else _(template)
+        raise self.error(node, text.format(expected=self.resolve(expected),
+                                           found=self.resolve(found), **fields))
+
     @staticmethod
     def _literal_hint(expr, expected: Type) -> str | None:
         """For a literal of the wrong number kind, how to write it in the expected dtype."""
@@ -682,8 +691,8 @@ class TypeChecker:
         if type(fty) is not FuncType:
             raise self.error(call, _("cannot call a value of type {type}: it is not a "
                                      "function").format(type=self.resolve(fty)))
-        desc = self._callee_desc(op)
         if len(fty.params) != len(args):
+            desc = self._callee_desc(op)
             n = len(fty.params)
             if desc is None:
                 text = ngettext("the function takes {n} argument, {given} given",
@@ -692,12 +701,18 @@ class TypeChecker:
                 text = ngettext("{callee} takes {n} argument, {given} given",
                                 "{callee} takes {n} arguments, {given} given", n)
             raise self.error(call, text.format(callee=desc, n=n, given=len(args)))
-        template = (N_("type mismatch in argument {index} of the function: expected {expected}, "
-                       "found {found}") if desc is None else
-                    N_("type mismatch in argument {index} of {callee}: expected {expected}, "
-                       "found {found}"))
+        unify = self.unify
         for i, (p, a, at) in enumerate(zip(fty.params, args, arg_types)):
-            self._expect(p, at, _at(a, call), template, literal=a, index=i + 1, callee=desc)
+            try:
+                unify(p, at)
+            except _Mismatch:
+                # the message is made only for a mismatch (unifying again fails the same way)
+                desc = self._callee_desc(op)
+                template = (N_("type mismatch in argument {index} of the function: expected "
+                               "{expected}, found {found}") if desc is None else
+                            N_("type mismatch in argument {index} of {callee}: expected "
+                               "{expected}, found {found}"))
+                self._refuse(p, at, _at(a, call), template, literal=a, index=i + 1, callee=desc)
         return fty.ret
 
     def _op_call(self, call: Call, op: OpRef) -> Type:
@@ -771,11 +786,24 @@ class TypeChecker:
                 msg = f"{opdef.name}: {msg}"
             raise self.error(call, msg, self._relation_hint(call, resolved)) from None
         self._check_integer_context(call, opdef.name, resolved, out)
+        if opdef.tvm_note is not None:
+            self._note_tvm_refusal(call, opdef, resolved)
         if opdef.resolve_attrs is not None:
             fixed = opdef.resolve_attrs(resolved, call.attrs)
             if fixed is not None:
                 call.attrs = fixed
         return out
+
+    def _note_tvm_refusal(self, call: Call, opdef, arg_types: list) -> None:
+        """A call rvmdbg runs and TVM refuses (docs/differences.md): a note at the call, once."""
+        why = opdef.tvm_note(arg_types, _ops().normalize_attrs(opdef, call.attrs or {}))
+        if why is None or id(call) in self._tvm_noted or call.span is None:
+            return
+        self._tvm_noted.add(id(call))
+        self.warnings.append(TypeNote(
+            _("TVM refuses this: {why}").format(why=why), call.span,
+            _("rvmdbg accepts it (docs/differences.md says why)"),
+            self.mod.source if self.mod is not None else None))
 
     # operator -> (index of the argument converted to the result's dtype, whether integer
     # wrap-around is the conversion's meaning): a cast wraps integers on purpose, a fill does not
@@ -931,9 +959,13 @@ class TypeChecker:
                 vt = IncompleteType()
             self._bind_var(var, vt)
             value_t = self.visit(value)
-            self._expect(vt, value_t, _at(value, var),
-                         N_("%{name} is declared as {expected}, but its value has type {found}"),
-                         literal=value, name=var.name)
+            try:
+                self.unify(vt, value_t)
+            except _Mismatch:
+                # the message is made only for a mismatch (unifying again fails the same way)
+                self._refuse(vt, value_t, _at(value, var),
+                             N_("%{name} is declared as {expected}, but its value has type "
+                                "{found}"), literal=value, name=var.name)
             chain.append(e)
             body = e.body
             if type(body) is not Let or id(body) in self._types:
@@ -1247,14 +1279,17 @@ class TypeChecker:
         call_inst = self._call_inst
         final = self.resolve_final
         noted = False
+        self._defaulted = False
         for n in self._nodes:
             t = types[id(n)]
-            self._defaulted = False
             n.checked_type = t if type(t) is TensorType else final(t)
             if type(n) is Call:
                 inst = call_inst.get(id(n))
                 n.type_args = [final(u) for u in inst] if inst else []
-            if self._defaulted and not noted and n.span is not None:
+            if not self._defaulted:
+                continue
+            self._defaulted = False  # this node's resolution defaulted an unknown
+            if not noted and n.span is not None:
                 # TVM's InferType leaves the type unsolved and refuses the program: say so once
                 noted = True
                 self.warnings.append(TypeNote(
@@ -1268,10 +1303,13 @@ class TypeChecker:
         tt = type(t)
         if tt is IncompleteType:
             u = self.find(t)
-            if type(u) is IncompleteType:
+            tu = type(u)
+            if tu is IncompleteType:
                 self._subst[u] = UNIT
                 self._defaulted = True
                 return UNIT
+            if tu is TensorType:
+                return u  # the common case (a let's variable), without a call
             return self.resolve_final(u)
         if tt is TensorType or tt is TypeVar:
             return t

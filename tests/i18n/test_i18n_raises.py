@@ -72,8 +72,12 @@ MESSAGE_ARGS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     "TypeNote": ((0, 2), ("message", "hint")),
     "_Mismatch": ((2,), ("reason",)),
     "_expect": ((3,), ("template",)),
-    # operator type relations: unify_dim(op, a, b, what) says what differs
+    # operator type relations: unify_dim(op, a, b, what) says what differs; a kernel TVM's
+    # lowering refuses: tvm_lowering_refuses(op, dtype, why, fix), float_intrinsic_refusal(op,
+    # dtype) (the operator's name is not text)
     "unify_dim": ((3,), ("what",)),
+    "tvm_lowering_refuses": ((2, 3), ("why", "fix")),
+    "float_intrinsic_refusal": ((), ()),
     # run-time helpers: the .rvmx reader's _fail(name, reason), a limit's stop
     # _limit_error(name, value, what[, span])
     "_fail": ((1,), ("reason",)),

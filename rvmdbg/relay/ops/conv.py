@@ -137,9 +137,8 @@ def _conv_common(name, args, attrs, n):
         if len(t.shape) != n + 2:
             raise OpTypeError(_("{op}: {what} must be {rank}-d, got {t}").format(
                     op=name, what=what, rank=n + 2, t=t))
-    if data.dtype != weight.dtype and attrs["out_dtype"] is None:
-        raise OpTypeError(_("{op}: data {data} and weight {weight} have different dtypes; give "
-                            "out_dtype or cast one").format(op=name, data=data, weight=weight))
+    # TVM's Conv*Rel does not compare the dtypes: the result is out_dtype, else data's, and
+    # topi casts both inputs to it
     if attrs["groups"] < 1:
         raise OpTypeError(_("{op}: attribute '{attr}' must be >= {minimum}, got {value}").format(
                 op=name, attr="groups", minimum=1, value=attrs["groups"]))
