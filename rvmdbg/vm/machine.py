@@ -826,7 +826,7 @@ assert len(HANDLERS) == len(bc.OPCODES)
 # failure stops at the failing instruction with the state it would have had. `step()`
 # never uses blocks. The bytecode is unchanged.
 
-MAX_BLOCK = 8  # instructions in the longest block
+MAX_BLOCK = 128  # instructions in the longest block (a region: rvmdbg/vm/regions.py)
 
 
 class _Partial(Exception):
@@ -1154,22 +1154,38 @@ def _fuse(vm, fi, instructions, singles, register_file_size):
     """(handlers, widths, blocks) of function `fi` for run(): `handlers[p]` is a block's
     handler where one starts (`widths[p]` its length), else the single handler (width 1);
     `blocks` lists (start, width) of every block."""
+    from rvmdbg.vm.regions import region_at
     handlers, widths, blocks = list(singles), [1] * len(singles), []
     size = len(instructions)
     # A block may only hold instructions whose registers the decoder accepted.
     sound = [all(0 <= r < register_file_size for r in ins.registers()) for ins in instructions]
+    # Tensor code runs as whole straight-line regions (rvmdbg/vm/regions.py); the blocks
+    # below serve scalar code and whatever lies between regions.
+    regions, covered = {}, set()
+    p = 0
+    while p < size:
+        made, stop = region_at(vm, fi, p, instructions, singles, sound, MAX_BLOCK)
+        if made is not None:
+            regions[p] = made
+            covered.update(range(p, stop))
+        p = max(p + 1, stop)  # no region starts inside a span that made none
     alloc_kernels = {}
     for p in range(size):
-        if type(instructions[p]) is bc.LoadConst and all(sound[p:p + 5]):
+        if (type(instructions[p]) is bc.LoadConst and all(sound[p:p + 5])
+                and p not in covered):
             fused = _fuse_alloc_kernel(vm, fi, p, instructions, singles)
             if fused is not None:
                 alloc_kernels[p] = fused
     p = 0
     while p < size:
-        if p in alloc_kernels:
+        if p in regions:
+            made = regions[p]
+        elif p in alloc_kernels:
             made = alloc_kernels[p]
         else:
             made = _fuse_simple_run(vm, fi, p, instructions, alloc_kernels)
+        if made is not None and p not in regions and covered.intersection(range(p, p + made[1])):
+            made = None  # a block stops where a region starts
         if made is not None and all(sound[p:p + made[1]]):
             handlers[p], widths[p] = made
             blocks.append((p, made[1]))

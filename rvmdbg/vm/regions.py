@@ -1,0 +1,465 @@
+"""Straight-line regions of tensor code, each run by one handler in `VirtualMachine.run()`.
+
+A model's bytecode is mostly long straight runs of `load_const`, `alloc_storage`,
+`alloc_tensor`, `invoke_packed`, `kill_register`, `alloc_adt`, `get_field`, `alloc_closure`
+and `move`, ended by a `goto` or an `if`: an LSTM step is 70 of them around 7 small kernels,
+and dispatching each one costs more than the kernels. `region_at` reads such a run once, at
+decode time, by following what each register holds (a constant, the value it had on entry,
+a storage or a tensor the run allocates, a value the run computes), and makes one handler
+that has exactly the run's effect:
+
+- it calls the run's kernels in order on their inputs, and makes its ADTs and closures;
+- it writes every register the run writes with its final value, in one slice assignment;
+- it creates only the storages and uninitialized tensors that are still in a register at the
+  end (a placeholder a kernel overwrites, or a storage killed in the run, is never seen), and
+  counts every storage's bytes against --max-bytes as the instructions would;
+- it counts as its instructions' steps (`run()` enters it only when they all fit).
+
+Anything the handler does not expect (a kernel that fails or returns an output of the wrong
+type, shape or dtype, a `get_field` on a value with no such field, live bytes that might reach
+--max-bytes within the run) makes it run the instructions' own handlers one by one from the
+start instead (`_one_by_one`): registers are written only after every kernel has succeeded,
+so the state is still the entry state, and the failure then stops at the failing instruction
+with the state stepping has there. Kernels are pure (the reference kernels, which are not,
+end a region), so calling one twice on that slow path changes nothing. `step()` never uses
+regions; the bytecode is unchanged.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from rvmdbg.scalars import SCALAR_TYPES
+from rvmdbg.values import ADTValue
+from rvmdbg.vm import bytecode as bc
+from rvmdbg.vm.objects import ByteAccount, StorageObject, TensorPlaceholder, VMClosure, dtype_nbytes
+
+# What a register holds at a point of the region, as (kind, index):
+_CONST = 0     # statics[index]: a constant-pool value, a load_consti scalar, or None (killed)
+_ENTRY = 1     # the value register `index` held when the region started
+_VALUE = 2     # values[index]: a value the region computes (kernel output, ADT, closure, field)
+_STORAGE = 3   # storages[index]: a storage the region allocates
+_TENSOR = 4    # tensors[index]: an uninitialized tensor the region lays out
+
+
+class _Recheck(Exception):
+    """A kernel's output the fast path does not accept as it is: the handlers decide."""
+
+
+class _Region:
+    """What `region_at` learns by following the instructions: the plan the handler runs."""
+
+    def __init__(self, vm, fi: int):
+        self.vm, self.fi = vm, fi
+        self.regs: dict[int, tuple] = {}    # register -> what it holds now (absent: entry)
+        self.statics: list = [None]         # static values (statics[0] is None, for kills)
+        self.static_ids: dict = {}
+        self.steps: list = []               # the computing steps, in order (see _handler)
+        self.values = 0                     # values the steps compute
+        self.adt_fields: dict[int, tuple] = {}  # value index of an ADT -> its fields' holders
+        self.storages: list[list] = []      # [size, alignment, dtype hint, released]
+        self.tensors: list[tuple] = []      # (storage index, offset, shape, dtype)
+        self.allocated = 0                  # bytes allocated so far
+        self.freed = 0                      # bytes of the region's storages it killed
+        self.peak = 0                       # most bytes allocated (plus a kernel's own) at once
+        self.entry_kills: list[int] = []    # entry registers killed, in order
+        self.tensor_kernels = 0             # kernels whose output is not 0-d
+
+    def holder(self, r: int) -> tuple:
+        return self.regs.get(r, (_ENTRY, r))
+
+    def static(self, value) -> tuple:
+        k = self.static_ids.get(id(value))
+        if k is None:
+            k = self.static_ids[id(value)] = len(self.statics)
+            self.statics.append(value)
+        return (_CONST, k)
+
+    def static_value(self, r: int):
+        """The static value register `r` holds, or raise LookupError."""
+        kind, k = self.holder(r)
+        if kind != _CONST:
+            raise LookupError(r)
+        return self.statics[k]
+
+    def computed(self, n: int = 1) -> list[tuple]:
+        first = self.values
+        self.values += n
+        return [(_VALUE, first + i) for i in range(n)]
+
+
+def _readable(h: tuple) -> bool:
+    """A holder a kernel, an ADT or a closure may read (not a storage or an uninitialized
+    tensor of the region, which the instruction's handler reports or must see itself)."""
+    return h[0] in (_CONST, _ENTRY, _VALUE)
+
+
+def _follow(plan: _Region, ins, pc: int) -> bool:
+    """Add `ins` (not a goto or if) to the plan; False when it cannot be part of a region."""
+    vm, kind = plan.vm, type(ins)
+    if kind is bc.Move:
+        plan.regs[ins.dst] = plan.holder(ins.src)
+    elif kind is bc.LoadConst:
+        if not 0 <= ins.const_index < len(vm.constants):
+            return False
+        plan.regs[ins.dst] = plan.static(vm.constants[ins.const_index])
+    elif kind is bc.LoadConsti:
+        from rvmdbg.vm.machine import _consti
+        plan.regs[ins.dst] = plan.static(_consti(ins.value))
+    elif kind is bc.KillRegister:
+        h = plan.holder(ins.dst)
+        if h[0] == _STORAGE:
+            storage = plan.storages[h[1]]
+            if not storage[3]:
+                storage[3] = True
+                plan.freed += storage[0]
+        elif h[0] == _ENTRY:
+            plan.entry_kills.append(h[1])
+        plan.regs[ins.dst] = (_CONST, 0)
+    elif kind is bc.AllocStorage:
+        return _follow_alloc_storage(plan, ins)
+    elif kind is bc.AllocTensor:
+        return _follow_alloc_tensor(plan, ins)
+    elif kind is bc.InvokePacked:
+        return _follow_kernel(plan, ins)
+    elif kind is bc.AllocADT:
+        holders = [plan.holder(f) for f in ins.fields]
+        if not all(_readable(h) for h in holders):
+            return False
+        con = (getattr(vm.exe, "adt_constructor", None) or {}).get((plan.fi, pc))
+        if not holders:
+            plan.regs[ins.dst] = plan.static(ADTValue(ins.tag, con, ()))
+            return True
+        (value,) = plan.computed()
+        plan.steps.append(("adt", ins.tag, con, tuple(holders)))
+        plan.adt_fields[value[1]] = tuple(holders)
+        plan.regs[ins.dst] = value
+    elif kind is bc.GetField:
+        h = plan.holder(ins.object)
+        fields = plan.adt_fields.get(h[1]) if h[0] == _VALUE else None
+        if fields is not None:  # an ADT the region made: its field is known here
+            if not 0 <= ins.field_index < len(fields):
+                return False
+            plan.regs[ins.dst] = fields[ins.field_index]
+            return True
+        if not _readable(h):
+            return False
+        (value,) = plan.computed()
+        plan.steps.append(("field", h, ins.field_index))
+        plan.regs[ins.dst] = value
+    elif kind is bc.AllocClosure:
+        functions = vm.exe.functions
+        if not 0 <= ins.func_index < len(functions):
+            return False
+        callee = functions[ins.func_index]
+        holders = [plan.holder(r) for r in ins.free_vars]
+        if len(holders) > len(callee.params) or not all(_readable(h) for h in holders):
+            return False
+        (value,) = plan.computed()
+        plan.steps.append(("closure", ins.func_index, callee.name, tuple(holders)))
+        plan.regs[ins.dst] = value
+    else:
+        return False
+    return True
+
+
+def _static_int(plan: _Region, r: int):
+    """The non-negative int a register holds statically (a 0-d constant), or None."""
+    from rvmdbg.vm.machine import _is_tensor, _item
+    try:
+        v = plan.static_value(r)
+        if not _is_tensor(v):
+            return None
+        n = operator.index(_item(v))
+    except (LookupError, TypeError, ValueError):
+        return None
+    return n if n >= 0 else None
+
+
+def _follow_alloc_storage(plan: _Region, ins) -> bool:
+    size = _static_int(plan, ins.size)
+    if size is None:
+        return False
+    plan.storages.append([size, ins.alignment, ins.dtype_hint, False])
+    plan.allocated += size
+    plan.peak = max(plan.peak, plan.allocated)
+    plan.regs[ins.dst] = (_STORAGE, len(plan.storages) - 1)
+    return True
+
+
+def _follow_alloc_tensor(plan: _Region, ins) -> bool:
+    h = plan.holder(ins.storage)
+    offset = _static_int(plan, ins.offset)
+    if h[0] != _STORAGE or offset is None:
+        return False
+    shape, dtype = tuple(ins.shape), np.dtype(ins.dtype)
+    if offset + dtype_nbytes(shape, dtype) > plan.storages[h[1]][0]:
+        return False  # the handler reports it
+    plan.tensors.append((h[1], offset, shape, dtype))
+    plan.regs[ins.dst] = (_TENSOR, len(plan.tensors) - 1)
+    return True
+
+
+def _follow_kernel(plan: _Region, ins) -> bool:
+    kernels = plan.vm.exe.kernels
+    if not 0 <= ins.packed_index < len(kernels):
+        return False
+    kernel = kernels[ins.packed_index]
+    nout = ins.output_size
+    args = tuple(ins.args)
+    inputs, outputs = args[:len(args) - nout], args[len(args) - nout:]
+    if (kernel.builtin or kernel.impl is None or kernel.num_inputs != len(inputs)
+            or kernel.num_outputs != nout or nout < 1 or len(set(outputs)) != nout):
+        return False  # references have effects; the rest the handler reports
+    holders = [plan.holder(r) for r in inputs]
+    slots = [plan.holder(r) for r in outputs]
+    if not all(_readable(h) for h in holders) or any(s[0] != _TENSOR for s in slots):
+        return False
+    layouts = tuple(plan.tensors[s[1]][2:] for s in slots)  # (shape, dtype) of each output
+    held = getattr(kernel.impl, "intermediate_bytes", 0) or 0
+    plan.peak = max(plan.peak, plan.allocated + held)
+    plan.tensor_kernels += any(shape for shape, _ in layouts)
+    values = plan.computed(nout)
+    plan.steps.append(("kernel", kernel.impl, tuple(holders), layouts))
+    for r, v in zip(outputs, values):
+        plan.regs[r] = v
+    return True
+
+
+def region_at(vm, fi: int, p: int, instructions: list, singles: list, sound: list,
+              max_width: int):
+    """((handler, width), end) of the region starting at `p` and ending before `end`, or
+    (None, end) when the straight-line code there, up to `end`, holds no kernel with a tensor
+    (not 0-d) output or is shorter than 2 instructions. `sound[q]`: instruction q's registers
+    are inside the register file."""
+    from rvmdbg.vm.machine import _jump_target
+    plan = _Region(vm, fi)
+    fn = vm.exe.functions[fi]
+    size = len(instructions)
+    q, ending = p, None
+    while q < size and q - p < max_width and sound[q]:
+        ins = instructions[q]
+        kind = type(ins)
+        if kind is bc.Goto or kind is bc.If:
+            if q - p + 1 > max_width:
+                break
+            ending = _ending(plan, fn, q, ins, size, _jump_target)
+            if ending is not None:
+                q += 1
+            break
+        if not _follow(plan, ins, q):
+            break
+        q += 1
+    width = q - p
+    if width < 2 or not plan.tensor_kernels:
+        return None, q
+    from rvmdbg.vm.machine import _one_by_one
+    replay = _one_by_one(tuple(singles[p:q]))
+    return (_handler(vm, plan, fn.register_file_size, ending, q, width, replay), width), q
+
+
+def _ending(plan: _Region, fn, q: int, ins, size: int, jump_target):
+    """("goto", target) or ("if", test holder, target holder, true pc, false pc) for the
+    instruction ending the region, or None when its targets are unsound."""
+    if type(ins) is bc.Goto:
+        target, bad = jump_target(fn.name, q, q + ins.pc_offset, size)
+        return None if bad is not None else ("goto", target)
+    t_pc, t_bad = jump_target(fn.name, q, q + ins.true_offset, size)
+    f_pc, f_bad = jump_target(fn.name, q, q + ins.false_offset, size)
+    test, target = plan.holder(ins.test), plan.holder(ins.target)
+    if t_bad is not None or f_bad is not None or not (_readable(test) and _readable(target)):
+        return None
+    return ("if", test, target, t_pc, f_pc)
+
+
+def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, replay):
+    """The region's handler (see the module's docstring). It works on one list, `d`: the
+    statics, then the entry values it reads, then the values its steps compute, then the
+    storages and uninitialized tensors it makes; every index into `d` is known here."""
+    from rvmdbg.vm.machine import _Partial, _item
+    finals = dict(plan.regs)
+    lo, hi = min(finals), max(finals) + 1
+    holders = [h for step in plan.steps for h in _step_reads(step)] + list(finals.values())
+    if ending is not None and ending[0] == "if":
+        holders += [ending[1], ending[2]]
+    entries = sorted({h[1] for h in holders if h[0] == _ENTRY}
+                     | {r for r in range(lo, hi) if r not in finals})
+    kept_tensors = sorted({h[1] for h in finals.values() if h[0] == _TENSOR})
+    kept_storages = sorted({h[1] for h in finals.values() if h[0] == _STORAGE}
+                           | {plan.tensors[t][0] for t in kept_tensors})
+    entry_at = {r: len(plan.statics) + i for i, r in enumerate(entries)}
+    first_value = len(plan.statics) + len(entries)
+    first_made = first_value + plan.values
+    storage_at = {k: first_made + i for i, k in enumerate(kept_storages)}
+    tensor_at = {t: first_made + len(kept_storages) + i for i, t in enumerate(kept_tensors)}
+
+    def index(h: tuple) -> int:
+        kind, k = h
+        if kind == _CONST:
+            return k
+        if kind == _ENTRY:
+            return entry_at[k]
+        if kind == _VALUE:
+            return first_value + k
+        return storage_at[k] if kind == _STORAGE else tensor_at[k]
+
+    steps = tuple(_step(s, index) for s in plan.steps)
+    made_storages = tuple(tuple(plan.storages[k]) for k in kept_storages)
+    made_tensors = tuple((storage_at[plan.tensors[t][0]], *plan.tensors[t][1:])
+                         for t in kept_tensors)
+    allocates = bool(plan.storages)
+    net = plan.allocated - plan.freed
+    peak = plan.peak
+    entry_kills = tuple(plan.entry_kills)
+    statics = list(plan.statics)
+    read_entries = _getter(entries)
+    write_finals = _getter([index(finals[r]) if r in finals else entry_at[r]
+                            for r in range(lo, hi)])
+    frames, max_bytes = vm.frames, vm.limits.max_bytes
+    branch, target_pc = False, end_pc
+    if ending is not None and ending[0] == "goto":
+        target_pc = ending[1]
+    elif ending is not None:
+        branch = True
+        _, test_h, target_h, t_pc, f_pc = ending
+        test_i, target_i = index(test_h), index(target_h)
+
+    def region(regs):
+        if vm.live_bytes + peak > max_bytes or len(regs) != nregs:
+            return replay(regs)  # the handlers check each allocation and kernel
+        d = statics.copy()
+        d += read_entries(regs)
+        try:
+            for step in steps:
+                step(d)
+        except Exception:
+            return replay(regs)  # nothing written yet: the handlers fail where stepping does
+        if allocates:
+            owner = frames[-1]
+            account = owner.account
+            if account is None:
+                owner.account = account = ByteAccount()
+            for size, alignment, hint, released in made_storages:
+                st = StorageObject(size, alignment, hint, account)
+                if released:
+                    st.released = True
+                d.append(st)
+            for at, offset, shape, dtype in made_tensors:
+                d.append(TensorPlaceholder(d[at], offset, shape, dtype))
+            account.owned_bytes += net
+            vm.live_bytes += net
+        for r in entry_kills:  # as kill_register's handler, on the value held at entry
+            v = regs[r]
+            if type(v) is StorageObject and not v.released:
+                v.released = True
+                account = v.owner
+                if account.owned_bytes is not None:
+                    account.owned_bytes -= v.size
+                    vm.live_bytes -= v.size
+        regs[lo:hi] = write_finals(d)
+        if not branch:
+            return target_pc
+        try:
+            return t_pc if _item(d[test_i]) == _item(d[target_i]) else f_pc
+        except Exception as exc:
+            raise _Partial(width - 1, exc) from None
+    return region
+
+
+def _getter(indices: list):
+    """`get(values) -> tuple` of the values at `indices` (a tuple even of one or none)."""
+    if not indices:
+        return lambda values: ()
+    if len(indices) == 1:
+        i0 = indices[0]
+        return lambda values: (values[i0],)
+    return operator.itemgetter(*indices)
+
+
+def _step_reads(step: tuple) -> tuple:
+    """The holders a computing step reads."""
+    kind = step[0]
+    if kind == "field":
+        return (step[1],)
+    return step[-2] if kind == "kernel" else step[-1]
+
+
+def _step(step: tuple, index):
+    """One computing step as `run(d)`, appending the values it computes to `d`."""
+    kind = step[0]
+    if kind == "kernel":
+        _, impl, holders, layouts = step
+        return _kernel_step(impl, tuple(index(h) for h in holders), layouts)
+    if kind == "adt":
+        _, tag, con, holders = step
+        gather = _getter([index(h) for h in holders])
+        return lambda d: d.append(ADTValue(tag, con, gather(d)))
+    if kind == "field":
+        _, h, field_index = step
+        at = index(h)
+        return lambda d: d.append(d[at].fields[field_index])
+    _, func_index, name, holders = step
+    gather = _getter([index(h) for h in holders])
+    return lambda d: d.append(VMClosure(func_index, name, gather(d)))
+
+
+def _kernel_step(impl, at: tuple, layouts: tuple):
+    """A kernel call on `d[at]`, its outputs checked against the tensors laid out for them
+    (type, shape and dtype; anything else raises _Recheck for the handlers to decide)."""
+    ndarray = np.ndarray
+    if len(layouts) > 1:
+        gather, nout = _getter(list(at)), len(layouts)
+
+        def kernel_n(d):
+            res = impl([*gather(d)])
+            if type(res) is not tuple or len(res) != nout:
+                raise _Recheck
+            for out, (shape, dtype) in zip(res, layouts):
+                if type(out) is not ndarray or out.shape != shape or (
+                        out.dtype is not dtype and out.dtype != dtype):
+                    raise _Recheck
+            d += res
+        return kernel_n
+    shape, dtype = layouts[0]
+    scalar = dtype.type if not shape and dtype.type in SCALAR_TYPES else None
+    if scalar is not None or getattr(impl, "scalar_fast", None) is not None:
+        from rvmdbg.vm.machine import _kernel_caller
+        compute = _kernel_caller(impl, at)  # 0-d inputs through the operator's scalar path
+
+        def scalar_kernel(d):
+            out = compute(d)
+            if type(out) is not scalar and (type(out) is not ndarray or out.shape != shape
+                                            or out.dtype != dtype):
+                raise _Recheck
+            d.append(out)
+        return scalar_kernel
+    if len(at) == 1:
+        a0 = at[0]
+
+        def kernel1(d):
+            out = impl([d[a0]])
+            if type(out) is not ndarray or out.shape != shape or (
+                    out.dtype is not dtype and out.dtype != dtype):
+                raise _Recheck
+            d.append(out)
+        return kernel1
+    if len(at) == 2:
+        a0, a1 = at
+
+        def kernel2(d):
+            out = impl([d[a0], d[a1]])
+            if type(out) is not ndarray or out.shape != shape or (
+                    out.dtype is not dtype and out.dtype != dtype):
+                raise _Recheck
+            d.append(out)
+        return kernel2
+    gather = _getter(list(at))
+
+    def kernel(d):
+        out = impl([*gather(d)])
+        if type(out) is not ndarray or out.shape != shape or (
+                out.dtype is not dtype and out.dtype != dtype):
+            raise _Recheck
+        d.append(out)
+    return kernel
