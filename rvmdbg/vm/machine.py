@@ -317,15 +317,18 @@ def _invoke_closure(vm, fi, pc, ins):
     closure, args, dst = ins.closure, tuple(ins.args), ins.dst
     functions = vm.exe.functions
     frames, max_depth = vm.frames, vm.limits.max_depth
-    sizes = [f.register_file_size for f in functions]
+    # the None registers after each function's parameters
+    pads = [[None] * max(0, f.register_file_size - len(f.params)) for f in functions]
     arities = [len(f.params) for f in functions]
+    gather = (operator.itemgetter(*args) if len(args) > 1
+              else (lambda regs: (regs[args[0]],)) if args else (lambda regs: ()))
 
     def invoke_closure(regs):
         clo = regs[closure]
         if type(clo) is not VMClosure:
             raise VMError(f"invoke_closure: ${closure} holds {_summary(clo)}, not a closure")
         callee = clo.func_index
-        values = [*clo.captured, *[regs[a] for a in args]]
+        values = [*clo.captured, *gather(regs)]
         if len(values) != arities[callee]:
             raise VMError(f"closure @{clo.name} takes "
                           f"{plural(arities[callee] - len(clo.captured), 'argument')}, "
@@ -334,7 +337,7 @@ def _invoke_closure(vm, fi, pc, ins):
             raise _limit_error("max_depth", max_depth,
                                _("call depth exceeded {n} frames calling @{func}").format(
                                    n=max_depth, func=clo.name))
-        values += [None] * (sizes[callee] - len(values))
+        values += pads[callee]
         frames[-1].pc = pc
         vm.pushes = serial = vm.pushes + 1
         frames.append(Frame(callee, 0, values, dst, serial))
@@ -1161,10 +1164,12 @@ def _fuse(vm, fi, instructions, singles, register_file_size):
     sound = [all(0 <= r < register_file_size for r in ins.registers()) for ins in instructions]
     # Tensor code runs as whole straight-line regions (rvmdbg/vm/regions.py); the blocks
     # below serve scalar code and whatever lies between regions.
+    # A jump into a block runs its instructions one by one: blocks start at jump targets.
+    targets = {t for pc, ins in enumerate(instructions) for t in ins.jump_targets(pc)}
     regions, covered = {}, set()
     p = 0
     while p < size:
-        made, stop = region_at(vm, fi, p, instructions, singles, sound, MAX_BLOCK)
+        made, stop = region_at(vm, fi, p, instructions, singles, sound, MAX_BLOCK, targets)
         if made is not None:
             regions[p] = made
             covered.update(range(p, stop))
@@ -1176,6 +1181,7 @@ def _fuse(vm, fi, instructions, singles, register_file_size):
             fused = _fuse_alloc_kernel(vm, fi, p, instructions, singles)
             if fused is not None:
                 alloc_kernels[p] = fused
+    stops = targets | alloc_kernels.keys() | regions.keys()
     p = 0
     while p < size:
         if p in regions:
@@ -1183,7 +1189,7 @@ def _fuse(vm, fi, instructions, singles, register_file_size):
         elif p in alloc_kernels:
             made = alloc_kernels[p]
         else:
-            made = _fuse_simple_run(vm, fi, p, instructions, alloc_kernels)
+            made = _fuse_simple_run(vm, fi, p, instructions, stops)
         if made is not None and p not in regions and covered.intersection(range(p, p + made[1])):
             made = None  # a block stops where a region starts
         if made is not None and all(sound[p:p + made[1]]):

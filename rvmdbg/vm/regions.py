@@ -43,6 +43,9 @@ _STORAGE = 3   # storages[index]: a storage the region allocates
 _TENSOR = 4    # tensors[index]: an uninitialized tensor the region lays out
 
 
+_UNKNOWN = object()  # no static value
+
+
 class _Recheck(Exception):
     """A kernel's output the fast path does not accept as it is: the handlers decide."""
 
@@ -55,7 +58,8 @@ class _Region:
         self.regs: dict[int, tuple] = {}    # register -> what it holds now (absent: entry)
         self.statics: list = [None]         # static values (statics[0] is None, for kills)
         self.static_ids: dict = {}
-        self.steps: list = []               # the computing steps, in order (see _handler)
+        # the computing steps, in order: (kind, the values it computes, ..., holders it reads)
+        self.steps: list = []
         self.values = 0                     # values the steps compute
         self.adt_fields: dict[int, tuple] = {}  # value index of an ADT -> its fields' holders
         self.storages: list[list] = []      # [size, alignment, dtype hint, released]
@@ -132,7 +136,7 @@ def _follow(plan: _Region, ins, pc: int) -> bool:
             plan.regs[ins.dst] = plan.static(ADTValue(ins.tag, con, ()))
             return True
         (value,) = plan.computed()
-        plan.steps.append(("adt", ins.tag, con, tuple(holders)))
+        plan.steps.append(("adt", (value,), ins.tag, con, tuple(holders)))
         plan.adt_fields[value[1]] = tuple(holders)
         plan.regs[ins.dst] = value
     elif kind is bc.GetField:
@@ -146,7 +150,7 @@ def _follow(plan: _Region, ins, pc: int) -> bool:
         if not _readable(h):
             return False
         (value,) = plan.computed()
-        plan.steps.append(("field", h, ins.field_index))
+        plan.steps.append(("field", (value,), ins.field_index, (h,)))
         plan.regs[ins.dst] = value
     elif kind is bc.AllocClosure:
         functions = vm.exe.functions
@@ -157,7 +161,7 @@ def _follow(plan: _Region, ins, pc: int) -> bool:
         if len(holders) > len(callee.params) or not all(_readable(h) for h in holders):
             return False
         (value,) = plan.computed()
-        plan.steps.append(("closure", ins.func_index, callee.name, tuple(holders)))
+        plan.steps.append(("closure", (value,), ins.func_index, callee.name, tuple(holders)))
         plan.regs[ins.dst] = value
     else:
         return False
@@ -221,24 +225,24 @@ def _follow_kernel(plan: _Region, ins) -> bool:
     plan.peak = max(plan.peak, plan.allocated + held)
     plan.tensor_kernels += any(shape for shape, _ in layouts)
     values = plan.computed(nout)
-    plan.steps.append(("kernel", kernel.impl, tuple(holders), layouts))
+    plan.steps.append(("kernel", tuple(values), kernel.impl, layouts, tuple(holders)))
     for r, v in zip(outputs, values):
         plan.regs[r] = v
     return True
 
 
 def region_at(vm, fi: int, p: int, instructions: list, singles: list, sound: list,
-              max_width: int):
+              max_width: int, targets=frozenset()):
     """((handler, width), end) of the region starting at `p` and ending before `end`, or
     (None, end) when the straight-line code there, up to `end`, holds no kernel with a tensor
     (not 0-d) output or is shorter than 2 instructions. `sound[q]`: instruction q's registers
-    are inside the register file."""
+    are inside the register file; a region ends before a pc in `targets` (a jump target)."""
     from rvmdbg.vm.machine import _jump_target
     plan = _Region(vm, fi)
     fn = vm.exe.functions[fi]
     size = len(instructions)
     q, ending = p, None
-    while q < size and q - p < max_width and sound[q]:
+    while q < size and q - p < max_width and sound[q] and (q == p or q not in targets):
         ins = instructions[q]
         kind = type(ins)
         if kind is bc.Goto or kind is bc.If:
@@ -273,49 +277,83 @@ def _ending(plan: _Region, fn, q: int, ins, size: int, jump_target):
     return ("if", test, target, t_pc, f_pc)
 
 
+def _layout(plan: _Region, finals: dict, lo: int, hi: int, ending):
+    """Where each value lives in the handler's working list `d`: `d[:hi - lo]` are the final
+    values of registers lo..hi-1 (written to the register file in one slice at the end), the
+    rest is scratch. Returns (position of each holder, the template `d` starts as, the entry
+    registers to read and their positions, the copies (from, to) to make before writing)."""
+    n = hi - lo
+    template = [None] * n
+    at: dict[tuple, int] = {}
+    # statics sit wherever a final register holds them (the template has them there)
+    for r, h in finals.items():
+        if h[0] == _CONST:
+            template[r - lo] = plan.statics[h[1]]
+            at.setdefault(h, r - lo)
+    # the outputs of a kernel with several outputs are written as one slice of scratch
+    for step in plan.steps:
+        if step[0] == "kernel" and len(step[1]) > 1:
+            for h in step[1]:
+                at[h] = len(template)
+                template.append(None)
+    # other computed values and made objects: at a final register holding them, or scratch
+    unwritten = [r for r in range(lo, hi) if r not in finals]
+    for r, h in sorted(finals.items()):
+        if h[0] != _CONST and h[0] != _ENTRY:
+            at.setdefault(h, r - lo)
+    reads = [h for step in plan.steps for h in step[-1]]
+    if ending is not None and ending[0] == "if":
+        reads += [ending[1], ending[2]]
+    needed = reads + [h for r, h in sorted(finals.items())]
+    needed += [(_VALUE, v[1]) for step in plan.steps for v in step[1]]
+    needed += [(_ENTRY, r) for r in unwritten]
+    # the entry values read are one slice of scratch, copied from the registers at once
+    needed = sorted({h for h in needed if h[0] == _ENTRY}) + needed
+    for h in needed:
+        if h not in at:
+            at[h] = len(template)
+            template.append(plan.statics[h[1]] if h[0] == _CONST else None)
+    entries = sorted({h[1] for h in at if h[0] == _ENTRY})
+    copies = [(at[h], r - lo) for r, h in sorted(finals.items())
+              if h[0] != _CONST and at[h] != r - lo]
+    copies += [(at[(_ENTRY, r)], r - lo) for r in unwritten if at[(_ENTRY, r)] != r - lo]
+    return at, template, entries, copies
+
+
 def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, replay):
-    """The region's handler (see the module's docstring). It works on one list, `d`: the
-    statics, then the entry values it reads, then the values its steps compute, then the
-    storages and uninitialized tensors it makes; every index into `d` is known here."""
+    """The region's handler (see the module's docstring), working on one list `d` laid out
+    by `_layout`."""
     from rvmdbg.vm.machine import _Partial, _item
     finals = dict(plan.regs)
     lo, hi = min(finals), max(finals) + 1
-    holders = [h for step in plan.steps for h in _step_reads(step)] + list(finals.values())
-    if ending is not None and ending[0] == "if":
-        holders += [ending[1], ending[2]]
-    entries = sorted({h[1] for h in holders if h[0] == _ENTRY}
-                     | {r for r in range(lo, hi) if r not in finals})
+    # storages and tensors still held at the end are made; the others are only counted
     kept_tensors = sorted({h[1] for h in finals.values() if h[0] == _TENSOR})
     kept_storages = sorted({h[1] for h in finals.values() if h[0] == _STORAGE}
                            | {plan.tensors[t][0] for t in kept_tensors})
-    entry_at = {r: len(plan.statics) + i for i, r in enumerate(entries)}
-    first_value = len(plan.statics) + len(entries)
-    first_made = first_value + plan.values
-    storage_at = {k: first_made + i for i, k in enumerate(kept_storages)}
-    tensor_at = {t: first_made + len(kept_storages) + i for i, t in enumerate(kept_tensors)}
-
-    def index(h: tuple) -> int:
-        kind, k = h
-        if kind == _CONST:
-            return k
-        if kind == _ENTRY:
-            return entry_at[k]
-        if kind == _VALUE:
-            return first_value + k
-        return storage_at[k] if kind == _STORAGE else tensor_at[k]
-
-    steps = tuple(_step(s, index) for s in plan.steps)
-    made_storages = tuple(tuple(plan.storages[k]) for k in kept_storages)
-    made_tensors = tuple((storage_at[plan.tensors[t][0]], *plan.tensors[t][1:])
-                         for t in kept_tensors)
+    for k in kept_storages:
+        finals.setdefault(("storage", k), (_STORAGE, k))  # made even when no register holds it
+    held = {r: h for r, h in finals.items() if type(r) is int}
+    at, template, entries, copies = _layout(plan, held, lo, hi, ending)
+    for k in kept_storages:
+        if (_STORAGE, k) not in at:
+            at[(_STORAGE, k)] = len(template)
+            template.append(None)
+    n = hi - lo
+    entry_at = [at[(_ENTRY, r)] for r in entries]
+    read_entries = _getter(entries)
+    contiguous = entry_at == list(range(entry_at[0], entry_at[0] + len(entry_at))) \
+        if entry_at else True
+    e0, e1 = (entry_at[0], entry_at[0] + len(entry_at)) if entry_at else (0, 0)
+    steps = tuple(_step(s, at) for s in plan.steps)
+    made_storages = tuple((at[(_STORAGE, k)], *plan.storages[k]) for k in kept_storages)
+    made_tensors = tuple((at[(_TENSOR, t)], at[(_STORAGE, plan.tensors[t][0])],
+                          *plan.tensors[t][1:]) for t in kept_tensors)
     allocates = bool(plan.storages)
     net = plan.allocated - plan.freed
     peak = plan.peak
     entry_kills = tuple(plan.entry_kills)
-    statics = list(plan.statics)
-    read_entries = _getter(entries)
-    write_finals = _getter([index(finals[r]) if r in finals else entry_at[r]
-                            for r in range(lo, hi)])
+    copies = tuple(copies)
+    scratch = len(template) > n
     frames, max_bytes = vm.frames, vm.limits.max_bytes
     branch, target_pc = False, end_pc
     if ending is not None and ending[0] == "goto":
@@ -323,13 +361,22 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
     elif ending is not None:
         branch = True
         _, test_h, target_h, t_pc, f_pc = ending
-        test_i, target_i = index(test_h), index(target_h)
+        test_i, target_i = at[test_h], at[target_h]
+        # `load_consti $k v; if $x $k`: a bool test is compared by identity (as the if's
+        # handler), any other through its Python number
+        known = plan.statics[target_h[1]] if target_h[0] == _CONST else _UNKNOWN
+        value = _item(known) if type(known) in SCALAR_TYPES else _UNKNOWN
+        bool_value = {1: np.True_, 0: np.False_}.get(value) if value is not _UNKNOWN else None
 
     def region(regs):
         if vm.live_bytes + peak > max_bytes or len(regs) != nregs:
             return replay(regs)  # the handlers check each allocation and kernel
-        d = statics.copy()
-        d += read_entries(regs)
+        d = template.copy()
+        if contiguous:
+            d[e0:e1] = read_entries(regs)
+        else:
+            for p, v in zip(entry_at, read_entries(regs)):
+                d[p] = v
         try:
             for step in steps:
                 step(d)
@@ -340,13 +387,12 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
             account = owner.account
             if account is None:
                 owner.account = account = ByteAccount()
-            for size, alignment, hint, released in made_storages:
-                st = StorageObject(size, alignment, hint, account)
+            for p, size, alignment, hint, released in made_storages:
+                st = d[p] = StorageObject(size, alignment, hint, account)
                 if released:
                     st.released = True
-                d.append(st)
-            for at, offset, shape, dtype in made_tensors:
-                d.append(TensorPlaceholder(d[at], offset, shape, dtype))
+            for p, s, offset, shape, dtype in made_tensors:
+                d[p] = TensorPlaceholder(d[s], offset, shape, dtype)
             account.owned_bytes += net
             vm.live_bytes += net
         for r in entry_kills:  # as kill_register's handler, on the value held at entry
@@ -357,11 +403,19 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
                 if account.owned_bytes is not None:
                     account.owned_bytes -= v.size
                     vm.live_bytes -= v.size
-        regs[lo:hi] = write_finals(d)
+        for src, dst in copies:
+            d[dst] = d[src]
+        if branch:
+            test, target = d[test_i], d[target_i]
+        if scratch:
+            del d[n:]
+        regs[lo:hi] = d
         if not branch:
             return target_pc
+        if type(test) is np.bool_ and bool_value is not None:
+            return t_pc if test is bool_value else f_pc
         try:
-            return t_pc if _item(d[test_i]) == _item(d[target_i]) else f_pc
+            return t_pc if _item(test) == _item(target) else f_pc
         except Exception as exc:
             raise _Partial(width - 1, exc) from None
     return region
@@ -377,39 +431,59 @@ def _getter(indices: list):
     return operator.itemgetter(*indices)
 
 
-def _step_reads(step: tuple) -> tuple:
-    """The holders a computing step reads."""
-    kind = step[0]
-    if kind == "field":
-        return (step[1],)
-    return step[-2] if kind == "kernel" else step[-1]
-
-
-def _step(step: tuple, index):
-    """One computing step as `run(d)`, appending the values it computes to `d`."""
-    kind = step[0]
+def _step(step: tuple, at: dict):
+    """One computing step as `run(d)`, writing the values it computes into `d`."""
+    kind, outs, reads = step[0], [at[h] for h in step[1]], [at[h] for h in step[-1]]
+    o = outs[0]
     if kind == "kernel":
-        _, impl, holders, layouts = step
-        return _kernel_step(impl, tuple(index(h) for h in holders), layouts)
+        return _kernel_step(step[2], tuple(reads), step[3], outs)
     if kind == "adt":
-        _, tag, con, holders = step
-        gather = _getter([index(h) for h in holders])
-        return lambda d: d.append(ADTValue(tag, con, gather(d)))
+        tag, con = step[2], step[3]
+        gather = _getter(reads)
+
+        def adt(d):
+            d[o] = ADTValue(tag, con, gather(d))
+        return adt
     if kind == "field":
-        _, h, field_index = step
-        at = index(h)
-        return lambda d: d.append(d[at].fields[field_index])
-    _, func_index, name, holders = step
-    gather = _getter([index(h) for h in holders])
-    return lambda d: d.append(VMClosure(func_index, name, gather(d)))
+        field_index, a = step[2], reads[0]
+
+        def field(d):
+            d[o] = d[a].fields[field_index]
+        return field
+    func_index, name = step[2], step[3]
+    gather = _getter(reads)
+
+    def closure(d):
+        d[o] = VMClosure(func_index, name, gather(d))
+    return closure
 
 
-def _kernel_step(impl, at: tuple, layouts: tuple):
-    """A kernel call on `d[at]`, its outputs checked against the tensors laid out for them
-    (type, shape and dtype; anything else raises _Recheck for the handlers to decide)."""
+def _scalar_caller(impl, at: tuple):
+    """`compute(d)` of a kernel with a 0-d output: through the operator's 0-d function when
+    it has one for these inputs (as the kernel's handler), else the kernel itself."""
+    from rvmdbg.vm.machine import _kernel_caller
+    plan = getattr(impl, "scalar_fast", None)
+    if plan is not None and len(at) <= 2 and all(
+            type(op) is not int or 0 <= op < len(at) for op in plan[1]):
+        return _kernel_caller(impl, at)
+    if len(at) == 1:
+        a0 = at[0]
+        return lambda d: impl([d[a0]])
+    if len(at) == 2:
+        a0, a1 = at
+        return lambda d: impl([d[a0], d[a1]])
+    gather = _getter(list(at))
+    return lambda d: impl([*gather(d)])
+
+
+def _kernel_step(impl, at: tuple, layouts: tuple, outs: list):
+    """A kernel call on `d[at]` writing `d[outs]`, its outputs checked against the tensors
+    laid out for them (type, shape and dtype; anything else raises _Recheck for the handlers
+    to decide)."""
     ndarray = np.ndarray
     if len(layouts) > 1:
         gather, nout = _getter(list(at)), len(layouts)
+        o0, o1 = outs[0], outs[0] + nout  # contiguous (see _layout)
 
         def kernel_n(d):
             res = impl([*gather(d)])
@@ -419,20 +493,19 @@ def _kernel_step(impl, at: tuple, layouts: tuple):
                 if type(out) is not ndarray or out.shape != shape or (
                         out.dtype is not dtype and out.dtype != dtype):
                     raise _Recheck
-            d += res
+            d[o0:o1] = res
         return kernel_n
+    o = outs[0]
     shape, dtype = layouts[0]
     scalar = dtype.type if not shape and dtype.type in SCALAR_TYPES else None
-    if scalar is not None or getattr(impl, "scalar_fast", None) is not None:
-        from rvmdbg.vm.machine import _kernel_caller
-        compute = _kernel_caller(impl, at)  # 0-d inputs through the operator's scalar path
+    if scalar is not None:
+        compute = _scalar_caller(impl, at)
 
         def scalar_kernel(d):
             out = compute(d)
-            if type(out) is not scalar and (type(out) is not ndarray or out.shape != shape
-                                            or out.dtype != dtype):
+            if type(out) is not scalar:
                 raise _Recheck
-            d.append(out)
+            d[o] = out
         return scalar_kernel
     if len(at) == 1:
         a0 = at[0]
@@ -442,7 +515,7 @@ def _kernel_step(impl, at: tuple, layouts: tuple):
             if type(out) is not ndarray or out.shape != shape or (
                     out.dtype is not dtype and out.dtype != dtype):
                 raise _Recheck
-            d.append(out)
+            d[o] = out
         return kernel1
     if len(at) == 2:
         a0, a1 = at
@@ -452,7 +525,7 @@ def _kernel_step(impl, at: tuple, layouts: tuple):
             if type(out) is not ndarray or out.shape != shape or (
                     out.dtype is not dtype and out.dtype != dtype):
                 raise _Recheck
-            d.append(out)
+            d[o] = out
         return kernel2
     gather = _getter(list(at))
 
@@ -461,5 +534,5 @@ def _kernel_step(impl, at: tuple, layouts: tuple):
         if type(out) is not ndarray or out.shape != shape or (
                 out.dtype is not dtype and out.dtype != dtype):
             raise _Recheck
-        d.append(out)
+        d[o] = out
     return kernel
