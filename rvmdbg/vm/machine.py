@@ -1104,6 +1104,8 @@ def _fuse_simple_run(vm, fi, p, instructions, stops):
         target, bad = _jump_target(fn.name, q, q + instructions[q].pc_offset, size)
         if bad is None:
             end_kind, end_info = "goto", target
+    elif q < size and len(ops) < MAX_BLOCK and type(instructions[q]) in _CALLS:
+        end_kind, end_info = "call", q
     elif (q < size and type(instructions[q]) is bc.If and ops and ops[-1][0] == 1
           and type(instructions[q - 1]) is bc.LoadConsti and len(ops) < MAX_BLOCK):
         br = instructions[q]
@@ -1118,9 +1120,11 @@ def _fuse_simple_run(vm, fi, p, instructions, stops):
         return None
     nxt = p + len(ops)
     ops = tuple(ops)
-    # where it goes: 0 falls through to nxt, 1 jumps to `target`, 2 branches on `test`
-    ending = 0 if end_kind is None else 1 if end_kind == "goto" else 2
+    # where it goes: 0 falls through to nxt, 1 jumps to `target`, 2 branches on `test`,
+    # 3 calls or returns (the instruction's own handler)
+    ending = {None: 0, "goto": 1, "if": 2, "call": 3}[end_kind]
     target = end_info if ending == 1 else nxt
+    call = vm._code[fi][end_info] if ending == 3 else None
     test, value, t_pc, f_pc = end_info if ending == 2 else (0, None, nxt, nxt)
     bool_value = _BOOL_OF.get(value)
 
@@ -1139,8 +1143,13 @@ def _fuse_simple_run(vm, fi, p, instructions, stops):
                 regs[a] = None
             else:  # move
                 regs[b] = regs[a]
-        if ending != 2:
+        if ending < 2:
             return target
+        if ending == 3:
+            try:
+                return call(regs)
+            except Exception as exc:
+                raise _Partial(nxt - p, exc) from None
         x = regs[test]
         if type(x) is np.bool_:  # True and False are unique; `np.True_ == 1` costs 0.9 us
             return t_pc if x is bool_value else f_pc
@@ -1151,6 +1160,10 @@ def _fuse_simple_run(vm, fi, p, instructions, stops):
                 raise _Partial(nxt - p, exc) from None
         return t_pc if x == value else f_pc
     return simple_run, width
+
+
+# Instructions that push or pop a frame: one may end a block (its handler runs last).
+_CALLS = (bc.Invoke, bc.InvokeClosure, bc.Ret)
 
 
 def _fuse(vm, fi, instructions, singles, register_file_size):
@@ -1559,8 +1572,8 @@ class VirtualMachine:
                 if nxt >= 0:
                     steps += widths[pc]
                     pc = nxt
-                elif nxt == CALL:  # calls and returns are single instructions
-                    steps += 1
+                elif nxt == CALL:  # a call or return, alone or ending a block
+                    steps += widths[pc]
                     frame = frames[-1]
                     regs = frame.registers
                     code, widths = fused[frame.func_index]
@@ -1568,7 +1581,7 @@ class VirtualMachine:
                         code, widths = scoped[frame.func_index]
                     pc = frame.pc
                 elif nxt == HALT:
-                    self.steps = steps + 1
+                    self.steps = steps + widths[pc]
                     return HALT
                 else:  # TRAP: not executed; AFTER: executed (a trap is one instruction)
                     self.steps = steps if nxt == TRAP else steps + 1

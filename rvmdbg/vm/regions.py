@@ -2,7 +2,8 @@
 
 A model's bytecode is mostly long straight runs of `load_const`, `alloc_storage`,
 `alloc_tensor`, `invoke_packed`, `kill_register`, `alloc_adt`, `get_field`, `alloc_closure`
-and `move`, ended by a `goto` or an `if`: an LSTM step is 70 of them around 7 small kernels,
+and `move`, ended by a `goto`, an `if`, a call or a return (whose own handler then runs last):
+an LSTM step is 70 of them around 7 small kernels,
 and dispatching each one costs more than the kernels. `region_at` reads such a run once, at
 decode time, by following what each register holds (a constant, the value it had on entry,
 a storage or a tensor the run allocates, a value the run computes), and makes one handler
@@ -44,6 +45,9 @@ _TENSOR = 4    # tensors[index]: an uninitialized tensor the region lays out
 
 
 _UNKNOWN = object()  # no static value
+
+# Instructions that push or pop a frame: one may end a region (its own handler runs last).
+_CALLS = (bc.Invoke, bc.InvokeClosure, bc.Ret)
 
 
 class _Recheck(Exception):
@@ -245,10 +249,11 @@ def region_at(vm, fi: int, p: int, instructions: list, singles: list, sound: lis
     while q < size and q - p < max_width and sound[q] and (q == p or q not in targets):
         ins = instructions[q]
         kind = type(ins)
-        if kind is bc.Goto or kind is bc.If:
+        if kind is bc.Goto or kind is bc.If or kind in _CALLS:
             if q - p + 1 > max_width:
                 break
-            ending = _ending(plan, fn, q, ins, size, _jump_target)
+            ending = (("call", singles[q]) if kind in _CALLS
+                      else _ending(plan, fn, q, ins, size, _jump_target))
             if ending is not None:
                 q += 1
             break
@@ -355,9 +360,11 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
     copies = tuple(copies)
     scratch = len(template) > n
     frames, max_bytes = vm.frames, vm.limits.max_bytes
-    branch, target_pc = False, end_pc
+    branch, target_pc, call = False, end_pc, None
     if ending is not None and ending[0] == "goto":
         target_pc = ending[1]
+    elif ending is not None and ending[0] == "call":
+        call = ending[1]
     elif ending is not None:
         branch = True
         _, test_h, target_h, t_pc, f_pc = ending
@@ -411,7 +418,12 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
             del d[n:]
         regs[lo:hi] = d
         if not branch:
-            return target_pc
+            if call is None:
+                return target_pc
+            try:
+                return call(regs)
+            except Exception as exc:
+                raise _Partial(width - 1, exc) from None
         if type(test) is np.bool_ and bool_value is not None:
             return t_pc if test is bool_value else f_pc
         try:
