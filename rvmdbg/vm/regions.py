@@ -349,7 +349,8 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
     contiguous = entry_at == list(range(entry_at[0], entry_at[0] + len(entry_at))) \
         if entry_at else True
     e0, e1 = (entry_at[0], entry_at[0] + len(entry_at)) if entry_at else (0, 0)
-    steps = tuple(_step(s, at) for s in plan.steps)
+    steps = tuple(_with_drops(plan, set(held.values()) | (
+        {ending[1], ending[2]} if ending is not None and ending[0] == "if" else set()), at))
     made_storages = tuple((at[(_STORAGE, k)], *plan.storages[k]) for k in kept_storages)
     made_tensors = tuple((at[(_TENSOR, t)], at[(_STORAGE, plan.tensors[t][0])],
                           *plan.tensors[t][1:]) for t in kept_tensors)
@@ -431,6 +432,39 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
         except Exception as exc:
             raise _Partial(width - 1, exc) from None
     return region
+
+
+# A large tensor the region computes and no register holds at the end is let go after its
+# last use, as its kill would (small ones live until the handler returns: cheaper).
+_DROP_BYTES = 1 << 16
+
+
+def _with_drops(plan: _Region, kept: set, at: dict):
+    """The steps as `run(d)` callables, each followed, where one is due, by a step that
+    drops the large values no later step reads (`kept`: the values read at the end)."""
+    last_use = {}
+    for i, step in enumerate(plan.steps):
+        if step[0] == "kernel":
+            for h, (shape, dtype) in zip(step[1], step[3]):
+                if h not in kept and dtype_nbytes(shape, dtype) >= _DROP_BYTES:
+                    last_use[h] = i
+        for h in step[-1]:
+            if h in last_use:
+                last_use[h] = i
+    due: dict[int, list] = {}
+    for h, i in last_use.items():
+        due.setdefault(i, []).append(at[h])
+    for i, step in enumerate(plan.steps):
+        yield _step(step, at)
+        if i in due:
+            yield _dropper(tuple(due[i]))
+
+
+def _dropper(positions: tuple):
+    def drop(d):
+        for p in positions:
+            d[p] = None
+    return drop
 
 
 def _getter(indices: list):

@@ -141,3 +141,10 @@ def test_a_region_reading_an_uninitialized_tensor_fails_like_stepping():
     by_run, by_step = (outcome(exe, [placeholder], d) for d in ("run", "step"))
     assert by_run == by_step
     assert by_run[2] == 4 and "uninitialized" in by_run[0]
+
+
+@pytest.mark.parametrize("name", ["wl:cnn", "wl:lstm_sequence+reuse"])
+def test_regions_letting_dead_tensors_go_leave_the_stepped_state(name, monkeypatch):
+    from rvmdbg.vm import regions
+    monkeypatch.setattr(regions, "_DROP_BYTES", 0)  # every dead value dropped after its last use
+    rb.test_max_steps_stops_at_exactly_the_limit(name, None)
