@@ -842,6 +842,16 @@ class _Partial(Exception):
         self.error = error
 
 
+class _Exit(Exception):
+    """Raised by a region (rvmdbg/vm/regions.py) whose `if` inside it branched away from the
+    rest of it: only its first `done` instructions ran, and execution goes on at `pc`."""
+
+    def __init__(self, done: int, pc: int):
+        super().__init__(done, pc)
+        self.done = done
+        self.pc = pc
+
+
 def _one_by_one(singles: tuple):
     """A block's slow path: its instructions' own handlers in order (the last one's result)."""
     def replay(regs):
@@ -1178,7 +1188,9 @@ def _fuse(vm, fi, instructions, singles, register_file_size):
     # Tensor code runs as whole straight-line regions (rvmdbg/vm/regions.py); the blocks
     # below serve scalar code and whatever lies between regions.
     # A jump into a block runs its instructions one by one: blocks start at jump targets.
-    targets = {t for pc, ins in enumerate(instructions) for t in ins.jump_targets(pc)}
+    # (An if's fall-through does not count: a region may run on through it, see regions.py.)
+    targets = {t for pc, ins in enumerate(instructions) for t in ins.jump_targets(pc)
+               if t != pc + 1 or type(ins) is not bc.If}
     regions, covered = {}, set()
     p = 0
     while p < size:
@@ -1568,24 +1580,29 @@ class VirtualMachine:
         safe = end - MAX_BLOCK
         try:
             while steps <= safe:
-                nxt = code[pc](regs)
-                if nxt >= 0:
-                    steps += widths[pc]
-                    pc = nxt
-                elif nxt == CALL:  # a call or return, alone or ending a block
-                    steps += widths[pc]
-                    frame = frames[-1]
-                    regs = frame.registers
-                    code, widths = fused[frame.func_index]
-                    if scoped is not None and frame.serial in serials:
-                        code, widths = scoped[frame.func_index]
-                    pc = frame.pc
-                elif nxt == HALT:
-                    self.steps = steps + widths[pc]
-                    return HALT
-                else:  # TRAP: not executed; AFTER: executed (a trap is one instruction)
-                    self.steps = steps if nxt == TRAP else steps + 1
-                    return TRAP
+                try:
+                    while steps <= safe:
+                        nxt = code[pc](regs)
+                        if nxt >= 0:
+                            steps += widths[pc]
+                            pc = nxt
+                        elif nxt == CALL:  # a call or return, alone or ending a block
+                            steps += widths[pc]
+                            frame = frames[-1]
+                            regs = frame.registers
+                            code, widths = fused[frame.func_index]
+                            if scoped is not None and frame.serial in serials:
+                                code, widths = scoped[frame.func_index]
+                            pc = frame.pc
+                        elif nxt == HALT:
+                            self.steps = steps + widths[pc]
+                            return HALT
+                        else:  # TRAP: not executed; AFTER: executed (a trap is one instruction)
+                            self.steps = steps if nxt == TRAP else steps + 1
+                            return TRAP
+                except _Exit as left:  # a region's branch went the other way: it ran less
+                    steps += left.done
+                    pc = left.pc
         except BaseException as exc:
             # pc names the failing block or instruction; a block says how far it got.
             if type(exc) is _Partial:

@@ -50,6 +50,10 @@ _UNKNOWN = object()  # no static value
 _CALLS = (bc.Invoke, bc.InvokeClosure, bc.Ret)
 
 
+class _Branched(Exception):
+    """A guard step's `if` went elsewhere than into the rest of its region."""
+
+
 class _Recheck(Exception):
     """A kernel's output the fast path does not accept as it is: the handlers decide."""
 
@@ -236,16 +240,20 @@ def _follow_kernel(plan: _Region, ins) -> bool:
 
 
 def region_at(vm, fi: int, p: int, instructions: list, singles: list, sound: list,
-              max_width: int, targets=frozenset()):
+              max_width: int, targets=frozenset(), guard: bool = True,
+              tensors_only: bool = True):
     """((handler, width), end) of the region starting at `p` and ending before `end`, or
     (None, end) when the straight-line code there, up to `end`, holds no kernel with a tensor
-    (not 0-d) output or is shorter than 2 instructions. `sound[q]`: instruction q's registers
-    are inside the register file; a region ends before a pc in `targets` (a jump target)."""
+    (not 0-d) output (with `tensors_only`) or is shorter than 2 instructions. `sound[q]`:
+    instruction q's registers are inside the register file; a region ends before a pc in
+    `targets` (a jump target). With `guard`, the region may run on through one `if` into the
+    instructions after it (the loop body after a loop's test): when the `if` goes elsewhere,
+    the region runs only up to it (see `_guarded`)."""
     from rvmdbg.vm.machine import _jump_target
     plan = _Region(vm, fi)
     fn = vm.exe.functions[fi]
     size = len(instructions)
-    q, ending = p, None
+    q, ending, guard_at = p, None, None
     while q < size and q - p < max_width and sound[q] and (q == p or q not in targets):
         ins = instructions[q]
         kind = type(ins)
@@ -254,18 +262,56 @@ def region_at(vm, fi: int, p: int, instructions: list, singles: list, sound: lis
                 break
             ending = (("call", singles[q]) if kind in _CALLS
                       else _ending(plan, fn, q, ins, size, _jump_target))
+            if ending is not None and ending[0] == "if" and guard and guard_at is None and (
+                    q + 1 in ending[3:]):
+                known = (plan.statics[ending[2][1]] if ending[2][0] == _CONST
+                         else _UNKNOWN)
+                plan.steps.append(("guard", (), (ending[3], ending[4], q + 1), known,
+                                   (ending[1], ending[2])))
+                guard_at, ending = q, None
+                q += 1
+                continue
             if ending is not None:
                 q += 1
             break
         if not _follow(plan, ins, q):
             break
         q += 1
+    if guard_at is not None and q - guard_at <= 2:  # nothing worth running on into
+        return region_at(vm, fi, p, instructions, singles, sound, max_width, targets, False,
+                         tensors_only)
     width = q - p
-    if width < 2 or not plan.tensor_kernels:
+    if width < 2 or (tensors_only and not plan.tensor_kernels):
         return None, q
     from rvmdbg.vm.machine import _one_by_one
     replay = _one_by_one(tuple(singles[p:q]))
-    return (_handler(vm, plan, fn.register_file_size, ending, q, width, replay), width), q
+    if guard_at is None:
+        return (_handler(vm, plan, fn.register_file_size, ending, q, width, replay), width), q
+    (prefix, prefix_width), _ = region_at(vm, fi, p, instructions, singles, sound, max_width,
+                                          targets, False, False)
+    assert prefix_width == guard_at + 1 - p
+    replay = _guarded_replay(_one_by_one(tuple(singles[p:guard_at + 1])),
+                             _one_by_one(tuple(singles[guard_at + 1:q])), guard_at + 1,
+                             prefix_width)
+    handler = _handler(vm, plan, fn.register_file_size, ending, q, width, replay,
+                       (prefix, prefix_width))
+    return (handler, width), q
+
+
+def _guarded_replay(first, rest, onward: int, first_width: int):
+    """The slow path of a region running on through an `if`: the instructions' own handlers
+    up to the `if`, then, if it went on to `onward`, the rest."""
+    from rvmdbg.vm.machine import _Exit, _Partial
+
+    def replay(regs):
+        nxt = first(regs)
+        if nxt != onward:
+            raise _Exit(first_width, nxt)
+        try:
+            return rest(regs)
+        except _Partial as part:
+            raise _Partial(first_width + part.done, part.error) from None
+    return replay
 
 
 def _ending(plan: _Region, fn, q: int, ins, size: int, jump_target):
@@ -325,10 +371,13 @@ def _layout(plan: _Region, finals: dict, lo: int, hi: int, ending):
     return at, template, entries, copies
 
 
-def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, replay):
+def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, replay,
+             prefix=None):
     """The region's handler (see the module's docstring), working on one list `d` laid out
-    by `_layout`."""
-    from rvmdbg.vm.machine import _Partial, _item
+    by `_layout`. `prefix`: (handler, width) of the region up to the `if` a guard step
+    stands for, which runs instead when that `if` goes elsewhere."""
+    from rvmdbg.vm.machine import _Exit, _Partial, _item
+    prefix_handler, prefix_width = prefix or (None, 0)
     finals = dict(plan.regs)
     lo, hi = min(finals), max(finals) + 1
     # storages and tensors still held at the end are made; the others are only counted
@@ -388,6 +437,8 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
         try:
             for step in steps:
                 step(d)
+        except _Branched:  # nothing written yet: the instructions up to the if run alone
+            raise _Exit(prefix_width, prefix_handler(regs)) from None
         except Exception:
             return replay(regs)  # nothing written yet: the handlers fail where stepping does
         if allocates:
@@ -480,6 +531,8 @@ def _getter(indices: list):
 def _step(step: tuple, at: dict):
     """One computing step as `run(d)`, writing the values it computes into `d`."""
     kind, outs, reads = step[0], [at[h] for h in step[1]], [at[h] for h in step[-1]]
+    if kind == "guard":
+        return _guard(step, reads)
     o = outs[0]
     if kind == "kernel":
         return _kernel_step(step[2], tuple(reads), step[3], outs)
@@ -502,6 +555,28 @@ def _step(step: tuple, at: dict):
     def closure(d):
         d[o] = VMClosure(func_index, name, gather(d))
     return closure
+
+
+def _guard(step: tuple, reads: list):
+    """The step standing for an `if` a region runs on through: raises _Branched unless the
+    `if` goes on to the next instruction (its test compared as the if's handler does)."""
+    from rvmdbg.vm.machine import _BOOL_OF, _item
+    (t_pc, f_pc, onward), known = step[2], step[3]
+    test_i, target_i = reads
+    # the comparison goes on when it is true (false) and the true (false) target is onward
+    want = None if t_pc == f_pc else t_pc == onward
+    value = _item(known) if type(known) in SCALAR_TYPES else None
+    bool_value = _BOOL_OF.get(value) if type(value) is int else None
+
+    def guard(d):
+        x = d[test_i]
+        if type(x) is np.bool_ and bool_value is not None:  # True and False are unique
+            taken = x is bool_value
+        else:
+            taken = _item(x) == _item(d[target_i])
+        if taken != want and want is not None:
+            raise _Branched
+    return guard
 
 
 def _scalar_caller(impl, at: tuple):

@@ -148,3 +148,21 @@ def test_regions_letting_dead_tensors_go_leave_the_stepped_state(name, monkeypat
     from rvmdbg.vm import regions
     monkeypatch.setattr(regions, "_DROP_BYTES", 0)  # every dead value dropped after its last use
     rb.test_max_steps_stops_at_exactly_the_limit(name, None)
+
+
+@pytest.mark.parametrize("name", ["wl:lstm_sequence", "wl:while_loop", "rnn.relay"])
+def test_max_bytes_limits_near_the_peak_take_the_slow_paths_and_end_alike(name):
+    # a region checks its allocations against the limit all at once (frees not counted):
+    # near the peak it runs its instructions' own handlers, the loop's exit branch included
+    _, exe, _ = rb.compiled(name)
+    states = rb.stepped_states(name, None)
+    peak = max(s[2] for s in states)
+    finished = 0
+    for limit in range(peak, peak + 600, 41):
+        vm = rb.started(name, None, Limits(max_bytes=limit))
+        args = vm.frames[0].registers[:len(exe.functions[vm.frames[0].func_index].params)]
+        by_run, by_step = (outcome(exe, args, d, Limits(max_bytes=limit))
+                           for d in ("run", "step"))
+        assert by_run == by_step
+        finished += by_run[0] == "ok"
+    assert finished
