@@ -6,9 +6,10 @@ instruction's effect, and returns the next pc, or `CALL` when it pushed or poppe
 or `HALT` when the outermost frame returned. Both entry points run the same closures:
 
 - `run()`: the fast path, a bare loop that keeps pc, registers and code in locals, over a
-  table where a few common straight-line sequences (constant size + storage + tensor +
-  kernel call; runs of moves, loads and kills) are fused into one handler that counts as
-  its instructions' steps (see "fused blocks" below);
+  table where straight-line sequences are fused into one handler that counts as its
+  instructions' steps: whole regions of tensor code (`rvmdbg/vm/regions.py`) and, in scalar
+  code, constant size + storage + tensor + kernel call and runs of moves, loads and kills
+  (see "fused blocks" below); a block may end with a jump, a call or a return;
 - `step()`: one instruction, reported as a `StepInfo` (reads, writes with old and new values,
   frame pushed or popped, jump taken, bytes allocated) that `unstep()` can undo.
 
@@ -821,7 +822,7 @@ assert len(HANDLERS) == len(bc.OPCODES)
 
 # ---------------------------------------------------------------- fused blocks, for run() only
 #
-# `run()` may execute a few short, common instruction sequences as one handler (a "block"),
+# `run()` may execute straight-line instruction sequences as one handler (a "block"),
 # which saves dispatches and the tensor placeholders a kernel overwrites at once. A block
 # has exactly the effect of its instructions in order and counts as that many steps: the
 # loop only enters one when all of it fits before `end` and no breakpoint lies inside it,
