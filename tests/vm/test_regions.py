@@ -166,3 +166,40 @@ def test_max_bytes_limits_near_the_peak_take_the_slow_paths_and_end_alike(name):
         assert by_run == by_step
         finished += by_run[0] == "ok"
     assert finished
+
+
+def test_a_tensor_laid_out_at_a_regions_end_is_made_as_stepping_makes_it():
+    # the region ends before shape_of, which reads the uninitialized tensor $8 it laid out
+    # (and its storage $6, released by the kill of a copy of it); a kernel fills $4 before
+    a = "fn (%p0: Tensor[(2), float32], Primitive=1) -> Tensor[(2), float32] {\n  negative(%p0)\n}"
+    exe = _two_kernel_exe(a, a)
+    code = exe.functions[0].instructions[:9] + [
+        bc.Move(6, 9), bc.KillRegister(9), bc.ShapeOf(8, 10), bc.Ret(10)]
+    exe.functions[0] = VMFunction("main", ["x"], 11, code)
+    assert VirtualMachine(exe).blocks()[0][0] == (0, 11)
+    x = np.array([1, 2], dtype=np.float32)
+    ran, stepped = VirtualMachine(exe), VirtualMachine(exe)
+    ran.start("main", [x])
+    ran.run(breakpoints={(0, 12)})  # stops before the ret: the registers are still there
+    stepped.start("main", [x])
+    while stepped.location != (0, 12):
+        stepped.step()
+    assert rb.state(ran) == rb.state(stepped)
+    regs = rb.state(ran)[0][0][-1]
+    assert regs[8][0] == "placeholder" and regs[6] == ("storage", 8, 64, "float32", True)
+    assert regs[10] == rb.describe(np.array([2], dtype=np.int64))
+
+
+@pytest.mark.parametrize("name, texts", TENSOR)
+def test_run_gives_the_result_stepping_gives(name, texts):
+    _, exe, _ = rb.compiled(name)
+    results = []
+    for drive in ("run", "step"):
+        vm = rb.started(name, texts)
+        if drive == "run":
+            vm.run()
+        else:
+            while not vm.halted:
+                vm.step()
+        results.append((rb.describe(vm.result), rb.state(vm)))
+    assert results[0] == results[1]
