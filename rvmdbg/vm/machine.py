@@ -1081,7 +1081,7 @@ def _alloc_scalar_kernel(vm, impl, fast, inline, ra, rb, c, scalar_type, size, w
         vm.live_bytes = live
         account.owned_bytes += size
         regs[s] = c_size
-        regs[st] = StorageObject(size, alignment, hint, account)
+        regs[st] = StorageObject(size, alignment, hint, account, out)
         regs[o] = c_off
         regs[t] = out
         if branch is None:
@@ -1246,7 +1246,7 @@ def _fuse(vm, fi, instructions, singles, register_file_size):
     """(handlers, widths, blocks) of function `fi` for run(): `handlers[p]` is a block's
     handler where one starts (`widths[p]` its length), else the single handler (width 1);
     `blocks` lists (start, width) of every block."""
-    from rvmdbg.vm.regions import region_at
+    from rvmdbg.vm.regions import region_at, storage_registers
     handlers, widths, blocks = list(singles), [1] * len(singles), []
     size = len(instructions)
     # A block may only hold instructions whose registers the decoder accepted.
@@ -1258,9 +1258,11 @@ def _fuse(vm, fi, instructions, singles, register_file_size):
     targets = {t for pc, ins in enumerate(instructions) for t in ins.jump_targets(pc)
                if t != pc + 1 or type(ins) is not bc.If}
     regions, covered = {}, set()
+    storages = storage_registers(instructions)
     p = 0
     while p < size:
-        made, stop = region_at(vm, fi, p, instructions, singles, sound, MAX_BLOCK, targets)
+        made, stop = region_at(vm, fi, p, instructions, singles, sound, MAX_BLOCK, targets,
+                               storages=storages)
         if made is not None:
             regions[p] = made
             covered.update(range(p, stop))

@@ -61,8 +61,9 @@ class _Recheck(Exception):
 class _Region:
     """What `region_at` learns by following the instructions: the plan the handler runs."""
 
-    def __init__(self, vm, fi: int):
+    def __init__(self, vm, fi: int, storage_registers=frozenset()):
         self.vm, self.fi = vm, fi
+        self.storage_registers = storage_registers  # the registers storages are put in
         self.regs: dict[int, tuple] = {}    # register -> what it holds now (absent: entry)
         self.statics: list = [None]         # static values (statics[0] is None, for kills)
         self.static_ids: dict = {}
@@ -77,6 +78,14 @@ class _Region:
         self.peak = 0                       # most bytes allocated (plus a kernel's own) at once
         self.entry_kills: list[int] = []    # entry registers killed, in order
         self.tensor_kernels = 0             # kernels whose output is not 0-d
+        # --max-bytes counts a killed storage's bytes again when its tensor lives on
+        # (`rvmdbg.vm.escaped`): what each storage holds, and the bytes so counted
+        self.storage_tensor: dict[int, tuple] = {}   # storage -> (value, is an array)
+        self.closure_fields: dict[int, tuple] = {}   # value index of a closure -> captured
+        self.orphaned = 0
+        # values whose storage's kill counted them as referenced nowhere else: a kernel
+        # output that is a view of one (its base) must be checked (value index -> kill step)
+        self.unshared: dict[int, int] = {}
 
     def holder(self, r: int) -> tuple:
         return self.regs.get(r, (_ENTRY, r))
@@ -126,7 +135,16 @@ def _follow(plan: _Region, ins, pc: int) -> bool:
             if not storage[3]:
                 storage[3] = True
                 plan.freed += storage[0]
+                written = plan.storage_tensor.get(h[1])
+                plan.regs[ins.dst] = (_CONST, 0)
+                if written is not None and written[1]:  # as kill_register counts it
+                    if written[0] in _reachable(plan):
+                        plan.orphaned += storage[0]
+                    else:
+                        plan.unshared[written[0][1]] = len(plan.steps)
         elif h[0] == _ENTRY:
+            if ins.dst in plan.storage_registers:
+                return False  # a storage from before: its kill's accounting is the handler's
             plan.entry_kills.append(h[1])
         plan.regs[ins.dst] = (_CONST, 0)
     elif kind is bc.AllocStorage:
@@ -170,6 +188,7 @@ def _follow(plan: _Region, ins, pc: int) -> bool:
             return False
         (value,) = plan.computed()
         plan.steps.append(("closure", (value,), ins.func_index, callee.name, tuple(holders)))
+        plan.closure_fields[value[1]] = tuple(holders)
         plan.regs[ins.dst] = value
     else:
         return False
@@ -222,8 +241,11 @@ def _follow_kernel(plan: _Region, ins) -> bool:
     args = tuple(ins.args)
     inputs, outputs = args[:len(args) - nout], args[len(args) - nout:]
     if (kernel.builtin or kernel.impl is None or kernel.num_inputs != len(inputs)
-            or kernel.num_outputs != nout or nout < 1 or len(set(outputs)) != nout):
-        return False  # references have effects; the rest the handler reports
+            or kernel.num_outputs != nout or nout < 1 or len(set(outputs)) != nout
+            or getattr(kernel.impl, "run_within", None) is not None):
+        # references have effects; intermediates of run-time shapes are checked against
+        # --max-bytes as they are made (machine._within_room); the rest the handler reports
+        return False
     holders = [plan.holder(r) for r in inputs]
     slots = [plan.holder(r) for r in outputs]
     if not all(_readable(h) for h in holders) or any(s[0] != _TENSOR for s in slots):
@@ -234,23 +256,55 @@ def _follow_kernel(plan: _Region, ins) -> bool:
     plan.tensor_kernels += any(shape for shape, _ in layouts)
     values = plan.computed(nout)
     plan.steps.append(("kernel", tuple(values), kernel.impl, layouts, tuple(holders)))
-    for r, v in zip(outputs, values):
+    for r, v, s, (shape, dtype) in zip(outputs, values, slots, layouts):
         plan.regs[r] = v
+        # written into its storage (a 0-d output of a scalar dtype is a scalar, not an array)
+        plan.storage_tensor[plan.tensors[s[1]][0]] = (
+            v, bool(shape) or dtype.type not in SCALAR_TYPES)
     return True
+
+
+def _reachable(plan: _Region) -> set:
+    """The holders the registers reach now, through the ADTs and closures the region made."""
+    seen, stack = set(), list(plan.regs.values())
+    while stack:
+        h = stack.pop()
+        if h in seen:
+            continue
+        seen.add(h)
+        if h[0] == _VALUE:
+            stack.extend(plan.adt_fields.get(h[1], ()))
+            stack.extend(plan.closure_fields.get(h[1], ()))
+    return seen
+
+
+def storage_registers(instructions: list) -> frozenset:
+    """The registers of a function that `alloc_storage` writes, or a `move` copies one to."""
+    regs = {ins.dst for ins in instructions if type(ins) is bc.AllocStorage}
+    moves = [(ins.src, ins.dst) for ins in instructions if type(ins) is bc.Move]
+    grew = True
+    while grew:
+        grew = False
+        for src, dst in moves:
+            if src in regs and dst not in regs:
+                regs.add(dst)
+                grew = True
+    return frozenset(regs)
 
 
 def region_at(vm, fi: int, p: int, instructions: list, singles: list, sound: list,
               max_width: int, targets=frozenset(), guard: bool = True,
-              tensors_only: bool = True):
+              tensors_only: bool = True, storages=frozenset()):
     """((handler, width), end) of the region starting at `p` and ending before `end`, or
     (None, end) when the straight-line code there, up to `end`, holds no kernel with a tensor
     (not 0-d) output (with `tensors_only`) or is shorter than 2 instructions. `sound[q]`:
     instruction q's registers are inside the register file; a region ends before a pc in
-    `targets` (a jump target). With `guard`, the region may run on through one `if` into the
-    instructions after it (the loop body after a loop's test): when the `if` goes elsewhere,
-    the region runs only up to it (see `_guarded`)."""
+    `targets` (a jump target) and before a kill of a register in `storages`
+    (`storage_registers`) that it did not write. With `guard`, the region may run on through
+    one `if` into the instructions after it (the loop body after a loop's test): when the
+    `if` goes elsewhere, the region runs only up to it (see `_guarded_replay`)."""
     from rvmdbg.vm.machine import _jump_target
-    plan = _Region(vm, fi)
+    plan = _Region(vm, fi, storages)
     fn = vm.exe.functions[fi]
     size = len(instructions)
     q, ending, guard_at = p, None, None
@@ -279,7 +333,7 @@ def region_at(vm, fi: int, p: int, instructions: list, singles: list, sound: lis
         q += 1
     if guard_at is not None and q - guard_at <= 2:  # nothing worth running on into
         return region_at(vm, fi, p, instructions, singles, sound, max_width, targets, False,
-                         tensors_only)
+                         tensors_only, storages)
     width = q - p
     if width < 2 or (tensors_only and not plan.tensor_kernels):
         return None, q
@@ -288,7 +342,7 @@ def region_at(vm, fi: int, p: int, instructions: list, singles: list, sound: lis
     if guard_at is None:
         return (_handler(vm, plan, fn.register_file_size, ending, q, width, replay), width), q
     (prefix, prefix_width), _ = region_at(vm, fi, p, instructions, singles, sound, max_width,
-                                          targets, False, False)
+                                          targets, False, False, storages)
     assert prefix_width == guard_at + 1 - p
     replay = _guarded_replay(_one_by_one(tuple(singles[p:guard_at + 1])),
                              _one_by_one(tuple(singles[guard_at + 1:q])), guard_at + 1,
@@ -399,13 +453,20 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
         if entry_at else True
     e0, e1 = (entry_at[0], entry_at[0] + len(entry_at)) if entry_at else (0, 0)
     steps = tuple(_with_drops(plan, set(held.values()) | (
-        {ending[1], ending[2]} if ending is not None and ending[0] == "if" else set()), at))
-    made_storages = tuple((at[(_STORAGE, k)], *plan.storages[k]) for k in kept_storages)
+        {ending[1], ending[2]} if ending is not None and ending[0] == "if" else set()) | {
+        plan.storage_tensor[k][0] for k in kept_storages if k in plan.storage_tensor}, at))
+    # each storage made with the tensor written into it (rvmdbg.vm.escaped reads it)
+    made_storages = tuple((at[(_STORAGE, k)], *plan.storages[k],
+                           at[plan.storage_tensor[k][0]] if k in plan.storage_tensor else -1)
+                          for k in kept_storages)
     made_tensors = tuple((at[(_TENSOR, t)], at[(_STORAGE, plan.tensors[t][0])],
                           *plan.tensors[t][1:]) for t in kept_tensors)
     allocates = bool(plan.storages)
     net = plan.allocated - plan.freed
-    peak = plan.peak
+    # --max-bytes: what the region allocates at most at once, beside what its kills count
+    # again as living on (both before the first allocation, an upper bound)
+    peak = plan.peak + plan.orphaned
+    orphaned = plan.orphaned
     entry_kills = tuple(plan.entry_kills)
     copies = tuple(copies)
     scratch = len(template) > n
@@ -426,8 +487,11 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
         bool_value = {1: np.True_, 0: np.False_}.get(value) if value is not _UNKNOWN else None
 
     def region(regs):
-        if vm.live_bytes + peak > max_bytes or len(regs) != nregs:
+        if vm.live_bytes + vm.orphan_bytes + peak > max_bytes or len(regs) != nregs:
             return replay(regs)  # the handlers check each allocation and kernel
+        for r in entry_kills:
+            if type(regs[r]) is StorageObject:
+                return replay(regs)  # a storage from before: its kill's accounting
         d = template.copy()
         if contiguous:
             d[e0:e1] = read_entries(regs)
@@ -446,22 +510,16 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
             account = owner.account
             if account is None:
                 owner.account = account = ByteAccount()
-            for p, size, alignment, hint, released in made_storages:
-                st = d[p] = StorageObject(size, alignment, hint, account)
+            for p, size, alignment, hint, released, written in made_storages:
+                st = d[p] = StorageObject(size, alignment, hint, account,
+                                          d[written] if written >= 0 else None)
                 if released:
                     st.released = True
             for p, s, offset, shape, dtype in made_tensors:
                 d[p] = TensorPlaceholder(d[s], offset, shape, dtype)
             account.owned_bytes += net
             vm.live_bytes += net
-        for r in entry_kills:  # as kill_register's handler, on the value held at entry
-            v = regs[r]
-            if type(v) is StorageObject and not v.released:
-                v.released = True
-                account = v.owner
-                if account.owned_bytes is not None:
-                    account.owned_bytes -= v.size
-                    vm.live_bytes -= v.size
+        vm.orphan_bytes += orphaned  # (entry kills left only values that are no storage)
         for src, dst in copies:
             d[dst] = d[src]
         if branch:
@@ -506,7 +564,16 @@ def _with_drops(plan: _Region, kept: set, at: dict):
     for h, i in last_use.items():
         due.setdefault(i, []).append(at[h])
     for i, step in enumerate(plan.steps):
-        yield _step(step, at)
+        checks = None
+        if step[0] == "kernel" and plan.unshared:
+            # an output counted as referenced nowhere else must be a new object, and no
+            # output may be a view of one before its storage's kill (stepping's refcount)
+            fresh = tuple(k for k, h in enumerate(step[1]) if h[1] in plan.unshared)
+            watch = tuple(at[h] for h in step[-1]
+                          if h[0] == _VALUE and plan.unshared.get(h[1], -1) > i)
+            if fresh or watch:
+                checks = (fresh, watch)
+        yield _step(step, at, checks)
         if i in due:
             yield _dropper(tuple(due[i]))
 
@@ -528,14 +595,15 @@ def _getter(indices: list):
     return operator.itemgetter(*indices)
 
 
-def _step(step: tuple, at: dict):
+def _step(step: tuple, at: dict, checks=None):
     """One computing step as `run(d)`, writing the values it computes into `d`."""
     kind, outs, reads = step[0], [at[h] for h in step[1]], [at[h] for h in step[-1]]
     if kind == "guard":
         return _guard(step, reads)
     o = outs[0]
     if kind == "kernel":
-        return _kernel_step(step[2], tuple(reads), step[3], outs)
+        run = _kernel_step(step[2], tuple(reads), step[3], outs)
+        return run if checks is None else _checked_outputs(run, outs, *checks)
     if kind == "adt":
         tag, con = step[2], step[3]
         gather = _getter(reads)
@@ -555,6 +623,27 @@ def _step(step: tuple, at: dict):
     def closure(d):
         d[o] = VMClosure(func_index, name, gather(d))
     return closure
+
+
+def _checked_outputs(run, outs: list, fresh: tuple, watch: tuple):
+    """`run` (a kernel step), then _Recheck unless the outputs at `fresh` are new objects
+    (referenced from `d` alone) and no output is a value at `watch` or a view of one."""
+    from sys import getrefcount
+    fresh_at = tuple(outs[k] for k in fresh)
+
+    def checked(d):
+        run(d)
+        for p in fresh_at:
+            if getrefcount(d[p]) != 2:  # d and the argument
+                raise _Recheck
+        for p in outs:
+            v = d[p]
+            while v is not None:  # the output itself, its base, its base's base...
+                for w in watch:
+                    if v is d[w]:
+                        raise _Recheck
+                v = getattr(v, "base", None)
+    return checked
 
 
 def _guard(step: tuple, reads: list):

@@ -186,7 +186,7 @@ def test_a_tensor_laid_out_at_a_regions_end_is_made_as_stepping_makes_it():
         stepped.step()
     assert rb.state(ran) == rb.state(stepped)
     regs = rb.state(ran)[0][0][-1]
-    assert regs[8][0] == "placeholder" and regs[6] == ("storage", 8, 64, "float32", True)
+    assert regs[8][0] == "placeholder" and regs[6] == ("storage", 8, 64, "float32", True, None)
     assert regs[10] == rb.describe(np.array([2], dtype=np.int64))
 
 

@@ -62,8 +62,8 @@ def describe(v):
     t = type(v)
     if t is np.ndarray or isinstance(v, np.generic):  # a NumPy scalar is a 0-d tensor
         return ("tensor", v.dtype.str, v.shape, v.tolist())
-    if t is StorageObject:
-        return ("storage", v.size, v.alignment, v.dtype_hint, v.released)
+    if t is StorageObject:  # with the tensor written into it (--max-bytes reads it)
+        return ("storage", v.size, v.alignment, v.dtype_hint, v.released, describe(v.tensor))
     if t is TensorPlaceholder:
         return ("placeholder", v.shape, str(v.dtype), v.offset, v.storage.size)
     if v is None:
@@ -74,7 +74,7 @@ def describe(v):
 def state(vm: VirtualMachine):
     frames = [(f.func_index, f.pc, f.caller_return_register, f.owned_bytes, f.serial,
                [describe(v) for v in f.registers]) for f in vm.frames]
-    return frames, vm.steps, vm.live_bytes, vm.halted, vm.pushes
+    return frames, vm.steps, vm.live_bytes, vm.orphan_bytes, vm.halted, vm.pushes
 
 
 def stepped_states(name, texts):
