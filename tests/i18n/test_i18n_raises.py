@@ -29,6 +29,7 @@ MODULES = [
     "rvmdbg/relay/parser.py",
     # run-time errors: the VM, executables, the interpreter, the graph executor, the debugger
     "rvmdbg/vm/machine.py",
+    "rvmdbg/vm/regions.py",
     "rvmdbg/vm/kernels.py",
     "rvmdbg/vm/executable.py",
     "rvmdbg/vm/serialize.py",
