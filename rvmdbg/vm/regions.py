@@ -28,6 +28,7 @@ regions; the bytecode is unchanged.
 from __future__ import annotations
 
 import operator
+from sys import getrefcount as _refcount
 
 import numpy as np
 
@@ -602,8 +603,7 @@ def _step(step: tuple, at: dict, checks=None):
         return _guard(step, reads)
     o = outs[0]
     if kind == "kernel":
-        run = _kernel_step(step[2], tuple(reads), step[3], outs)
-        return run if checks is None else _checked_outputs(run, outs, *checks)
+        return _kernel_step(step[2], tuple(reads), step[3], outs, *(checks or ((), ())))
     if kind == "adt":
         tag, con = step[2], step[3]
         gather = _getter(reads)
@@ -625,25 +625,14 @@ def _step(step: tuple, at: dict, checks=None):
     return closure
 
 
-def _checked_outputs(run, outs: list, fresh: tuple, watch: tuple):
-    """`run` (a kernel step), then _Recheck unless the outputs at `fresh` are new objects
-    (referenced from `d` alone) and no output is a value at `watch` or a view of one."""
-    from sys import getrefcount
-    fresh_at = tuple(outs[k] for k in fresh)
-
-    def checked(d):
-        run(d)
-        for p in fresh_at:
-            if getrefcount(d[p]) != 2:  # d and the argument
-                raise _Recheck
-        for p in outs:
-            v = d[p]
-            while v is not None:  # the output itself, its base, its base's base...
-                for w in watch:
-                    if v is d[w]:
-                        raise _Recheck
-                v = getattr(v, "base", None)
-    return checked
+def _viewed(v, d: list, watch: tuple) -> bool:
+    """Whether `v` is one of the values at `watch` in `d`, or a view of one."""
+    while v is not None:  # the value, its base, its base's base...
+        for w in watch:
+            if v is d[w]:
+                return True
+        v = getattr(v, "base", None)
+    return False
 
 
 def _guard(step: tuple, reads: list):
@@ -686,10 +675,11 @@ def _scalar_caller(impl, at: tuple):
     return lambda d: impl([*gather(d)])
 
 
-def _kernel_step(impl, at: tuple, layouts: tuple, outs: list):
+def _kernel_step(impl, at: tuple, layouts: tuple, outs: list, fresh=(), watch=()):
     """A kernel call on `d[at]` writing `d[outs]`, its outputs checked against the tensors
     laid out for them (type, shape and dtype; anything else raises _Recheck for the handlers
-    to decide)."""
+    to decide). `fresh`: the outputs (by index) that must be new objects, `watch`: the
+    positions of values no output may be or view (see `_with_drops`)."""
     ndarray = np.ndarray
     if len(layouts) > 1:
         gather, nout = _getter(list(at)), len(layouts)
@@ -702,6 +692,12 @@ def _kernel_step(impl, at: tuple, layouts: tuple, outs: list):
             for out, (shape, dtype) in zip(res, layouts):
                 if type(out) is not ndarray or out.shape != shape or (
                         out.dtype is not dtype and out.dtype != dtype):
+                    raise _Recheck
+                if watch and _viewed(out, d, watch):
+                    raise _Recheck
+            del out
+            for k in fresh:
+                if _refcount(res[k]) != 2:  # the tuple and the argument
                     raise _Recheck
             d[o0:o1] = res
         return kernel_n
@@ -717,6 +713,20 @@ def _kernel_step(impl, at: tuple, layouts: tuple, outs: list):
                 raise _Recheck
             d[o] = out
         return scalar_kernel
+    if fresh or watch:  # (a 0-d output is a scalar: never a view, never counted)
+        gather = _getter(list(at))
+
+        def kernel_checked(d):
+            out = impl([*gather(d)])
+            if type(out) is not ndarray or out.shape != shape or (
+                    out.dtype is not dtype and out.dtype != dtype):
+                raise _Recheck
+            if fresh and _refcount(out) != 2:  # `out` and the argument: a new object
+                raise _Recheck
+            if watch and _viewed(out, d, watch):
+                raise _Recheck
+            d[o] = out
+        return kernel_checked
     if len(at) == 1:
         a0 = at[0]
 
