@@ -38,6 +38,7 @@ MODULES = [
     "rvmdbg/relay/interpreter.py",
     "rvmdbg/graph/executor.py",
     "rvmdbg/graph/lower.py",
+    "rvmdbg/graph/graph.py",
     "rvmdbg/limits.py",
     "rvmdbg/debug/indexing.py",
     "rvmdbg/debug/transcript.py",

@@ -155,3 +155,18 @@ def test_the_decoder_names_operand_fields_in_chinese(chinese):
         bc.decode(99, [])
     assert str(e.value) == "未知的操作码 99"
     assert chinese == set(), sorted(chinese)
+
+
+def test_graph_report_in_chinese(chinese, capsys, monkeypatch):
+    """`rvmdbg graph`: the node lines keep TVM's words (null, tvm_op, sid, heads); the header
+    and the memory plan are Chinese, the plan's figures in one column (by cells)."""
+    from rich.cells import cell_len
+    got, out, err = _main(capsys, monkeypatch, "graph", MLP)
+    assert got == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("图 @main：8 个节点")
+    assert any("tvm_op fused_nn_softmax(6)" in ln for ln in lines) and "heads: [7]" in out
+    plan = lines[lines.index(next(ln for ln in lines if ln.startswith("内存计划："))) + 1:]
+    columns = {cell_len(ln[:len(ln) - len(ln.split("：", 1)[1].lstrip())]) for ln in plan}
+    assert len(columns) == 1, plan
+    assert chinese == set(), sorted(chinese)
