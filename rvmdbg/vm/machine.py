@@ -208,8 +208,9 @@ class _Step(StepInfo):
     callee's parameters), so a field reads the same whatever ran since.
 
     `_r` = (step, frame, depth, meta, pc, nxt, old, new, live_before, live_after,
-    owned_before, storages, other, caller_pc, orphan_before): `meta` is the instruction's decoded entry
-    (kind, reads, writes, w0, instruction, handler), `nxt` what its handler returned, `old`
+    owned_before, storages, other, caller_pc, orphan_before): `meta` is the instruction's
+    decoded entry (kind, reads, writes, w0, instruction, handler), `nxt` what its handler
+    returned, `old`
     and `new` the written values (one value when `w0 >= 0`, else lists over `writes`; for a
     return the caller's result register, for a call the callee's parameters), `other` the
     callee (a call) or the caller (a return), `caller_pc` the caller's pc before a return."""
