@@ -16,6 +16,7 @@ import struct
 import numpy as np
 
 from rvmdbg.fileio import FileRefused, read_file, write_atomic
+from rvmdbg.i18n import N_
 from rvmdbg.relay.diagnostics import Span
 from rvmdbg.vm.bytecode import DTYPES, BytecodeError, decode
 from rvmdbg.vm.executable import (Executable, InvalidExecutable, Kernel, VMFunction,
@@ -462,7 +463,7 @@ def load(path, build_kernels: bool = True) -> Executable:
     """Read and verify a `.rvmx` file."""
     name = os.fspath(path)
     try:
-        data = read_file(name, MAX_FILE_BYTES, "saved executable")
+        data = read_file(name, MAX_FILE_BYTES, N_("saved executable"))
     except FileRefused as e:
         raise _fail(name, e.reason) from e
     except OSError as e:

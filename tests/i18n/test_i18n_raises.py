@@ -27,6 +27,16 @@ ROOT = Path(__file__).resolve().parents[2]
 MODULES = [
     "rvmdbg/relay/lexer.py",
     "rvmdbg/relay/parser.py",
+    "rvmdbg/relay/metadata.py",
+    "rvmdbg/relay/loader.py",
+    "rvmdbg/relay/dialect.py",
+    "rvmdbg/relay/diagnostics.py",
+    "rvmdbg/args.py",
+    "rvmdbg/fileio.py",
+    "rvmdbg/tui/keymap.py",
+    "rvmdbg/debug/config.py",
+    "rvmdbg/minivm/parser.py",
+    "rvmdbg/minivm/machine.py",
 ]
 
 # Error constructors and helpers -> (positions, keyword names) of their user-facing texts.
@@ -39,9 +49,20 @@ MESSAGE_ARGS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     "ParseError": ((0, 2), ("message", "hint")),
     "NameResolutionError": ((0, 2), ("message", "hint")),
     "RelayTypeError": ((0, 2), ("message", "hint")),
+    "MetadataError": ((0, 2), ("message", "hint")),
+    "KeymapError": ((0, 2), ("message", "hint")),
+    "MvmSyntaxError": ((0, 2), ("message", "hint")),
+    # a refused file: (path, reason)
+    "FileRefused": ((1,), ("reason",)),
     # the parser's helpers: error(cls, message, where, hint), expected(what, hint)
     "error": ((1, 3), ("message", "hint")),
     "expected": ((0, 1), ("what", "hint")),
+    # the metadata reader's: _error(message, pos, length, hint), _node_error(index, message)
+    "_error": ((0, 3), ("message", "hint")),
+    "_node_error": ((1,), ("message",)),
+    # local `fail` helpers: fail(message, ...) (metadata, MiniVM: hint as keyword) and the
+    # keys file's fail(line, col, width, message, hint); the other positions hold numbers
+    "fail": ((0, 3, 4), ("message", "hint")),
 }
 
 # Variables that hold a user-facing text to be passed on (`hint = "..."`, then `hint=hint`).
