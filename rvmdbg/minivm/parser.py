@@ -110,7 +110,8 @@ def parse_mvm(text: str, filename: str = "<input>") -> MiniProgram:
         op = op_tok.text.upper()
         if op not in OPCODES:
             fail(_("unknown opcode {op}").format(op=repr(op_tok.text)), op_tok,
-                 hint=_("the MiniVM's opcodes are {usage}").format(usage=", ".join(_USAGE.values())))
+                 hint=_("the MiniVM's opcodes are {usage}").format(
+                     usage=", ".join(_USAGE.values())))
         operands = tokens[1:]
         kinds = _SIGNATURES[op]
         if len(operands) != len(kinds):

@@ -50,11 +50,13 @@ def read_program(path) -> str:
     except FileNotFoundError:
         raise RelayError(_("file not found"), None, None, src) from None
     except FileRefused as e:
-        raise RelayError(_("cannot read the file: {reason}").format(reason=e.reason), None, None, src) from None
+        raise RelayError(_("cannot read the file: {reason}").format(reason=e.reason), None, None,
+                         src) from None
     except UnicodeDecodeError:
         raise RelayError(_("cannot read the file: it is not UTF-8 text"), None, None, src) from None
     except OSError as e:
-        raise RelayError(_("cannot read the file: {reason}").format(reason=e.strerror or e), None, None, src) from None
+        raise RelayError(_("cannot read the file: {reason}").format(reason=e.strerror or e), None,
+                         None, src) from None
 
 
 def load_file(path, prelude: bool = True) -> Module:

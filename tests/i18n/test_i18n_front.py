@@ -47,6 +47,10 @@ CASES = [
                   "#[metadata]\n[1, 2]\n"},
      ["run", "{dir}/p.relay"], "元数据必须是 JSON 对象", "the metadata must be a JSON object",
      "p.relay:6:1"),
+    ("prelude", {"p.relay": HEADER + "type List[A] { Cons(A, List[A]), Nil }\n"
+                 "def @main() { @map(fn (%x: int32) { %x }, Nil) }\n"},
+     ["run", "{dir}/p.relay"], "提示：它被略去了，因为它用到了 prelude 类型 List，而这个程序定义了"
+     "自己的类型 List", "hint: it is left out because it uses the prelude type List", "p.relay:3:15"),
     ("argument-json", {"p.relay": VECTOR}, ["run", "{dir}/p.relay", "[1,2"],
      "参数 1（%x: Tensor[(2,), int32]）：'[1,2' 不是有效的 JSON 数字列表",
      "argument 1 (%x: Tensor[(2,), int32]): '[1,2' is not a valid JSON list of numbers", None),
