@@ -37,6 +37,21 @@ MODULES = [
     "rvmdbg/debug/config.py",
     "rvmdbg/minivm/parser.py",
     "rvmdbg/minivm/machine.py",
+    # run-time errors: the VM, executables, the interpreter, the graph executor, the debugger
+    "rvmdbg/vm/machine.py",
+    "rvmdbg/vm/kernels.py",
+    "rvmdbg/vm/executable.py",
+    "rvmdbg/vm/serialize.py",
+    "rvmdbg/vm/compiler.py",
+    "rvmdbg/vm/bytecode.py",
+    "rvmdbg/relay/interpreter.py",
+    "rvmdbg/graph/executor.py",
+    "rvmdbg/graph/lower.py",
+    "rvmdbg/limits.py",
+    "rvmdbg/debug/indexing.py",
+    "rvmdbg/debug/transcript.py",
+    "rvmdbg/debug/numbering.py",
+    "rvmdbg/argparse_i18n.py",
 ]
 
 # Error constructors and helpers -> (positions, keyword names) of their user-facing texts.
@@ -63,6 +78,10 @@ MESSAGE_ARGS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     # local `fail` helpers: fail(message, ...) (metadata, MiniVM: hint as keyword) and the
     # keys file's fail(line, col, width, message, hint); the other positions hold numbers
     "fail": ((0, 3, 4), ("message", "hint")),
+    # run-time helpers: the .rvmx reader's _fail(name, reason), a limit's stop
+    # _limit_error(name, value, what[, span])
+    "_fail": ((1,), ("reason",)),
+    "_limit_error": ((2,), ("what",)),
 }
 
 # Variables that hold a user-facing text to be passed on (`hint = "..."`, then `hint=hint`).
