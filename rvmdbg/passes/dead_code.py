@@ -52,6 +52,10 @@ def _pure(e, mod, memo) -> bool:
     return False
 
 
+_CLOSED_LEAVES = frozenset({Constant, GlobalVar, ConstructorRef, OpRef})  # no variable in them
+_NOTHING: frozenset = frozenset()
+
+
 class _Eliminator:
     """Rebuilds an expression bottom-up, returning it with the set of its free variables."""
 
@@ -61,6 +65,11 @@ class _Eliminator:
         self.pure_memo: dict = {}
 
     def run(self, e):
+        kind = type(e)
+        if kind is Var:
+            return e, frozenset((e,))
+        if kind in _CLOSED_LEAVES:
+            return e, _NOTHING
         key = id(e)
         hit = self.memo.get(key)
         if hit is not None:
@@ -126,7 +135,7 @@ class _Eliminator:
             return self._keep(e, RefRead(new[0]))
         if isinstance(e, RefWrite):
             return self._keep(e, RefWrite(new[0], new[1]))
-        raise TypeError(f"cannot rebuild {type(e).__name__}")
+        raise TypeError(f"cannot rebuild {type(e).__name__}")  # not shown to users
 
     def _let_chain(self, e: Let):
         # walk the chain in a loop (ANF output is one long chain), then decide from the inside out
@@ -141,7 +150,9 @@ class _Eliminator:
                 new, new_fv = out, fv
             else:
                 value, vfv = self.run(let.value)
-                new_fv = (fv - {let.var}) | (vfv - {let.var})
+                new_fv = fv | vfv
+                if let.var in new_fv:
+                    new_fv = new_fv - {let.var}
                 if value is let.value and out is let.body:
                     new = let
                 else:

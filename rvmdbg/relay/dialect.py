@@ -49,8 +49,10 @@ def arity_error(name: str, given: int) -> str | None:
     counts = _ARITY[name]
     if given in counts:
         return None
-    want = _(" or ").join(str(n) for n in counts)
-    return _("{name} takes {want} arguments, {given} given").format(name=name, want=want,
+    want = str(counts[0])
+    for n in counts[1:]:
+        want = _("{left} or {right}").format(left=want, right=n)
+    return _("{op} takes {counts} arguments, {given} given").format(op=name, counts=want,
                                                                     given=given)
 
 
@@ -67,9 +69,8 @@ def _dims(value) -> tuple:
 
 def _int64_scalar(t, name: str, i: int, what: str) -> None:
     if not (isinstance(t, TensorType) and t.shape == () and t.dtype == "int64"):
-        message = (_("{name}: the size must be an int64 scalar, found {type}") if what == "size"
-                   else _("{name}: the alignment must be an int64 scalar, found {type}"))
-        raise DialectTypeError(message.format(name=name, type=t), i)
+        raise DialectTypeError(_("{op}: the {what} must be an int64 scalar, found {t}").format(
+                op=name, what=what, t=t), i)
 
 
 def static_shape(value) -> list | None:
@@ -88,42 +89,41 @@ def result_type(name: str, arg_types: list, attrs: dict):
         return StorageType()
     if name == ALLOC_TENSOR:
         if not isinstance(arg_types[0], StorageType):
-            raise DialectTypeError(_("{name}: the first argument must be a storage, found "
-                                     "{type}").format(name=name, type=arg_types[0]), 0)
+            raise DialectTypeError(_("{op}: the first argument must be a storage, found "
+                                     "{t}").format(op=name, t=arg_types[0]), 0)
         shape_t = arg_types[2]
         if not (isinstance(shape_t, TensorType) and len(shape_t.shape) == 1
                 and shape_t.shape[0] is not None):
-            raise DialectTypeError(_("{name}: the shape must be a 1-d tensor of known length, "
-                                     "found {type}").format(name=name, type=shape_t), 2)
+            raise DialectTypeError(_("{op}: the shape must be a 1-d tensor of known length, "
+                                     "found {shape_t}").format(op=name, shape_t=shape_t), 2)
         dtype = attrs.get("dtype", "float32")
         for key in ("const_shape", "assert_shape"):
             if attrs.get(key) is not None:
                 dims = _dims(attrs[key])
                 if len(dims) != shape_t.shape[0]:
-                    raise DialectTypeError(_("{name}: {key} has {n} dimensions, the shape "
-                                             "argument {m}").format(name=name, key=key,
-                                                                    n=len(dims),
-                                                                    m=shape_t.shape[0]), 2)
+                    raise DialectTypeError(_("{op}: {key} has {len_dims} dimensions, the shape "
+                                             "argument {length}").format(
+                            op=name, key=key, len_dims=len(dims), length=shape_t.shape[0]), 2)
                 return TensorType(dims, dtype)
         return TensorType((None,) * shape_t.shape[0], dtype)
     if name == SHAPE_OF:
         t = arg_types[0]
         if not isinstance(t, TensorType):
-            raise DialectTypeError(_("{name}: the argument must be a tensor, found {type}")
-                                   .format(name=name, type=t), 0)
+            raise DialectTypeError(_("{op}: the argument must be a tensor, found {t}").format(
+                    op=name, t=t), 0)
         return TensorType((len(t.shape),), "int64")
     if name == RESHAPE_TENSOR:
         t = arg_types[0]
         if not isinstance(t, TensorType):
-            raise DialectTypeError(_("{name}: the argument must be a tensor, found {type}")
-                                   .format(name=name, type=t), 0)
+            raise DialectTypeError(_("{op}: the argument must be a tensor, found {t}").format(
+                    op=name, t=t), 0)
         return TensorType(_dims(attrs.get("newshape", [])), t.dtype)
     if name in (INVOKE_TVM_OP, SHAPE_FUNC):
         for i in (1, 2):
             if not isinstance(arg_types[i], TupleType):
-                raise DialectTypeError(_("{name}: argument {n} must be a tuple of tensors, "
-                                         "found {type}").format(name=name, n=i + 1,
-                                                                type=arg_types[i]), i)
+                raise DialectTypeError(_("{op}: argument {index} must be a tuple of tensors, "
+                                         "found {t}").format(op=name, index=i + 1, t=arg_types[i]),
+                                       i)
         return UNIT
     if name == KILL:
         return UNIT

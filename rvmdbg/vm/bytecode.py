@@ -15,7 +15,20 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from rvmdbg.i18n import _, ngettext
+from rvmdbg.i18n import N_, _, ngettext
+
+# The operand fields' names the decoder's refusals use (the call sites pass the plain English,
+# translated with `_()` only when a refusal is made).
+FIELD_NAMES = (N_("alignment"), N_("arity"), N_("constant index"), N_("constructor tag"),
+               N_("destination device index"), N_("device index"), N_("dimension"),
+               N_("false offset"), N_("field index"), N_("field"), N_("function index"),
+               N_("immediate"), N_("kernel index"), N_("output size"), N_("pc offset"),
+               N_("register"), N_("source device index"), N_("true offset"))
+
+
+def _field(what: str) -> str:
+    """An operand field's name in the language in use (`AllocADT count` stays as it is)."""
+    return _(what) if what in FIELD_NAMES else what
 
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
@@ -70,33 +83,44 @@ def _dtype(value) -> str:
 # ---------------------------------------------------------------- operand checks
 
 def _int(value, what: str) -> int:
+    if type(value) is int and _INT64_MIN <= value <= _INT64_MAX:
+        return value  # the common case, at once (the compiler makes every operand)
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise BytecodeError(_("{what} must be an integer, got {value}").format(
-            what=what, value=repr(value)))
+            what=_field(what), value=repr(value)))
     v = value.__index__()
     if not _INT64_MIN <= v <= _INT64_MAX:
-        raise BytecodeError(_("{what} {value} does not fit in 64 bits").format(what=what, value=v))
+        raise BytecodeError(_("{what} {value} does not fit in 64 bits").format(what=_field(what),
+                                                                               value=v))
     return v
 
 
 def _nonneg(value, what: str) -> int:
+    if type(value) is int and 0 <= value <= _INT64_MAX:
+        return value
     v = _int(value, what)
     if v < 0:
-        raise BytecodeError(_("{what} must not be negative, got {value}").format(what=what,
+        raise BytecodeError(_("{what} must not be negative, got {value}").format(what=_field(what),
                                                                                  value=v))
     return v
 
 
 def _reg(value) -> int:
+    if type(value) is int and 0 <= value <= _INT64_MAX:
+        return value
     return _nonneg(value, "register")
 
 
 def _regs(values) -> tuple:
     try:
-        return tuple(_reg(v) for v in values)
+        regs = tuple(values)
     except TypeError:
         raise BytecodeError(_("expected a list of registers, got {value}").format(
             value=repr(values))) from None
+    for v in regs:
+        if type(v) is not int or not 0 <= v <= _INT64_MAX:
+            return tuple(_reg(v) for v in regs)  # says which one is wrong
+    return regs
 
 
 def _need(fields, n: int, name: str) -> None:

@@ -144,3 +144,29 @@ def test_english_stays_as_it_was(capsys, saved_fib):
     assert "file is corrupted (checksum mismatch)" in capsys.readouterr().err
     assert cli.main(["run", FIB, "--max-steps", "5", "--executor", "interp"]) == 1
     assert "step limit 5 exceeded (raise with --max-steps)" in capsys.readouterr().err
+
+
+def test_the_decoder_names_operand_fields_in_chinese(chinese):
+    from rvmdbg.vm import bytecode as bc
+    with pytest.raises(bc.BytecodeError) as e:
+        bc.Move(-1, 2)
+    assert str(e.value) == "寄存器 不能为负，实际为 -1"
+    with pytest.raises(bc.BytecodeError) as e:
+        bc.decode(99, [])
+    assert str(e.value) == "未知的操作码 99"
+    assert chinese == set(), sorted(chinese)
+
+
+def test_graph_report_in_chinese(chinese, capsys, monkeypatch):
+    """`rvmdbg graph`: the node lines keep TVM's words (null, tvm_op, sid, heads); the header
+    and the memory plan are Chinese, the plan's figures in one column (by cells)."""
+    from rich.cells import cell_len
+    got, out, err = _main(capsys, monkeypatch, "graph", MLP)
+    assert got == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("图 @main：8 个节点")
+    assert any("tvm_op fused_nn_softmax(6)" in ln for ln in lines) and "heads: [7]" in out
+    plan = lines[lines.index(next(ln for ln in lines if ln.startswith("内存计划："))) + 1:]
+    columns = {cell_len(ln[:len(ln) - len(ln.split("：", 1)[1].lstrip())]) for ln in plan}
+    assert len(columns) == 1, plan
+    assert chinese == set(), sorted(chinese)

@@ -15,8 +15,8 @@ import numpy as np
 
 from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
-    AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, known_prod, need_dtype, norm_axis,
-    register, same_dtype, unify_dim,
+    AttrSpec, KernelError, OpTypeError, as_result, float_intrinsic_refusal, fmt_shape, known_prod,
+    need_dtype, norm_axis, register, same_dtype, tvm_lowering_refuses, unify_dim,
 )
 from rvmdbg.relay.types import TensorType, TupleType
 
@@ -25,33 +25,44 @@ from rvmdbg.relay.types import TensorType, TupleType
 
 
 def _dense_rel(name, args, attrs):
+    # TVM's MatmulRel (dense): the dtypes are not compared; the result is out_dtype, else
+    # data's, and topi casts both inputs to it
     data, weight = args
-    dt = same_dtype(name, data, weight)
-    need_dtype(name, data, "numeric")
+    dt = data.dtype
     if len(data.shape) < 1:
-        raise OpTypeError(f"{name}: data must have rank >= 1, got {data}")
+        raise OpTypeError(_("{op}: {what} must have rank >= {rank}, got {t}").format(
+                op=name, what="data", rank=1, t=data))
     if len(weight.shape) != 2:
-        raise OpTypeError(f"{name}: weight must be 2-d (units, in_features), got {weight}")
+        raise OpTypeError(_("{op}: weight must be 2-d (units, in_features), got {weight}").format(
+                op=name, weight=weight))
     unify_dim(name, data.shape[-1], weight.shape[1],
-              f"data {data} has {data.shape[-1]} input features but weight {weight} expects "
-              f"{weight.shape[1]} (weight is (units, in_features))")
+              _("data {data} has {features} input features but weight {weight} expects "
+                "{expected} (weight is (units, in_features))").format(
+            data=data, features=data.shape[-1], weight=weight, expected=weight.shape[1]))
     units = attrs["units"]
     n = weight.shape[0]
     if units is not None:
-        n = unify_dim(name, n, units, f"units={units} but weight {weight} has {n} rows")
+        n = unify_dim(name, n, units, _("units={units} but weight {weight} has {n} rows").format(
+                units=units, weight=weight, n=n))
     return TensorType(data.shape[:-1] + (n,), attrs["out_dtype"] or dt)
 
 
 def _dense_kernel(args, attrs):
     data, weight = args
     dt = np.dtype(attrs["out_dtype"] or data.dtype)
-    if data.dtype != dt:
-        data, weight = data.astype(dt), weight.astype(dt)
     if data.shape[-1] != weight.shape[1]:
         raise KernelError(_("nn.dense: data {data_shape} and weight {weight_shape} disagree on "
                             "in_features at run time").format(data_shape=fmt_shape(data.shape), weight_shape=fmt_shape(weight.shape)))
+    return _matmul_in(dt, data, weight.T)
+
+
+def _matmul_in(dt, a, b):
+    """a @ b with both cast to dtype dt first, as topi's sums of products are; a bool sum of
+    products is TVM's 1-bit one: the parity of the ands."""
+    if dt == np.bool_:
+        return as_result((np.matmul(a.astype(np.int64), b.astype(np.int64)) & 1) != 0, dt)
     with np.errstate(all="ignore"):
-        return as_result(np.matmul(data, weight.T), dt)
+        return as_result(np.matmul(a.astype(dt, copy=False), b.astype(dt, copy=False)), dt)
 
 
 register("nn.dense", 2, _dense_rel, _dense_kernel, "out_elemwise_fusable",
@@ -62,37 +73,35 @@ register("nn.dense", 2, _dense_rel, _dense_kernel, "out_elemwise_fusable",
 
 def _bmm_rel(name, args, attrs):
     x, y = args
-    dt = same_dtype(name, x, y)
-    need_dtype(name, x, "numeric")
+    dt = x.dtype  # BatchMatmulRel: out_dtype, else x's; the dtypes are not compared
     for what, t in (("x", x), ("y", y)):
         if len(t.shape) != 3:
-            raise OpTypeError(f"{name}: {what} must be 3-d (batch, rows, cols), got {t}")
+            raise OpTypeError(_("{op}: {what} must be 3-d (batch, rows, cols), got {t}").format(
+                    op=name, what=what, t=t))
     bx, by = x.shape[0], y.shape[0]
     if bx == 1:
         b = by
     elif by == 1:
         b = bx
     else:
-        b = unify_dim(name, bx, by, f"batch sizes differ: {x} and {y}")
+        b = unify_dim(name, bx, by, _("batch sizes differ: {x} and {y}").format(x=x, y=y))
     m, kx = (x.shape[2], x.shape[1]) if attrs["transpose_a"] else (x.shape[1], x.shape[2])
     n, ky = (y.shape[1], y.shape[2]) if attrs["transpose_b"] else (y.shape[2], y.shape[1])
-    unify_dim(name, kx, ky, f"inner dimensions differ: {x} and {y} (transpose_a="
-                            f"{attrs['transpose_a']}, transpose_b={attrs['transpose_b']})")
+    unify_dim(name, kx, ky, _("inner dimensions differ: {x} and {y} (transpose_a={transpose_a}, "
+                              "transpose_b={transpose_b})").format(
+            x=x, y=y, transpose_a=attrs['transpose_a'], transpose_b=attrs['transpose_b']))
     return TensorType((b, m, n), attrs["out_dtype"] or dt)
 
 
 def _bmm_kernel(args, attrs):
     x, y = args
     dt = np.dtype(attrs["out_dtype"] or x.dtype)
-    if x.dtype != dt:
-        x, y = x.astype(dt), y.astype(dt)
     if attrs["transpose_a"]:
         x = x.transpose(0, 2, 1)
     if attrs["transpose_b"]:
         y = y.transpose(0, 2, 1)
     try:
-        with np.errstate(all="ignore"):
-            return as_result(np.matmul(x, y), dt)
+        return _matmul_in(dt, x, y)
     except ValueError:
         raise KernelError(_("nn.batch_matmul: shapes {args_shape} and {args_shape_b} do not fit "
                             "at run time").format(args_shape=fmt_shape(args[0].shape), args_shape_b=fmt_shape(args[1].shape))) from None
@@ -110,15 +119,17 @@ register("nn.batch_matmul", 2, _bmm_rel, _bmm_kernel, "out_elemwise_fusable",
 
 def _bias_add_rel(name, args, attrs):
     data, bias = args
-    dt = same_dtype(name, data, bias)
-    need_dtype(name, data, "numeric")
+    dt = same_dtype(name, data, bias)  # BiasAddRel assigns the bias data's dtype
     if len(bias.shape) != 1:
-        raise OpTypeError(f"{name}: bias must be 1-d, got {bias}")
+        raise OpTypeError(_("{op}: {what} must be {rank}-d, got {t}").format(
+                op=name, what="bias", rank=1, t=bias))
     if len(data.shape) == 0:
-        raise OpTypeError(f"{name}: data must have rank >= 1, got {data}")
+        raise OpTypeError(_("{op}: {what} must have rank >= {rank}, got {t}").format(
+                op=name, what="data", rank=1, t=data))
     axis = norm_axis(name, attrs["axis"], len(data.shape))
     unify_dim(name, data.shape[axis], bias.shape[0],
-              f"bias {bias} does not match axis {axis} of {data}")
+              _("bias {bias} does not match axis {axis} of {data}").format(
+            bias=bias, axis=axis, data=data))
     return TensorType(data.shape, dt)
 
 
@@ -132,10 +143,10 @@ def _bias_add_kernel(args, attrs):
                             "{axis} of shape {data_shape} at run time").format(bias_shape_first=bias.shape[0], axis=axis, data_shape=fmt_shape(data.shape)))
     shape = [1] * data.ndim
     shape[axis] = bias.shape[0]
-    if data.dtype.kind == "f":
-        with np.errstate(all="ignore"):
-            return as_result(data + bias.reshape(shape), data.dtype)
-    return as_result(data + bias.reshape(shape), data.dtype)
+    if data.dtype == np.bool_:
+        return data ^ bias.reshape(shape)  # topi's add of 1-bit integers
+    with np.errstate(all="ignore"):
+        return as_result(data + bias.reshape(shape), data.dtype)
 
 
 register("nn.bias_add", 2, _bias_add_rel, _bias_add_kernel, "broadcast",
@@ -144,16 +155,19 @@ register("nn.bias_add", 2, _bias_add_rel, _bias_add_kernel, "broadcast",
 
 
 def _softmax_rel(name, args, attrs):
+    # TVM's SoftmaxRel checks the axis only: an integer tensor type-checks, and lowering
+    # finds no integer exp (the kernels below refuse it when they run)
     (x,) = args
-    need_dtype(name, x, "float")
     if len(x.shape) == 0:
-        raise OpTypeError(f"{name}: needs a tensor of rank >= 1, got {x}")
+        raise OpTypeError(_("{op}: needs a tensor of rank >= 1, got {x}").format(op=name, x=x))
     norm_axis(name, attrs["axis"], len(x.shape))
     return TensorType(x.shape, x.dtype)
 
 
 def _softmax_kernel(args, attrs):
     x = args[0]
+    if x.dtype.kind != "f":
+        raise float_intrinsic_refusal("nn.softmax", x.dtype)
     axis = attrs["axis"]
     with np.errstate(all="ignore"):
         e = np.exp(x - np.max(x, axis=axis, keepdims=True))
@@ -162,6 +176,8 @@ def _softmax_kernel(args, attrs):
 
 def _log_softmax_kernel(args, attrs):
     x = args[0]
+    if x.dtype.kind != "f":
+        raise float_intrinsic_refusal("nn.log_softmax", x.dtype)
     axis = attrs["axis"]
     with np.errstate(all="ignore"):
         shifted = x - np.max(x, axis=axis, keepdims=True)
@@ -178,7 +194,7 @@ register("nn.log_softmax", 1, _softmax_rel, _log_softmax_kernel, "out_elemwise_f
 def _batch_flatten_rel(name, args, attrs):
     (x,) = args
     if len(x.shape) == 0:
-        raise OpTypeError(f"{name}: needs a tensor of rank >= 1, got {x}")
+        raise OpTypeError(_("{op}: needs a tensor of rank >= 1, got {x}").format(op=name, x=x))
     return TensorType((x.shape[0], known_prod(x.shape[1:])), x.dtype)
 
 
@@ -195,15 +211,28 @@ register("nn.batch_flatten", 1, _batch_flatten_rel, _batch_flatten_kernel, "inje
 
 
 def _leaky_relu_rel(name, args, attrs):
-    (x,) = args
-    need_dtype(name, x, "float")
+    (x,) = args  # IdentityRel: any dtype
     return TensorType(x.shape, x.dtype)
 
 
 def _leaky_relu_kernel(args, attrs):
+    # topi: x > 0 ? x : x * alpha, alpha a constant of x's dtype (truncated toward zero for
+    # integers, refused when negative for unsigned ones)
     x = args[0]
+    alpha = attrs["alpha"]
+    if x.dtype.kind in "biu":
+        if x.dtype.kind in "bu" and alpha <= -1:
+            raise tvm_lowering_refuses("nn.leaky_relu", x.dtype,
+                                       _("lowering refuses: cannot make an unsigned {alpha}")
+                                       .format(alpha=int(alpha)),
+                                       _("cast to a signed dtype first"))
+        if x.dtype.kind == "b":
+            return as_result(x & (int(alpha) != 0), x.dtype)  # x if x, else x * alpha: x
+        a = x.dtype.type(int(alpha))
+    else:
+        a = x.dtype.type(alpha)
     with np.errstate(all="ignore"):
-        return as_result(np.where(x > 0, x, x * x.dtype.type(attrs["alpha"])), x.dtype)
+        return as_result(np.where(x > 0, x, x * a), x.dtype)
 
 
 register("nn.leaky_relu", 1, _leaky_relu_rel, _leaky_relu_kernel, "elemwise",
@@ -216,29 +245,30 @@ register("nn.leaky_relu", 1, _leaky_relu_rel, _leaky_relu_kernel, "elemwise",
 
 def _matmul_rel(name, args, attrs):
     a, b = args
-    dt = same_dtype(name, a, b)
-    need_dtype(name, a, "numeric")
+    dt = a.dtype  # MatmulRel: out_dtype, else tensor_a's; the dtypes are not compared
     if len(a.shape) < (2 if attrs["transpose_a"] else 1):
-        raise OpTypeError(f"{name}: tensor_a {a} has too few dimensions")
+        raise OpTypeError(_("{op}: tensor_a {a} has too few dimensions").format(op=name, a=a))
     if len(b.shape) != 2:
-        raise OpTypeError(f"{name}: tensor_b must be 2-d, got {b}")
+        raise OpTypeError(_("{op}: {what} must be {rank}-d, got {t}").format(
+                op=name, what="tensor_b", rank=2, t=b))
     if attrs["transpose_a"]:
         lead, k_a = a.shape[:-2] + (a.shape[-1],), a.shape[-2]
     else:
         lead, k_a = a.shape[:-1], a.shape[-1]
     k_b, n = (b.shape[1], b.shape[0]) if attrs["transpose_b"] else (b.shape[0], b.shape[1])
-    unify_dim(name, k_a, k_b, f"inner dimensions differ: {a} and {b} (transpose_a="
-                              f"{attrs['transpose_a']}, transpose_b={attrs['transpose_b']})")
+    unify_dim(name, k_a, k_b, _("inner dimensions differ: {x} and {y} "
+                                "(transpose_a={transpose_a}, transpose_b={transpose_b})").format(
+            x=a, y=b, transpose_a=attrs['transpose_a'], transpose_b=attrs['transpose_b']))
     if attrs["units"] is not None:
-        n = unify_dim(name, n, attrs["units"], f"attribute 'units'={attrs['units']} but "
-                                               f"tensor_b {b} gives {n} columns")
+        n = unify_dim(name, n, attrs["units"], _("attribute 'units'={units} but tensor_b {b} "
+                                                 "gives {n} columns").format(
+                units=attrs['units'], b=b, n=n))
     return TensorType(lead + (n,), attrs["out_dtype"] or dt)
 
 
 def _matmul_kernel(args, attrs):
     a, b = args
     dt = np.dtype(attrs["out_dtype"] or a.dtype)
-    a, b = a.astype(dt, copy=False), b.astype(dt, copy=False)
     if attrs["transpose_a"]:
         a = np.swapaxes(a, -1, -2)
     if attrs["transpose_b"]:
@@ -246,8 +276,7 @@ def _matmul_kernel(args, attrs):
     if a.shape[-1] != b.shape[0]:
         raise KernelError(_("nn.matmul: inner dimensions {a_shape_last} and {b_shape_first} "
                             "differ at run time").format(a_shape_last=a.shape[-1], b_shape_first=b.shape[0]))
-    with np.errstate(all="ignore"):
-        return as_result(np.matmul(a, b), dt)
+    return _matmul_in(dt, a, b)
 
 
 register("nn.matmul", 2, _matmul_rel, _matmul_kernel, "out_elemwise_fusable",
@@ -259,15 +288,17 @@ register("nn.matmul", 2, _matmul_rel, _matmul_kernel, "out_elemwise_fusable",
 
 def _prelu_rel(name, args, attrs):
     data, alpha = args
-    same_dtype(name, data, alpha)
-    need_dtype(name, data, "float")
+    same_dtype(name, data, alpha)  # PReluRel assigns alpha data's dtype
     if len(data.shape) == 0:
-        raise OpTypeError(f"{name}: data must have rank >= 1, got {data}")
+        raise OpTypeError(_("{op}: {what} must have rank >= {rank}, got {t}").format(
+                op=name, what="data", rank=1, t=data))
     axis = norm_axis(name, attrs["axis"], len(data.shape), "attribute 'axis'")
     if len(alpha.shape) != 1:
-        raise OpTypeError(f"{name}: alpha must be 1-d, got {alpha}")
+        raise OpTypeError(_("{op}: {what} must be {rank}-d, got {t}").format(
+                op=name, what="alpha", rank=1, t=alpha))
     unify_dim(name, alpha.shape[0], data.shape[axis],
-              f"alpha {alpha} does not match axis {axis} (attribute 'axis') of {data}")
+              _("alpha {alpha} does not match axis {axis} (attribute 'axis') of {data}").format(
+            alpha=alpha, axis=axis, data=data))
     return TensorType(data.shape, data.dtype)
 
 
@@ -280,7 +311,8 @@ def _prelu_kernel(args, attrs):
     shape = [1] * x.ndim
     shape[axis] = alpha.shape[0]
     with np.errstate(all="ignore"):
-        return as_result(np.where(x < 0, x * alpha.reshape(shape), x), x.dtype)
+        # topi: x > 0 ? x : x * alpha (-0.0 and NaN take the product)
+        return as_result(np.where(x > 0, x, x * alpha.reshape(shape)), x.dtype)
 
 
 register("nn.prelu", 2, _prelu_rel, _prelu_kernel, "broadcast",
@@ -289,10 +321,10 @@ register("nn.prelu", 2, _prelu_rel, _prelu_kernel, "broadcast",
 
 
 def _dropout_rel(name, args, attrs):
-    (x,) = args
-    need_dtype(name, x, "float")
+    (x,) = args  # DropoutRel: any dtype (SimplifyInference makes it the identity)
     if not 0.0 <= attrs["rate"] < 1.0:
-        raise OpTypeError(f"{name}: attribute 'rate' must be in [0, 1), got {attrs['rate']}")
+        raise OpTypeError(_("{op}: attribute 'rate' must be in [0, 1), got {rate}").format(
+                op=name, rate=attrs['rate']))
     t = TensorType(x.shape, x.dtype)
     return TupleType((t, t))
 
@@ -318,17 +350,20 @@ def _pad_rel(name, args, attrs):
     if len(args) == 2:
         value = args[1]
         if value.shape != ():
-            raise OpTypeError(f"{name}: the pad value must be a 0-d tensor, got {value}")
+            raise OpTypeError(_("{op}: the pad value must be a 0-d tensor, got {value}").format(
+                    op=name, value=value))
         if attrs["pad_value"] is not None:
-            raise OpTypeError(f"{name}: give the pad value as the second argument or as "
-                              f"attribute 'pad_value', not both")
+            raise OpTypeError(_("{op}: give the pad value as the second argument or as attribute "
+                                "'pad_value', not both").format(op=name))
     shape = []
     for d, (before, after) in zip(data.shape, widths):
         if attrs["pad_mode"] == "reflect" and d is not None and max(before, after) >= d:
-            raise OpTypeError(f"{name}: attribute 'pad_width' {[before, after]} reflects past "
-                              f"the edge of a dimension of {d} (pad_mode=\"reflect\")")
+            raise OpTypeError(_("{op}: attribute 'pad_width' {pair} reflects past the edge of a "
+                                "dimension of {d} (pad_mode=\"reflect\")").format(
+                    op=name, pair=[before, after], d=d))
         if attrs["pad_mode"] == "edge" and d == 0 and (before or after):
-            raise OpTypeError(f"{name}: pad_mode=\"edge\" cannot pad an empty dimension")
+            raise OpTypeError(_("{op}: pad_mode=\"edge\" cannot pad an empty dimension").format(
+                    op=name))
         shape.append(None if d is None else d + before + after)
     return TensorType(tuple(shape), data.dtype)
 
@@ -338,13 +373,16 @@ def _pad_widths(name, pad_width, ndim):
         isinstance(p, list) and len(p) == 2
         and all(isinstance(v, int) and not isinstance(v, bool) for v in p) for p in pad_width)
     if not ok:
-        raise OpTypeError(f"{name}: attribute 'pad_width' must be a list of [before, after] "
-                          f"integer pairs, got {pad_width!r}")
+        raise OpTypeError(_("{op}: attribute 'pad_width' must be a list of [before, after] "
+                            "integer pairs, got {pad_width}").format(
+                op=name, pad_width=repr(pad_width)))
     if len(pad_width) != ndim:
-        raise OpTypeError(f"{name}: attribute 'pad_width' has {len(pad_width)} pairs for a "
-                          f"{ndim}-d tensor")
+        raise OpTypeError(_("{op}: attribute 'pad_width' has {len_pad_width} pairs for a "
+                            "{ndim}-d tensor").format(
+                op=name, len_pad_width=len(pad_width), ndim=ndim))
     if any(v < 0 for p in pad_width for v in p):
-        raise OpTypeError(f"{name}: attribute 'pad_width' must not be negative, got {pad_width}")
+        raise OpTypeError(_("{op}: attribute 'pad_width' must not be negative, got "
+                            "{pad_width}").format(op=name, pad_width=pad_width))
     return [tuple(p) for p in pad_width]
 
 

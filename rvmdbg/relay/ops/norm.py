@@ -12,7 +12,7 @@ import numpy as np
 
 from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
-    AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, need_dtype, norm_axis, norm_axes,
+    AttrSpec, KernelError, OpTypeError, as_result, float_intrinsic_refusal, fmt_shape, norm_axis, norm_axes,
     register, unify_dim,
 )
 from rvmdbg.relay.types import TensorType, TupleType
@@ -24,12 +24,14 @@ def _channel_vectors(name, data, vectors, names, axis):
     dim = data.shape[axis]
     for what, t in zip(names, vectors):
         if t.dtype != data.dtype:
-            raise OpTypeError(f"{name}: {what} {t} must have data's dtype {data.dtype}")
+            raise OpTypeError(_("{op}: {what} {t} must have data's dtype {data_dtype}").format(
+                    op=name, what=what, t=t, data_dtype=data.dtype))
         if len(t.shape) != 1:
-            raise OpTypeError(f"{name}: {what} must be 1-d, got {t}")
+            raise OpTypeError(_("{op}: {what} must be {rank}-d, got {t}").format(
+                    op=name, what=what, rank=1, t=t))
         dim = unify_dim(name, t.shape[0], dim,
-                        f"{what} {t} does not match axis {axis} (attribute 'axis') of data "
-                        f"{data}")
+                        _("{what} {t} does not match axis {axis} (attribute 'axis') of data "
+                          "{data}").format(what=what, t=t, axis=axis, data=data))
     return dim
 
 
@@ -51,14 +53,24 @@ def _check_len(name, v, x, axis, what):
 
 def _batch_norm_rel(name, args, attrs):
     data = args[0]
-    need_dtype(name, data, "float")
     if len(data.shape) == 0:
-        raise OpTypeError(f"{name}: data must have rank >= 1, got {data}")
+        raise OpTypeError(_("{op}: {what} must have rank >= {rank}, got {t}").format(
+                op=name, what="data", rank=1, t=data))
     axis = norm_axis(name, attrs["axis"], len(data.shape), "attribute 'axis'")
     dim = _channel_vectors(name, data, args[1:], ("gamma", "beta", "moving_mean", "moving_var"),
                            axis)
     vec = TensorType((dim,), data.dtype)
     return TupleType((TensorType(data.shape, data.dtype), vec, vec))
+
+
+def _floats_only(name, kernel):
+    """TVM's norm relations accept any dtype; its SimplifyInference (or topi) then takes a
+    sqrt or pow, which has no integer kernel: refused when it runs, with that reason."""
+    def checked(args, attrs):
+        if args[0].dtype.kind != "f":
+            raise float_intrinsic_refusal(name, args[0].dtype)
+        return kernel(args, attrs)
+    return checked
 
 
 def _batch_norm_kernel(args, attrs):
@@ -80,7 +92,8 @@ def _batch_norm_kernel(args, attrs):
 _NORM_FLAGS = [AttrSpec("epsilon", "float", 1e-5), AttrSpec("center", "bool", True),
                AttrSpec("scale", "bool", True)]
 
-register("nn.batch_norm", 5, _batch_norm_rel, _batch_norm_kernel, "out_elemwise_fusable",
+register("nn.batch_norm", 5, _batch_norm_rel,
+         _floats_only("nn.batch_norm", _batch_norm_kernel), "out_elemwise_fusable",
          attrs=[AttrSpec("axis", "int", 1)] + _NORM_FLAGS,
          doc="nn.batch_norm(data, gamma, beta, moving_mean, moving_var, axis=1, epsilon=1e-5): "
              "(normalised data, moving_mean, moving_var)")
@@ -92,21 +105,24 @@ register("nn.batch_norm", 5, _batch_norm_rel, _batch_norm_kernel, "out_elemwise_
 
 def _affine_norm_rel(name, args, attrs):
     data, gamma, beta = args
-    need_dtype(name, data, "float")
     if name == "nn.instance_norm" and len(data.shape) < 3:
-        raise OpTypeError(f"{name}: data must have rank >= 3, got {data}")
+        raise OpTypeError(_("{op}: {what} must have rank >= {rank}, got {t}").format(
+                op=name, what="data", rank=3, t=data))
     if len(data.shape) == 0:
-        raise OpTypeError(f"{name}: data must have rank >= 1, got {data}")
+        raise OpTypeError(_("{op}: {what} must have rank >= {rank}, got {t}").format(
+                op=name, what="data", rank=1, t=data))
     axis = norm_axis(name, attrs["axis"], len(data.shape), "attribute 'axis'")
     _channel_vectors(name, data, (gamma, beta), ("gamma", "beta"), axis)
     if name == "nn.group_norm":
         groups = attrs["num_groups"]
         if groups < 1:
-            raise OpTypeError(f"{name}: attribute 'num_groups' must be >= 1, got {groups}")
+            raise OpTypeError(_("{op}: attribute '{attr}' must be >= {minimum}, got "
+                                "{value}").format(op=name, attr="num_groups", minimum=1,
+                                                  value=groups))
         c = data.shape[axis]
         if c is not None and c % groups:
-            raise OpTypeError(f"{name}: {c} channels do not split into attribute "
-                              f"'num_groups'={groups}")
+            raise OpTypeError(_("{op}: {c} channels do not split into attribute "
+                                "'num_groups'={groups}").format(op=name, c=c, groups=groups))
     return TensorType(data.shape, data.dtype)
 
 
@@ -142,7 +158,7 @@ def _affine_norm_kernel(name):
             if attrs["center"]:
                 out = out + _along(beta, axis, x.ndim)
         return as_result(out, x.dtype)
-    return kernel
+    return _floats_only(name, kernel)
 
 
 # TVM has no kernels of its own for these: SimplifyInference rewrites them into elementwise
@@ -164,7 +180,6 @@ register("nn.instance_norm", 3, _affine_norm_rel, _affine_norm_kernel("nn.instan
 
 def _l2_rel(name, args, attrs):
     (x,) = args
-    need_dtype(name, x, "float")
     norm_axes(name, attrs["axis"], len(x.shape), "attribute 'axis'")
     return TensorType(x.shape, x.dtype)
 
@@ -178,22 +193,23 @@ def _l2_kernel(args, attrs):
     return as_result(out, x.dtype)
 
 
-register("nn.l2_normalize", 1, _l2_rel, _l2_kernel, "opaque",
+register("nn.l2_normalize", 1, _l2_rel, _floats_only("nn.l2_normalize", _l2_kernel), "opaque",
          attrs=[AttrSpec("eps", "float"), AttrSpec("axis", "int_list", [])],
          doc="nn.l2_normalize(data, eps=, axis=[...]): x / sqrt(max(sum(x^2, axis), eps))")
 
 
 def _lrn_rel(name, args, attrs):
     (x,) = args
-    need_dtype(name, x, "float")
     if len(x.shape) != 4:
-        raise OpTypeError(f"{name}: needs a 4-d tensor, got {x}")
+        raise OpTypeError(_("{op}: needs a {rank}-d tensor, got {x}").format(op=name, rank=4,
+                                                                             x=x))
     axis = norm_axis(name, attrs["axis"], 4, "attribute 'axis'")
     if axis not in (1, 3):
-        raise OpTypeError(f"{name}: attribute 'axis' must be 1 or 3, got {attrs['axis']}")
+        raise OpTypeError(_("{op}: attribute 'axis' must be 1 or 3, got {axis}").format(
+                op=name, axis=attrs['axis']))
     if attrs["size"] < 1 or attrs["size"] % 2 == 0:
-        raise OpTypeError(f"{name}: attribute 'size' must be a positive odd number, got "
-                          f"{attrs['size']}")
+        raise OpTypeError(_("{op}: attribute 'size' must be a positive odd number, got "
+                            "{size}").format(op=name, size=attrs['size']))
     return TensorType(x.shape, x.dtype)
 
 
@@ -217,7 +233,7 @@ def _lrn_kernel(args, attrs):
         return as_result(x / denom, x.dtype)
 
 
-register("nn.lrn", 1, _lrn_rel, _lrn_kernel, "opaque",
+register("nn.lrn", 1, _lrn_rel, _floats_only("nn.lrn", _lrn_kernel), "opaque",
          attrs=[AttrSpec("size", "int", 5), AttrSpec("axis", "int", 1),
                 AttrSpec("bias", "float", 2.0), AttrSpec("alpha", "float", 0.0001),
                 AttrSpec("beta", "float", 0.75)],
