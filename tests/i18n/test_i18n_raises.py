@@ -45,6 +45,7 @@ MODULES = [
     *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "rvmdbg/passes").glob("*.py")),
     # run-time errors: the VM, executables, the interpreter, the graph executor, the debugger
     "rvmdbg/vm/machine.py",
+    "rvmdbg/vm/regions.py",
     "rvmdbg/vm/kernels.py",
     "rvmdbg/vm/executable.py",
     "rvmdbg/vm/serialize.py",
