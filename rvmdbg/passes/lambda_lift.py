@@ -148,16 +148,7 @@ class _Lifter(ExprMutator):
                 new_value = self.visit(value)
             chain.append((node, new_value))
             node = node.body
-        out = self.visit(node)
-        for let, value in reversed(chain):
-            if value is let.value and out is let.body:
-                new = let
-            else:
-                new = self._keep(let, Let(let.var, value, out))
-            if let is not e:
-                self.memo[id(let)] = (let, new)
-            out = new
-        return out
+        return self._rebuild_lets(e, chain, self.visit(node))
 
     def lift(self, fn: Function, rec_var: Var | None):
         """Make fn a global; return the expression that replaces it at its site."""

@@ -498,7 +498,13 @@ class ExprMutator:
             node = node.body
             if own or type(node) is not Let or id(node) in memo:
                 break
-        out = visit(node)
+        return self._rebuild_lets(e, chain, visit(node))
+
+    def _rebuild_lets(self, e: Let, chain: list, out: Expr) -> Expr:
+        """The let chain starting at `e` rebuilt innermost first around `out` from its
+        `(let, new value)` pairs, sharing every let whose value and body did not change; the
+        inner lets memoised as `visit` would have."""
+        memo = self.memo
         for let, value in reversed(chain):
             if value is let.value and out is let.body:
                 new = let

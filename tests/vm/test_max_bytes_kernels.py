@@ -58,6 +58,16 @@ def test_the_fused_kernel_computes_the_same_with_intermediates_dropped():
     assert np.allclose(out, -(np.exp(x2 + x1) + x2), rtol=1e-6)
 
 
+def _run_to_end(vm, x, by_steps: bool):
+    """@main on `x`, by run() or by single steps."""
+    if by_steps:
+        vm.start("main", [x])
+        while not vm.halted:
+            vm.step()
+    else:
+        vm.invoke("main", [x])
+
+
 @pytest.mark.parametrize("by_steps", [False, True])
 def test_the_vm_checks_a_kernels_intermediates_before_calling_it(by_steps):
     exe = compile_module(_module(CHAIN))
@@ -66,12 +76,7 @@ def test_the_vm_checks_a_kernels_intermediates_before_calling_it(by_steps):
     assert VirtualMachine(exe, Limits(max_bytes=enough)).invoke("main", [x]).shape == (N, N)
     vm = VirtualMachine(exe, Limits(max_bytes=enough - 1))
     with pytest.raises(VMError) as info:
-        if by_steps:
-            vm.start("main", [x])
-            while not vm.halted:
-                vm.step()
-        else:
-            vm.invoke("main", [x])
+        _run_to_end(vm, x, by_steps)
     assert info.value.limit == "max_bytes"
     assert f"would hold {3 * MB} bytes of intermediates" in info.value.message
 
@@ -103,12 +108,7 @@ def test_a_run_time_shaped_intermediate_is_checked_before_it_is_made(by_steps):
     x = np.ones(30_000, dtype="float32")                # the product would be 3.6 GB
     vm = VirtualMachine(exe, Limits(max_bytes=100_000_000))
     with pytest.raises(VMError) as info:
-        if by_steps:
-            vm.start("main", [x])
-            while not vm.halted:
-                vm.step()
-        else:
-            vm.invoke("main", [x])
+        _run_to_end(vm, x, by_steps)
     assert info.value.limit == "max_bytes"
     assert "would hold 3600000000 bytes of intermediates at multiply" in info.value.message
     # small enough: the same kernel runs, and gives the product's sum

@@ -12,7 +12,7 @@ from rvmdbg.limits import Limits
 from rvmdbg.vm import bytecode as bc
 from rvmdbg.vm.executable import Executable, Kernel, VMFunction
 from rvmdbg.vm.kernels import build_kernel
-from rvmdbg.vm.machine import VirtualMachine, VMError
+from rvmdbg.vm.machine import VirtualMachine
 
 # small runs of tensor code; "+reuse": registers reused, so a region's registers alias
 TENSOR = [("wl:lstm_sequence", None), ("wl:lstm_sequence+reuse", None), ("wl:mlp", None),
@@ -55,21 +55,6 @@ def test_checked_traps_at_region_starts_stop_where_stepping_arrives(name, texts)
         name, texts)
 
 
-def outcome(exe, args, drive, limits=None):
-    """(error message or result, pc, state) of running `exe` by run() or by step()."""
-    vm = VirtualMachine(exe, limits)
-    vm.start("main", args)
-    try:
-        if drive == "run":
-            vm.run()
-        else:
-            while not vm.halted:
-                vm.step()
-        return ("ok", rb.describe(vm.result), rb.state(vm))
-    except VMError as e:
-        return (e.message, e.limit, e.pc, rb.state(vm))
-
-
 @pytest.mark.parametrize("name", ["wl:lstm_sequence", "wl:mlp", "wl:cnn"])
 def test_max_bytes_within_a_region_fails_like_stepping(name):
     _, exe, texts = rb.compiled(name)
@@ -81,7 +66,7 @@ def test_max_bytes_within_a_region_fails_like_stepping(name):
         vm = rb.started(name, None)
         args = [f.registers[i] for f in vm.frames[:1] for i in range(len(exe.functions[
             f.func_index].params))]
-        by_run, by_step = (outcome(exe, args, d, Limits(max_bytes=limit)) for d in ("run", "step"))
+        by_run, by_step = (rb.outcome(exe, args, d, Limits(max_bytes=limit)) for d in ("run", "step"))
         assert by_run == by_step
         assert by_run[1] == "max_bytes"
 
@@ -111,7 +96,7 @@ def test_a_failing_kernel_inside_a_region_fails_like_stepping():
     assert VirtualMachine(exe).blocks()[0] == [(0, 13)]  # the whole function, ret included
     for x, ok in ((np.array([1, 2], dtype=np.float32), True),
                   (np.array([0, 2], dtype=np.float32), False)):
-        by_run, by_step = (outcome(exe, [x], d) for d in ("run", "step"))
+        by_run, by_step = (rb.outcome(exe, [x], d) for d in ("run", "step"))
         assert by_run == by_step
         assert (by_run[0] == "ok") == ok
         if not ok:
@@ -124,7 +109,7 @@ def test_a_kernel_output_of_the_wrong_shape_fails_like_stepping():
     exe = _two_kernel_exe(a, a, shape=(2,))
     exe.functions[0].instructions[3] = bc.AllocTensor(2, 3, [3], "float32", 4)
     exe.constants[0] = np.array(12, dtype=np.int64)
-    by_run, by_step = (outcome(exe, [np.array([1, 2], dtype=np.float32)], d)
+    by_run, by_step = (rb.outcome(exe, [np.array([1, 2], dtype=np.float32)], d)
                        for d in ("run", "step"))
     assert by_run == by_step
     assert by_run[2] == 4 and "produced [2] float32" in by_run[0]
@@ -138,7 +123,7 @@ def test_a_region_reading_an_uninitialized_tensor_fails_like_stepping():
     from rvmdbg.vm.objects import ByteAccount, StorageObject, TensorPlaceholder
     placeholder = TensorPlaceholder(StorageObject(8, 64, "float32", ByteAccount()), 0, (2,),
                                     np.dtype("float32"))
-    by_run, by_step = (outcome(exe, [placeholder], d) for d in ("run", "step"))
+    by_run, by_step = (rb.outcome(exe, [placeholder], d) for d in ("run", "step"))
     assert by_run == by_step
     assert by_run[2] == 4 and "uninitialized" in by_run[0]
 
@@ -161,7 +146,7 @@ def test_max_bytes_limits_near_the_peak_take_the_slow_paths_and_end_alike(name):
     for limit in range(peak, peak + 600, 41):
         vm = rb.started(name, None, Limits(max_bytes=limit))
         args = vm.frames[0].registers[:len(exe.functions[vm.frames[0].func_index].params)]
-        by_run, by_step = (outcome(exe, args, d, Limits(max_bytes=limit))
+        by_run, by_step = (rb.outcome(exe, args, d, Limits(max_bytes=limit))
                            for d in ("run", "step"))
         assert by_run == by_step
         finished += by_run[0] == "ok"
@@ -218,7 +203,7 @@ def test_a_killed_storages_tensor_living_on_is_counted_as_stepping_counts_it(fir
                 + body + "\n}")
     exe = _two_kernel_exe(source(first), source(second))
     assert VirtualMachine(exe).blocks()[0] == [(0, 13)]
-    by_run, by_step = (outcome(exe, [np.array([1, 2], dtype=np.float32)], d)
+    by_run, by_step = (rb.outcome(exe, [np.array([1, 2], dtype=np.float32)], d)
                        for d in ("run", "step"))
     assert by_run == by_step and by_run[0] == "ok"
     assert by_run[2][3] > 0  # orphan bytes: the first storage's, and the returned frame's

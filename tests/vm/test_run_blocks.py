@@ -80,6 +80,21 @@ def state(vm: VirtualMachine):
     return frames, vm.steps, vm.live_bytes, vm.orphan_bytes, vm.halted, vm.pushes
 
 
+def outcome(exe, args, drive, limits=None):
+    """(error message or result, pc, state) of running `exe` by run() or by step()."""
+    vm = VirtualMachine(exe, limits)
+    vm.start("main", args)
+    try:
+        if drive == "run":
+            vm.run()
+        else:
+            while not vm.halted:
+                vm.step()
+        return ("ok", describe(vm.result), state(vm))
+    except VMError as e:
+        return (e.message, e.limit, e.pc, state(vm))
+
+
 def stepped_states(name, texts):
     """The state before every step of a stepped run, and the number of steps."""
     vm = started(name, texts)
@@ -226,19 +241,7 @@ def test_scalar_kernel_on_a_non_scalar_input_takes_the_general_path():
     exe = Executable([VMFunction("main", ["x"], 5, code)], consts, [kernel])
     for arg, ok in ((np.array(4, dtype=np.int32), True),
                     (np.array([4, 5], dtype=np.int32), False)):
-        outcomes = []
-        for drive in ("run", "step"):
-            vm = VirtualMachine(exe)
-            vm.start("main", [arg])
-            try:
-                if drive == "run":
-                    vm.run()
-                else:
-                    while not vm.halted:
-                        vm.step()
-                outcomes.append(("ok", describe(vm.result), state(vm)))
-            except VMError as e:
-                outcomes.append((e.message, e.pc, state(vm)))
+        outcomes = [outcome(exe, [arg], drive) for drive in ("run", "step")]
         assert outcomes[0] == outcomes[1]
         assert (outcomes[0][0] == "ok") == ok
         if ok:
