@@ -66,7 +66,8 @@ def test_max_bytes_within_a_region_fails_like_stepping(name):
         vm = rb.started(name, None)
         args = [f.registers[i] for f in vm.frames[:1] for i in range(len(exe.functions[
             f.func_index].params))]
-        by_run, by_step = (rb.outcome(exe, args, d, Limits(max_bytes=limit)) for d in ("run", "step"))
+        by_run, by_step = (rb.outcome(exe, args, d, Limits(max_bytes=limit))
+                           for d in ("run", "step"))
         assert by_run == by_step
         assert by_run[1] == "max_bytes"
 
