@@ -171,16 +171,18 @@ class FrameNode:
 class Checkpoint:
     """The VM state at step `step`: the frame chain and the scalar machine state."""
 
-    __slots__ = ("step", "top", "nframes", "halted", "result", "live_bytes", "pushes",
-                 "cursor", "cost")
+    __slots__ = ("step", "top", "nframes", "halted", "result", "live_bytes", "orphan_bytes",
+                 "pushes", "cursor", "cost")
 
-    def __init__(self, step, top, nframes, halted, result, live_bytes, pushes, cursor, cost):
+    def __init__(self, step, top, nframes, halted, result, live_bytes, orphan_bytes, pushes,
+                 cursor, cost):
         self.step = step
         self.top = top
         self.nframes = nframes
         self.halted = halted
         self.result = result
         self.live_bytes = live_bytes
+        self.orphan_bytes = orphan_bytes
         self.pushes = pushes
         self.cursor = cursor
         self.cost = cost
@@ -288,7 +290,8 @@ class History:
             cost += _NODE_BYTES + _SLOT_BYTES * len(regs)
         prev_cursor = base.cursor if base is not None else self.journal.base
         cost += _ENTRY_BYTES * max(0, self.journal.cursor - prev_cursor)
-        cp = Checkpoint(step, parent, n, vm.halted, vm.result, vm.live_bytes, vm.pushes,
+        cp = Checkpoint(step, parent, n, vm.halted, vm.result, vm.live_bytes, vm.orphan_bytes,
+                        vm.pushes,
                         self.journal.cursor, cost)
         self.checkpoints.insert(i, cp)
         self._steps.insert(i, step)
@@ -339,6 +342,7 @@ class History:
         vm.result = cp.result
         vm.error = None
         vm.live_bytes = cp.live_bytes
+        vm.orphan_bytes = cp.orphan_bytes
         vm.pushes = cp.pushes
         self.journal.seek(cp.cursor)
 

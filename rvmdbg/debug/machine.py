@@ -28,7 +28,8 @@ class Machine(Protocol):
       `func_index`, `pc`, `registers` (a list), `serial` (0 for the outermost; the n-th push
       has serial n on every replay) and `owned_bytes`;
     - `steps`: instructions executed; `halted`, `result`: whether and with what it ended;
-      `error`: the last failure; `pushes`: frames pushed so far; `live_bytes`;
+      `error`: the last failure; `pushes`: frames pushed so far; `live_bytes` and
+      `orphan_bytes` (storage the frames own; tensors that outlived it, an upper bound);
     - `location`: (function index, pc) of the next instruction, None once halted.
     """
 
@@ -39,6 +40,7 @@ class Machine(Protocol):
     result: object
     pushes: int
     live_bytes: int
+    orphan_bytes: int
 
     @property
     def location(self) -> tuple[int, int] | None: ...

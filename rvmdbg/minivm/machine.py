@@ -55,6 +55,7 @@ class MiniMachine:
         self.result = None       # the final register file (a tuple) once halted
         self.error: VMError | None = None
         self.live_bytes = 0      # no heap: kept for the protocol
+        self.orphan_bytes = 0
         self.pushes = 0          # no calls: the one frame is activation 0
         self._code = program.instructions
         # pcs where every loop passes: jump targets (and an HL that stays, its own target)

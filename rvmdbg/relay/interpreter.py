@@ -18,6 +18,7 @@ from __future__ import annotations
 import gc
 import sys
 import threading
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,7 @@ from rvmdbg.relay.diagnostics import Source, Span
 from rvmdbg.relay.dialect import DEVICE_OPS, KILL, MEMORY_OPS
 from rvmdbg.relay.types import TensorType
 from rvmdbg.values import ADTValue, RefCell, format_value, tensor_line
+from rvmdbg.i18n import _
 
 __all__ = ["Interpreter", "InterpreterError", "Closure", "ConstructorValue", "OpValue",
            "call_with_deep_stack"]
@@ -267,6 +269,35 @@ def call_with_deep_stack(fn, *args, on_interrupt=None):
     raise value
 
 
+# ------------------------------------------------------------------------------------ memory
+
+class LiveTensors:
+    """The bytes of the tensors the program's operators made that are still alive, for
+    `--max-bytes`. The interpreter keeps a value exactly as long as the program can reach it
+    (environments, closures, ADTs and reference cells hold it; nothing else does), so
+    Python's own lifetime of the array is the tensor's: each is followed by a weak
+    reference that gives its bytes back when it is freed."""
+
+    __slots__ = ("bytes", "_held")
+
+    def __init__(self):
+        self.bytes = 0
+        self._held: dict[int, tuple] = {}   # id(weak reference) -> (it, bytes)
+
+    def add(self, a) -> None:
+        """Count `a`, a kernel's output, if it owns its memory (a view shares its base's)."""
+        if type(a) is not np.ndarray or a.base is not None:
+            return
+        n = a.nbytes
+        ref = weakref.ref(a, self._drop)
+        self._held[id(ref)] = (ref, n)
+        self.bytes += n
+
+    def _drop(self, ref) -> None:
+        _, n = self._held.pop(id(ref))
+        self.bytes -= n
+
+
 # ------------------------------------------------------------------------------------ interpreter
 
 class Interpreter:
@@ -284,6 +315,7 @@ class Interpreter:
         self._depth = 0
         self._budget = 0
         self._interrupted = False
+        self._live = LiveTensors()
 
     # ---- running
 
@@ -321,6 +353,7 @@ class Interpreter:
         self._depth = 0
         self._interrupted = False
         self._budget = self.limits.max_steps
+        self._live = LiveTensors()
         # The interpreter makes no reference cycles, and collections over a deep stack of live
         # activations are slow (they dominated unwinding from a depth-limit error): pause them.
         gc_was_enabled = gc.isenabled()
@@ -681,15 +714,18 @@ class Interpreter:
         max_bytes = self.limits.max_bytes
         t = e.checked_type
         static = isinstance(t, TensorType) and t.is_static
+        static_size = None
         if static:
-            size = np.dtype(t.dtype).itemsize
+            static_size = np.dtype(t.dtype).itemsize
             for d in t.shape:
-                size *= d
-            if size > max_bytes:
-                def too_big(env):
-                    raise _limit_error("max_bytes", max_bytes, f"{name} would allocate {size} "
-                                       f"bytes, over the limit of {max_bytes}", span)
-                return too_big
+                static_size *= d
+
+        def over(size: int):
+            """The limit error of allocating `size` bytes beside the live tensors."""
+            return _limit_error("max_bytes", max_bytes, _(
+                "{op} would allocate {size} bytes, bringing live memory to {live} bytes, over "
+                "the limit of {limit}").format(op=name, size=size, live=self._live.bytes + size,
+                                               limit=max_bytes), span)
         tuple_args = op.tuple_input or any(
             not isinstance(a.checked_type, TensorType) for a in e.args
             if a.checked_type is not None) or any(a.checked_type is None for a in e.args)
@@ -712,12 +748,13 @@ class Interpreter:
 
         def run_kernel(values):
             values = [_kernel_input(v) for v in values]
+            live = self._live
+            size = static_size
             if not static and not tuple_args and type_rel is not None and all(
                     type(v) is np.ndarray for v in values):
                 size = size_before(values)
-                if size is not None and size > max_bytes:
-                    raise _limit_error("max_bytes", max_bytes, f"{name} would allocate "
-                                       f"{size} bytes, over the limit of {max_bytes}", span)
+            if size is not None and live.bytes + size > max_bytes:
+                raise over(size)
             try:
                 out = kernel(values, attrs)
             except KernelError as err:
@@ -726,10 +763,14 @@ class Interpreter:
                     text = f"{name}: {text}"
                 raise InterpreterError(text, span) from None
             if type(out) is tuple:
+                for field in out:
+                    live.add(field)
+                if size is None and live.bytes > max_bytes:
+                    raise over(0)
                 return ADTValue(0, None, tuple(map(to_runtime, out)))
-            if not static and out.nbytes > max_bytes:
-                raise _limit_error("max_bytes", max_bytes, f"{name} allocated {out.nbytes} "
-                                   f"bytes, over the limit of {max_bytes}", span)
+            if size is None and live.bytes + out.nbytes > max_bytes:
+                raise over(out.nbytes)  # a size the relation could not tell in advance
+            live.add(out)
             return to_runtime(out)
 
         def op_call(env):
@@ -778,10 +819,15 @@ class Interpreter:
                     raise self._out_of_steps(span)
                 if type(x) in SCALAR_TYPES or type(y) in SCALAR_TYPES:
                     return run_kernel([x, y])
+                live = self._live
+                if live.bytes + static_size > max_bytes:
+                    raise over(static_size)
                 try:
-                    return kernel([x, y], attrs)
+                    out = kernel([x, y], attrs)
                 except KernelError as err:
                     raise InterpreterError(f"{name}: {err.message}", span) from None
+                live.add(out)
+                return out
             return op_call2
         return op_call
 

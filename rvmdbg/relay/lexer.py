@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from rvmdbg.i18n import _
 from rvmdbg.relay.diagnostics import LexError, Source, Span
 
 NAME = "NAME"
@@ -93,13 +94,14 @@ def _number(text: str, span: Span, source: Source, before: str) -> Number:
     """Check and evaluate the greedy text of a number token."""
     m = _NUMBER.fullmatch(text)
     if m is None:
-        raise LexError(f"invalid number `{text}`", span, _number_hint(text, before), source)
+        raise LexError(_("invalid number `{text}`").format(text=text), span,
+                       _number_hint(text, before), source)
     negative = len(m.group("sign")) % 2 == 1
     if m.group("special"):
         width = m.group("swidth") or "32"
         if width not in ("16", "32", "64"):
-            raise LexError(f"invalid float width in `{text}`", span,
-                           "float suffixes are f16, f32 and f64", source)
+            raise LexError(_("invalid float width in `{text}`").format(text=text), span,
+                           _("float suffixes are f16, f32 and f64"), source)
         value = float(m.group("special"))
         return Number(-value if negative else value, "float" + width, True)
     digits = m.group("int")
@@ -107,33 +109,34 @@ def _number(text: str, span: Span, source: Source, before: str) -> Number:
     suffix, width = m.group("suffix"), m.group("width")
     if suffix == "f" or is_float:
         if suffix in ("i", "u"):
-            raise LexError(f"an integer suffix on the float literal `{text}`", span,
-                           "a float literal takes f, f16, f32 or f64", source)
+            raise LexError(_("an integer suffix on the float literal `{text}`").format(text=text),
+                           span, _("a float literal takes f, f16, f32 or f64"), source)
         body = digits + (m.group("frac") or "") + (m.group("exp") or "")
         value = float(body)
         if negative:
             value = -value
         if value in (_INF, -_INF):
             # TVM's tokenizer reads the digits with stod, which refuses a value past float64
-            raise LexError(f"invalid floating point number `{text}`", span,
-                           "the value is beyond float64's range; write inff for infinity",
+            raise LexError(_("invalid floating point number `{text}`").format(text=text), span,
+                           _("the value is beyond float64's range; write inff for infinity"),
                            source)
         if suffix is None:
             return Number(value, None, True)
         width = width or "32"
         if width not in ("16", "32", "64"):
-            raise LexError(f"invalid float suffix in `{text}`", span,
-                           "float suffixes are f, f16, f32 and f64", source)
+            raise LexError(_("invalid float suffix in `{text}`").format(text=text), span,
+                           _("float suffixes are f, f16, f32 and f64"), source)
         limit = _FLOAT_MAX.get(width)
         if limit is not None and abs(value) > limit:
             # TVM refuses it rather than rounding to inf (or float16's 65504)
-            raise LexError(f"floating point number `{text}` unrepresentable in width {width}",
-                           span, f"float{width} holds magnitudes up to {limit:.6g}; use a wider "
-                           "suffix or inff", source)
+            raise LexError(_("floating point number `{text}` unrepresentable in width {width}")
+                           .format(text=text, width=width), span,
+                           _("float{width} holds magnitudes up to {limit}; use a wider suffix "
+                             "or inff").format(width=width, limit=f"{limit:.6g}"), source)
         return Number(value, "float" + width, True)
     if len(digits.lstrip("0")) > 20:   # no dtype holds more digits; int() refuses 4300+
-        raise LexError(f"an integer literal of {len(digits)} digits is out of range for every "
-                       f"integer dtype", span, None, source)
+        raise LexError(_("an integer literal of {n} digits is out of range for every integer "
+                         "dtype").format(n=len(digits)), span, None, source)
     value = int(digits)
     if negative:
         value = -value
@@ -144,25 +147,28 @@ def _number(text: str, span: Span, source: Source, before: str) -> Number:
         dtype = "int32"  # TVM: a bare `i` suffix is width 32
     else:
         if width not in ("8", "16", "32", "64"):
-            raise LexError(f"invalid integer suffix in `{text}`", span,
-                           "integer suffixes are i, i8, i16, i32, i64, u8, u16, u32 and u64", source)
+            raise LexError(_("invalid integer suffix in `{text}`").format(text=text), span,
+                           _("integer suffixes are i, i8, i16, i32, i64, u8, u16, u32 and u64"),
+                           source)
         dtype = ("int" if suffix == "i" else "uint") + width
     lo, hi = _INT_RANGES[dtype]
     if not lo <= value <= hi:
-        raise LexError(f"integer literal `{text}` is out of range for {dtype}", span, None, source)
+        raise LexError(_("integer literal `{text}` is out of range for {dtype}").format(
+            text=text, dtype=dtype), span, None, source)
     return Number(value, dtype, False)
 
 
 def _number_hint(text: str, before: str) -> str | None:
     body = text.lstrip("-")
     if before == "." and body.count(".") >= 1:
-        return "a projection index followed by `.` reads as a decimal number: write (%t.0).1"
+        return _("a projection index followed by `.` reads as a decimal number: write "
+                 "(%t.0).1")
     for i in range(1, len(body)):
         if body[i] in "+-" and body[i - 1] not in "eE":
-            return (f"write `{body[:i]} {body[i]} {body[i + 1:]}` with spaces: "
-                    "numbers lex greedily")
+            return _("write `{spaced}` with spaces: numbers lex greedily").format(
+                spaced=f"{body[:i]} {body[i]} {body[i + 1:]}")
     if body.count(".") > 1:
-        return "a number has at most one decimal point"
+        return _("a number has at most one decimal point")
     return None
 
 
@@ -254,10 +260,11 @@ def tokenize(text: str, filename: str = "<input>", source: Source | None = None)
                 if inner == "metadata":
                     # the loader split the section off: only its own line is left, at the end
                     if text[m.end():].strip():
-                        raise LexError("#[metadata] must be on a line of its own, after the "
-                                       "program", Span(line, col, line, col + len(t), filename),
-                                       "TVM writes the metadata section last: the line "
-                                       "#[metadata], then its JSON document", source)
+                        raise LexError(_("#[metadata] must be on a line of its own, after "
+                                         "the program"),
+                                       Span(line, col, line, col + len(t), filename),
+                                       _("TVM writes the metadata section last: the line "
+                                         "#[metadata], then its JSON document"), source)
                     break
                 append((ATTR, t, line, col, line, col + len(t), inner))
             else:  # other
@@ -278,8 +285,9 @@ def _skip_block_comment(text: str, pos: int, line: int, col: int, filename: str,
         close = find("*/", i)
         opening = find("/*", i)
         if close < 0:
-            raise LexError("unterminated `/*` comment", Span(line, col, line, col + 2, filename),
-                           "block comments nest: every `/*` needs its own `*/`", source)
+            raise LexError(_("unterminated `/*` comment"),
+                           Span(line, col, line, col + 2, filename),
+                           _("block comments nest: every `/*` needs its own `*/`"), source)
         if 0 <= opening < close:
             depth += 1
             i = opening + 2
@@ -294,17 +302,17 @@ def _bad_char(text: str, pos: int, line: int, col: int, filename: str, source: S
     c = text[pos]
     span = Span(line, col, line, col + 1, filename)
     if c == "%":
-        raise LexError("expected a variable name or number after `%`", span,
-                       "locals are written %name, graph variables %0", source)
+        raise LexError(_("expected a variable name or number after `%`"), span,
+                       _("locals are written %name, graph variables %0"), source)
     if c == "@":
-        raise LexError("expected a function name after `@`", span, None, source)
+        raise LexError(_("expected a function name after `@`"), span, None, source)
     if c == '"':
-        raise LexError("unterminated string literal", span, "close it with `\"`", source)
+        raise LexError(_("unterminated string literal"), span, _("close it with `\"`"), source)
     if c == "#":
         if text.startswith("#[", pos):
-            raise LexError("unterminated `#[` attribute", span, "close it with `]`", source)
-        raise LexError("`#` only starts an attribute such as #[version = \"0.0.5\"]", span,
-                       "comments are written // or /* */", source)
+            raise LexError(_("unterminated `#[` attribute"), span, _("close it with `]`"), source)
+        raise LexError(_("`#` only starts an attribute such as #[version = \"0.0.5\"]"), span,
+                       _("comments are written // or /* */"), source)
     if c == "!":
-        raise LexError("unexpected `!`", span, "not-equal is written `!=`", source)
-    raise LexError(f"unexpected character {c!r}", span, None, source)
+        raise LexError(_("unexpected `!`"), span, _("not-equal is written `!=`"), source)
+    raise LexError(_("unexpected character {char}").format(char=repr(c)), span, None, source)

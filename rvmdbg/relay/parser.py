@@ -20,6 +20,7 @@ from operator import itemgetter
 
 import numpy as np
 
+from rvmdbg.i18n import _, ngettext
 from rvmdbg.relay.ast import (
     Call, Clause, Constant, Constructor, ConstructorRef, Function, GlobalVar, If, Let, Match,
     Module, OpRef, PatternConstructor, PatternTuple, PatternVar, PatternWildcard, RefCreate,
@@ -165,8 +166,7 @@ class _Parser:
                 except RecursionError:
                     where = self.toks[min(self.pos, len(self.toks) - 1)] if self.toks \
                         else (EOF, "", 1, 1, 1, 1)
-                    raise self.error(ParseError, "nesting too deep", where,
-                                     f"rvmdbg parses at most {MAX_NESTING} nested levels") from None
+                    raise self.too_deep(where) from None
                 finally:
                     # freed by reference counting now, so the collector never has to scan them
                     self.toks = None
@@ -191,23 +191,23 @@ class _Parser:
             elif k == "extern":
                 self.pos += 1
                 if toks[self.pos][0] != "type":
-                    raise self.expected("`type` after `extern`")
+                    raise self.expected(_("`type` after `extern`"))
                 self.type_definition(extern=True, start=tok)
             elif k == EOF:
                 break
             elif not mod.functions and not mod.type_defs and self.bare_main_allowed(tok):
                 self.bare_main(tok)
                 if toks[self.pos][0] != EOF:
-                    raise self.expected("the end of the file after its expression",
-                                        hint="a file is either definitions or one expression")
+                    raise self.expected(_("the end of the file after its expression"),
+                                        hint=_("a file is either definitions or one expression"))
             elif k == ATTR:
-                raise self.error(ParseError, "attributes other than the version header are not "
-                                 "supported", tok)
+                raise self.error(ParseError, _("attributes other than the version header are "
+                                               "not supported"), tok)
             else:
                 hint = None
                 if k in (LOCAL, GRAPH, "let", NUM) or k == NAME and toks[self.pos + 1][0] == "(":
-                    hint = "expressions go inside a definition: def @main() { ... }"
-                raise self.expected("a definition (`def`, `type` or `extern type`)", hint=hint)
+                    hint = _("expressions go inside a definition: def @main() { ... }")
+                raise self.expected(_("a definition (`def`, `type` or `extern type`)"), hint=hint)
         self.resolve_globals()
         return mod
 
@@ -237,7 +237,7 @@ class _Parser:
         self.version_header(required=False)
         e = self.expr()
         if self.toks[self.pos][0] != EOF:
-            raise self.expected("the end of the expression")
+            raise self.expected(_("the end of the expression"))
         self.resolve_globals()
         return e
 
@@ -245,10 +245,14 @@ class _Parser:
         self.is_expr = True
         t = self.type_()
         if self.toks[self.pos][0] != EOF:
-            raise self.expected("the end of the type")
+            raise self.expected(_("the end of the type"))
         return t
 
     # ---- errors ----
+
+    def too_deep(self, where) -> RelayError:
+        return self.error(ParseError, _("nesting too deep"), where,
+                          _("rvmdbg parses at most {n} nested levels").format(n=MAX_NESTING))
 
     def tspan(self, tok) -> Span:
         return Span(tok[2], tok[3], tok[4], tok[5], self.file)
@@ -259,21 +263,26 @@ class _Parser:
         return cls(message, span, hint, self.source)
 
     def expected(self, what: str, hint: str | None = None) -> RelayError:
-        """`expected WHAT, found TOKEN`, with a hint for TVM's lexical traps."""
+        """`expected WHAT, found TOKEN`, with a hint for TVM's lexical traps. `what` is a
+        translated noun phrase (`_("a type")`)."""
         tok = self.toks[self.pos]
         if hint is None:
             hint = self.trap_hint(tok)
-        return self.error(ParseError, f"expected {what}, found {describe(tok)}", tok, hint)
+        # i18n: {what} is a noun phrase such as "a type" or "`)` after the arguments";
+        # {found} names the token: "`foo`", "the end of the input", "the string "x""
+        message = _("expected {what}, found {found}").format(what=what, found=describe(tok))
+        return self.error(ParseError, message, tok, hint)
 
     def trap_hint(self, tok) -> str | None:
         prev = self.toks[self.pos - 1] if self.pos else None
         if tok[0] == NUM and tok[1].startswith("-") and prev is not None:
             left = prev[1] if prev[0] in (LOCAL, GRAPH, GLOBAL, NAME, NUM) else "a"
-            return (f"write {left} - {tok[1].lstrip('-')} with spaces: numbers lex greedily, "
-                    f"so `{tok[1]}` is a negative literal")
+            return _("write {left} - {right} with spaces: numbers lex greedily, so `{token}` is "
+                     "a negative literal").format(left=left, right=tok[1].lstrip("-"),
+                                                  token=tok[1])
         if prev is not None and prev[0] in (LOCAL, GLOBAL) and prev[1].endswith("/"):
-            return (f"`/` can be part of a name, so `{prev[1]}` is one name: write "
-                    f"{prev[1][:-1]} / ... with spaces")
+            return _("`/` can be part of a name, so `{name}` is one name: write {head} / ... "
+                     "with spaces").format(name=prev[1], head=prev[1][:-1])
         return None
 
     # ---- module level ----
@@ -282,17 +291,19 @@ class _Parser:
         tok = self.toks[0]
         if tok[0] != ATTR or not tok[6].startswith("version"):
             if required:
-                raise self.error(ParseError, "missing version header", tok,
-                                 f'start the program with #[version = "{VERSION}"]')
+                raise self.error(ParseError, _("missing version header"), tok,
+                                 _('start the program with {header}').format(
+                                     header=f'#[version = "{VERSION}"]'))
             return
         body = tok[6][len("version"):].strip()
         if not body.startswith("="):
-            raise self.error(ParseError, "malformed version header", tok,
-                             f'write #[version = "{VERSION}"]')
+            raise self.error(ParseError, _("malformed version header"), tok,
+                             _("write {header}").format(header=f'#[version = "{VERSION}"]'))
         version = body[1:].strip()
         if version != f'"{VERSION}"':
-            raise self.error(ParseError, f"unsupported text format version {version}", tok,
-                             f'rvmdbg reads version "{VERSION}": #[version = "{VERSION}"]')
+            raise self.error(ParseError, _("unsupported text format version {version}").format(
+                version=version), tok, _("rvmdbg reads version {version}: {header}").format(
+                    version=f'"{VERSION}"', header=f'#[version = "{VERSION}"]'))
         self.pos = 1
 
     def prescan(self) -> None:
@@ -348,16 +359,16 @@ class _Parser:
         self.pos += 1
         tok = toks[self.pos]
         if tok[0] != GLOBAL:
-            raise self.expected("a function name such as @main after `def`")
+            raise self.expected(_("a function name such as @main after `def`"))
         name = tok[6]
         earlier = self.mod.functions.get(name)
         if earlier is not None:
             # TVM's parser adds every definition to the module with update=True: the last wins
             sp = earlier.span
             self.mod.warnings.append(RelayWarning(
-                f"@{name} is defined twice: this definition replaces the one at line "
-                f"{sp.line}, as in TVM", self.tspan(tok),
-                "remove or rename one of them", self.source))
+                _("@{name} is defined twice: this definition replaces the one at line {line}, "
+                  "as in TVM").format(name=name, line=sp.line), self.tspan(tok),
+                _("remove or rename one of them"), self.source))
         self.pos += 1
         self.cur_deps = self.info.deps[("global", name)] = set()
         func = self.function(start, is_def=True)
@@ -372,14 +383,16 @@ class _Parser:
         self.pos += 1
         name_tok = toks[self.pos]
         if name_tok[0] != NAME:
-            raise self.expected("a type name after `type`")
+            raise self.expected(_("a type name after `type`"))
         name = name_tok[1]
         if name in self.mod.type_defs:
-            raise self.error(NameResolutionError, f"duplicate definition of type {name}", name_tok,
-                             f"type {name} is already defined at {self.mod.type_defs[name].span}")
+            raise self.error(NameResolutionError,
+                             _("duplicate definition of type {name}").format(name=name), name_tok,
+                             _("type {name} is already defined at {where}").format(
+                                 name=name, where=self.mod.type_defs[name].span))
         if name in _DTYPES or name in DTYPE_ALIASES or name == "Tensor":
-            raise self.error(ParseError, f"`{name}` is a built-in type and cannot be redefined",
-                             name_tok)
+            raise self.error(ParseError, _("`{name}` is a built-in type and cannot be "
+                                           "redefined").format(name=name), name_tok)
         self.pos += 1
         self.cur_deps = self.info.deps.setdefault(("type", name), set())
         mark = len(self.tundo)
@@ -388,20 +401,23 @@ class _Parser:
         end = toks[self.pos - 1]
         if toks[self.pos][0] == "{":
             if extern:
-                raise self.error(ParseError, "an extern type has no constructors", toks[self.pos])
+                raise self.error(ParseError, _("an extern type has no constructors"),
+                                 toks[self.pos])
             self.pos += 1
             while toks[self.pos][0] != "}":
                 ctok = toks[self.pos]
                 if ctok[0] != NAME:
-                    raise self.expected("a constructor name")
+                    raise self.expected(_("a constructor name"))
                 cname = ctok[1]
                 if cname in self.mod.constructors:
                     prev = self.mod.constructors[cname]
-                    raise self.error(NameResolutionError, f"duplicate constructor {cname}", ctok,
-                                     f"{cname} is already a constructor of type {prev.type_name}")
+                    raise self.error(NameResolutionError,
+                                     _("duplicate constructor {name}").format(name=cname), ctok,
+                                     _("{name} is already a constructor of type {type}").format(
+                                         name=cname, type=prev.type_name))
                 if cname in _DTYPES or cname in DTYPE_ALIASES:
-                    raise self.error(ParseError, f"`{cname}` is a type name and cannot be a "
-                                     "constructor", ctok)
+                    raise self.error(ParseError, _("`{name}` is a type name and cannot be a "
+                                                   "constructor").format(name=cname), ctok)
                 self.pos += 1
                 inputs = []
                 cend = ctok
@@ -417,7 +433,8 @@ class _Parser:
                             elif toks[self.pos][0] == ")":
                                 break
                             else:
-                                raise self.expected(f"`,` or `)` in the fields of {cname}")
+                                raise self.expected(_("`,` or `)` in the fields of {name}")
+                                                    .format(name=cname))
                     cend = toks[self.pos]
                     self.pos += 1
                 ctor = Constructor(cname, inputs, len(ctors), name, _span(ctok, cend, self.file))
@@ -426,7 +443,8 @@ class _Parser:
                 if k == ",":
                     self.pos += 1
                 elif k != "}":
-                    raise self.expected(f"`,` or `}}` after constructor {cname}")
+                    raise self.expected(_("`,` or `}}` after constructor {name}").format(
+                        name=cname))
             end = toks[self.pos]
             self.pos += 1
         self.unbind_types(mark)
@@ -446,9 +464,10 @@ class _Parser:
         while True:
             tok = toks[self.pos]
             if tok[0] != NAME:
-                raise self.expected("a type parameter name")
+                raise self.expected(_("a type parameter name"))
             if tok[1] in seen:
-                raise self.error(NameResolutionError, f"duplicate type parameter {tok[1]}", tok)
+                raise self.error(NameResolutionError,
+                                 _("duplicate type parameter {name}").format(name=tok[1]), tok)
             seen.add(tok[1])
             tv = TypeVar(tok[1])
             params.append(tv)
@@ -463,7 +482,7 @@ class _Parser:
             elif k == "]":
                 break
             else:
-                raise self.expected("`,` or `]` after a type parameter")
+                raise self.expected(_("`,` or `]` after a type parameter"))
         self.pos += 1
         return params
 
@@ -489,8 +508,9 @@ class _Parser:
                 self.info.env_uses.setdefault(("global", name), span)
                 continue
             close = difflib.get_close_matches(name, list(funcs) + list(known), 1)
-            hint = f"did you mean @{close[0]}?" if close else None
-            raise NameResolutionError(f"undefined global function @{name}", span, hint, self.source)
+            hint = _("did you mean {name}?").format(name="@" + close[0]) if close else None
+            raise NameResolutionError(_("undefined global function {name}").format(
+                name="@" + name), span, hint, self.source)
 
     # ---- scopes ----
 
@@ -510,8 +530,7 @@ class _Parser:
     def enter(self) -> None:
         self.depth += 1
         if self.depth > MAX_NESTING:
-            raise self.error(ParseError, "nesting too deep", self.toks[self.pos],
-                             f"rvmdbg parses at most {MAX_NESTING} nested levels")
+            raise self.too_deep(self.toks[self.pos])
 
     # ---- functions ----
 
@@ -521,8 +540,8 @@ class _Parser:
         mark, tmark = len(self.undo), len(self.tundo)
         type_params = self.type_params() if toks[self.pos][0] == "[" else []
         if toks[self.pos][0] != "(":
-            raise self.expected("`(` to open the parameter list" if is_def else
-                                "`(` after `fn`")
+            raise self.expected(_("`(` to open the parameter list") if is_def else
+                                _("`(` after `fn`"))
         self.pos += 1
         params = []
         attrs = {}
@@ -538,7 +557,8 @@ class _Parser:
                     ann = self.type_()
                 name = tok[6]
                 if name in seen:
-                    raise self.error(NameResolutionError, f"duplicate parameter %{name}", tok)
+                    raise self.error(NameResolutionError, _("duplicate parameter {name}").format(
+                        name=tok[1]), tok)
                 seen[name] = True
                 v = Var(name, ann, self.tspan(tok))
                 params.append(v)
@@ -547,27 +567,28 @@ class _Parser:
                 attrs = self.attributes(")")
                 break
             elif k == GRAPH:
-                raise self.error(ParseError, "a parameter needs a name, not the graph variable "
-                                 f"{tok[1]}", tok, "write %x or %p0")
+                raise self.error(ParseError, _("a parameter needs a name, not the graph variable "
+                                               "{name}").format(name=tok[1]), tok,
+                                 _("write %x or %p0"))
             else:
-                raise self.expected("a parameter such as %x: int32")
+                raise self.expected(_("a parameter such as %x: int32"))
             k = toks[self.pos][0]
             if k == ",":
                 self.pos += 1
             elif k != ")":
-                raise self.expected("`,` or `)` after a parameter")
+                raise self.expected(_("`,` or `)` after a parameter"))
         self.pos += 1
         ret = None
         if toks[self.pos][0] == "->":
             self.pos += 1
             ret = self.type_()
         if toks[self.pos][0] != "{":
-            raise self.expected("`{` to open the function body")
+            raise self.expected(_("`{` to open the function body"))
         self.pos += 1
         body = self.expr()
         end = toks[self.pos]
         if end[0] != "}":
-            raise self.expected("`}` to close the function body")
+            raise self.expected(_("`}` to close the function body"))
         self.pos += 1
         self.unbind(mark)
         self.unbind_types(tmark)
@@ -583,11 +604,12 @@ class _Parser:
             if eq is None:
                 if tok[0] == close:
                     return attrs
-                raise self.expected("an attribute `name=value` (attributes come last)")
+                raise self.expected(_("an attribute `name=value` (attributes come last)"))
             # TVM's keys are hierarchical names: `relay.reshape_only=1`
             name = "".join(t[1] for t in toks[self.pos:eq])
             if name in attrs:
-                raise self.error(ParseError, f"duplicate attribute {name}", tok)
+                raise self.error(ParseError, _("duplicate attribute {name}").format(name=name),
+                                 tok)
             self.pos = eq + 1
             attrs[name] = self.attr_value()
             k = toks[self.pos][0]
@@ -596,7 +618,8 @@ class _Parser:
             elif k == close:
                 return attrs
             else:
-                raise self.expected(f"`,` or `{close}` after the attribute {name}")
+                raise self.expected(_("`,` or `{close}` after the attribute {name}").format(
+                    close=close, name=name))
 
     def attr_key_end(self, pos: int) -> int | None:
         """The index of the `=` after an attribute key (`name` or `a.b.c`) starting at pos,
@@ -636,7 +659,7 @@ class _Parser:
                 self.depth -= 1
                 return first
             if self.toks[self.pos][0] != ",":
-                raise self.expected("`)` after the attribute value")
+                raise self.expected(_("`)` after the attribute value"))
             self.pos += 1
             out = [first]
             while self.toks[self.pos][0] != ")":
@@ -645,7 +668,7 @@ class _Parser:
                 if kk == ",":
                     self.pos += 1
                 elif kk != ")":
-                    raise self.expected("`,` or `)` in an attribute list")
+                    raise self.expected(_("`,` or `)` in an attribute list"))
             self.pos += 1
             self.depth -= 1
             return out
@@ -659,15 +682,16 @@ class _Parser:
                 if kk == ",":
                     self.pos += 1
                 elif kk != close:
-                    raise self.expected(f"`,` or `{close}` in an attribute list")
+                    raise self.expected(_("`,` or `{close}` in an attribute list").format(
+                        close=close))
             self.pos += 1
             self.depth -= 1
             return out
         self.pos -= 1
         hint = None
         if k == NAME and (tok[1] in _DTYPES or tok[1] in DTYPE_ALIASES):
-            hint = f'dtypes are strings in attributes: "{tok[1]}"'
-        raise self.expected("an attribute value (number, string, True/False, list or None)",
+            hint = _("dtypes are strings in attributes: {dtype}").format(dtype=f'"{tok[1]}"')
+        raise self.expected(_("an attribute value (number, string, True/False, list or None)"),
                             hint=hint)
 
     # ---- expressions ----
@@ -678,15 +702,12 @@ class _Parser:
         toks = self.toks
         self.depth += 1
         if self.depth > MAX_NESTING:
-            raise self.error(ParseError, "nesting too deep", toks[self.pos],
-                             f"rvmdbg parses at most {MAX_NESTING} nested levels")
+            raise self.too_deep(toks[self.pos])
         tok = toks[self.pos]
         k = tok[0]
         frames = []  # (var or None for a sequence, value, start token)
         if k == LOCAL and toks[self.pos + 1][0] == "=":
-            raise self.error(ParseError, f"`{tok[1]} = ...` is not a binding: only graph variables "
-                             "(%0, %1, ...) bind without `let`", tok,
-                             f"write `let {tok[1]} = ...;`")
+            raise self.not_a_binding(tok)
         if k != "let" and k != GRAPH and k != "free_var":
             # the common case: one value, no bindings
             value = self.binop()
@@ -704,10 +725,11 @@ class _Parser:
                 vtok = toks[self.pos]
                 if vtok[0] != LOCAL:
                     if vtok[0] == GRAPH:
-                        raise self.error(ParseError, f"`let` binds a named variable, not {vtok[1]}",
-                                         vtok, f"write `let %x = ...` or the graph binding "
-                                               f"`{vtok[1]} = ...;`")
-                    raise self.expected("a variable such as %x after `let`")
+                        raise self.error(ParseError, _("`let` binds a named variable, not "
+                                                       "{name}").format(name=vtok[1]), vtok,
+                                         _("write `let %x = ...` or the graph binding "
+                                           "`{name} = ...;`").format(name=vtok[1]))
+                    raise self.expected(_("a variable such as %x after `let`"))
                 self.pos += 1
                 ann = None
                 if toks[self.pos][0] == ":":
@@ -717,13 +739,13 @@ class _Parser:
                 # bound before its value is read: `let %f = fn ...` may call %f (recursion)
                 self.bind(vtok[6], var)
                 if toks[self.pos][0] != "=":
-                    raise self.expected(f"`=` after `let {vtok[1]}`")
+                    raise self.expected(_("`=` after `let {name}`").format(name=vtok[1]))
                 self.pos += 1
                 value = self.binop()
                 if toks[self.pos][0] != ";":
-                    raise self.expected(f"`;` after the value of {vtok[1]}",
+                    raise self.expected(_("`;` after the value of {name}").format(name=vtok[1]),
                                         hint=self.trap_hint(toks[self.pos]) or
-                                        "a let is `let %x = value; body`")
+                                        _("a let is `let %x = value; body`"))
                 self.pos += 1
                 frames.append((var, value, tok))
                 continue
@@ -731,7 +753,7 @@ class _Parser:
                 self.pos += 2
                 value = self.binop()
                 if toks[self.pos][0] != ";":
-                    raise self.expected(f"`;` after the value of {tok[1]}")
+                    raise self.expected(_("`;` after the value of {name}").format(name=tok[1]))
                 self.pos += 1
                 # no node: later uses of %N are the value itself
                 self.bind(tok[1], value)
@@ -740,7 +762,7 @@ class _Parser:
                 self.pos += 1
                 vtok = toks[self.pos]
                 if vtok[0] != LOCAL:
-                    raise self.expected("a variable such as %x after `free_var`")
+                    raise self.expected(_("a variable such as %x after `free_var`"))
                 self.pos += 1
                 ann = None
                 if toks[self.pos][0] == ":":
@@ -751,13 +773,11 @@ class _Parser:
                 if self.free_vars is not None:
                     self.free_vars.append(fv)
                 if toks[self.pos][0] != ";":
-                    raise self.expected(f"`;` after `free_var {vtok[1]}`")
+                    raise self.expected(_("`;` after `free_var {name}`").format(name=vtok[1]))
                 self.pos += 1
                 continue
             if k == LOCAL and toks[self.pos + 1][0] == "=":
-                raise self.error(ParseError, f"`{tok[1]} = ...` is not a binding: only graph "
-                                 "variables (%0, %1, ...) bind without `let`", tok,
-                                 f"write `let {tok[1]} = ...;`")
+                raise self.not_a_binding(tok)
             value = self.binop()
             if toks[self.pos][0] == ";":
                 self.pos += 1
@@ -777,6 +797,12 @@ class _Parser:
                 var = Var("_", None, value.span)
             body = Let(var, value, body, Span(start[2], start[3], last[4], last[5], file))
         return body
+
+    def not_a_binding(self, tok) -> RelayError:
+        """`%x = ...` without `let`."""
+        return self.error(ParseError, _("`{name} = ...` is not a binding: only graph variables "
+                                        "(%0, %1, ...) bind without `let`").format(name=tok[1]),
+                          tok, _("write `let {name} = ...;`").format(name=tok[1]))
 
     def binop(self):
         """Operands joined by binary operators, by precedence, left-associative (iterative)."""
@@ -807,7 +833,7 @@ class _Parser:
             self.pos += 1
             nk = toks[self.pos][0]
             if nk in ("}", ")", ";", ",", EOF):
-                raise self.expected(f"an operand after `{tok[1]}`")
+                raise self.expected(_("an operand after `{op}`").format(op=tok[1]))
             start = self.pos
             e = self.operand()
             operands.append((e, _span(toks[start], toks[self.pos - 1], file)))
@@ -873,9 +899,9 @@ class _Parser:
                         head = toks[self.pos - 2]
                         base = head[1] if head[0] in (LOCAL, GRAPH, GLOBAL) else "%t"
                         a, b = itok[1].split(".", 1)
-                        hint = (f"`{itok[1]}` lexes as one decimal number: write "
-                                f"({base}.{a}).{b} to project twice")
-                    raise self.expected("a tuple index after `.`", hint=hint)
+                        hint = _("`{number}` lexes as one decimal number: write {twice} to "
+                                 "project twice").format(number=itok[1], twice=f"({base}.{a}).{b}")
+                    raise self.expected(_("a tuple index after `.`"), hint=hint)
                 self.pos += 1
                 e = TupleGetItem(e, itok[6].value, _span(first, itok, self.file))
             else:
@@ -893,8 +919,7 @@ class _Parser:
         attrs = None
         self.depth += 1
         if self.depth > MAX_NESTING:
-            raise self.error(ParseError, "nesting too deep", open_tok,
-                             f"rvmdbg parses at most {MAX_NESTING} nested levels")
+            raise self.too_deep(open_tok)
         while toks[self.pos][0] != ")":
             tok = toks[self.pos]
             k = tok[0]
@@ -903,11 +928,12 @@ class _Parser:
                 if type(callee) is not OpRef and not attrs.get("attrs_type_key"):
                     # TVM's parser builds a non-operator call's attributes from the type key
                     # its printer writes with them
-                    raise self.error(ParseError, "unable to determine the 'attrs_type_key' with "
-                                     "which to represent the call attributes", tok,
-                                     f"`{tok[1]}=...` is an attribute: a call of a function or "
-                                     "constructor takes them only with attrs_type_key=\"...\", "
-                                     "as TVM prints them")
+                    raise self.error(ParseError, _("unable to determine the 'attrs_type_key' "
+                                                   "with which to represent the call attributes"),
+                                     tok, _("`{name}=...` is an attribute: a call of a function or "
+                                            "constructor takes them only with "
+                                            "attrs_type_key=\"...\", as TVM prints them").format(
+                                                name=tok[1]))
                 break
             if k == "let" or k == "free_var" or k == GRAPH and toks[self.pos + 1][0] == "=":
                 args.append(self.expr())
@@ -920,8 +946,9 @@ class _Parser:
             elif k != ")":
                 hint = None
                 if k == ";":
-                    hint = "to sequence expressions inside an argument, wrap them in parentheses"
-                raise self.expected("`)` after the arguments", hint=hint)
+                    hint = _("to sequence expressions inside an argument, wrap them in "
+                             "parentheses")
+                raise self.expected(_("`)` after the arguments"), hint=hint)
         self.depth -= 1
         end = toks[self.pos]
         self.pos += 1
@@ -946,8 +973,9 @@ class _Parser:
             self.pos += 1
             v = self.scope.get(tok[1])
             if v is None:
-                raise self.error(NameResolutionError, f"graph variable {tok[1]} is not bound", tok,
-                                 f"bind it first: `{tok[1]} = ...;`")
+                raise self.error(NameResolutionError, _("graph variable {name} is not bound")
+                                 .format(name=tok[1]), tok,
+                                 _("bind it first: `{name} = ...;`").format(name=tok[1]))
             return v
         if k == NAME:
             if tok[1] == "meta" and toks[self.pos + 1][0] == "[":
@@ -980,46 +1008,46 @@ class _Parser:
             self.pos += 1
             e = self.expr()
             if toks[self.pos][0] != "}":
-                raise self.expected("`}` to close the block")
+                raise self.expected(_("`}` to close the block"))
             self.pos += 1
             return e
         if k == "ref" or k == "ref_read":
             self.pos += 1
             if toks[self.pos][0] != "(":
-                raise self.expected(f"`(` after `{k}`")
+                raise self.expected(_("`(` after `{keyword}`").format(keyword=k))
             self.pos += 1
             inner = self.expr()
             end = toks[self.pos]
             if end[0] != ")":
-                raise self.expected(f"`)` to close `{k}(`")
+                raise self.expected(_("`)` to close `{keyword}(`").format(keyword=k))
             self.pos += 1
             span = _span(tok, end, file)
             return RefCreate(inner, span) if k == "ref" else RefRead(inner, span)
         if k == "ref_write":
             self.pos += 1
             if toks[self.pos][0] != "(":
-                raise self.expected("`(` after `ref_write`")
+                raise self.expected(_("`(` after `ref_write`"))
             self.pos += 1
             ref = self.expr()
             if toks[self.pos][0] != ",":
-                raise self.expected("`,` between the reference and the value of `ref_write`")
+                raise self.expected(_("`,` between the reference and the value of `ref_write`"))
             self.pos += 1
             val = self.expr()
             end = toks[self.pos]
             if end[0] != ")":
-                raise self.expected("`)` to close `ref_write(`")
+                raise self.expected(_("`)` to close `ref_write(`"))
             self.pos += 1
             return RefWrite(ref, val, _span(tok, end, file))
         if k == "let":
-            raise self.error(ParseError, "expected an expression, found `let`", tok,
-                             "a `let` used as a value needs parentheses: (let %x = ...; ...)")
+            raise self.error(ParseError, _("expected an expression, found `let`"), tok,
+                             _("a `let` used as a value needs parentheses: (let %x = ...; ...)"))
         if k == "else":
-            raise self.error(ParseError, "`else` without `if`", tok)
+            raise self.error(ParseError, _("`else` without `if`"), tok)
         if self.pos and toks[self.pos - 1][0] == ";" and k in ("}", ")", EOF):
-            raise self.expected("an expression after `;`",
-                                hint="a block ends with the expression it returns: remove the "
-                                     "last `;` or add a result after it")
-        raise self.expected("an expression")
+            raise self.expected(_("an expression after `;`"),
+                                hint=_("a block ends with the expression it returns: remove the "
+                                       "last `;` or add a result after it"))
+        raise self.expected(_("an expression"))
 
     def meta_ref(self, as_expr: bool):
         """`meta[KEY][INDEX]`: the object from the #[metadata] section, and the reference's span."""
@@ -1028,7 +1056,7 @@ class _Parser:
         self.pos += 2  # `meta [`
         first = toks[self.pos]
         if first[0] != NAME:
-            raise self.expected("a metadata table name such as relay.Constant")
+            raise self.expected(_("a metadata table name such as relay.Constant"))
         parts = [first[1]]
         last = first
         self.pos += 1
@@ -1038,23 +1066,25 @@ class _Parser:
             self.pos += 2
         key_span = _span(first, last, self.file)
         if toks[self.pos][0] != "]" or toks[self.pos + 1][0] != "[":
-            raise self.expected(f"`][` after the table name in meta[{'.'.join(parts)}]")
+            raise self.expected(_("`][` after the table name in {ref}").format(
+                ref=f"meta[{'.'.join(parts)}]"))
         self.pos += 2
         num = toks[self.pos]
         if num[0] != NUM or num[6].is_float or num[1].startswith("-"):
-            raise self.expected("an index (0, 1, ...) in meta[...][INDEX]")
+            raise self.expected(_("an index (0, 1, ...) in meta[...][INDEX]"))
         self.pos += 1
         end = toks[self.pos]
         if end[0] != "]":
-            raise self.expected("`]` to close the metadata reference")
+            raise self.expected(_("`]` to close the metadata reference"))
         self.pos += 1
         key = ".".join(parts)
         span = _span(start, end, self.file)
         if self.metadata is None:
-            raise self.error(NameResolutionError, f"meta[{key}][{num[1]}] refers to a #[metadata] "
-                             "section, and this file has none", span,
-                             "print the module with its metadata (TVM's astext() does by "
-                             "default) or pass the tensor as a parameter")
+            raise self.error(NameResolutionError, _("{ref} refers to a #[metadata] section, and "
+                                                    "this file has none").format(
+                                                        ref=f"meta[{key}][{num[1]}]"), span,
+                             _("print the module with its metadata (TVM's astext() does by "
+                               "default) or pass the tensor as a parameter"))
         obj = self.metadata.resolve(key, int(num[6].value), key_span, self.tspan(num),
                                     self.source, as_expr)
         return obj, span
@@ -1063,14 +1093,16 @@ class _Parser:
         num = tok[6]
         if num.dtype is None:
             lit = tok[1].lstrip("-")
-            raise self.error(LexError, f"float literal `{tok[1]}` needs a type suffix", tok,
-                             f"floats need the f suffix: {lit}f")
+            raise self.error(LexError, _("float literal `{text}` needs a type suffix").format(
+                text=tok[1]), tok, _("floats need the f suffix: {literal}").format(
+                    literal=lit + "f"))
         value = -num.value if negate else num.value
         if negate and not num.is_float:
             lo, hi = _INT_RANGES[num.dtype]
             if not lo <= value <= hi:
-                raise self.error(LexError, f"integer literal -{tok[1]} is out of range for "
-                                 f"{num.dtype}", tok)
+                raise self.error(LexError, _("integer literal {text} is out of range for "
+                                             "{dtype}").format(text="-" + tok[1],
+                                                               dtype=num.dtype), tok)
         return Constant(np.array(value, dtype=num.dtype), self.tspan(tok))
 
     def unbound_local(self, tok) -> RelayError:
@@ -1081,14 +1113,15 @@ class _Parser:
             if not tail:
                 nxt = self.toks[self.pos]
                 tail = nxt[1] if nxt[0] != EOF and nxt[2] == tok[4] and nxt[3] == tok[5] else "..."
-            hint = (f"`/` can be part of a name, so `{tok[1]}` is read as one name: write "
-                    f"%{head} / {tail} with spaces")
+            hint = _("`/` can be part of a name, so `{name}` is read as one name: write "
+                     "{spaced} with spaces").format(name=tok[1], spaced=f"%{head} / {tail}")
         else:
             names = [n for n in self.scope if isinstance(n, str) and not n.startswith("%")]
             close = difflib.get_close_matches(name, names, 1)
             if close:
-                hint = f"did you mean %{close[0]}?"
-        return self.error(NameResolutionError, f"unbound variable {tok[1]}", tok, hint)
+                hint = _("did you mean {name}?").format(name="%" + close[0])
+        return self.error(NameResolutionError, _("unbound variable {name}").format(name=tok[1]),
+                          tok, hint)
 
     def lookup_ctor(self, name: str, tok):
         """The Constructor called `name` visible here, or None."""
@@ -1098,8 +1131,9 @@ class _Parser:
         if name in self.own_ctors:
             tname = self.own_ctors[name]
             raise self.error(NameResolutionError,
-                             f"constructor {name} is used before its type {tname} is defined", tok,
-                             f"move `type {tname}` above its first use")
+                             _("constructor {name} is used before its type {type} is "
+                               "defined").format(name=name, type=tname), tok,
+                             _("move `type {type}` above its first use").format(type=tname))
         env = self.env
         if env is not None:
             c = env.constructors.get(name)
@@ -1136,12 +1170,14 @@ class _Parser:
             if self.env is not None:
                 cands += list(self.env.constructors)
             close = difflib.get_close_matches(opname, cands, 1)
-            hint = f"did you mean {close[0]}?" if close else None
+            hint = _("did you mean {name}?").format(name=close[0]) if close else None
             if name in ("None", "null", "nullptr"):
-                hint = "None is a constructor of the prelude's Option type, or an attribute value"
+                hint = _("None is a constructor of the prelude's Option type, or an attribute "
+                         "value")
             elif name[0].isupper() and not close:
-                hint = "constructors must be defined by a `type` before they are used"
-            raise NameResolutionError(f"unknown operator `{opname}`", span, hint, self.source)
+                hint = _("constructors must be defined by a `type` before they are used")
+            raise NameResolutionError(_("unknown operator `{name}`").format(name=opname), span,
+                                      hint, self.source)
         return OpRef(opname, span)
 
     def paren(self, tok):
@@ -1158,7 +1194,7 @@ class _Parser:
             self.pos += 1
             return first
         if k != ",":
-            raise self.expected("`)` or `,` after the expression in parentheses")
+            raise self.expected(_("`)` or `,` after the expression in parentheses"))
         fields = [first]
         while True:
             self.pos += 1  # the comma
@@ -1169,7 +1205,7 @@ class _Parser:
             if k == ")":
                 break
             if k != ",":
-                raise self.expected("`,` or `)` in a tuple")
+                raise self.expected(_("`,` or `)` in a tuple"))
         end = toks[self.pos]
         self.pos += 1
         return Tuple(fields, _span(tok, end, self.file))
@@ -1178,33 +1214,33 @@ class _Parser:
         toks = self.toks
         self.pos += 1
         if toks[self.pos][0] != "(":
-            raise self.expected("`(` after `if`", hint="the condition goes in parentheses: "
-                                                       "if (%c) { ... } else { ... }")
+            raise self.expected(_("`(` after `if`"), hint=_("the condition goes in parentheses: "
+                                                          "if (%c) { ... } else { ... }"))
         self.pos += 1
         cond = self.expr()
         if toks[self.pos][0] != ")":
-            raise self.expected("`)` after the condition of `if`")
+            raise self.expected(_("`)` after the condition of `if`"))
         self.pos += 1
         if toks[self.pos][0] != "{":
-            raise self.expected("`{` to open the `if` branch")
+            raise self.expected(_("`{` to open the `if` branch"))
         self.pos += 1
         then = self.expr()
         if toks[self.pos][0] != "}":
-            raise self.expected("`}` to close the `if` branch")
+            raise self.expected(_("`}` to close the `if` branch"))
         self.pos += 1
         if toks[self.pos][0] != "else":
-            raise self.expected("`else`", hint="every `if` needs an `else` branch")
+            raise self.expected(_("`else`"), hint=_("every `if` needs an `else` branch"))
         self.pos += 1
         if toks[self.pos][0] != "{":
             hint = None
             if toks[self.pos][0] == "if":
-                hint = ("there is no `else if`: write else { if (...) { ... } else { ... } }")
-            raise self.expected("`{` after `else`", hint=hint)
+                hint = _("there is no `else if`: write else { if (...) { ... } else { ... } }")
+            raise self.expected(_("`{` after `else`"), hint=hint)
         self.pos += 1
         other = self.expr()
         end = toks[self.pos]
         if end[0] != "}":
-            raise self.expected("`}` to close the `else` branch")
+            raise self.expected(_("`}` to close the `else` branch"))
         self.pos += 1
         return If(cond, then, other, _span(tok, end, self.file))
 
@@ -1213,10 +1249,10 @@ class _Parser:
         complete = tok[0] == "match"
         self.pos += 1
         if toks[self.pos][0] == "{":
-            raise self.expected("the value to match on")
+            raise self.expected(_("the value to match on"))
         data = self.operand()
         if toks[self.pos][0] != "{":
-            raise self.expected("`{` to open the match arms")
+            raise self.expected(_("`{` to open the match arms"))
         self.pos += 1
         clauses = []
         while toks[self.pos][0] != "}":
@@ -1226,7 +1262,7 @@ class _Parser:
             pat = self.pattern({})
             self.depth -= 1
             if toks[self.pos][0] != "=>":
-                raise self.expected("`=>` after the pattern")
+                raise self.expected(_("`=>` after the pattern"))
             self.pos += 1
             rhs = self.expr()
             self.unbind(mark)
@@ -1236,11 +1272,11 @@ class _Parser:
             if k == ",":
                 self.pos += 1
             elif k != "}" and toks[self.pos - 1][0] != "}":
-                raise self.expected("`,` or `}` after a match arm")
+                raise self.expected(_("`,` or `}` after a match arm"))
         end = toks[self.pos]
         self.pos += 1
         if not clauses:
-            raise self.error(ParseError, "a match needs at least one arm", end)
+            raise self.error(ParseError, _("a match needs at least one arm"), end)
         return Match(data, clauses, complete, _span(tok, end, self.file))
 
     def pattern(self, bound: dict):
@@ -1255,7 +1291,8 @@ class _Parser:
             self.pos += 1
             name = tok[6]
             if name in bound:
-                raise self.error(NameResolutionError, f"{tok[1]} is bound twice in this pattern",
+                raise self.error(NameResolutionError,
+                                 _("{name} is bound twice in this pattern").format(name=tok[1]),
                                  tok)
             ann = None
             if toks[self.pos][0] == ":":
@@ -1270,8 +1307,9 @@ class _Parser:
             self.pos += 1
             c = self.lookup_ctor(tok[1], tok)
             if c is None:
-                raise self.error(NameResolutionError, f"undefined constructor {tok[1]}", tok,
-                                 f"to bind a variable write %{tok[1]}")
+                raise self.error(NameResolutionError,
+                                 _("undefined constructor {name}").format(name=tok[1]), tok,
+                                 _("to bind a variable write {var}").format(var="%" + tok[1]))
             if self.cur_deps is not None:
                 self.cur_deps.add(("ctor", tok[1]))
             subs = []
@@ -1279,15 +1317,16 @@ class _Parser:
             if toks[self.pos][0] == "(":
                 subs, end = self.pattern_list(bound)
             if len(subs) != len(c.inputs):
-                plural = "s" if len(c.inputs) != 1 else ""
-                raise self.error(RelayTypeError,
-                                 f"constructor {c.name} has {len(c.inputs)} field{plural}, "
-                                 f"the pattern gives {len(subs)}", _span(tok, end, file))
+                raise self.error(RelayTypeError, ngettext(
+                    "constructor {name} has {n} field, the pattern gives {given}",
+                    "constructor {name} has {n} fields, the pattern gives {given}",
+                    len(c.inputs)).format(name=c.name, n=len(c.inputs), given=len(subs)),
+                    _span(tok, end, file))
             return PatternConstructor(tok[1], c, subs, _span(tok, end, file))
         if k == "(":
             subs, end = self.pattern_list(bound)
             return PatternTuple(subs, _span(tok, end, file))
-        raise self.expected("a pattern (`_`, %x, a constructor or a tuple)")
+        raise self.expected(_("a pattern (`_`, %x, a constructor or a tuple)"))
 
     def pattern_list(self, bound: dict):
         """`(p, ...)`: the sub-patterns and the closing token."""
@@ -1301,7 +1340,7 @@ class _Parser:
             if k == ",":
                 self.pos += 1
             elif k != ")":
-                raise self.expected("`,` or `)` in a pattern")
+                raise self.expected(_("`,` or `)` in a pattern"))
         self.depth -= 1
         end = toks[self.pos]
         self.pos += 1
@@ -1333,7 +1372,8 @@ class _Parser:
                 tv = self.tscope.get(name)
                 if tv is not None:
                     if toks[self.pos][0] == "[":
-                        raise self.error(ParseError, f"type parameter {name} takes no arguments",
+                        raise self.error(ParseError, _("type parameter {name} takes no "
+                                                       "arguments").format(name=name),
                                          toks[self.pos])
                     return tv
                 return self.type_call(tok)
@@ -1346,7 +1386,7 @@ class _Parser:
                     if kk == ",":
                         self.pos += 1
                     elif kk != ")":
-                        raise self.expected("`,` or `)` in a tuple type")
+                        raise self.expected(_("`,` or `)` in a tuple type"))
                 self.pos += 1
                 # TVM: `(T)` is a one-element tuple type, like `(T,)`
                 return TupleType(tuple(fields))
@@ -1355,7 +1395,7 @@ class _Parser:
                 tmark = len(self.tundo)
                 tparams = self.type_params() if toks[self.pos][0] == "[" else []
                 if toks[self.pos][0] != "(":
-                    raise self.expected("`(` after `fn` in a function type")
+                    raise self.expected(_("`(` after `fn` in a function type"))
                 self.pos += 1
                 params = []
                 while toks[self.pos][0] != ")":
@@ -1364,10 +1404,10 @@ class _Parser:
                     if kk == ",":
                         self.pos += 1
                     elif kk != ")":
-                        raise self.expected("`,` or `)` in a function type")
+                        raise self.expected(_("`,` or `)` in a function type"))
                 self.pos += 1
                 if toks[self.pos][0] != "->":
-                    raise self.expected("`->` and the result type of the function type")
+                    raise self.expected(_("`->` and the result type of the function type"))
                 self.pos += 1
                 ret = self.type_()
                 self.unbind_types(tmark)
@@ -1378,24 +1418,26 @@ class _Parser:
             if k == "ref":
                 self.pos += 1
                 if toks[self.pos][0] != "(":
-                    raise self.expected("`(` after `ref` in a reference type")
+                    raise self.expected(_("`(` after `ref` in a reference type"))
                 self.pos += 1
                 inner = self.type_()
                 if toks[self.pos][0] != ")":
-                    raise self.expected("`)` to close the reference type")
+                    raise self.expected(_("`)` to close the reference type"))
                 self.pos += 1
                 return RefType(inner)
-            raise self.expected("a type")
+            raise self.expected(_("a type"))
         finally:
             self.depth -= 1
 
     def tensor_type(self):
         toks = self.toks
         if toks[self.pos][0] != "[":
-            raise self.expected("`[` after `Tensor`", hint="write Tensor[(2, 3), float32]")
+            raise self.expected(_("`[` after `Tensor`"),
+                                hint=_("write {example}").format(example="Tensor[(2, 3), float32]"))
         self.pos += 1
         if toks[self.pos][0] != "(":
-            raise self.expected("the shape in parentheses", hint="write Tensor[(2, 3), float32]")
+            raise self.expected(_("the shape in parentheses"),
+                                hint=_("write {example}").format(example="Tensor[(2, 3), float32]"))
         self.pos += 1
         dims = []
         while toks[self.pos][0] != ")":
@@ -1405,25 +1447,25 @@ class _Parser:
             elif tok[0] == NUM and not tok[6].is_float and tok[6].value >= 0:
                 dims.append(int(tok[6].value))
             else:
-                raise self.expected("a dimension (a non-negative integer or `?`)")
+                raise self.expected(_("a dimension (a non-negative integer or `?`)"))
             self.pos += 1
             k = toks[self.pos][0]
             if k == ",":
                 self.pos += 1
             elif k != ")":
-                raise self.expected("`,` or `)` in the shape")
+                raise self.expected(_("`,` or `)` in the shape"))
         self.pos += 1
         if toks[self.pos][0] != ",":
-            raise self.expected("`,` and the dtype after the shape")
+            raise self.expected(_("`,` and the dtype after the shape"))
         self.pos += 1
         dtok = toks[self.pos]
         dtype = dtok[1] if dtok[0] == NAME else None
         dtype = DTYPE_ALIASES.get(dtype, dtype)
         if dtype not in _DTYPES:
-            raise self.expected("a dtype (" + ", ".join(DTYPES) + ")")
+            raise self.expected(_("a dtype ({dtypes})").format(dtypes=", ".join(DTYPES)))
         self.pos += 1
         if toks[self.pos][0] != "]":
-            raise self.expected("`]` to close the tensor type")
+            raise self.expected(_("`]` to close the tensor type"))
         self.pos += 1
         return TensorType(tuple(dims), dtype)
 
@@ -1439,8 +1481,9 @@ class _Parser:
                 if self.env is not None:
                     cands += list(self.env.type_defs)
                 close = difflib.get_close_matches(name, cands, 1)
-                raise self.error(NameResolutionError, f"unknown type {name}", tok,
-                                 f"did you mean {close[0]}?" if close else None)
+                raise self.error(NameResolutionError, _("unknown type {name}").format(name=name),
+                                 tok, _("did you mean {name}?").format(name=close[0])
+                                 if close else None)
             arity = len(td.type_params)
             self.info.env_uses.setdefault(("type", name), self.tspan(tok))
         if self.cur_deps is not None:
@@ -1455,13 +1498,15 @@ class _Parser:
                 if k == ",":
                     self.pos += 1
                 elif k != "]":
-                    raise self.expected(f"`,` or `]` in the arguments of {name}")
+                    raise self.expected(_("`,` or `]` in the arguments of {name}").format(
+                        name=name))
             end = toks[self.pos]
             self.pos += 1
         if len(args) != arity:
-            raise self.error(RelayTypeError,
-                             f"type {name} takes {arity} type argument{'s' if arity != 1 else ''}, "
-                             f"given {len(args)}", _span(tok, end, self.file))
+            raise self.error(RelayTypeError, ngettext(
+                "type {name} takes {n} type argument, given {given}",
+                "type {name} takes {n} type arguments, given {given}", arity).format(
+                    name=name, n=arity, given=len(args)), _span(tok, end, self.file))
         return TypeCall(name, tuple(args))
 
 
@@ -1484,9 +1529,9 @@ def describe(tok) -> str:
     """How an error message names a token."""
     k = tok[0]
     if k == EOF:
-        return "the end of the input"
+        return _("the end of the input")
     if k == STR:
-        return f"the string {tok[1]}"
+        return _("the string {text}").format(text=tok[1])
     text = tok[1]
     if len(text) > 30:
         text = text[:27] + "..."

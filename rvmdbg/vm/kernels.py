@@ -116,6 +116,15 @@ def runtime_kernel(kernel):
     held = getattr(kernel, "intermediate_bytes", None)
     if held is not None:
         on_values.intermediate_bytes = held
+    within = getattr(kernel, "run_within", None)
+    if within is not None:  # intermediates of run-time shapes, checked as they are made
+        def run_within(inputs, room):
+            out = within([np.asarray(v) if type(v) in SCALAR_TYPES else v for v in inputs], room)
+            if type(out) is tuple:
+                return tuple(map(to_runtime, out))
+            return to_runtime(out)
+        on_values.run_within = run_within
+        on_values.intermediate_bytes = None
     return on_values
 
 
@@ -296,7 +305,87 @@ def compile_kernel(fn: Function):
     # bytes of intermediates held at once (None: a shape known only at run time); the VM
     # checks them against --max-bytes before calling
     kernel.intermediate_bytes = peak
+    if peak is None:
+        kernel.run_within = _run_within(computing, steps, drops, tuple_params, consts,
+                                        result_slot, multi)
     return kernel
+
+
+_UNKNOWN = object()
+
+
+class NoRoom(Exception):
+    """A fused kernel's next operator would make its intermediates pass the bytes it may
+    hold (`needed`); raised before that operator allocates."""
+
+    def __init__(self, needed: int, op: str):
+        super().__init__(needed, op)
+        self.needed = needed
+        self.op = op
+
+
+def _run_within(computing, steps, drops, tuple_params, consts, result_slot, multi):
+    """`run_within(inputs, room)`: the fused kernel with intermediates whose shapes are known
+    only at run time, checking before each operator, from its relation on the real input
+    shapes, that the intermediates it holds with the new one fit in `room` bytes (NoRoom)."""
+    from rvmdbg.relay.ops import get_op
+
+    rels = []
+    for node in computing:
+        if isinstance(node, Call):
+            static = _static_bytes(node.checked_type)
+            rels.append((node.op.name, static, get_op(node.op.name).type_rel))
+        else:
+            rels.append((None, 0, None))   # a tuple or a projection shares its fields' arrays
+
+    known: dict = {}   # (step, input shapes and dtypes) -> bytes: relations run once per shape
+
+    def size_of(k, args, attrs) -> int | None:
+        name, static, rel = rels[k]
+        if static is not None or rel is None:
+            return static
+        if not all(type(a) is np.ndarray for a in args):
+            return None
+        key = (k, *[(a.shape, a.dtype) for a in args])
+        size = known.get(key, _UNKNOWN)
+        if size is _UNKNOWN:
+            try:
+                t = rel([TensorType(tuple(a.shape), str(a.dtype)) for a in args], attrs)
+                size = _static_bytes(t) if isinstance(t, TensorType) else None
+            except Exception:
+                size = None   # the kernel reports what is wrong with its inputs
+            if len(known) > 4096:
+                known.clear()
+            known[key] = size
+        return size
+
+    def run_within(inputs, room: int):
+        if tuple_params:
+            inputs = list(inputs)
+            for i in tuple_params:
+                inputs[i] = _adt_to_tuple(inputs[i])
+        values = [*inputs, *consts]
+        held = 0
+        first = len(values)
+        for k, ((func, attrs, operands), drop) in enumerate(zip(steps, drops)):
+            args = [values[i] for i in operands]
+            slot = first + k
+            if slot != result_slot:
+                size = size_of(k, args, attrs)
+                if size is not None and held + size > room:
+                    raise NoRoom(held + size, rels[k][0])
+            out = func(args, attrs)
+            values.append(out)
+            if slot != result_slot and type(out) is np.ndarray and out.base is None:
+                held += out.nbytes
+            for i in drop:
+                v = values[i]
+                if type(v) is np.ndarray and v.base is None:
+                    held -= v.nbytes
+                values[i] = None
+        out = values[result_slot]
+        return _flatten(out) if multi else out
+    return run_within
 
 
 def _static_bytes(t) -> int | None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gc
 import operator
+from sys import getrefcount as _refcount
 from typing import Iterator, NamedTuple
 
 import numpy as np
@@ -29,6 +30,8 @@ from rvmdbg.scalars import SCALAR_TYPES, QuietSwitch, to_runtime
 from rvmdbg.values import ADTValue, format_value, tensor_line
 from rvmdbg.wording import plural
 from rvmdbg.vm import bytecode as bc
+from rvmdbg.vm.escaped import escaped_bytes
+from rvmdbg.vm.kernels import NoRoom
 from rvmdbg.vm.objects import (ByteAccount, StorageObject, TensorPlaceholder, VMClosure,
                                 dtype_nbytes)
 from rvmdbg.i18n import _
@@ -225,13 +228,16 @@ def _within_max_bytes(vm, kernel, impl, also: int = 0):
     --max-bytes beside the live tensors (and `also` bytes about to be allocated); a kernel
     without intermediates is left as it is."""
     held = getattr(impl, "intermediate_bytes", 0)
+    if held is None and hasattr(impl, "run_within"):
+        return _within_room(vm, kernel, impl, also)
     if not held:
         return impl
     max_bytes = vm.limits.max_bytes
 
     def checked(values):
-        live = vm.live_bytes + also + held
-        if live > max_bytes:
+        live = vm.live_bytes + vm.orphan_bytes + also + held
+        if live > max_bytes and _still_over(vm, also + held):
+            live = vm.live_bytes + vm.orphan_bytes + also + held
             raise _limit_error("max_bytes", max_bytes,
                                f"kernel {kernel.name} would hold {held} bytes of intermediates, "
                                f"bringing live memory to {live} bytes")
@@ -242,6 +248,38 @@ def _within_max_bytes(vm, kernel, impl, also: int = 0):
     return checked
 
 
+def _within_room(vm, kernel, impl, also: int):
+    """`impl`, a fused kernel whose intermediates have shapes known only at run time, run so
+    that it checks before each operator that what it holds fits beside the live tensors."""
+    run_within, max_bytes = impl.run_within, vm.limits.max_bytes
+
+    def checked(values):
+        while True:  # twice at most: the second time the escaped bytes are exact
+            try:
+                return run_within(values, max_bytes - vm.live_bytes - vm.orphan_bytes - also)
+            except NoRoom as short:
+                if _still_over(vm, also + short.needed):
+                    live = vm.live_bytes + vm.orphan_bytes + also + short.needed
+                    raise _limit_error("max_bytes", max_bytes, _(
+                        "kernel {kernel} would hold {held} bytes of intermediates at {op}, "
+                        "bringing live memory to {live} bytes").format(
+                            kernel=kernel.name, held=short.needed, op=short.op,
+                            live=live)) from None
+    checked.intermediate_bytes = None
+    if hasattr(impl, "scalar_fast"):
+        checked.scalar_fast = impl.scalar_fast
+    return checked
+
+
+def _still_over(vm, size: int) -> bool:
+    """Whether allocating `size` more bytes passes --max-bytes, once the estimate of the
+    bytes of tensors that outlived their storage is made exact (`rvmdbg.vm.escaped`); called
+    only when the estimate says it would."""
+    if vm.orphan_bytes:
+        vm.orphan_bytes = escaped_bytes(vm)
+    return vm.live_bytes + vm.orphan_bytes + size > vm.limits.max_bytes
+
+
 def _ret(vm, fi, pc, ins):
     result, frames = ins.result, vm.frames
 
@@ -250,7 +288,9 @@ def _ret(vm, fi, pc, ins):
         done = frames.pop()
         account = done.account
         if account is not None and account.owned_bytes:
+            # what the frame still owns may have escaped in `value`: an estimate until counted
             vm.live_bytes -= account.owned_bytes
+            vm.orphan_bytes += account.owned_bytes
             account.owned_bytes = None
         if frames:
             caller = frames[-1]
@@ -407,7 +447,7 @@ def _invoke_packed(vm, fi, pc, ins):
         return invoke_builtin
 
     if nout == 1:
-        return _invoke_one_output(kernel, impl, inputs, outputs[0], nxt)
+        return _invoke_one_output(vm, kernel, impl, inputs, outputs[0], nxt)
 
     def invoke_packed_n(regs):  # several outputs (or none)
         res = impl([regs[a] for a in inputs])
@@ -418,12 +458,17 @@ def _invoke_packed(vm, fi, pc, ins):
         for r, v in zip(outputs, outs):
             _check_output(kernel, r, v, regs[r])
         for r, v in zip(outputs, outs):
+            slot = regs[r]
+            if type(slot) is TensorPlaceholder:
+                slot.storage.tensor = v
+            elif type(v) is np.ndarray:
+                vm.orphan_bytes += v.nbytes  # written over a tensor: in no storage
             regs[r] = v
         return nxt
     return invoke_packed_n
 
 
-def _invoke_one_output(kernel, impl, inputs, o0, nxt):
+def _invoke_one_output(vm, kernel, impl, inputs, o0, nxt):
     """The handler of a one-output kernel: `_kernel_caller` computes the output (through the
     operator's 0-d function when the kernel has one and the inputs are 0-d, which is what the
     kernel would do), checked against the tensor allocated in `$o0`."""
@@ -439,6 +484,10 @@ def _invoke_one_output(kernel, impl, inputs, o0, nxt):
                 _check_output(kernel, o0, out, slot)
         except AttributeError:
             _check_output(kernel, o0, out, slot)
+        if type(slot) is TensorPlaceholder:
+            slot.storage.tensor = out
+        elif type(out) is np.ndarray:
+            vm.orphan_bytes += out.nbytes  # written over a tensor: in no storage
         regs[o0] = out
         return nxt
     return invoke_packed
@@ -699,7 +748,8 @@ def _alloc_storage(vm, fi, pc, ins):
         v = regs[size_reg]
         size = known_size if v is known else size_in(v)
         live = vm.live_bytes + size
-        if live > max_bytes:
+        if live + vm.orphan_bytes > max_bytes and _still_over(vm, size):
+            live += vm.orphan_bytes
             raise _limit_error("max_bytes", max_bytes,
                                _("allocating {size} bytes would bring live memory to {live} bytes").format(
                                    size=size, live=live))
@@ -737,7 +787,8 @@ def _shape_of(vm, fi, pc, ins):
         shape = getattr(v, "shape", None)
         if shape is None or not isinstance(v, (np.ndarray, np.generic, TensorPlaceholder)):
             raise VMError(f"shape_of: ${tensor} holds {_summary(v)}, not a tensor")
-        regs[dst] = _readonly(np.array(shape, dtype=np.int64))
+        out = regs[dst] = _readonly(np.array(shape, dtype=np.int64))
+        vm.orphan_bytes += out.nbytes  # in no storage (a few bytes, counted for the bound)
         return nxt
     return shape_of
 
@@ -764,12 +815,22 @@ def _reshape_tensor(vm, fi, pc, ins):
 
 def _device_copy(vm, fi, pc, ins):
     src, dst, nxt = ins.src, ins.dst, pc + 1
+    max_bytes = vm.limits.max_bytes
 
     def device_copy(regs):
         v = regs[src]
         if not _is_tensor(v):
             raise VMError(f"device_copy: ${src} holds {_summary(v)}, not a tensor")
-        regs[dst] = v.copy()  # one device: the copy stays on it (a scalar copies itself)
+        size = v.nbytes
+        live = vm.live_bytes + vm.orphan_bytes + size
+        if live > max_bytes and _still_over(vm, size):
+            raise _limit_error("max_bytes", max_bytes,
+                               _("allocating {size} bytes would bring live memory to {live} bytes").format(
+                                   size=size, live=vm.live_bytes + vm.orphan_bytes + size))
+        out = v.copy()  # one device: the copy stays on it (a scalar copies itself)
+        if type(out) is np.ndarray:
+            vm.orphan_bytes += out.nbytes  # in no storage: counted as an escaped tensor
+        regs[dst] = out
         return nxt
     return device_copy
 
@@ -785,6 +846,8 @@ def _kill_register(vm, fi, pc, ins):
             if account.owned_bytes is not None:  # None: its frame returned, releasing it
                 account.owned_bytes -= v.size
                 vm.live_bytes -= v.size
+                if type(v.tensor) is np.ndarray and _refcount(v.tensor) > 2:
+                    vm.orphan_bytes += v.size  # its tensor lives on elsewhere
         regs[dst] = None
         return nxt
     return kill_register
@@ -934,7 +997,7 @@ def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
         except Exception:
             return replay(regs)  # fails again, at the kernel, after the allocations
         live = vm.live_bytes + size
-        if live > max_bytes or (type(out) is not scalar_type if scalar_type is not None else
+        if live + vm.orphan_bytes > max_bytes or (type(out) is not scalar_type if scalar_type is not None else
                                 type(out) is not np.ndarray or out.dtype is not dtype
                                 or out.shape != shape):
             return replay(regs)  # the limit, or an output the full check must look at
@@ -945,7 +1008,7 @@ def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
         vm.live_bytes = live
         account.owned_bytes += size
         regs[s] = c_size
-        regs[st] = StorageObject(size, alignment, hint, account)
+        regs[st] = StorageObject(size, alignment, hint, account, out)
         regs[o] = c_off
         regs[t] = out
         return nxt
@@ -995,7 +1058,7 @@ def _alloc_scalar_kernel(vm, impl, fast, inline, ra, rb, c, scalar_type, size, w
         except Exception:
             return replay(regs)  # fails again, at the kernel, after the allocations
         live = vm.live_bytes + size
-        if live > max_bytes or type(out) is not scalar_type:
+        if live + vm.orphan_bytes > max_bytes or type(out) is not scalar_type:
             return replay(regs)  # the limit, or an output the full check must look at
         owner = frames[-1]
         account = owner.account
@@ -1133,6 +1196,8 @@ def _fuse_simple_run(vm, fi, p, instructions, stops):
                     if account.owned_bytes is not None:
                         account.owned_bytes -= v.size
                         vm.live_bytes -= v.size
+                        if type(v.tensor) is np.ndarray and _refcount(v.tensor) > 2:
+                            vm.orphan_bytes += v.size
                 regs[a] = None
             else:  # move
                 regs[b] = regs[a]
@@ -1238,7 +1303,9 @@ class VirtualMachine:
         self.halted = False
         self.result = None
         self.error: VMError | None = None
-        self.live_bytes = 0
+        self.live_bytes = 0             # storage the live frames own (exact)
+        self.orphan_bytes = 0           # tensors that outlived it: an upper bound (vm/escaped.py)
+        self.inputs: tuple = ()         # the arguments: not allocated by the program
         self.pushes = 0                 # frames pushed since start (the newest one's serial)
         self._trap_checks: dict = {}    # (func_index, pc) -> check, for the traps of one run()
         self._decode()
@@ -1397,6 +1464,8 @@ class VirtualMachine:
         self.result = None
         self.error = None
         self.live_bytes = 0
+        self.orphan_bytes = 0
+        self.inputs = tuple(args)
         self.pushes = 0
 
     def invoke(self, name: str, args=()):
@@ -1615,6 +1684,7 @@ class VirtualMachine:
         depth = len(frames) - 1
         info = StepInfo(steps, frame, depth, fi, pc, instruction, reads)
         live_before = self.live_bytes
+        orphan_before = self.orphan_bytes
         account = frame.account
         owned_before = 0 if account is None else account.owned_bytes
         old = caller_old = caller_pc = None
@@ -1679,12 +1749,12 @@ class VirtualMachine:
             info.allocated_bytes = delta
         elif delta:
             info.freed_bytes = -delta
-        info._undo = (live_before, owned_before, storages, caller_pc)
+        info._undo = (live_before, orphan_before, owned_before, storages, caller_pc)
         return info
 
     def unstep(self, info: StepInfo) -> None:
         """Undo `info`, which must be the most recent step not yet undone."""
-        live_before, owned_before, storages, caller_pc = info._undo
+        live_before, orphan_before, owned_before, storages, caller_pc = info._undo
         frames = self.frames
         if info.popped is not None:
             if info.halted:
@@ -1704,6 +1774,7 @@ class VirtualMachine:
         info.frame.pc = info.pc
         info.frame.owned_bytes = owned_before
         self.live_bytes = live_before
+        self.orphan_bytes = orphan_before
         self.steps = info.step
         self.error = None
 

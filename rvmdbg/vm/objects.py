@@ -45,17 +45,20 @@ class StorageObject:
     """A raw buffer from `alloc_storage`: only its size is real, kernels write fresh arrays.
 
     `owner` is the `ByteAccount` of the frame that allocated it: its bytes count against
-    `--max-bytes` until a `kill_register` drops it or that frame returns.
+    `--max-bytes` until a `kill_register` drops it or that frame returns. `tensor` is the
+    output a kernel wrote into it (None until then): a tensor that outlives its storage's
+    accounting is counted through it (`rvmdbg.vm.escaped`).
     """
 
-    __slots__ = ("size", "alignment", "dtype_hint", "owner", "released")
+    __slots__ = ("size", "alignment", "dtype_hint", "owner", "released", "tensor")
 
-    def __init__(self, size: int, alignment: int, dtype_hint: str, owner):
+    def __init__(self, size: int, alignment: int, dtype_hint: str, owner, tensor=None):
         self.size = size
         self.alignment = alignment
         self.dtype_hint = dtype_hint
         self.owner = owner
         self.released = False
+        self.tensor = tensor
 
     def __repr__(self) -> str:
         return f"<storage {self.size} bytes>"

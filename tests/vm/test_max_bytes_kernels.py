@@ -85,3 +85,32 @@ def test_the_interpreter_checks_a_run_time_shape_before_allocating():
     assert "would allocate 3600000000 bytes" in info.value.message
     small = Interpreter(mod, Limits(max_bytes=100_000_000)).run("main", [x[:100]])
     assert small.shape == (100, 100)
+
+
+# a fused kernel whose intermediate (an n x n product) has a shape known only at run time
+DYNAMIC_INTERMEDIATE = '''#[version = "0.0.5"]
+def @main(%x: Tensor[(?), float32]) -> float32 {
+  sum(multiply(expand_dims(%x, axis=1), %x))
+}
+'''
+
+
+@pytest.mark.parametrize("by_steps", [False, True])
+def test_a_run_time_shaped_intermediate_is_checked_before_it_is_made(by_steps):
+    exe = compile_module(_module(DYNAMIC_INTERMEDIATE))
+    (kernel,) = [k for k in exe.kernels if not k.builtin and "sum" in k.name]
+    assert kernel.impl.intermediate_bytes is None      # not known from the types
+    x = np.ones(30_000, dtype="float32")                # the product would be 3.6 GB
+    vm = VirtualMachine(exe, Limits(max_bytes=100_000_000))
+    with pytest.raises(VMError) as info:
+        if by_steps:
+            vm.start("main", [x])
+            while not vm.halted:
+                vm.step()
+        else:
+            vm.invoke("main", [x])
+    assert info.value.limit == "max_bytes"
+    assert "would hold 3600000000 bytes of intermediates at multiply" in info.value.message
+    # small enough: the same kernel runs, and gives the product's sum
+    out = VirtualMachine(exe, Limits(max_bytes=100_000_000)).invoke("main", [x[:100]])
+    assert float(out) == 100 * 100
