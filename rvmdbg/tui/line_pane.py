@@ -9,9 +9,12 @@ animates.
 The finished rows (with the pane's border, padding and colour filters, which Textual redoes
 for every row it repaints) are kept too, by the same key plus the horizontal scroll and the
 pane's size and colours (`_RowMemo`): a row that comes back into view, after a scroll, a
-switch of function and back, or a repaint of the whole pane, costs a lookup.
+switch of function and back, or a repaint of the whole pane, costs a lookup. The vertical
+scrollbar (`PaneScrollBar`) keeps its rows the same way.
 """
 from __future__ import annotations
+
+from typing import Callable, Hashable
 
 from rich.segment import Segment
 from rich.style import Style
@@ -21,7 +24,8 @@ from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
-from textual.scrollbar import ScrollBarRender
+from textual.color import Color
+from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.strip import Strip
 from textual._styles_cache import StylesCache
 from textual.widget import Widget
@@ -69,22 +73,22 @@ def overlay_segments(text: str, pos: int, style: Style, marks, segs: list) -> No
 
 
 class _RowMemo(StylesCache):
-    """Textual's per-widget styles cache, keeping also each finished content row of a
-    `LinePane` by what it shows (`LinePane.row_key`) and the pane's size and colours.
-    Textual's own cache is by screen row and is dropped at every scroll or whole-pane
-    repaint; this one is dropped when the pane's content or styles change
-    (`LinePane.forget_rows`, called by `notify_style_update`)."""
+    """Textual's per-widget styles cache, keeping also each finished content row by what it
+    shows (`row_key(y)`: a `LinePane`'s line key and horizontal scroll, a scrollbar's segment)
+    and the widget's size and colours. Textual's own cache is by screen row and is dropped
+    at every scroll or whole-widget repaint; this one is dropped when the widget's content
+    or styles change (`LinePane.forget_rows`, called by `notify_style_update`)."""
 
-    def __init__(self, pane: "LinePane") -> None:
+    def __init__(self, row_key: Callable[[int], Hashable]) -> None:
         super().__init__()
-        self.pane = pane
+        self.row_key = row_key
         self.rows: LRUCache[tuple, Strip] = LRUCache(2048)
 
     def render_line(self, styles, y, size, content_size, padding, base_background, background,
                     render_content_line, *rest) -> Strip:
         top = styles.gutter.top
         if top <= y < top + content_size.height:
-            key = (self.pane.row_key(y - top), size, content_size, padding, base_background,
+            key = (self.row_key(y - top), size, content_size, padding, base_background,
                    background, rest[-3])   # rest[-3]: opacity
             strip = self.rows.get(key)
             if strip is None:
@@ -94,6 +98,52 @@ class _RowMemo(StylesCache):
             return strip
         return super().render_line(styles, y, size, content_size, padding, base_background,
                                    background, render_content_line, *rest)
+
+
+class PaneScrollBar(ScrollBar):
+    """A pane's vertical scrollbar drawn a row at a time from the bar's segments, its
+    finished rows kept by segment (`_RowMemo`). Textual's renders the whole bar through Rich
+    and styles every row again whenever the thumb moves (a scroll, a switch of function):
+    here only the rows that changed cost anything. What it draws is Textual's, cell for cell."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._bar_key: tuple | None = None
+        self._bar_rows: list[Segment] = []
+        self._styles_cache = _RowMemo(self.row_key)
+
+    def bar_rows(self) -> list[Segment]:
+        """One segment per row, styled as Textual's render shows it (the widget's own
+        style under the bar's)."""
+        bar = self.render()
+        width, height = self.size
+        base = self.visual_style.rich_style
+        key = (width, height, bar.virtual_size, bar.window_size, bar.position, bar.style, base,
+               type(bar))
+        if key != self._bar_key:
+            style = bar.style
+            segments = bar.render_bar(
+                size=height, virtual_size=bar.virtual_size, window_size=bar.window_size,
+                position=bar.position, thickness=width, vertical=True,
+                back_color=style.bgcolor or Color.parse("#555555"),
+                bar_color=style.color or Color.parse("bright_magenta")).segments
+            self._bar_rows = [Segment(s.text, base + s.style) for s in segments]
+            self._bar_key = key
+        return self._bar_rows
+
+    def row_key(self, y: int) -> Segment | None:
+        rows = self.bar_rows()
+        return rows[y] if 0 <= y < len(rows) else None
+
+    def render_line(self, y: int) -> Strip:
+        segment = self.row_key(y)
+        if segment is None:
+            return Strip.blank(self.size.width, self.visual_style.rich_style)
+        return Strip([segment], self.size.width)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles_cache.rows.clear()
 
 
 class LinePane(ScrollView, can_focus=True):
@@ -138,12 +188,22 @@ class LinePane(ScrollView, can_focus=True):
         self._styles: dict[tuple[str, ...], Style] = {}
         self._base_style: Style | None = None
         self._quiet = False
-        self._styles_cache = _RowMemo(self)
+        self._styles_cache = _RowMemo(self.row_key)
         self.border_title = _(self.title)
 
     def on_mount(self) -> None:
         if self.glyphs is not UNICODE:
             use_ascii_scrollbars(self)
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        """The vertical scrollbar, a `PaneScrollBar` (made as Textual makes its own)."""
+        if self._vertical_scrollbar is None:
+            bar = self._vertical_scrollbar = PaneScrollBar(
+                vertical=True, name="vertical", thickness=self.scrollbar_size_vertical)
+            bar.display = False
+            self.app._start_widget(self, bar)
+        return self._vertical_scrollbar
 
     # ------------------------------------------------------------ content size
 
@@ -412,4 +472,4 @@ class LinePane(ScrollView, can_focus=True):
         return Region(0, index, self.virtual_size.width, 1)
 
 
-__all__ = ["LinePane"]
+__all__ = ["LinePane", "PaneScrollBar"]

@@ -142,7 +142,9 @@ def _render_from_nothing(screen):
         widget._styles_cache.clear()
         for bar in (widget._vertical_scrollbar, widget._horizontal_scrollbar):
             if bar is not None:
-                bar._styles_cache.clear()
+                bar.refresh()   # its lines are drawn again
+                getattr(bar._styles_cache, "rows", {}).clear()
+                bar._bar_key = None
     return screen._compositor.render_strips()
 
 
@@ -174,3 +176,27 @@ async def test_kept_rows_show_what_a_render_from_nothing_shows(tmp_path):
             problems = kept.diff(fresh)
             assert not problems, f"after {key!r}:\n" + "\n".join(problems[:5])
         assert screen.listing.func_index is not None
+
+
+@pytest.mark.parametrize("ascii_only", [False, True])
+async def test_the_panes_scrollbar_draws_what_textuals_draws(tmp_path, ascii_only):
+    """`PaneScrollBar` (rows from the bar's segments, kept by segment) draws each row cell
+    for cell as Textual's ScrollBar does, wherever the thumb is and under the mouse."""
+    from textual.scrollbar import ScrollBar
+    from rvmdbg.tui.app import DebuggerApp
+    from rvmdbg.tui.line_pane import PaneScrollBar
+    app = DebuggerApp(_long_program(tmp_path), [], config_dir=str(tmp_path / "config"),
+                      ascii_only=ascii_only)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await settle(app, pilot)
+        listing = screen_of(app).listing
+        bar = listing.vertical_scrollbar
+        assert isinstance(bar, PaneScrollBar) and bar.display
+        for k in range(12):
+            listing.scroll_to(y=k * 37 % listing.max_scroll_y, animate=False, immediate=True)
+            bar.mouse_over = k % 3 == 1
+            await pilot.pause()
+            ours = [list(bar.render_line(y)) for y in range(bar.size.height)]
+            bar.refresh()
+            textuals = [list(ScrollBar.render_line(bar, y)) for y in range(bar.size.height)]
+            assert ours == textuals, f"thumb at {bar.position}"
