@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Callable
 
 from rvmdbg import __version__
+from rvmdbg.argparse_i18n import TranslatedParser
+from rvmdbg.argparse_i18n import speaking as argparse_speaking
 from rvmdbg.args import (
     ArgumentError, bind_inputs, convert_value, parse_program_args, parse_value,
 )
@@ -26,7 +28,7 @@ from rvmdbg.limits import DEFAULT_LIMITS, LimitValueError, Limits
 from rvmdbg.relay.diagnostics import RelayError, Source
 from rvmdbg.values import format_value, to_json
 from rvmdbg.wording import plural
-from rvmdbg.i18n import LANGUAGES, _, ngettext
+from rvmdbg.i18n import LANGUAGES, N_, _, ngettext
 from rvmdbg.i18n import setup as setup_language
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -240,7 +242,7 @@ class Command:
 
 
 def _configure_check(p: argparse.ArgumentParser) -> None:
-    p.add_argument("program", metavar="PROGRAM", help="a .relay file")
+    p.add_argument("program", metavar="PROGRAM", help=_("a .relay file"))
 
 
 def _definition_lines(mod, own_file: str) -> tuple[list[str], list[str]]:
@@ -297,9 +299,11 @@ def _positive(text: str) -> int:
     try:
         n = int(text.replace("_", ""))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            _("expected a positive whole number, got {text}").format(text=repr(text)))
     if n <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            _("expected a positive whole number, got {text}").format(text=repr(text)))
     return n
 
 
@@ -307,11 +311,13 @@ def add_limit_options(p: argparse.ArgumentParser) -> None:
     """--max-steps, --max-depth, --max-bytes (shared by every command that runs a program)."""
     d = DEFAULT_LIMITS
     p.add_argument("--max-steps", type=_positive, metavar="N",
-                   help=f"stop after N instructions or evaluation steps (default {d.max_steps})")
+                   help=_("stop after N instructions or evaluation steps (default {n})").format(
+                       n=d.max_steps))
     p.add_argument("--max-depth", type=_positive, metavar="N",
-                   help=f"stop beyond N nested calls (default {d.max_depth})")
+                   help=_("stop beyond N nested calls (default {n})").format(n=d.max_depth))
     p.add_argument("--max-bytes", type=_positive, metavar="N",
-                   help=f"stop when tensors would take more than N bytes (default {d.max_bytes})")
+                   help=_("stop when tensors would take more than N bytes (default {n})").format(
+                       n=d.max_bytes))
 
 
 def limits_from(ns: argparse.Namespace) -> Limits:
@@ -325,24 +331,24 @@ def limits_from(ns: argparse.Namespace) -> Limits:
 
 def add_program_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("program", metavar="PROGRAM",
-                   help="a .relay file, a saved .rvmx executable, or a MiniVM .mvm program")
+                   help=_("a .relay file, a saved .rvmx executable, or a MiniVM .mvm program"))
     p.add_argument("args", metavar="ARG", nargs="*", default=[],
-                   help="arguments of the entry function: a Relay value (10, -3, 2.5f, "
-                        "Cons(1, Nil), (1, 2f)), a JSON number or list, @file.npy, "
-                        "@file.npz:NAME, or a tuple of these; "
-                        "default: the program's `// args:` line")
+                   help=_("arguments of the entry function: a Relay value (10, -3, 2.5f, "
+                          "Cons(1, Nil), (1, 2f)), a JSON number or list, @file.npy, "
+                          "@file.npz:NAME, or a tuple of these; "
+                          "default: the program's `// args:` line"))
     p.add_argument("--inputs", metavar="FILE.npz",
-                   help="bind the entry's parameters by name from a NumPy archive, as TVM's "
-                        "set_input(name=...); positional ARGs bind the first parameters")
+                   help=_("bind the entry's parameters by name from a NumPy archive, as TVM's "
+                          "set_input(name=...); positional ARGs bind the first parameters"))
 
 
 def _configure_run(p: argparse.ArgumentParser) -> None:
     add_program_args(p)
     p.add_argument("--entry", default="main", metavar="NAME",
-                   help="the function to run (default main)")
+                   help=_("the function to run (default main)"))
     p.add_argument("--executor", default="vm", choices=list(EXECUTORS),
-                   help="how to run it (default vm)")
-    p.add_argument("--json", action="store_true", help='print {"result": ...} as JSON')
+                   help=_("how to run it (default vm)"))
+    p.add_argument("--json", action="store_true", help=_('print {"result": ...} as JSON'))
     add_limit_options(p)
 
 
@@ -397,17 +403,17 @@ def cmd_run(ns: argparse.Namespace) -> int:
 
 
 def _configure_compile(p: argparse.ArgumentParser) -> None:
-    p.add_argument("program", metavar="PROGRAM", help="a .relay file (or a saved .rvmx to list)")
-    p.add_argument("-o", "--output", metavar="FILE.rvmx", help="also save the executable")
+    p.add_argument("program", metavar="PROGRAM", help=_("a .relay file (or a saved .rvmx to list)"))
+    p.add_argument("-o", "--output", metavar="FILE.rvmx", help=_("also save the executable"))
     p.add_argument("--passes", action="store_true",
-                   help="first print the program after each compiler pass")
+                   help=_("first print the program after each compiler pass"))
     p.add_argument("--stage", metavar="PASS",
-                   help="print only the program after this pass (e.g. ManifestAlloc) with its "
-                        "#[metadata] section: a file that reads back and runs")
+                   help=_("print only the program after this pass (e.g. ManifestAlloc) with its "
+                          "#[metadata] section: a file that reads back and runs"))
     p.add_argument("--reuse-registers", action="store_true",
-                   help="share registers between values whose lifetimes do not overlap")
+                   help=_("share registers between values whose lifetimes do not overlap"))
     p.add_argument("--names", action="store_true",
-                   help="note callee, kernel and constructor names after each instruction")
+                   help=_("note callee, kernel and constructor names after each instruction"))
 
 
 CONSTANT_PREVIEW = 4  # values shown of a constant TVM prints without its contents
@@ -481,7 +487,7 @@ def cmd_compile(ns: argparse.Namespace) -> int:
 def _configure_trace(p: argparse.ArgumentParser) -> None:
     add_program_args(p)
     p.add_argument("--entry", default="main", metavar="NAME",
-                   help="the function to run (default main)")
+                   help=_("the function to run (default main)"))
     add_limit_options(p)
 
 
@@ -505,11 +511,11 @@ def cmd_trace(ns: argparse.Namespace) -> int:
 
 
 def _configure_graph(p: argparse.ArgumentParser) -> None:
-    p.add_argument("program", metavar="PROGRAM", help="a .relay file")
+    p.add_argument("program", metavar="PROGRAM", help=_("a .relay file"))
     p.add_argument("--entry", default="main", metavar="NAME",
-                   help="the function to lower (default main)")
+                   help=_("the function to lower (default main)"))
     p.add_argument("--json", action="store_true",
-                   help="print TVM's graph JSON (with the memory plan) instead")
+                   help=_("print TVM's graph JSON (with the memory plan) instead"))
 
 
 def cmd_graph(ns: argparse.Namespace) -> int:
@@ -527,18 +533,18 @@ def cmd_graph(ns: argparse.Namespace) -> int:
 def _configure_screen(p: argparse.ArgumentParser) -> None:
     add_program_args(p)
     p.add_argument("--entry", default="main", metavar="NAME",
-                   help="the function to debug (default main)")
-    p.add_argument("--no-mouse", action="store_true", help="do not capture the mouse")
+                   help=_("the function to debug (default main)"))
+    p.add_argument("--no-mouse", action="store_true", help=_("do not capture the mouse"))
     p.add_argument("--ascii", action="store_const", const=True, default=None,
-                   help="draw with ASCII characters only (the default where the locale is "
-                        "not UTF-8 or TERM=linux)")
+                   help=_("draw with ASCII characters only (the default where the locale is "
+                          "not UTF-8 or TERM=linux)"))
     p.add_argument("--unicode", dest="ascii", action="store_const", const=False,
-                   help="draw with Unicode symbols even where --ascii would be the default")
+                   help=_("draw with Unicode symbols even where --ascii would be the default"))
     p.add_argument("--history-mb", type=_positive, default=256, metavar="MB",
-                   help="memory for reverse-execution history (default 256)")
+                   help=_("memory for reverse-execution history (default 256)"))
     p.add_argument("--keys", metavar="FILE",
-                   help="rebind keys from FILE (default: $XDG_CONFIG_HOME/rvmdbg/keys.conf "
-                        "when it exists; `rvmdbg keys` prints one to start from)")
+                   help=_("rebind keys from FILE (default: $XDG_CONFIG_HOME/rvmdbg/keys.conf "
+                          "when it exists; `rvmdbg keys` prints one to start from)"))
     add_limit_options(p)
 
 
@@ -588,7 +594,7 @@ def cmd_screen(ns: argparse.Namespace) -> int:
 
 def _configure_keys(p: argparse.ArgumentParser) -> None:
     p.add_argument("--check", metavar="FILE",
-                   help="check a keys file instead (exit 2 with the place of a mistake)")
+                   help=_("check a keys file instead (exit 2 with the place of a mistake)"))
 
 
 def cmd_keys(ns: argparse.Namespace) -> int:
@@ -602,19 +608,19 @@ def cmd_keys(ns: argparse.Namespace) -> int:
 
 
 COMMANDS: dict[str, Command] = {
-    "check": Command("check", "parse and type-check a program; print each definition's type",
+    "check": Command("check", N_("parse and type-check a program; print each definition's type"),
                      _configure_check, cmd_check),
-    "run": Command("run", "run a program's entry function and print its result",
+    "run": Command("run", N_("run a program's entry function and print its result"),
                    _configure_run, cmd_run),
-    "compile": Command("compile", "compile a program and print its bytecode in TVM's layout",
+    "compile": Command("compile", N_("compile a program and print its bytecode in TVM's layout"),
                        _configure_compile, cmd_compile),
-    "trace": Command("trace", "run on the VM printing each executed instruction",
+    "trace": Command("trace", N_("run on the VM printing each executed instruction"),
                      _configure_trace, cmd_trace),
-    "graph": Command("graph", "print the static graph and its memory plan, or why the "
-                              "program needs the VM", _configure_graph, cmd_graph),
-    "screen": Command("screen", "open the debugger screen (also: rvmdbg PROGRAM [ARG...])",
+    "graph": Command("graph", N_("print the static graph and its memory plan, or why the "
+                              "program needs the VM"), _configure_graph, cmd_graph),
+    "screen": Command("screen", N_("open the debugger screen (also: rvmdbg PROGRAM [ARG...])"),
                       _configure_screen, cmd_screen),
-    "keys": Command("keys", "print the screen's key bindings as a keys file to edit",
+    "keys": Command("keys", N_("print the screen's key bindings as a keys file to edit"),
                     _configure_keys, cmd_keys),
 }
 
@@ -622,15 +628,15 @@ COMMANDS: dict[str, Command] = {
 def _configure_debug(p: argparse.ArgumentParser) -> None:
     add_program_args(p)
     p.add_argument("--entry", default="main", metavar="NAME",
-                   help="the function to debug (default main)")
+                   help=_("the function to debug (default main)"))
     p.add_argument("--batch", metavar="FILE",
-                   help="run debugger commands from FILE (- for stdin) and print their output")
+                   help=_("run debugger commands from FILE (- for stdin) and print their output"))
     p.add_argument("--history-mb", type=_positive, default=256, metavar="MB",
-                   help="memory for reverse-execution history (default 256); past it the "
-                        "oldest history is dropped")
+                   help=_("memory for reverse-execution history (default 256); past it the "
+                          "oldest history is dropped"))
     p.add_argument("--saved-breakpoints", action="store_true",
-                   help="start with the breakpoints the screen saved for PROGRAM, and save "
-                        "changes to them (by default a batch run neither reads nor writes them)")
+                   help=_("start with the breakpoints the screen saved for PROGRAM, and save "
+                          "changes to them (by default a batch run neither reads nor writes them)"))
     add_limit_options(p)
 
 
@@ -698,14 +704,14 @@ def run_debug_batch(ns: argparse.Namespace, lines: list[str]) -> int:
     return EXIT_OK
 
 
-COMMANDS["debug"] = Command("debug", "run debugger commands on a program (--batch FILE or -)",
+COMMANDS["debug"] = Command("debug", N_("run debugger commands on a program (--batch FILE or -)"),
                             _configure_debug, cmd_debug)
 
 
 def _configure_dap(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, metavar="N",
-                   help="listen on 127.0.0.1:N for one client instead of using stdin/stdout "
-                        "(0: any free port, printed on stderr)")
+                   help=_("listen on 127.0.0.1:N for one client instead of using stdin/stdout "
+                          "(0: any free port, printed on stderr)"))
 
 
 def cmd_dap(ns: argparse.Namespace) -> int:
@@ -724,12 +730,12 @@ def cmd_dap(ns: argparse.Namespace) -> int:
 def _configure_quiz(p: argparse.ArgumentParser) -> None:
     add_program_args(p)
     p.add_argument("--entry", default="main", metavar="NAME",
-                   help="the function to run (default main)")
+                   help=_("the function to run (default main)"))
     p.add_argument("--seed", type=int, default=0, metavar="N",
-                   help="which questions are asked and the order of their choices (default 0)")
+                   help=_("which questions are asked and the order of their choices (default 0)"))
     p.add_argument("--questions", type=_positive, metavar="N",
-                   help="stop after N questions (default: until the program ends or the "
-                        "input does)")
+                   help=_("stop after N questions (default: until the program ends or the "
+                          "input does)"))
     add_limit_options(p)
 
 
@@ -799,13 +805,13 @@ def cmd_quiz(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS["quiz"] = Command("quiz", "check yourself: predict each step (next pc, registers "
-                                   "written, if, swaps, executor) and let the VM answer",
+COMMANDS["quiz"] = Command("quiz", N_("check yourself: predict each step (next pc, registers "
+                                   "written, if, swaps, executor) and let the VM answer"),
                            _configure_quiz, cmd_quiz)
 
 
-COMMANDS["dap"] = Command("dap", "serve the Debug Adapter Protocol (for editors) on stdin/stdout "
-                                 "or --port N", _configure_dap, cmd_dap)
+COMMANDS["dap"] = Command("dap", N_("serve the Debug Adapter Protocol (for editors) on stdin/stdout "
+                                 "or --port N"), _configure_dap, cmd_dap)
 
 
 def _configure_serve(p: argparse.ArgumentParser) -> None:
@@ -819,16 +825,17 @@ def cmd_serve(ns: argparse.Namespace) -> int:
     return serve(ns)
 
 
-COMMANDS["serve"] = Command("serve", "serve the debugger screen to browsers (textual-serve), "
-                                     "one debugger per tab", _configure_serve, cmd_serve)
+COMMANDS["serve"] = Command("serve", N_("serve the debugger screen to browsers (textual-serve), "
+                                     "one debugger per tab"), _configure_serve, cmd_serve)
 # The command `rvmdbg PROGRAM [ARG...]` means when its first word is no command (None: an error).
 DEFAULT_COMMAND: str | None = "screen"
 
 
 # ------------------------------------------------------------------------------------ main
 
-class _ArgumentParser(argparse.ArgumentParser):
-    """argparse that reads `-2.5f`, `-3i64` and `-.5` as values, not unknown options."""
+class _ArgumentParser(TranslatedParser):
+    """argparse that reads `-2.5f`, `-3i64` and `-.5` as values, not unknown options (and
+    speaks the language in use: `argparse_i18n`)."""
 
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
@@ -838,17 +845,18 @@ class _ArgumentParser(argparse.ArgumentParser):
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The top-level parser, and each command's own parser by name."""
     parser = _ArgumentParser(
-        prog="rvmdbg", description="A terminal step debugger for Relay-VM bytecode.")
-    parser.add_argument("--version", action="version", version=f"rvmdbg {__version__}")
+        prog="rvmdbg", description=_("A terminal step debugger for Relay-VM bytecode."))
+    parser.add_argument("--version", action="version", version=f"rvmdbg {__version__}",
+                        help=_("show program's version number and exit"))
     # read by main() before parsing (take_language); here for --help
     parser.add_argument("--lang", metavar="LANG", choices=LANGUAGES,
-                        help="the interface's language: en or zh_CN (default: from LANGUAGE, "
-                             "LC_ALL, LC_MESSAGES, LANG)")
+                        help=_("the interface's language: en or zh_CN (default: from LANGUAGE, "
+                               "LC_ALL, LC_MESSAGES, LANG)"))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     parsers = {}
     for cmd in COMMANDS.values():
-        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        p = sub.add_parser(cmd.name, help=_(cmd.help), description=_(cmd.help))
         cmd.configure(p)
         p.set_defaults(handler=cmd.handler)
         parsers[cmd.name] = p
@@ -856,14 +864,16 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
 
 def parse_command_line(argv: list[str]) -> argparse.Namespace:
-    """argv to a namespace with `handler`; raises SystemExit as argparse does."""
-    parser, parsers = build_parser()
-    if argv and argv[0] in parsers:
-        # options may come between and after the program arguments (`run F 1 --json 2`)
-        ns = parsers[argv[0]].parse_intermixed_args(argv[1:])
-        ns.command = argv[0]
-        return ns
-    return parser.parse_args(argv)  # --help, --version, or a usage error
+    """argv to a namespace with `handler`; raises SystemExit as argparse does (its usage,
+    help and errors in the language in use)."""
+    with argparse_speaking():
+        parser, parsers = build_parser()
+        if argv and argv[0] in parsers:
+            # options may come between and after the program arguments (`run F 1 --json 2`)
+            ns = parsers[argv[0]].parse_intermixed_args(argv[1:])
+            ns.command = argv[0]
+            return ns
+        return parser.parse_args(argv)  # --help, --version, or a usage error
 
 
 TOP_LEVEL_OPTIONS = ("-h", "--help", "--version")

@@ -12,6 +12,11 @@ Strings in class bodies (Textual `BINDINGS`, tables built at import time) are ma
 `N_` and translated with `_` where they are shown, so that switching the language in one
 process (tests) changes them too. This module never imports Textual: the engine uses it.
 
+A word that means two things in English ("Next": step over, the next question) takes a
+context, as gettext's `msgctxt`: `pgettext("quiz", "Next")`, `npgettext(...)`, and in a class
+body `NP_("quiz", "Next")`, a str that carries its context so that `_()` where it is shown
+looks it up in that context.
+
 `record_missing()` turns on a recording fallback: every msgid looked up while a catalog is
 active that has no translation in it is collected (the catalog tests assert there are none).
 """
@@ -44,6 +49,27 @@ class _Recorder(gettext.NullTranslations):
         if self.missing is not None:
             self.missing.add(msgid1)
         return msgid1 if n == 1 else msgid2
+
+    def pgettext(self, context: str, message: str) -> str:
+        if self.missing is not None:
+            self.missing.add(f"{context}|{message}")
+        return message
+
+    def npgettext(self, context: str, msgid1: str, msgid2: str, n: int) -> str:
+        if self.missing is not None:
+            self.missing.add(f"{context}|{msgid1}")
+        return msgid1 if n == 1 else msgid2
+
+
+class Contextual(str):
+    """A marked string with its gettext context (`NP_`): `_()` translates it in context."""
+
+    context: str
+
+    def __new__(cls, context: str, message: str) -> "Contextual":
+        self = super().__new__(cls, message)
+        self.context = context
+        return self
 
 
 _recorder = _Recorder()
@@ -115,7 +141,9 @@ def is_chinese() -> bool:
 
 
 def _(message: str) -> str:
-    """`message` in the language in use."""
+    """`message` in the language in use (in its context when `NP_` marked it)."""
+    if type(message) is Contextual:
+        return _translations.pgettext(message.context, message)
     return _translations.gettext(message)
 
 
@@ -124,10 +152,25 @@ def ngettext(singular: str, plural: str, n: int) -> str:
     return _translations.ngettext(singular, plural, n)
 
 
+def pgettext(context: str, message: str) -> str:
+    """`message` as meant in `context` ("quiz"), in the language in use."""
+    return _translations.pgettext(context, message)
+
+
+def npgettext(context: str, singular: str, plural: str, n: int) -> str:
+    """The form for a count `n` of a message meant in `context`."""
+    return _translations.npgettext(context, singular, plural, n)
+
+
 def N_(message: str) -> str:
     """Marks a string for the catalog where it cannot be translated yet (a class body):
     it is translated with `_` where it is shown."""
     return message
+
+
+def NP_(context: str, message: str) -> str:
+    """`N_` with a context: the English `message`, carrying `context` for `_()` to use."""
+    return Contextual(context, message)
 
 
 def record_missing() -> set[str]:
@@ -140,6 +183,6 @@ def stop_recording() -> None:
     _recorder.missing = None
 
 
-__all__ = ["DOMAIN", "LANGUAGES", "LOCALE_DIR", "N_", "_", "is_chinese", "language",
-           "language_from_env", "ngettext", "normalize", "record_missing", "set_language",
-           "setup", "stop_recording"]
+__all__ = ["DOMAIN", "LANGUAGES", "LOCALE_DIR", "NP_", "N_", "_", "Contextual", "is_chinese",
+           "language", "language_from_env", "ngettext", "normalize", "npgettext", "pgettext",
+           "record_missing", "set_language", "setup", "stop_recording"]

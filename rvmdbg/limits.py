@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rvmdbg.i18n import _
+
 
 # The deepest call stack a limit may allow: each VM frame holds a register file (hundreds of
 # bytes and more), so ten million frames already take gigabytes that --max-bytes does not see.
@@ -30,13 +32,16 @@ class Limits:
                               ("max_bytes", MAX_COUNT)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise LimitValueError(f"{self.flag_for(name)} must be a whole number of at "
-                                      f"least 1, got {value!r}")
+                raise LimitValueError(_("{flag} must be a whole number of at least 1, got "
+                                        "{value}").format(flag=self.flag_for(name),
+                                                          value=repr(value)))
             if value > ceiling:
-                why = (" (every call frame holds a register file in memory that --max-bytes "
-                       "does not count)" if name == "max_depth" else "")
-                raise LimitValueError(f"{self.flag_for(name)} {value} cannot be honoured: at "
-                                      f"most {ceiling}{why}")
+                text = (_("{flag} {value} cannot be honoured: at most {most} (every call frame "
+                          "holds a register file in memory that --max-bytes does not count)")
+                        if name == "max_depth" else
+                        _("{flag} {value} cannot be honoured: at most {most}"))
+                raise LimitValueError(text.format(flag=self.flag_for(name), value=value,
+                                                  most=ceiling))
 
     @staticmethod
     def flag_for(name: str) -> str:

@@ -36,12 +36,13 @@ def served_in_browser(env=os.environ) -> bool:
 
 def add_serve_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, default=DEFAULT_PORT, metavar="N",
-                   help=f"the TCP port to listen on (default {DEFAULT_PORT})")
+                   help=_("the TCP port to listen on (default {port})").format(port=DEFAULT_PORT))
     p.add_argument("--host", default=None, metavar="ADDRESS",
-                   help=f"the address to listen on (default {DEFAULT_HOST}: this machine only)")
+                   help=_("the address to listen on (default {host}: this machine only)").format(
+                       host=DEFAULT_HOST))
     p.add_argument("--public", action="store_true",
-                   help=f"listen on every address ({PUBLIC_HOST}): anyone who can reach the "
-                        "port can run programs")
+                   help=_("listen on every address ({host}): anyone who can reach the port can "
+                          "run programs").format(host=PUBLIC_HOST))
 
 
 def listen_host(ns: argparse.Namespace) -> str:

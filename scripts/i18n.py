@@ -1,7 +1,8 @@
 """The translation catalogs: extract the strings of the code, merge them into the catalogs,
 compile the catalogs, and check that code and catalogs agree (docs/i18n.md).
 
-    python3 scripts/i18n.py extract   # rvmdbg/locale/rvmdbg.pot from every _(), N_(), ngettext()
+    python3 scripts/i18n.py extract   # rvmdbg/locale/rvmdbg.pot from every _(), N_(), ngettext(),
+                                      # and pgettext(), npgettext(), NP_() with their context
     python3 scripts/i18n.py update    # merge the template into each .po (new msgids empty, gone ones dropped)
     python3 scripts/i18n.py compile   # each .po to its .mo (the package ships both)
     python3 scripts/i18n.py check     # exit 1 on a missing, empty, fuzzy or stale entry, or an old .mo
@@ -20,7 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "rvmdbg"
 LOCALE = PACKAGE / "locale"
 TEMPLATE = LOCALE / "rvmdbg.pot"
-KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
+KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2), "pgettext": ((1, "c"), 2),
+            "npgettext": ((1, "c"), 2, 3), "NP_": ((1, "c"), 2)}
 FIXED_DATE = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
 
 
@@ -71,7 +73,9 @@ def mo_bytes(catalog) -> bytes:
 
 
 def _key(message):
-    return message.id if isinstance(message.id, str) else message.id[0]
+    """What names an entry in the messages below: its msgid, `context|msgid` with a context."""
+    msgid = message.id if isinstance(message.id, str) else message.id[0]
+    return f"{message.context}|{msgid}" if message.context else msgid
 
 
 def problems(lang: str) -> list[str]:

@@ -727,20 +727,23 @@ class CommandInterpreter:
         if want == "toggle":
             want = "reused" if nb.current == "tvm" else "tvm"
         if want and want not in NUMBERINGS:
-            raise CommandError("usage: numbering [tvm | reused | toggle]")
+            raise CommandError(_("usage: {forms}").format(forms="numbering [tvm | reused | toggle]"))
         if want and not self.may_switch_session:
-            raise CommandError("numbering switches the session: on the screen (r) or in "
-                               "batch mode")
+            raise CommandError(_("numbering switches the session: on the screen (r) or in "
+                                 "batch mode"))
         if want:
             self.session = nb.switch(want)
             self.selected = None
         before, after = nb.totals()
         f = self._frame() if self.session.frames() else None
-        lines = [f"registers in {TITLES[nb.current]} at step {self.session.step_count}: "
-                 f"{before} registers in TVM's numbering, {after} reused (all functions)"]
+        lines = [_("registers in {numbering} at step {step}: {before} registers in TVM's "
+                   "numbering, {after} reused (all functions)").format(
+                       numbering=_(TITLES[nb.current]), step=self.session.step_count,
+                       before=before, after=after)]
         if f is not None:
             b, a = nb.sizes(f.func_name)
-            lines.append(f"@{f.func_name}: register file {b} -> {a}")
+            lines.append(_("@{fn}: register file {before} -> {after}").format(
+                fn=f.func_name, before=b, after=a))
         return "\n".join(lines)
 
     def cmd_list(self, rest: str) -> str:
@@ -811,11 +814,11 @@ def swap_text(exe, func_index: int, verdict) -> str:
     for pc in sorted({verdict.pc_a, verdict.pc_b}):
         if 0 <= pc < len(fn.instructions):
             out.append(f"  {pc:>3}: {fn.instructions[pc].text(names, kernels)}")
-    head = f"@{fn.name} pc {verdict.pc_a} and pc {verdict.pc_b}"
+    where = dict(fn=fn.name, a=verdict.pc_a, b=verdict.pc_b)
     if verdict.ok:
-        return "\n".join([f"{head}: may swap (no dependence and no control between them)"]
-                         + out)
-    lines = [f"{head}: may not swap"] + out
+        return "\n".join([_("@{fn} pc {a} and pc {b}: may swap (no dependence and no control "
+                            "between them)").format(**where)] + out)
+    lines = [_("@{fn} pc {a} and pc {b}: may not swap").format(**where)] + out
     prefix = getattr(exe, "register_prefix", "$")
     lines += [f"  - {r.text(prefix)}" for r in verdict.reasons]
     return "\n".join(lines)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 from typing import NamedTuple
 
+from rvmdbg.i18n import _
 from rvmdbg.vm.executable import VMFunction
 
 ENTRY = -1  # the definition of a parameter: made by the caller before pc 0
@@ -210,36 +211,40 @@ class SwapReason(NamedTuple):
         return self.kind not in _KIND_WORDS
 
     def text(self, prefix: str = "$") -> str:
-        """In words; `prefix` names registers (`$` for the Relay VM, `r` for the MiniVM)."""
+        """In words, in the language in use; `prefix` names registers (`$` for the Relay VM,
+        `r` for the MiniVM)."""
         a, b, r = self.first, self.second, f"{prefix}{self.register}"
         k = self.kind
         if k == "RAW":
-            return f"read after write of {r}: pc {a} writes {r}, pc {b} reads it"
-        if k == "WAR":
-            return f"write after read of {r}: pc {a} reads {r}, pc {b} overwrites it"
-        if k == "WAW":
-            return (f"write after write of {r}: pc {a} and pc {b} both write {r}; "
-                    f"the later value must stay")
-        if k == "jump":
-            return f"pc {a} is a jump ({self.detail}): control leaves the straight line there"
-        if k == "target":
-            return (f"pc {b} is a branch target (the jump at pc {a} lands there): "
-                    f"another path enters between them")
-        if k == "call":
-            return f"pc {a} is a call ({self.detail}): the callee may do anything, so it keeps its place"
-        if k == "return":
-            return f"pc {a} returns: nothing moves across the end of the function"
-        if k == "halt":
-            return f"pc {a} ({self.detail}) stops the function: control never falls through"
-        if k == "effect":
-            return (f"pc {a} calls {self.detail}, a kernel with a side effect on a reference "
-                    f"cell: ordered through the cell")
-        if k == "alloc":
-            return (f"allocation order: pc {a} frees the storage in {r} before pc {b} allocates; "
-                    f"swapped, both would be held at once (peak memory grows)")
-        if k == "same":
-            return "an instruction cannot swap with itself"
-        return f"pc {a} is outside the function (pcs 0..{self.detail})"
+            text = _("read after write of {r}: pc {a} writes {r}, pc {b} reads it")
+        elif k == "WAR":
+            text = _("write after read of {r}: pc {a} reads {r}, pc {b} overwrites it")
+        elif k == "WAW":
+            text = _("write after write of {r}: pc {a} and pc {b} both write {r}; "
+                     "the later value must stay")
+        elif k == "jump":
+            text = _("pc {a} is a jump ({detail}): control leaves the straight line there")
+        elif k == "target":
+            text = _("pc {b} is a branch target (the jump at pc {a} lands there): "
+                     "another path enters between them")
+        elif k == "call":
+            text = _("pc {a} is a call ({detail}): the callee may do anything, so it keeps "
+                     "its place")
+        elif k == "return":
+            text = _("pc {a} returns: nothing moves across the end of the function")
+        elif k == "halt":
+            text = _("pc {a} ({detail}) stops the function: control never falls through")
+        elif k == "effect":
+            text = _("pc {a} calls {detail}, a kernel with a side effect on a reference "
+                     "cell: ordered through the cell")
+        elif k == "alloc":
+            text = _("allocation order: pc {a} frees the storage in {r} before pc {b} "
+                     "allocates; swapped, both would be held at once (peak memory grows)")
+        elif k == "same":
+            text = _("an instruction cannot swap with itself")
+        else:
+            text = _("pc {a} is outside the function (pcs 0..{detail})")
+        return text.format(a=a, b=b, r=r, detail=self.detail)
 
 
 class SwapVerdict(NamedTuple):

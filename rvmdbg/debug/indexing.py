@@ -12,6 +12,8 @@ import re
 
 import numpy as np
 
+from rvmdbg.i18n import _
+
 _INT = re.compile(r"[+-]?\d+")
 
 
@@ -26,7 +28,8 @@ def split_indexed(text: str) -> tuple[str, str | None]:
     if open_at < 0:
         return t, None
     if not t.endswith("]"):
-        raise IndexSyntaxError(f"expected `]` to close the index in {t!r}")
+        raise IndexSyntaxError(_("expected `]` to close the index in {text}").format(
+            text=repr(t)))
     return t[:open_at].strip(), t[open_at + 1:-1]
 
 
@@ -38,17 +41,19 @@ def parse_index(text: str) -> tuple:
     out: list = []
     for p in parts:
         if p == "":
-            raise IndexSyntaxError("empty index: write an integer, a slice like 1:3, `:` or `...`")
+            raise IndexSyntaxError(_("empty index: write an integer, a slice like 1:3, `:` or "
+                                     "`...`"))
         if p == "...":
             if any(x is Ellipsis for x in out):
-                raise IndexSyntaxError("an index can have only one `...`")
+                raise IndexSyntaxError(_("an index can have only one `...`"))
             out.append(Ellipsis)
         elif p in ("None", "newaxis", "np.newaxis"):
             out.append(None)
         elif ":" in p:
             bits = [b.strip() for b in p.split(":")]
             if len(bits) > 3:
-                raise IndexSyntaxError(f"a slice has at most three parts (start:stop:step): {p!r}")
+                raise IndexSyntaxError(_("a slice has at most three parts (start:stop:step): "
+                                         "{text}").format(text=repr(p)))
             vals = []
             for b in bits:
                 if b == "":
@@ -56,15 +61,17 @@ def parse_index(text: str) -> tuple:
                 elif _INT.fullmatch(b):
                     vals.append(int(b))
                 else:
-                    raise IndexSyntaxError(f"expected an integer in the slice {p!r}, got {b!r}")
+                    raise IndexSyntaxError(_("expected an integer in the slice {text}, got "
+                                             "{got}").format(text=repr(p), got=repr(b)))
             if len(vals) == 3 and vals[2] == 0:
-                raise IndexSyntaxError(f"slice step cannot be zero: {p!r}")
+                raise IndexSyntaxError(_("slice step cannot be zero: {text}").format(
+                    text=repr(p)))
             out.append(slice(*vals))
         elif _INT.fullmatch(p):
             out.append(int(p))
         else:
-            raise IndexSyntaxError(f"expected an integer, a slice like 1:3, `:`, `...` or None, "
-                                   f"got {p!r}")
+            raise IndexSyntaxError(_("expected an integer, a slice like 1:3, `:`, `...` or "
+                                     "None, got {text}").format(text=repr(p)))
     return tuple(out)
 
 
@@ -73,8 +80,28 @@ def apply_index(a: np.ndarray, index: tuple) -> np.ndarray:
     try:
         out = a[index]
     except IndexError as e:
-        raise IndexSyntaxError(f"{e} (shape {tuple(a.shape)})") from None
+        raise IndexSyntaxError(_("{error} (shape {shape})").format(
+            error=_numpy_index_error(str(e)), shape=tuple(a.shape))) from None
     return np.asarray(out)
+
+
+_OUT_OF_BOUNDS = re.compile(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)")
+_TOO_MANY = re.compile(r"too many indices for array: array is (\d+)-dimensional, but (\d+) "
+                       r"were indexed")
+
+
+def _numpy_index_error(text: str) -> str:
+    """NumPy's IndexError in the language in use (its two common wordings; others as NumPy
+    says them)."""
+    m = _OUT_OF_BOUNDS.fullmatch(text)
+    if m:
+        return _("index {index} is out of bounds for axis {axis} with size {size}").format(
+            index=m[1], axis=m[2], size=m[3])
+    m = _TOO_MANY.fullmatch(text)
+    if m:
+        return _("too many indices for array: array is {n}-dimensional, but {m} were "
+                 "indexed").format(n=m[1], m=m[2])
+    return text
 
 
 def index_text(index: tuple) -> str:

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import copy
 
+from rvmdbg.i18n import N_, _
 from rvmdbg.vm.regalloc import liveness, reuse_registers
 
 NUMBERINGS = ("tvm", "reused")
-TITLES = {"tvm": "TVM's numbering", "reused": "reused numbering"}
+TITLES = {"tvm": N_("TVM's numbering"), "reused": N_("reused numbering")}  # shown through _()
 
 
 class NumberingError(ValueError):
@@ -30,8 +31,8 @@ def reused_executable(exe):
     """(a copy of `exe` with registers reused by liveness, {function: (before, after)});
     the original is untouched."""
     if hasattr(exe, "machine"):   # a program for another machine (the MiniVM)
-        raise NumberingError("register reuse is a pass over Relay VM bytecode; this program "
-                             "runs on its own machine")
+        raise NumberingError(_("register reuse is a pass over Relay VM bytecode; this "
+                               "program runs on its own machine"))
     out = copy.copy(exe)
     out.functions = list(exe.functions)
     report = reuse_registers(out)
@@ -76,7 +77,7 @@ class Numberings:
         """Make numbering `name` current, at the current session's step; returns its
         session."""
         if name not in NUMBERINGS:
-            raise ValueError(f"numbering is tvm or reused, not {name!r}")
+            raise ValueError(_("numbering is tvm or reused, not {name}").format(name=repr(name)))
         old = self.session
         if name == self.current:
             return old

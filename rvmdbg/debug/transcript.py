@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rvmdbg.i18n import _
+
 DEFAULT_FILE = "rvmdbg.txt"   # gdb's default is gdb.txt in the current directory
 
 
@@ -39,15 +41,16 @@ class Transcript:
             try:
                 self._file = open(Path(self.path).expanduser(), "a", encoding="utf-8")
             except OSError as exc:
-                raise TranscriptError(f"cannot log to {self.path}: {exc.strerror or exc}") from None
-        return f"logging to {self.path} (appending; `set logging off` stops)"
+                raise TranscriptError(_("cannot log to {path}: {error}").format(
+                    path=self.path, error=exc.strerror or exc)) from None
+        return _("logging to {path} (appending; `set logging off` stops)").format(path=self.path)
 
     def stop(self) -> str:
         if self._file is None:
-            return "logging is off"
+            return _("logging is off")
         self._file.close()
         self._file = None
-        return f"done logging to {self.path}"
+        return _("done logging to {path}").format(path=self.path)
 
     def command(self, args: list[str]) -> str:
         """`set logging ARGS` (the words after `logging`)."""
@@ -55,25 +58,26 @@ class Transcript:
         if words[:1] == ["enabled"]:
             words, args = words[1:], args[1:]
             if words not in (["on"], ["off"]):
-                raise TranscriptError("usage: set logging enabled on|off")
+                raise TranscriptError(_("usage: {forms}").format(forms="set logging enabled on|off"))
         if not words:
-            return (f"logging to {self.path}" if self.active
-                    else f"logging is off (the file would be {self.path})")
+            return (_("logging to {path}") if self.active
+                    else _("logging is off (the file would be {path})")).format(path=self.path)
         if words[0] == "on":
             return self.start(args[1] if len(args) > 1 else None)
         if words[0] == "off":
             return self.stop()
         if words[0] == "file":
             if len(args) != 2:
-                raise TranscriptError("usage: set logging file FILE")
+                raise TranscriptError(_("usage: {forms}").format(forms="set logging file FILE"))
             if self.active:
                 self.stop()
                 return self.start(args[1])
             self.path = args[1]
-            return f"the log file is {self.path} (`set logging on` starts)"
+            return _("the log file is {path} (`set logging on` starts)").format(path=self.path)
         if len(args) == 1:
             return self.start(args[0])
-        raise TranscriptError("usage: set logging on [FILE] | off | file FILE | FILE")
+        raise TranscriptError(_("usage: {forms}").format(
+            forms="set logging on [FILE] | off | file FILE | FILE"))
 
 
 __all__ = ["Transcript", "TranscriptError", "DEFAULT_FILE"]

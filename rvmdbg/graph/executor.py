@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rvmdbg.graph.graph import CONSTANT, INPUT, Graph, quote_span
+from rvmdbg.i18n import _
 from rvmdbg.graph.plan import MemoryPlan, plan_memory
 from rvmdbg.limits import DEFAULT_LIMITS, Limits
 from rvmdbg.scalars import to_runtime
@@ -103,8 +104,10 @@ class GraphExecutor:
         self.plan.check(graph)  # never run a plan that would let live tensors share memory
         limits = limits or DEFAULT_LIMITS
         if self.plan.pool_bytes > limits.max_bytes:
-            raise GraphRunError(f"the memory pool needs {self.plan.pool_bytes} bytes, over the "
-                                f"limit of {limits.max_bytes} (--max-bytes)", limit="max_bytes")
+            raise GraphRunError(_("the memory pool needs {n} bytes, over the limit of {limit} "
+                                  "(--max-bytes)").format(n=self.plan.pool_bytes,
+                                                          limit=limits.max_bytes),
+                                limit="max_bytes")
         self.stats = GraphRunStats()
         # the pool: one buffer per storage id, allocated once
         self.blocks = [np.empty(size, dtype=np.uint8) for size in self.plan.block_sizes]
@@ -162,17 +165,17 @@ class GraphExecutor:
         flat = []
         expected = len(self.graph.input_forms)
         if len(inputs) != expected:
-            raise GraphRunError(f"@{self.graph.entry} takes {expected} arguments, got "
-                                f"{len(inputs)}")
+            raise GraphRunError(_("@{func} takes {n} arguments, got {m}").format(
+                func=self.graph.entry, n=expected, m=len(inputs)))
         for value, form in zip(inputs, self.graph.input_forms):
             flat.extend(_flatten_value(value, form))
         copies = 0
-        for (name, view, span, _), value, slots in zip(self.input_views, flat, self._slots):
+        for (name, view, span, _kind), value, slots in zip(self.input_views, flat, self._slots):
             arr = np.asarray(value)
             if arr.shape != view.shape or arr.dtype != view.dtype:
-                raise GraphRunError(f"input %{name} must be [{', '.join(map(str, view.shape))}] "
-                                    f"{view.dtype}, got [{', '.join(map(str, arr.shape))}] "
-                                    f"{arr.dtype}", span)
+                raise GraphRunError(_("input %{var} must be {wanted}, got {got}").format(
+                    var=name, wanted=f"[{', '.join(map(str, view.shape))}] {view.dtype}",
+                    got=f"[{', '.join(map(str, arr.shape))}] {arr.dtype}"), span)
             if slots is None:
                 np.copyto(view, arr)
                 copies += 1
@@ -244,15 +247,16 @@ class GraphExecutor:
         results = tuple(res) if type(out) is tuple and isinstance(res, (tuple, list)) else (res,)
         name = self.graph.nodes[nid].func_name
         if len(results) != len(views):
-            raise GraphRunError(f"kernel {name} returned {len(results)} outputs, "
-                                f"expected {len(views)}", self.graph.nodes[nid].span)
+            raise GraphRunError(_("kernel {kernel} returned {n} outputs, expected {m}").format(
+                kernel=name, n=len(results), m=len(views)), self.graph.nodes[nid].span)
         for view, r in zip(views, results):
             r = np.asarray(r)
             if r.shape != view.shape or r.dtype != view.dtype:
-                raise GraphRunError(f"kernel {name} produced [{', '.join(map(str, r.shape))}] "
-                                    f"{r.dtype} for an entry planned as "
-                                    f"[{', '.join(map(str, view.shape))}] {view.dtype}",
-                                    self.graph.nodes[nid].span)
+                raise GraphRunError(_("kernel {kernel} produced {made} for an entry planned as "
+                                      "{planned}").format(
+                    kernel=name, made=f"[{', '.join(map(str, r.shape))}] {r.dtype}",
+                    planned=f"[{', '.join(map(str, view.shape))}] {view.dtype}"),
+                    self.graph.nodes[nid].span)
 
     def _result(self):
         # runtime values, as the VM's: a 0-d result as a NumPy scalar (rvmdbg/scalars.py)
@@ -269,25 +273,29 @@ class GraphExecutor:
 
     def _kernel_failure(self, step, exc: Exception) -> GraphRunError:
         if step is None:
-            return GraphRunError(f"graph executor failed: {exc}")
+            return GraphRunError(_("graph executor failed: {error}").format(error=exc))
         nid = step[3]
         node = self.graph.nodes[nid]
-        where = f" at {node.span}" if node.span is not None else ""
+        where = " " + _("at {place}").format(place=node.span) if node.span is not None else ""
         msg = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
         shapes = []
         for s, i in node.inputs:
             eid = self.graph.entry_id(s, i)
             shapes.append(self.graph.entry_text(eid))
-        return GraphRunError(f"kernel {node.func_name} (node {nid}{where}) failed on "
-                             f"({', '.join(shapes)}): {msg}", node.span)
+        return GraphRunError(_("kernel {kernel} (node {nid}{where}) failed on ({shapes}): "
+                               "{message}").format(kernel=node.func_name, nid=nid, where=where,
+                                                   shapes=", ".join(shapes), message=msg),
+                             node.span)
 
 
 def _flatten_value(value, form) -> list:
     if form is None:
         if isinstance(value, ADTValue):
-            raise GraphRunError(f"expected a tensor, got {format_value(value)}")
+            raise GraphRunError(_("expected a tensor, got {value}").format(
+                value=format_value(value)))
         return [value]
     fields = value.fields if isinstance(value, ADTValue) else tuple(value)
     if len(fields) != len(form):
-        raise GraphRunError(f"expected a tuple of {len(form)} fields, got {len(fields)}")
+        raise GraphRunError(_("expected a tuple of {n} fields, got {m}").format(
+            n=len(form), m=len(fields)))
     return [leaf for v, f in zip(fields, form) for leaf in _flatten_value(v, f)]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.relay.diagnostics import RelayError, Source, Span
 
 INPUT, CONSTANT, KERNEL = "input", "constant", "kernel"
@@ -161,10 +162,11 @@ class Graph:
             from rvmdbg.graph.plan import plan_memory
             plan = plan_memory(self)
         head_set = set(self.heads)
-        lines = [f"graph @{self.entry}: {len(self.nodes)} nodes "
-                 f"({len(self.input_nodes)} inputs, "
-                 f"{sum(1 for n in self.nodes if n.kind == CONSTANT)} constants, "
-                 f"{len(self.kernel_nodes)} kernels), {self.num_entries} entries"]
+        lines = [_("graph @{func}: {nodes} nodes ({inputs} inputs, {constants} constants, "
+                   "{kernels} kernels), {entries} entries").format(
+                       func=self.entry, nodes=len(self.nodes), inputs=len(self.input_nodes),
+                       constants=sum(1 for n in self.nodes if n.kind == CONSTANT),
+                       kernels=len(self.kernel_nodes), entries=self.num_entries)]
         for nid, n in enumerate(self.nodes):
             if n.kind == KERNEL:
                 ins = ", ".join(f"{s}" if i == 0 and self.nodes[s].num_outputs == 1

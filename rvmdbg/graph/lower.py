@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 
+from rvmdbg.i18n import _
 from rvmdbg.graph.graph import CONSTANT, INPUT, KERNEL, Graph, GraphNode, GraphRefusal
 from rvmdbg.passes.fold_constant import fold_constant
 from rvmdbg.passes.fuse_ops import fuse_ops
@@ -30,7 +31,6 @@ from rvmdbg.relay.types import FuncType, RefType, TensorType, TupleType, TypeCal
 
 __all__ = ["lower_to_graph", "find_refusal", "RESHAPE_OPS"]
 
-_ADVICE = "; run it on the VM"
 # Operators that only reinterpret a contiguous tensor's shape (TVM marks them TReshapeOp); a
 # primitive function made of nothing else is "reshape only" and its output aliases its input.
 RESHAPE_OPS = frozenset({"reshape", "squeeze", "expand_dims", "nn.batch_flatten"})
@@ -46,7 +46,7 @@ def _checked(mod: Module) -> Module:
 
 
 def _place(span) -> str:
-    return str(span) if span is not None else "<unknown place>"
+    return str(span) if span is not None else _("<unknown place>")
 
 
 def _non_tensor_reason(t) -> str | None:
@@ -120,15 +120,17 @@ class _Scanner:
         self.out = out
 
     def add(self, span, message: str) -> None:
-        self.out.append((span, "graph executor: " + message + _ADVICE))
+        self.out.append((span, _("graph executor: {reason}; run it on the VM").format(
+            reason=message)))
 
     def scan_params(self, fn: Function) -> None:
         ft = fn.checked_type
         types = list(ft.params) if isinstance(ft, FuncType) and len(ft.params) == len(fn.params) \
             else [p.checked_type for p in fn.params]
         if isinstance(ft, FuncType) and ft.type_params:
-            self.add(fn.span, f"@{self.fname} at {_place(fn.span)} is polymorphic; a graph's "
-                              f"inputs need fixed tensor types")
+            self.add(fn.span, _("@{func} at {where} is polymorphic; a graph's inputs need "
+                                "fixed tensor types").format(func=self.fname,
+                                                             where=_place(fn.span)))
         for p, t in zip(fn.params, types):
             self.check_type(t, f"%{p.name}", p.span, parameter=True)
 
@@ -137,18 +139,22 @@ class _Scanner:
         if reason is None:
             return
         where = _place(span)
+        fields = dict(what=what, where=where, type=t)
         if reason == "dynamic":
-            self.add(span, f"the shape of {what} at {where} is known only at run time ({t})")
+            self.add(span, _("the shape of {what} at {where} is known only at run time "
+                             "({type})").format(**fields))
         elif parameter and reason == "adt":
-            self.add(span, f"parameter {what} at {where} has the ADT type {t}; a graph's "
-                           f"inputs are tensors")
+            self.add(span, _("parameter {what} at {where} has the ADT type {type}; a graph's "
+                             "inputs are tensors").format(**fields))
         elif parameter and reason == "function":
-            self.add(span, f"parameter {what} at {where} is a function ({t}): calling it "
-                           f"needs a closure at run time")
+            self.add(span, _("parameter {what} at {where} is a function ({type}): calling it "
+                             "needs a closure at run time").format(**fields))
         elif parameter and reason == "ref":
-            self.add(span, f"parameter {what} at {where} is a reference ({t})")
+            self.add(span, _("parameter {what} at {where} is a reference ({type})").format(
+                **fields))
         elif parameter and reason == "typevar":
-            self.add(span, f"parameter {what} at {where} has no fixed tensor type ({t})")
+            self.add(span, _("parameter {what} at {where} has no fixed tensor type "
+                             "({type})").format(**fields))
 
     def scan(self, fn: Function) -> None:
         seen = set()
@@ -161,56 +167,63 @@ class _Scanner:
             sp = e.span
             where = _place(sp)
             if isinstance(e, If):
-                self.add(sp, f"`if` at {where} needs a branch at run time")
+                self.add(sp, _("`if` at {where} needs a branch at run time").format(where=where))
             elif isinstance(e, Match):
                 kw = "match" if e.complete else "match?"
                 if any(_has_constructor(c.lhs) for c in e.clauses):
-                    self.add(sp, f"`{kw}` at {where} needs a branch on a constructor at run "
-                                 f"time")
+                    self.add(sp, _("`{keyword}` at {where} needs a branch on a constructor at "
+                                   "run time").format(keyword=kw, where=where))
                 else:
-                    self.add(sp, f"`{kw}` at {where} takes its value apart with pattern "
-                                 f"tests at run time")
+                    self.add(sp, _("`{keyword}` at {where} takes its value apart with pattern "
+                                   "tests at run time").format(keyword=kw, where=where))
             elif isinstance(e, Function):
                 if not e.is_primitive:
-                    self.add(sp, f"a closure (`fn`) at {where} is a function value made at "
-                                 f"run time")
+                    self.add(sp, _("a closure (`fn`) at {where} is a function value made at "
+                                   "run time").format(where=where))
                 continue  # its body belongs to the closure, refused as a whole
             elif isinstance(e, Call):
                 op = e.op
                 if isinstance(op, GlobalVar):
                     if op.name == self.fname:
-                        self.add(sp, f"`@{op.name}` calls itself at {where} (recursion)")
+                        self.add(sp, _("`@{func}` calls itself at {where} (recursion)").format(
+                            func=op.name, where=where))
                     elif _reaches(self.edges, op.name, self.fname):
-                        self.add(sp, f"`@{self.fname}` calls `@{op.name}` at {where}, which "
-                                     f"calls back into `@{self.fname}` (recursion)")
+                        self.add(sp, _("`@{func}` calls `@{callee}` at {where}, which calls back "
+                                       "into `@{func}` (recursion)").format(
+                            func=self.fname, callee=op.name, where=where))
                 elif isinstance(op, ConstructorRef):
-                    self.add(sp, f"ADT constructor `{op.name}` at {where} builds a data value; "
-                                 f"a graph holds only tensors")
+                    self.add(sp, _("ADT constructor `{name}` at {where} builds a data value; a "
+                                   "graph holds only tensors").format(name=op.name, where=where))
                 elif isinstance(op, OpRef) and op.name in MEMORY_OPS:
-                    self.add(sp, f"`{op.name}` at {where} belongs to the VM's memory dialect; "
-                                 f"a graph plans its memory itself")
+                    self.add(sp, _("`{op}` at {where} belongs to the VM's memory dialect; a "
+                                   "graph plans its memory itself").format(op=op.name,
+                                                                           where=where))
                 # a call of a function value (`%f(%x)`) is not reported itself: the value
                 # comes from a closure, a global used as a value or a function parameter,
                 # each reported where it is made (a use's span is its binder's, in any case)
             elif isinstance(e, GlobalVar):
-                self.add(sp, f"`@{e.name}` used as a value at {where} makes a closure at "
-                             f"run time")
+                self.add(sp, _("`@{func}` used as a value at {where} makes a closure at run "
+                               "time").format(func=e.name, where=where))
             elif isinstance(e, ConstructorRef):
-                self.add(sp, f"ADT constructor `{e.name}` at {where} used as a value makes a "
-                             f"closure at run time")
+                self.add(sp, _("ADT constructor `{name}` at {where} used as a value makes a "
+                               "closure at run time").format(name=e.name, where=where))
             elif isinstance(e, RefCreate):
-                self.add(sp, f"`ref(...)` at {where} makes a mutable reference")
+                self.add(sp, _("`ref(...)` at {where} makes a mutable reference").format(
+                    where=where))
             elif isinstance(e, RefRead):
-                self.add(sp, f"`ref_read` at {where} reads a mutable reference")
+                self.add(sp, _("`ref_read` at {where} reads a mutable reference").format(
+                    where=where))
             elif isinstance(e, RefWrite):
-                self.add(sp, f"`ref_write` at {where} writes a mutable reference")
+                self.add(sp, _("`ref_write` at {where} writes a mutable reference").format(
+                    where=where))
             if isinstance(e, Var):
                 self.check_type(e.checked_type, f"%{e.name}", sp)
             elif not isinstance(e, (GlobalVar, ConstructorRef, OpRef, Function, Let)):
                 t = e.checked_type
                 if _non_tensor_reason(t) == "dynamic":
-                    self.add(sp, f"the shape of the result of {_describe(e)} at {where} is "
-                                 f"known only at run time ({t})")
+                    self.add(sp, _("the shape of the result of {what} at {where} is known "
+                                   "only at run time ({type})").format(
+                        what=_describe(e), where=where, type=t))
             if isinstance(e, Call):
                 # a called global or constructor is judged with its call, not as a value
                 if isinstance(e.op, (GlobalVar, ConstructorRef, OpRef)):
@@ -231,18 +244,19 @@ def _describe(e) -> str:
     if isinstance(e, Call) and isinstance(e.op, OpRef):
         return f"`{e.op.name}`"
     if isinstance(e, Call) and isinstance(e.op, GlobalVar):
-        return f"the call of `@{e.op.name}`"
+        return _("the call of `@{func}`").format(func=e.op.name)
     if isinstance(e, Constant):
-        return "a constant"
+        return _("a constant")
     if isinstance(e, TupleGetItem):
-        return f"the projection `.{e.index}`"
-    return f"a {type(e).__name__.lower()}"
+        return _("the projection `.{index}`").format(index=e.index)
+    return _("a {kind}").format(kind=type(e).__name__.lower())
 
 
 def find_refusal(mod: Module, entry: str = "main") -> GraphRefusal | None:
     """The first construct (in source order) that keeps entry from being a static graph."""
     if entry not in mod.functions:
-        return GraphRefusal(f"graph executor: there is no function @{entry}", None,
+        return GraphRefusal(_("graph executor: there is no function @{func}").format(
+            func=entry), None,
                             source=mod.source)
     order, edges = _reachable(mod, entry)
     found: list = []
@@ -460,9 +474,9 @@ class _Builder:
                 # a non-recursive global: inline its body with the arguments' entries
                 out = self.body(callee.body, dict(zip(callee.params, args)))
         else:
-            raise GraphRefusal(f"graph executor: cannot place {_describe(e)} at "
-                               f"{_place(e.span)} in a static graph" + _ADVICE, e.span,
-                               source=self.mod.source)
+            raise GraphRefusal(_("graph executor: {reason}; run it on the VM").format(
+                reason=_("cannot place {what} at {where} in a static graph").format(
+                    what=_describe(e), where=_place(e.span))), e.span, source=self.mod.source)
         memo[id(e)] = out
         return out
 

@@ -23,6 +23,7 @@ import bisect
 from dataclasses import dataclass, field
 
 from rvmdbg.graph.graph import KERNEL, Graph
+from rvmdbg.i18n import _
 
 # TVM's match_range_: blocks within this factor of the request may be reused
 MATCH_RANGE = 16
@@ -69,17 +70,20 @@ class MemoryPlan:
 
     def summary(self) -> str:
         inter_pool, inter_tensors = self.intermediate_bytes()
+        # the labels are padded in each language so that the figures line up
         lines = [
-            f"memory plan: {self.num_blocks} storage blocks for {len(self.storage_ids)} entries",
-            f"  pool bytes:        {self.pool_bytes}",
-            f"  sum of tensors:    {self.tensor_bytes}",
-            f"  reuse ratio:       {self.reuse_ratio:.2f}x "
-            f"(saves {self.tensor_bytes - self.pool_bytes} bytes)",
-            f"  kernel outputs:    {inter_pool} bytes of blocks for {inter_tensors} bytes "
-            f"of tensors",
+            _("memory plan: {blocks} storage blocks for {entries} entries").format(
+                blocks=self.num_blocks, entries=len(self.storage_ids)),
+            _("  pool bytes:        {n}").format(n=self.pool_bytes),
+            _("  sum of tensors:    {n}").format(n=self.tensor_bytes),
+            _("  reuse ratio:       {ratio}x (saves {n} bytes)").format(
+                ratio=f"{self.reuse_ratio:.2f}", n=self.tensor_bytes - self.pool_bytes),
+            _("  kernel outputs:    {blocks} bytes of blocks for {tensors} bytes of "
+              "tensors").format(blocks=inter_pool, tensors=inter_tensors),
         ]
         if self.aliased:
-            lines.append(f"  aliased entries:   {len(self.aliased)} (reshape-only kernels)")
+            lines.append(_("  aliased entries:   {n} (reshape-only kernels)").format(
+                n=len(self.aliased)))
         return "\n".join(lines)
 
     # ---- verification ----
@@ -128,7 +132,7 @@ class MemoryPlan:
                                 f"{sid} has {self.block_sizes[sid]}")
             g = find(e)
             if g in groups:
-                lo, hi, _ = groups[g]
+                lo, hi, _sid = groups[g]
                 if self.storage_ids[g] != sid:
                     raise PlanError(f"entry {e} aliases entry {g} but has another storage")
                 groups[g] = [min(lo, ranges[e][0]), max(hi, ranges[e][1]), sid]

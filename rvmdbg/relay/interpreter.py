@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.limits import DEFAULT_LIMITS, Limits
 from rvmdbg.scalars import SCALAR_TYPES, scalar_op, to_runtime
 from rvmdbg.relay.ast import (
@@ -68,7 +69,7 @@ class InterpreterError(Exception):
 
     def format(self, source: Source | None = None) -> str:
         """`FILE:LINE:COL: error: MESSAGE (in @f)`, the quoted line with a caret, the call stack."""
-        fn = f" (in @{self.function})" if self.function else ""
+        fn = " " + _("(in @{func})").format(func=self.function) if self.function else ""
         sp = self.span
         if sp is None:
             return f"error: {self.message}{fn}" + self._stack_text()
@@ -96,12 +97,14 @@ class InterpreterError(Exception):
             while j + 1 < len(calls) and calls[j + 1] == calls[i]:
                 j += 1
             caller, site = calls[i]
-            times = f" ({j - i + 1} times)" if j > i else ""
-            lines.append(f"  called from @{caller} at {site}{times}")
+            lines.append("  " + (_("called from @{func} at {site} ({n} times)") if j > i else
+                                 _("called from @{func} at {site}")).format(
+                func=caller, site=site, n=j - i + 1))
             i = j + 1
         if len(lines) > _FRAMES_SHOWN:
             half = _FRAMES_SHOWN // 2
-            lines = lines[:half] + [f"  ... {len(lines) - 2 * half} more ..."] + lines[-half:]
+            lines = lines[:half] + ["  " + _("... {n} more ...").format(
+                n=len(lines) - 2 * half)] + lines[-half:]
         return "\n" + "\n".join(lines)
 
     def __str__(self) -> str:
@@ -128,8 +131,14 @@ def _source_line(span: Span, source: Source | None) -> str | None:
     return None
 
 
+def _op_message(op: str, message: str) -> str:
+    """An operator's message (already in the language in use) after the operator's name."""
+    return f"{op}: {message}"
+
+
 def _limit_error(name: str, value: int, what: str, span) -> InterpreterError:
-    return InterpreterError(f"{what} (raise with {Limits.flag_for(name)})", span, limit=name)
+    return InterpreterError(_("{what} (raise with {flag})").format(
+        what=what, flag=Limits.flag_for(name)), span, limit=name)
 
 
 # ------------------------------------------------------------------------------------ values
@@ -337,11 +346,12 @@ class Interpreter:
         self._prepare()
         code = self._codes.get(entry)
         if code is None:
-            known = ", ".join("@" + n for n in self._codes) or "none"
-            raise InterpreterError(f"no function @{entry} in this program (functions: {known})")
+            known = ", ".join("@" + n for n in self._codes) or _("none")
+            raise InterpreterError(_("no function @{func} in this program (functions: "
+                                     "{known})").format(func=entry, known=known))
         if len(args) != len(code.params):
-            raise InterpreterError(f"@{entry} takes {len(code.params)} argument(s), "
-                                   f"got {len(args)}", code.span)
+            raise InterpreterError(_("@{func} takes {n} argument(s), got {m}").format(
+                func=entry, n=len(code.params), m=len(args)), code.span)
         env = dict(zip(code.params, [to_runtime(a) for a in args]))
         return self._guarded(lambda: self._enter(code, env, code.span))
 
@@ -366,7 +376,7 @@ class Interpreter:
         except RecursionError:
             raise self._stack_exhausted() from None
         except MemoryError:
-            raise InterpreterError("out of memory while evaluating the program",
+            raise InterpreterError(_("out of memory while evaluating the program"),
                                    limit="max_bytes") from None
         except InterpreterError as e:
             e.source = self.mod.source
@@ -380,21 +390,22 @@ class Interpreter:
     def _stack_exhausted(self, span=None) -> InterpreterError:
         depth = self._depth
         e = InterpreterError(
-            f"call depth limit exceeded: the interpreter ran out of stack at call depth {depth}, "
-            f"below --max-depth {self.limits.max_depth} (the VM has no such bound)",
+            _("call depth limit exceeded: the interpreter ran out of stack at call depth "
+              "{depth}, below --max-depth {limit} (the VM has no such bound)").format(
+                depth=depth, limit=self.limits.max_depth),
             span, limit="max_depth")
         e.source = self.mod.source
         return e
 
     def _out_of_steps(self, span) -> InterpreterError:
         if self._interrupted:
-            return InterpreterError("interrupted", span)
+            return InterpreterError(_("interrupted"), span)
         n = self.limits.max_steps
-        return _limit_error("max_steps", n, f"step limit {n} exceeded", span)
+        return _limit_error("max_steps", n, _("step limit {n} exceeded").format(n=n), span)
 
     def _depth_error(self, span) -> InterpreterError:
         n = self.limits.max_depth
-        return _limit_error("max_depth", n, f"call depth limit {n} exceeded", span)
+        return _limit_error("max_depth", n, _("call depth limit {n} exceeded").format(n=n), span)
 
     # ---- applying function values
 
@@ -423,8 +434,8 @@ class Interpreter:
         if type(f) is Closure:
             code = f.code
             if len(args) != len(code.params):
-                raise InterpreterError(f"@{f.name} takes {len(code.params)} argument(s), "
-                                       f"got {len(args)}", span)
+                raise InterpreterError(_("@{func} takes {n} argument(s), got {m}").format(
+                    func=f.name, n=len(code.params), m=len(args)), span)
             env = dict(f.env)
             if f.self_var is not None:
                 env[f.self_var] = f
@@ -436,12 +447,14 @@ class Interpreter:
             raise self._out_of_steps(span)
         if type(f) is ConstructorValue:
             if len(args) != f.arity:
-                raise InterpreterError(f"constructor {f.name} takes {f.arity} argument(s), "
-                                       f"got {len(args)}", span)
+                raise InterpreterError(_("constructor {name} takes {n} argument(s), got "
+                                         "{m}").format(name=f.name, n=f.arity, m=len(args)),
+                                       span)
             return ADTValue(f.tag, f.name, args)
         if type(f) is OpValue:
             return self._run_kernel(f.name, f.kernel, args, f.attrs, span)
-        raise InterpreterError(f"cannot call {_short(f)}: not a function", span)
+        raise InterpreterError(_("cannot call {value}: not a function").format(value=_short(f)),
+                               span)
 
     def _run_kernel(self, name, kernel, args, attrs, span):
         args = [_kernel_input(a) for a in args]
@@ -475,7 +488,7 @@ class Interpreter:
         if clo is None:
             code = self._codes.get(name)
             if code is None:
-                raise InterpreterError(f"unknown global @{name}", span)
+                raise InterpreterError(_("unknown global @{func}").format(func=name), span)
             clo = self._global_closures[name] = Closure(name, code, {})
         return clo
 
@@ -486,7 +499,8 @@ class Interpreter:
             return thunk
         method = getattr(self, "_compile_" + type(e).__name__, None)
         if method is None:
-            raise InterpreterError(f"cannot evaluate a {type(e).__name__} node", e.span)
+            raise InterpreterError(_("cannot evaluate a {kind} node").format(
+                kind=type(e).__name__), e.span)
         thunk = method(e)
         if key in self._shared and not isinstance(e, (Var, Constant, GlobalVar, OpRef)):
             thunk = _memoized(thunk, e)
@@ -507,7 +521,8 @@ class Interpreter:
     def _constructor(self, ref: ConstructorRef):
         c = ref.constructor or self.mod.constructors.get(ref.name)
         if c is None:
-            raise InterpreterError(f"unknown constructor {ref.name}", ref.span)
+            raise InterpreterError(_("unknown constructor {name}").format(name=ref.name),
+                                   ref.span)
         return c
 
     def _compile_ConstructorRef(self, ref: ConstructorRef):
@@ -521,11 +536,11 @@ class Interpreter:
     def _op(self, ref: OpRef, attrs):
         op = self._ops.get_op(ref.name)
         if op is None:
-            raise InterpreterError(f"unknown operator {ref.name}", ref.span)
+            raise InterpreterError(_("unknown operator {op}").format(op=ref.name), ref.span)
         try:
             return op, self._ops.normalize_attrs(op, attrs or {})
         except self._ops.OpError as e:
-            raise InterpreterError(f"{ref.name}: {e.message}", ref.span) from None
+            raise InterpreterError(_op_message(ref.name, e.message), ref.span) from None
 
     def _compile_OpRef(self, ref: OpRef):
         op, attrs = self._op(ref, {})
@@ -630,7 +645,8 @@ class Interpreter:
             for matches, rhs in clauses:
                 if matches(value, env):
                     return rhs(env)
-            raise InterpreterError(f"{keyword} found no matching clause for {_short(value)}", span)
+            raise InterpreterError(_("{keyword} found no matching clause for {value}").format(
+                keyword=keyword, value=_short(value)), span)
         return match
 
     def _compile_Call(self, e: Call):
@@ -644,14 +660,15 @@ class Interpreter:
                 # freeing is the VM's business: here a kill only evaluates its operand
                 return lambda env, a=args[0]: (a(env), UNIT_VALUE)[1]
             if op.name in MEMORY_OPS:
-                raise InterpreterError(f"{op.name}: the memory dialect of a late pass stage runs "
-                                       "on the VM only (--executor vm)", span)
+                raise InterpreterError(_("{op}: the memory dialect of a late pass stage runs on "
+                                         "the VM only (--executor vm)").format(op=op.name), span)
             return self._compile_op_call(e, args)
         if isinstance(op, ConstructorRef):
             c = self._constructor(op)
             if len(args) != len(c.inputs):
-                raise InterpreterError(f"constructor {c.name} takes {len(c.inputs)} "
-                                       f"argument(s), got {len(args)}", span)
+                raise InterpreterError(_("constructor {name} takes {n} argument(s), got "
+                                         "{m}").format(name=c.name, n=len(c.inputs),
+                                                       m=len(args)), span)
             tag, con = c.tag, c.name
             if not args:
                 value = ADTValue(tag, con, ())
@@ -667,10 +684,10 @@ class Interpreter:
     def _compile_global_call(self, g: GlobalVar, args: list, span):
         code = self._codes.get(g.name)
         if code is None:
-            raise InterpreterError(f"unknown global @{g.name}", g.span)
+            raise InterpreterError(_("unknown global @{func}").format(func=g.name), g.span)
         if len(args) != len(code.params):
-            raise InterpreterError(f"@{g.name} takes {len(code.params)} argument(s), "
-                                   f"got {len(args)}", span)
+            raise InterpreterError(_("@{func} takes {n} argument(s), got {m}").format(
+                func=g.name, n=len(code.params), m=len(args)), span)
         binds = list(zip(code.params, args))
         limits = self.limits
         name = code.name
@@ -825,7 +842,7 @@ class Interpreter:
                 try:
                     out = kernel([x, y], attrs)
                 except KernelError as err:
-                    raise InterpreterError(f"{name}: {err.message}", span) from None
+                    raise InterpreterError(_op_message(name, err.message), span) from None
                 live.add(out)
                 return out
             return op_call2
@@ -878,7 +895,7 @@ def _compile_pattern(p, mod: Module):
     if isinstance(p, PatternConstructor):
         c = p.constructor or mod.constructors.get(p.name)
         if c is None:
-            raise InterpreterError(f"unknown constructor {p.name}", p.span)
+            raise InterpreterError(_("unknown constructor {name}").format(name=p.name), p.span)
         tag = c.tag
         subs = p.patterns
         if not subs:
@@ -914,7 +931,8 @@ def _compile_pattern(p, mod: Module):
                     return False
             return True
         return tuple_
-    raise InterpreterError(f"unknown pattern {type(p).__name__}", getattr(p, "span", None))
+    raise InterpreterError(_("unknown pattern {kind}").format(kind=type(p).__name__),
+                           getattr(p, "span", None))
 
 
 # ------------------------------------------------------------------------------------ analyses

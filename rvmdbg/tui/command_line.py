@@ -15,13 +15,13 @@ import os
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Input
-from rvmdbg.i18n import N_, _
+from rvmdbg.i18n import NP_, N_, _
 
 
 class CommandLine(Input):
     BINDINGS = [
         Binding("up", "history(-1)", N_("Previous"), show=False, tooltip=N_("The previous command")),
-        Binding("down", "history(1)", N_("Next"), show=False, tooltip=N_("The next command")),
+        Binding("down", "history(1)", NP_("command history", "Next"), show=False, tooltip=N_("The next command")),
         Binding("ctrl+r", "reverse_search", N_("Search back"),
                 tooltip=N_("Search the commands entered before (again: further back)")),
         Binding("tab", "complete", N_("Complete"),

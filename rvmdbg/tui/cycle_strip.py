@@ -6,10 +6,12 @@ ones after it in italics, so the strip reads the same without colour.
 """
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import Static
 
-from rvmdbg.views.cycle import DispatchCycle
+from rvmdbg.i18n import _
+from rvmdbg.views.cycle import PHASE_LABELS, DispatchCycle
 
 
 def cycle_of(app) -> DispatchCycle:
@@ -43,7 +45,8 @@ class CycleStrip(Static):
                 text.append("\n")
             mark = self.marker if state == "next" else " "
             style = {"done": "bold", "next": "bold reverse", "later": "italic"}[state]
-            text.append(f"{mark} {phase:<8}", style=style)
+            label = _(PHASE_LABELS[phase])   # padded by cells: 取指 is two wide characters
+            text.append(f"{mark} {label}" + " " * max(0, 8 - cell_len(label)), style=style)
             text.append(f" {line}", style={"done": "", "next": "bold", "later": "italic"}[state])
         self.update(text)
 

@@ -34,7 +34,7 @@ from rvmdbg.debug.numbering import LiveRanges
 from rvmdbg.tui.arrows import MAX_DEP_LANES, MAX_JUMP_LANES, Edge, GutterLayout, jump_edges
 from rvmdbg.tui.line_pane import LinePane
 from rvmdbg.tui.links import PALETTE_SIZE, SourceLinks
-from rvmdbg.i18n import N_, _
+from rvmdbg.i18n import NP_, N_, _
 
 # The dependency gutter has a fixed width so a stop never shifts the columns (and never
 # invalidates every cached row): two lanes and the head column.
@@ -441,10 +441,12 @@ class BytecodeListing(LinePane):
             if note == "mark":
                 segs.append(Segment(f"  {g.swap_mark} swap?", base + st("listing--swap-mark")))
             elif note == "ok":
-                segs.append(Segment(f"  {g.swap_ok} may swap with pc {self.swap_mark}",
+                segs.append(Segment(f"  {g.swap_ok} " + _("may swap with pc {pc}").format(
+                                        pc=self.swap_mark),
                                     base + st("listing--swap-ok")))
             elif note == "no":
-                segs.append(Segment(f"  {g.swap_no} may not swap with pc {self.swap_mark}",
+                segs.append(Segment(f"  {g.swap_no} " + _("may not swap with pc {pc}").format(
+                                        pc=self.swap_mark),
                                     base + st("listing--swap-no")))
             else:
                 segs.append(Segment(f"  {note}", base + st("listing--swap-no")))
@@ -497,8 +499,9 @@ class BytecodeListing(LinePane):
                     short = _short_reason(r, prefix)
                     if r.first != r.second:
                         edges.append(Edge(r.first, r.second, short))
-                        notes.setdefault(r.second, []).append(f"{self.glyphs.read} {short} "
-                                                             f"from pc {r.first}")
+                        notes.setdefault(r.second, []).append(
+                            f"{self.glyphs.read} " + _("{reason} from pc {pc}").format(
+                                reason=short, pc=r.first))
                     else:
                         notes.setdefault(r.first, []).append(f"{self.glyphs.swap_no} {short}")
                 if edges:
@@ -562,8 +565,14 @@ def _short_reason(r, prefix: str = "$") -> str:
     """A reason in a few words, for the listing's notes: `RAW $5`, `call`, `target`."""
     if r.register is not None and r.kind in ("RAW", "WAR", "WAW"):
         return f"{r.kind} {prefix}{r.register}"
-    return {"target": "branch target", "alloc": f"kill {prefix}{r.register} before alloc",
-            "effect": f"side effect ({r.detail})", "halt": "no fall-through"}.get(r.kind, r.kind)
+    if r.kind == "alloc":
+        return _("kill {r} before alloc").format(r=f"{prefix}{r.register}")
+    if r.kind == "effect":
+        return _("side effect ({kernel})").format(kernel=r.detail)
+    words = {"target": N_("branch target"), "halt": N_("no fall-through"),
+             "jump": NP_("swap reason", "jump"), "call": NP_("swap reason", "call"),
+             "return": NP_("swap reason", "return")}
+    return _(words[r.kind]) if r.kind in words else r.kind   # (same, outside: not drawn)
 
 
 __all__ = ["BytecodeListing", "FunctionListing", "DepRead"]

@@ -14,9 +14,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from rvmdbg.i18n import N_, _
+from rvmdbg.i18n import NP_, N_, _
 from rvmdbg.views.quiz import Quiz
-from rvmdbg.i18n import N_
 
 MAX_CHOICES = 9
 
@@ -60,7 +59,7 @@ class QuizScreen(ModalScreen[None]):
     """
 
     BINDINGS = [Binding(str(i), f"choose({i})", str(i), show=False) for i in range(1, 10)] + [
-        Binding("enter,space", "go_on", N_("Next"), tooltip=N_("Skip the question, or go on to the next")),
+        Binding("enter,space", "go_on", NP_("quiz", "Next"), tooltip=N_("Skip the question, or go on to the next")),
         Binding("escape,q", "close", N_("Close"), tooltip=N_("Close the quiz (the score is kept)")),
     ]
 

@@ -33,6 +33,7 @@ from rvmdbg.tui.command_output import CommandOutput
 from rvmdbg.tui.compositor import RowCompositor
 from rvmdbg.tui.console import Console
 from rvmdbg.tui.cycle_strip import CycleStrip, cycle_of
+from rvmdbg.views.cycle import PHASE_LABELS
 from rvmdbg.tui.footer import KeyFooter
 from rvmdbg.tui.glyphs import Glyphs
 from rvmdbg.tui.goto_modal import GotoStepModal
@@ -535,8 +536,11 @@ class DebuggerScreen(Screen):
         stack.invalidate()
         self.numbering = numberings.current
         before, after = numberings.totals()
-        return (f"registers in {'reused numbering' if reused else 'TVM numbering'} at step "
-                f"{new.step_count}: {before} -> {after} over all functions (r switches back)")
+        text = (_("registers in reused numbering at step {step}: {before} -> {after} over all "
+                  "functions (r switches back)") if reused else
+                _("registers in TVM numbering at step {step}: {before} -> {after} over all "
+                  "functions (r switches back)"))
+        return text.format(step=new.step_count, before=before, after=after)
 
     # ------------------------------------------------------------ fetch, decode, execute
 
@@ -550,10 +554,10 @@ class DebuggerScreen(Screen):
         strip.set_class(shown, "-shown")
         if shown:
             self._draw_cycle()
-            self.status.set_message("fetch, decode, execute: s advances one phase; p hides "
-                                    "the strip")
+            self.status.set_message(_("fetch, decode, execute: s advances one phase; p hides "
+                                      "the strip"))
         else:
-            self.status.set_message("s steps whole instructions again")
+            self.status.set_message(_("s steps whole instructions again"))
 
     def _advance_cycle(self) -> None:
         s = self.session
@@ -563,13 +567,15 @@ class DebuggerScreen(Screen):
             phase = cycle_of(self.app).advance(
                 s, lambda: self.drive("step", lambda s: s.step(), threaded=False))
         except Exception as exc:  # the strip is a view of the session: it must not break it
-            self.status.set_message(f"fetch-decode-execute: {error_text(exc)}", warning=True)
+            self.status.set_message(_("fetch-decode-execute: {error}").format(
+                error=error_text(exc)), warning=True)
             return
         self._draw_cycle()
         if phase and phase != "execute":
-            self.status.set_message(f"{phase}: done; s does the next phase")
+            self.status.set_message(_("{phase}: done; s does the next phase").format(
+                phase=_(PHASE_LABELS[phase])))
         elif not phase:
-            self.status.set_message("nothing left to run", warning=True)
+            self.status.set_message(_("nothing left to run"), warning=True)
 
     def _draw_cycle(self) -> None:
         if self.cycle_shown:
@@ -1007,21 +1013,27 @@ class DebuggerScreen(Screen):
         listing = event.listing
         mark, v = listing.swap_mark, event.verdict
         if mark is None:
-            self.status.set_message("swap?: mark cleared")
+            self.status.set_message(_("swap?: mark cleared"))
             return
         if v is None:
-            self.status.set_message(f"swap?: pc {mark} marked; move to another instruction "
-                                    f"(m on the mark, or Esc, clears it)")
+            self.status.set_message(_("swap?: pc {pc} marked; move to another instruction "
+                                      "(m on the mark, or Esc, clears it)").format(pc=mark))
             return
-        head = f"swap? pc {v.pc_a} and pc {v.pc_b}:"
         if v.ok:
-            self.status.set_message(f"{head} may swap (no dependence and no control between "
-                                    f"them)")
+            self.status.set_message(_("swap? pc {a} and pc {b}: may swap (no dependence and no "
+                                      "control between them)").format(a=v.pc_a, b=v.pc_b))
             return
         more = len(v.reasons) - 1
-        tail = f" (+{more} more: `swap? {v.pc_a} {v.pc_b}` lists them)" if more else ""
         prefix = getattr(self.program.exe, "register_prefix", "$")
-        self.status.set_message(f"{head} may not: {v.reasons[0].text(prefix)}{tail}",
+        reason = v.reasons[0].text(prefix)
+        if more:
+            text = ngettext("swap? pc {a} and pc {b}: may not: {reason} (+{n} more: "
+                            "`swap? {a} {b}` lists them)",
+                            "swap? pc {a} and pc {b}: may not: {reason} (+{n} more: "
+                            "`swap? {a} {b}` lists them)", more)
+        else:
+            text = _("swap? pc {a} and pc {b}: may not: {reason}")
+        self.status.set_message(text.format(a=v.pc_a, b=v.pc_b, reason=reason, n=more),
                                 warning=True)
 
     def _show_location_of_selected_frame(self, frame) -> None:

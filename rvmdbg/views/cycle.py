@@ -16,10 +16,13 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
+from rvmdbg.i18n import N_, _
 from rvmdbg.values import value_summary
 from rvmdbg.vm.machine import HANDLERS, VirtualMachine
 
 PHASES = ("fetch", "decode", "execute")
+# the phases' names as the strip and the status line show them (through `_()`)
+PHASE_LABELS = {"fetch": N_("fetch"), "decode": N_("decode"), "execute": N_("execute")}
 VALUE_WIDTH = 24
 
 
@@ -75,9 +78,10 @@ def decode(session, fetched: Fetched) -> Decoded:
     if isinstance(vm, VirtualMachine):
         table = f"HANDLERS[{fetched.opcode}]"
         factory = HANDLERS.get(fetched.opcode)
-        factory = factory.__name__ if factory is not None else "(none)"
+        factory = factory.__name__ if factory is not None else _("(none)")
     else:  # another machine behind the same protocol (the MiniVM): no opcode table
-        table = f"{type(vm).__name__} (no table: its decoder branches on the type)"
+        table = _("{machine} (no table: its decoder branches on the type)").format(
+            machine=type(vm).__name__)
         factory = "_decode"
     handler = vm.handler_at(fetched.func_index, fetched.pc)
     frame = session.frame()
@@ -95,11 +99,13 @@ def execute(session, fetched: Fetched, step: Callable[[], object]) -> Executed:
     step()
     err = session.error
     if err is not None:
-        return Executed(session.step_count, (), "stopped by an error", str(err).split("\n")[0])
+        return Executed(session.step_count, (), _("stopped by an error"),
+                        str(err).split("\n")[0])
     frames = session.frames()
     if session.finished and not frames:
         return Executed(session.step_count, (),
-                        f"the outermost frame returned: result {value_summary(session.result, 40)}")
+                        _("the outermost frame returned: result {value}").format(
+                            value=value_summary(session.result, 40)))
     top = frames[-1]
     name = top.func_name
     if len(frames) > depth_before:          # a call: the callee's parameters are written
@@ -107,7 +113,7 @@ def execute(session, fetched: Fetched, step: Callable[[], object]) -> Executed:
         writes = tuple((r, value_summary(top.registers[r], VALUE_WIDTH), f"@{name}")
                        for r in range(nparams))
         return Executed(session.step_count, writes,
-                        f"call: a new frame for @{name}, its pc 0")
+                        _("call: a new frame for @{fn}, its pc 0").format(fn=name))
     if len(frames) < depth_before:          # a return: the caller's destination is written
         caller_fn = exe.functions[top.func_index]
         invoke = caller_fn.instructions[top.pc - 1] if top.pc > 0 else None
@@ -115,15 +121,16 @@ def execute(session, fetched: Fetched, step: Callable[[], object]) -> Executed:
         writes = tuple((r, value_summary(top.registers[r], VALUE_WIDTH), f"@{name}")
                        for r in dst)
         return Executed(session.step_count, writes,
-                        f"return: the frame is popped, @{name} resumes at pc {top.pc}")
+                        _("return: the frame is popped, @{fn} resumes at pc {pc}").format(
+                            fn=name, pc=top.pc))
     writes = tuple((r, value_summary(top.registers[r], VALUE_WIDTH), "")
                    for r in dict.fromkeys(ins.writes()))
     nxt = top.pc
     if ins.is_jump:
-        control = (f"jump to pc {nxt}" if nxt != fetched.pc + 1
-                   else f"no jump: on to pc {nxt}")
+        control = (_("jump to pc {pc}") if nxt != fetched.pc + 1
+                   else _("no jump: on to pc {pc}")).format(pc=nxt)
     else:
-        control = f"next pc {nxt}"
+        control = _("next pc {pc}").format(pc=nxt)
     return Executed(session.step_count, writes, control)
 
 
@@ -195,38 +202,45 @@ class DispatchCycle:
         prefix = getattr(getattr(session, "exe", None), "register_prefix", "$")
         out = []
         out.append(("fetch", fetch_text(fetched) if fetched is not None else
-                    (f"@{session.func_name(here[0])} pc={here[1]}: s fetches the "
-                     f"instruction" if here is not None else "nothing left to run"),
+                    (_("@{fn} pc={pc}: s fetches the instruction").format(
+                        fn=session.func_name(here[0]), pc=here[1]) if here is not None
+                     else _("nothing left to run")),
                     "done" if fetched is not None and nxt != "fetch" or executed is not None
                     else "next"))
         out.append(("decode", decode_text(decoded, fetched, prefix) if decoded is not None else
-                    "s looks the opcode up in the dispatch table (HANDLERS)",
+                    _("s looks the opcode up in the dispatch table (HANDLERS)"),
                     "done" if decoded is not None else ("next" if nxt == "decode" else "later")))
-        out.append(("execute", execute_text(executed, prefix) + "   (s: fetch the next)"
+        out.append(("execute", execute_text(executed, prefix) + "   " + _("(s: fetch the next)")
                     if executed is not None else
-                    "s runs the handler: the VM steps once",
+                    _("s runs the handler: the VM steps once"),
                     "done" if executed is not None else ("next" if nxt == "execute" else "later")))
         return out
 
 
 def fetch_text(f: Fetched) -> str:
     fields = " ".join(str(x) for x in f.fields)
-    return (f"@{f.func_name} pc={f.pc}  stored: opcode {f.opcode}, fields [{fields}]  =  "
-            f"{f.text}")
+    return _("@{fn} pc={pc}  stored: opcode {opcode}, fields [{fields}]  =  {text}").format(
+        fn=f.func_name, pc=f.pc, opcode=f.opcode, fields=fields, text=f.text)
 
 
 def decode_text(d: Decoded, f: Fetched | None, prefix: str = "$") -> str:
-    reads = ", ".join(f"{prefix}{r} = {v}" for r, v in d.reads) or "none"
-    return f"{d.table} = {d.factory} ({d.name}) -> handler {d.handler}; reads: {reads}"
+    reads = ", ".join(f"{prefix}{r} = {v}" for r, v in d.reads) or _("none")
+    return _("{table} = {factory} ({name}) -> handler {handler}; reads: {reads}").format(
+        table=d.table, factory=d.factory, name=d.name, handler=d.handler, reads=reads)
 
 
 def execute_text(e: Executed, prefix: str = "$") -> str:
     if e.error is not None:
-        return f"step {e.step}: {e.control}: {e.error}"
+        return _("step {step}: {control}: {error}").format(step=e.step, control=e.control,
+                                                            error=e.error)
+    if not e.writes:
+        return _("step {step} done: writes no register; {control}").format(
+            step=e.step, control=e.control)
     writes = ", ".join(f"{(frame + ' ') if frame else ''}{prefix}{r} = {v}"
-                       for r, v, frame in e.writes) or "no register"
-    return f"step {e.step} done: writes {writes}; {e.control}"
+                       for r, v, frame in e.writes)
+    return _("step {step} done: writes {writes}; {control}").format(
+        step=e.step, writes=writes, control=e.control)
 
 
-__all__ = ["PHASES", "DispatchCycle", "Fetched", "Decoded", "Executed", "fetch", "decode",
+__all__ = ["PHASES", "PHASE_LABELS", "DispatchCycle", "Fetched", "Decoded", "Executed", "fetch", "decode",
            "execute", "fetch_text", "decode_text", "execute_text"]

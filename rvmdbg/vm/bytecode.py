@@ -15,6 +15,21 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from rvmdbg.i18n import N_, _, ngettext
+
+# The operand fields' names the decoder's refusals use (the call sites pass the plain English,
+# translated with `_()` only when a refusal is made).
+FIELD_NAMES = (N_("alignment"), N_("arity"), N_("constant index"), N_("constructor tag"),
+               N_("destination device index"), N_("device index"), N_("dimension"),
+               N_("false offset"), N_("field index"), N_("field"), N_("function index"),
+               N_("immediate"), N_("kernel index"), N_("output size"), N_("pc offset"),
+               N_("register"), N_("source device index"), N_("true offset"))
+
+
+def _field(what: str) -> str:
+    """An operand field's name in the language in use (`AllocADT count` stays as it is)."""
+    return _(what) if what in FIELD_NAMES else what
+
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
 
@@ -40,7 +55,7 @@ def dtype_to_dl(dtype) -> tuple[int, int, int]:
     try:
         return _DTYPE_TO_DL[str(dtype)]
     except KeyError:
-        raise BytecodeError(f"unsupported dtype {dtype!r}") from None
+        raise BytecodeError(_("unsupported dtype {dtype}").format(dtype=repr(dtype))) from None
 
 
 def dl_to_dtype(code: int, bits: int, lanes: int) -> str:
@@ -48,7 +63,8 @@ def dl_to_dtype(code: int, bits: int, lanes: int) -> str:
     try:
         return _DL_TO_DTYPE[(code, bits, lanes)]
     except (KeyError, TypeError):
-        raise BytecodeError(f"unsupported DLPack dtype (code {code}, bits {bits}, lanes {lanes})") from None
+        raise BytecodeError(_("unsupported DLPack dtype (code {code}, bits {bits}, lanes "
+                              "{lanes})").format(code=code, bits=bits, lanes=lanes)) from None
 
 
 def _dl_print(dtype: str) -> str:
@@ -60,7 +76,7 @@ def _dl_print(dtype: str) -> str:
 def _dtype(value) -> str:
     name = str(value)
     if name not in _DTYPE_TO_DL:
-        raise BytecodeError(f"unsupported dtype {value!r}")
+        raise BytecodeError(_("unsupported dtype {dtype}").format(dtype=repr(value)))
     return name
 
 
@@ -68,17 +84,20 @@ def _dtype(value) -> str:
 
 def _int(value, what: str) -> int:
     if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise BytecodeError(f"{what} must be an integer, got {value!r}")
+        raise BytecodeError(_("{what} must be an integer, got {value}").format(
+            what=_field(what), value=repr(value)))
     v = value.__index__()
     if not _INT64_MIN <= v <= _INT64_MAX:
-        raise BytecodeError(f"{what} {v} does not fit in 64 bits")
+        raise BytecodeError(_("{what} {value} does not fit in 64 bits").format(what=_field(what),
+                                                                               value=v))
     return v
 
 
 def _nonneg(value, what: str) -> int:
     v = _int(value, what)
     if v < 0:
-        raise BytecodeError(f"{what} must not be negative, got {v}")
+        raise BytecodeError(_("{what} must not be negative, got {value}").format(what=_field(what),
+                                                                                 value=v))
     return v
 
 
@@ -90,21 +109,26 @@ def _regs(values) -> tuple:
     try:
         return tuple(_reg(v) for v in values)
     except TypeError:
-        raise BytecodeError(f"expected a list of registers, got {values!r}") from None
+        raise BytecodeError(_("expected a list of registers, got {value}").format(
+            value=repr(values))) from None
 
 
 def _need(fields, n: int, name: str) -> None:
     if len(fields) != n:
-        raise BytecodeError(f"{name} takes {n} field{'' if n == 1 else 's'}, got {len(fields)}")
+        raise BytecodeError(ngettext("{name} takes {n} field, got {m}",
+                                     "{name} takes {n} fields, got {m}", n).format(
+            name=name, n=n, m=len(fields)))
 
 
 def _counted(fields, count_at: int, head: int, name: str) -> int:
     """Check `fields` = `head` fixed fields + fields[count_at] trailing ones; return the count."""
     if len(fields) < head:
-        raise BytecodeError(f"{name} takes at least {head} fields, got {len(fields)}")
+        raise BytecodeError(_("{name} takes at least {n} fields, got {m}").format(
+            name=name, n=head, m=len(fields)))
     count = _int(fields[count_at], f"{name} count")
     if count < 0 or len(fields) != head + count:
-        raise BytecodeError(f"{name} declares {count} trailing fields but has {len(fields) - head}")
+        raise BytecodeError(_("{name} declares {n} trailing fields but has {m}").format(
+            name=name, n=count, m=len(fields) - head))
     return count
 
 
@@ -303,9 +327,11 @@ class InvokePacked(Instruction):
         self.arity = _nonneg(arity, "arity")
         self.output_size = _nonneg(output_size, "output size")
         if self.arity != len(self.args):
-            raise BytecodeError(f"InvokePacked arity {self.arity} but {len(self.args)} arguments")
+            raise BytecodeError(_("InvokePacked arity {arity} but {n} arguments").format(
+                arity=self.arity, n=len(self.args)))
         if self.output_size > self.arity:
-            raise BytecodeError(f"InvokePacked output size {self.output_size} exceeds arity {self.arity}")
+            raise BytecodeError(_("InvokePacked output size {size} exceeds arity {arity}").format(
+                size=self.output_size, arity=self.arity))
 
     @property
     def inputs(self) -> tuple:
@@ -346,7 +372,8 @@ class AllocTensor(Instruction):
         try:
             self.shape = tuple(_nonneg(d, "dimension") for d in shape)
         except TypeError:
-            raise BytecodeError(f"shape must be a list of integers, got {shape!r}") from None
+            raise BytecodeError(_("shape must be a list of integers, got {value}").format(
+                value=repr(shape))) from None
         self.dtype = _dtype(dtype)
         self.dst = _reg(dst)
 
@@ -675,7 +702,7 @@ class AllocStorage(Instruction):
     @classmethod
     def from_fields(cls, f):
         if len(f) >= 8 and f[6] != 0:
-            raise BytecodeError("AllocStorage with a static shape (ndim > 0) is not supported")
+            raise BytecodeError(_("AllocStorage with a static shape (ndim > 0) is not supported"))
         _need(f, 8, cls.name)
         return cls(f[0], f[1], dl_to_dtype(f[2], f[3], f[4]), f[7], f[5])
 
@@ -804,7 +831,7 @@ BY_NAME = {cls.name: cls for cls in OPCODES}
 def decode(opcode: int, fields) -> Instruction:
     """Build the instruction for a serialized (opcode, fields) pair; BytecodeError if malformed."""
     if isinstance(opcode, bool) or not isinstance(opcode, int) or not 0 <= opcode < len(OPCODES):
-        raise BytecodeError(f"unknown opcode {opcode!r}")
+        raise BytecodeError(_("unknown opcode {opcode}").format(opcode=repr(opcode)))
     fields = list(fields)
     for v in fields:
         _int(v, "field")

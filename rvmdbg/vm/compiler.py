@@ -29,6 +29,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.passes.manifest_alloc import (ALLOC_STORAGE, ALLOC_TENSOR, INVOKE_TVM_OP, KILL,
                                           RESHAPE_TENSOR, SHAPE_FUNC, SHAPE_FUNC_ATTR, SHAPE_OF)
 from rvmdbg.relay.ast import (Call, Constant, ConstructorRef, Function, GlobalVar, If, Let, Match,
@@ -121,7 +122,8 @@ class _ModuleTables:
         try:
             kern.impl = build_kernel(kern)
         except Exception as e:
-            raise CompileError(f"kernel {name} cannot be built: {e}", span) from e
+            raise CompileError(_("kernel {kernel} cannot be built: {error}").format(
+                kernel=name, error=e), span) from e
         index = self._kernel_index[source] = len(self.kernels)
         self.kernels.append(kern)
         return index
@@ -176,7 +178,7 @@ class _FunctionCompiler:
         if fn.attrs.get("Closure"):
             # a lifted closure: captured values first, then the inner function's parameters
             if not isinstance(body, Function):
-                raise self.error("a Closure=1 global must return a function", fn)
+                raise self.error(_("a Closure=1 global must return a function"), fn)
             params += body.params
             body = body.body
         for p in params:
@@ -211,8 +213,8 @@ class _FunctionCompiler:
         try:
             return self.var_reg[var]
         except KeyError:
-            raise self.error(f"%{var.name} has no value here (it is unbound, or bound to a "
-                             f"call that returns nothing)", var) from None
+            raise self.error(_("%{var} has no value here (it is unbound, or bound to a call "
+                               "that returns nothing)").format(var=var.name), var) from None
 
     def value(self, e):
         """Emit code computing e; its register (None for dialect calls with no result)."""
@@ -256,17 +258,18 @@ class _FunctionCompiler:
             if kind is RefWrite:
                 return self.builtin("ref_write", [e.ref, e.value])
             if kind is Function:
-                raise self.error("a nested function reached code generation (run LambdaLift)", e)
+                raise self.error(_("a nested function reached code generation (run LambdaLift)"), e)
             if kind is OpRef:
-                raise self.error(f"operator {e.name} used as a value (run EtaExpand)", e)
-            raise self.error(f"cannot compile a {kind.__name__}", e)
+                raise self.error(_("operator {op} used as a value (run EtaExpand)").format(
+                    op=e.name), e)
+            raise self.error(_("cannot compile a {kind}").format(kind=kind.__name__), e)
         finally:
             self.span = outer
 
     def closure_of_global(self, g: GlobalVar) -> int:
         target = self.mod.functions.get(g.name)
         if target is None or g.name not in self.tables.func_index:
-            raise self.error(f"@{g.name} is not a function of the module", g)
+            raise self.error(_("@{func} is not a function of the module").format(func=g.name), g)
         dst = self.new_register()
         self.emit(bc.AllocClosure(self.tables.func_index[g.name], [], dst))
         return dst
@@ -274,10 +277,11 @@ class _FunctionCompiler:
     def construct(self, ref: ConstructorRef, args: list) -> int:
         con = ref.constructor or self.mod.constructors.get(ref.name)
         if con is None:
-            raise self.error(f"unknown constructor {ref.name}", ref)
+            raise self.error(_("unknown constructor {name}").format(name=ref.name), ref)
         if len(args) != len(con.inputs):
-            raise self.error(f"constructor {con.name} takes {len(con.inputs)} fields, "
-                             f"got {len(args)} (run EtaExpand)", ref)
+            raise self.error(_("constructor {name} takes {n} fields, got {m} (run "
+                               "EtaExpand)").format(name=con.name, n=len(con.inputs),
+                                                    m=len(args)), ref)
         fields = [self.value(a) for a in args]
         dst = self.new_register()
         pc = self.emit(bc.AllocADT(con.tag, fields, dst))
@@ -301,9 +305,10 @@ class _FunctionCompiler:
             target = self.mod.functions.get(op.name)
             if target is None or op.name not in self.tables.func_index:
                 if target is not None and target.is_primitive:
-                    raise self.error(f"call of primitive @{op.name} reached code generation "
-                                     f"(run ManifestAlloc)", e)
-                raise self.error(f"@{op.name} is not a function of the module", e)
+                    raise self.error(_("call of primitive @{func} reached code generation (run "
+                                       "ManifestAlloc)").format(func=op.name), e)
+                raise self.error(_("@{func} is not a function of the module").format(
+                    func=op.name), e)
             args = [self.value(a) for a in e.args]
             dst = self.new_register()
             index = self.tables.func_index[op.name]
@@ -313,8 +318,8 @@ class _FunctionCompiler:
                 self.emit(bc.Invoke(index, args, dst))
             return dst
         if isinstance(op, Function) and op.is_primitive:
-            raise self.error("call of a primitive function reached code generation "
-                             "(run ManifestAlloc)", e)
+            raise self.error(_("call of a primitive function reached code generation "
+                               "(run ManifestAlloc)"), e)
         closure = self.value(op)
         args = [self.value(a) for a in e.args]
         dst = self.new_register()
@@ -327,7 +332,8 @@ class _FunctionCompiler:
             fn, ins, outs = args
             if not (isinstance(fn, Function) and isinstance(ins, Tuple)
                     and isinstance(outs, Tuple)):
-                raise self.error(f"{name} takes a primitive function and two tuples", e)
+                raise self.error(_("{op} takes a primitive function and two tuples").format(
+                    op=name), e)
             in_regs = [self.value(a) for a in ins.fields]
             out_regs = [self.value(a) for a in outs.fields]
             k = self.tables.kernel(fn, len(in_regs), len(out_regs), e.span or self.span)
@@ -340,7 +346,7 @@ class _FunctionCompiler:
             alignment = attrs.get("alignment", 64)
             if len(args) == 3:  # TVM 0.18: (size, shape, alignment), alignment a constant
                 if not isinstance(args[2], Constant):
-                    raise self.error("alloc_storage: the alignment must be a constant", e)
+                    raise self.error(_("alloc_storage: the alignment must be a constant"), e)
                 alignment = int(args[2].data)
             dtype = attrs.get("dtype_hint", attrs.get("dtype", "float32"))
             dst = self.new_register()
@@ -381,8 +387,8 @@ class _FunctionCompiler:
             dst = self.new_register()
             self.emit(bc.DeviceCopy(src, 0, 0, dst))  # device 0 to device 0: the one CPU
             return dst
-        raise self.error(f"operator call {name}(...) outside a primitive function "
-                         f"(run FuseOps and ManifestAlloc)", e)
+        raise self.error(_("operator call {op}(...) outside a primitive function (run FuseOps "
+                           "and ManifestAlloc)").format(op=name), e)
 
     # ---- control flow ----
 
@@ -441,14 +447,15 @@ class _FunctionCompiler:
         if isinstance(p, PatternConstructor):
             con = p.constructor or self.mod.constructors.get(p.name)
             if con is None:
-                raise self.error(f"unknown constructor {p.name} in a pattern", p)
+                raise self.error(_("unknown constructor {name} in a pattern").format(
+                    name=p.name), p)
             tag = self.new_register()
             self.emit(bc.GetTag(reg, tag))
             expected = self.new_register()
             self.emit(bc.LoadConsti(con.tag, expected))
             failures.append(self.emit(bc.If(tag, expected, 1, 1)))
         elif not isinstance(p, PatternTuple):
-            raise self.error(f"unknown pattern {type(p).__name__}", p)
+            raise self.error(_("unknown pattern {kind}").format(kind=type(p).__name__), p)
         for i, sub in enumerate(p.patterns):
             if isinstance(sub, PatternWildcard):
                 continue

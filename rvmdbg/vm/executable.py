@@ -14,7 +14,7 @@ import numpy as np
 from rvmdbg.relay.diagnostics import Span
 from rvmdbg.vm.bytecode import (DTYPES, AllocADT, AllocClosure, Goto, If, Instruction, Invoke,
                                 InvokePacked, KillRegister, LoadConst)
-from rvmdbg.wording import plural
+from rvmdbg.i18n import _, ngettext
 
 # A frame's register file is a Python list of this many slots; a larger declared size in a
 # file is treated as corrupt rather than allocated.
@@ -133,8 +133,9 @@ class Executable:
         try:
             return self.global_map[name]
         except KeyError:
-            known = ", ".join("@" + f.name for f in self.functions) or "none"
-            raise KeyError(f"no function @{name} in the executable (functions: {known})") from None
+            known = ", ".join("@" + f.name for f in self.functions) or _("none")
+            raise KeyError(_("no function @{func} in the executable (functions: {known})").format(
+                func=name, known=known)) from None
 
     def function(self, name: str) -> VMFunction:
         return self.functions[self.func_index(name)]
@@ -260,120 +261,145 @@ def check_executable(exe: Executable) -> None:
     seen: set[str] = set()
     for name in names:
         if not isinstance(name, str) or not name:
-            raise InvalidExecutable("a function has an empty name")
+            raise InvalidExecutable(_("a function has an empty name"))
         if name in seen:
-            raise InvalidExecutable(f"function @{name} is defined twice")
+            raise InvalidExecutable(_("function @{func} is defined twice").format(func=name))
         seen.add(name)
     for i, c in enumerate(exe.constants):
         if not isinstance(c, np.ndarray):
-            raise InvalidExecutable(f"constant {i} is not a tensor")
+            raise InvalidExecutable(_("constant {i} is not a tensor").format(i=i))
         if c.dtype.name not in DTYPES:
-            raise InvalidExecutable(f"constant {i} has unsupported dtype {c.dtype}")
+            raise InvalidExecutable(_("constant {i} has unsupported dtype {dtype}").format(
+                i=i, dtype=c.dtype))
     for k, kern in enumerate(exe.kernels):
         if not isinstance(kern.name, str) or not kern.name:
-            raise InvalidExecutable(f"kernel {k} has an empty name")
+            raise InvalidExecutable(_("kernel {k} has an empty name").format(k=k))
         if kern.num_inputs < 0 or kern.num_outputs < 0:
-            raise InvalidExecutable(f"kernel {k} ({kern.name}) has a negative arity")
+            raise InvalidExecutable(_("kernel {k} ({kernel}) has a negative arity").format(
+                k=k, kernel=kern.name))
     for fi, func in enumerate(exe.functions):
         _check_function(exe, fi, func)
     for key, span in exe.source_map.items():
         fi, pc = key
         if not (0 <= fi < len(exe.functions) and 0 <= pc < len(exe.functions[fi].instructions)):
-            raise InvalidExecutable(f"source map entry for function {fi}, pc {pc} has no instruction")
+            raise InvalidExecutable(_("source map entry for function {fi}, pc {pc} has no "
+                                      "instruction").format(fi=fi, pc=pc))
         if not isinstance(span, Span):
-            raise InvalidExecutable(f"source map entry for function {fi}, pc {pc} is not a span")
+            raise InvalidExecutable(_("source map entry for function {fi}, pc {pc} is not a "
+                                      "span").format(fi=fi, pc=pc))
         lines = exe.source_lines(span.file)
         if lines is not None:
             problem = span_problem(span, lines)
             if problem:
-                raise InvalidExecutable(f"source map entry for function {fi}, pc {pc}: "
-                                        f"{problem}")
+                raise InvalidExecutable(_("source map entry for function {fi}, pc {pc}: "
+                                          "{problem}").format(fi=fi, pc=pc, problem=problem))
     for (fi, pc), con in exe.adt_constructor.items():
         if not (0 <= fi < len(exe.functions) and 0 <= pc < len(exe.functions[fi].instructions)
                 and isinstance(exe.functions[fi].instructions[pc], AllocADT)):
-            raise InvalidExecutable(f"constructor name {con!r} for function {fi}, pc {pc} "
-                                    f"does not name an alloc_data instruction")
+            raise InvalidExecutable(_("constructor name {name} for function {fi}, pc {pc} "
+                                      "does not name an alloc_data instruction").format(
+                name=repr(con), fi=fi, pc=pc))
         if not isinstance(con, str) or not con:
-            raise InvalidExecutable(f"empty constructor name for function {fi}, pc {pc}")
+            raise InvalidExecutable(_("empty constructor name for function {fi}, pc {pc}").format(
+                fi=fi, pc=pc))
 
 
 def span_problem(span: Span, lines: list) -> str | None:
     """Why `span` cannot lie in a text of these lines (None when it can): each end must be a
     line of the text and a column on it or just past its end, the end not before the start."""
-    for what, line, col in (("start", span.line, span.col), ("end", span.end_line, span.end_col)):
+    for start, line, col in ((True, span.line, span.col), (False, span.end_line, span.end_col)):
         if not 1 <= line <= len(lines):
-            return f"{what} line {line} is outside {span.file} ({len(lines)} lines)"
+            return (_("start line {line} is outside {file} ({n} lines)") if start else
+                    _("end line {line} is outside {file} ({n} lines)")).format(
+                line=line, file=span.file, n=len(lines))
         if not 1 <= col <= len(lines[line - 1]) + 1:
-            return (f"{what} column {col} is outside line {line} of {span.file} "
-                    f"({len(lines[line - 1])} characters)")
+            return (_("start column {col} is outside line {line} of {file} ({n} characters)")
+                    if start else
+                    _("end column {col} is outside line {line} of {file} ({n} characters)")
+                    ).format(col=col, line=line, file=span.file, n=len(lines[line - 1]))
     if (span.end_line, span.end_col) < (span.line, span.col):
-        return f"ends ({span.end_line}:{span.end_col}) before it starts ({span.line}:{span.col})"
+        return _("ends ({end}) before it starts ({start})").format(
+            end=f"{span.end_line}:{span.end_col}", start=f"{span.line}:{span.col}")
     return None
 
 
 def _check_function(exe: Executable, fi: int, func: VMFunction) -> None:
-    where = f"function @{func.name}"
+    where = _("function @{func}").format(func=func.name)
     size = func.register_file_size
     if not isinstance(size, int) or not 0 <= size <= MAX_REGISTER_FILE_SIZE:
-        raise InvalidExecutable(f"{where}: register file size {size} out of range "
-                                f"(0..{MAX_REGISTER_FILE_SIZE})")
+        raise InvalidExecutable(_("{where}: register file size {size} out of range "
+                                  "(0..{most})").format(where=where, size=size,
+                                                        most=MAX_REGISTER_FILE_SIZE))
     if len(func.params) > size:
-        raise InvalidExecutable(f"{where}: {len(func.params)} parameters but only {size} registers")
+        raise InvalidExecutable(_("{where}: {n} parameters but only {size} registers").format(
+            where=where, n=len(func.params), size=size))
     if len(func.param_device_indexes) != len(func.params):
-        raise InvalidExecutable(f"{where}: {len(func.params)} parameters but "
-                                f"{len(func.param_device_indexes)} parameter devices")
+        raise InvalidExecutable(_("{where}: {n} parameters but {m} parameter devices").format(
+            where=where, n=len(func.params), m=len(func.param_device_indexes)))
     code = func.instructions
     n = len(code)
     if n == 0:
-        raise InvalidExecutable(f"{where}: no instructions")
+        raise InvalidExecutable(_("{where}: no instructions").format(where=where))
     for pc, instr in enumerate(code):
         at = f"{where}, pc {pc}"
         if not isinstance(instr, Instruction):
-            raise InvalidExecutable(f"{at}: not an instruction: {instr!r}")
+            raise InvalidExecutable(_("{where}: not an instruction: {value}").format(
+                where=at, value=repr(instr)))
         for r in instr.registers():
             if r >= size:
-                raise InvalidExecutable(f"{at}: register ${r} outside the register file "
-                                        f"(size {size}) in `{instr.text()}`")
+                raise InvalidExecutable(_("{where}: register ${reg} outside the register file "
+                                          "(size {size}) in `{instruction}`").format(
+                    where=at, reg=r, size=size, instruction=instr.text()))
         if isinstance(instr, If):
             if instr.true_offset == 0 or instr.false_offset == 0:
-                raise InvalidExecutable(f"{at}: if offset 0 in `{instr.text()}`")
+                raise InvalidExecutable(_("{where}: if offset 0 in `{instruction}`").format(
+                    where=at, instruction=instr.text()))
         elif isinstance(instr, Goto) and instr.pc_offset == 0:
-            raise InvalidExecutable(f"{at}: goto offset 0")
+            raise InvalidExecutable(_("{where}: goto offset 0").format(where=at))
         for target in instr.jump_targets(pc):
             if not 0 <= target < n:
-                raise InvalidExecutable(f"{at}: jump target {target} outside the function "
-                                        f"(0..{n - 1}) in `{instr.text()}`")
+                raise InvalidExecutable(_("{where}: jump target {target} outside the function "
+                                          "(0..{last}) in `{instruction}`").format(
+                    where=at, target=target, last=n - 1, instruction=instr.text()))
         if isinstance(instr, (Invoke, AllocClosure)):
             if instr.func_index >= len(exe.functions):
-                raise InvalidExecutable(f"{at}: function index {instr.func_index} out of range "
-                                        f"({len(exe.functions)} functions)")
+                raise InvalidExecutable(_("{where}: function index {index} out of range ({n} "
+                                          "functions)").format(where=at, index=instr.func_index,
+                                                               n=len(exe.functions)))
             callee = exe.functions[instr.func_index]
             if isinstance(instr, Invoke) and len(instr.args) != len(callee.params):
-                raise InvalidExecutable(f"{at}: @{callee.name} takes "
-                                        f"{plural(len(callee.params), 'argument')}, "
-                                        f"invoked with {len(instr.args)}")
+                raise InvalidExecutable(ngettext(
+                    "{where}: @{func} takes {n} argument, invoked with {m}",
+                    "{where}: @{func} takes {n} arguments, invoked with {m}",
+                    len(callee.params)).format(where=at, func=callee.name, n=len(callee.params),
+                                               m=len(instr.args)))
             if isinstance(instr, AllocClosure) and len(instr.free_vars) > len(callee.params):
-                raise InvalidExecutable(f"{at}: closure of @{callee.name} captures "
-                                        f"{len(instr.free_vars)} values but it takes "
-                                        f"{len(callee.params)} parameters")
+                raise InvalidExecutable(_("{where}: closure of @{func} captures {n} values but "
+                                          "it takes {m} parameters").format(
+                    where=at, func=callee.name, n=len(instr.free_vars), m=len(callee.params)))
         elif isinstance(instr, InvokePacked):
             if instr.packed_index >= len(exe.kernels):
-                raise InvalidExecutable(f"{at}: kernel index {instr.packed_index} out of range "
-                                        f"({len(exe.kernels)} kernels)")
+                raise InvalidExecutable(_("{where}: kernel index {index} out of range ({n} "
+                                          "kernels)").format(where=at, index=instr.packed_index,
+                                                             n=len(exe.kernels)))
             kern = exe.kernels[instr.packed_index]
             if instr.arity != kern.arity or instr.output_size != kern.num_outputs:
-                raise InvalidExecutable(
-                    f"{at}: kernel {kern.name} takes {kern.num_inputs} inputs and "
-                    f"{kern.num_outputs} outputs, called with {instr.arity - instr.output_size} "
-                    f"and {instr.output_size}")
+                raise InvalidExecutable(_(
+                    "{where}: kernel {kernel} takes {inputs} inputs and {outputs} outputs, "
+                    "called with {given_inputs} and {given_outputs}").format(
+                    where=at, kernel=kern.name, inputs=kern.num_inputs, outputs=kern.num_outputs,
+                    given_inputs=instr.arity - instr.output_size,
+                    given_outputs=instr.output_size))
         elif isinstance(instr, LoadConst):
             if instr.const_index >= len(exe.constants):
-                raise InvalidExecutable(f"{at}: constant index {instr.const_index} out of range "
-                                        f"({len(exe.constants)} constants)")
+                raise InvalidExecutable(_("{where}: constant index {index} out of range ({n} "
+                                          "constants)").format(where=at, index=instr.const_index,
+                                                               n=len(exe.constants)))
     if code[-1].falls_through or isinstance(code[-1], If):
-        raise InvalidExecutable(f"{where}: control falls off the end after pc {n - 1} "
-                                f"(`{code[-1].text()}`); the last instruction must be "
-                                f"ret, goto or fatal")
+        raise InvalidExecutable(_("{where}: control falls off the end after pc {pc} "
+                                  "(`{instruction}`); the last instruction must be ret, goto or "
+                                  "fatal").format(where=where, pc=n - 1,
+                                                  instruction=code[-1].text()))
     _check_defined_before_read(func, where)
 
 
@@ -395,8 +421,9 @@ def _check_defined_before_read(func: VMFunction, where: str) -> None:
         have = written_in[pc]
         for r in instr.reads():
             if r not in have:
-                raise InvalidExecutable(f"{where}, pc {pc}: `{instr.text()}` reads ${r}, "
-                                        f"which is not written on every path to it")
+                raise InvalidExecutable(_("{where}, pc {pc}: `{instruction}` reads ${reg}, "
+                                          "which is not written on every path to it").format(
+                    where=where, pc=pc, instruction=instr.text(), reg=r))
         out = have
         if isinstance(instr, KillRegister):
             out = out - {instr.dst}

@@ -25,6 +25,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.passes.manifest_alloc import SHAPE_FUNC_ATTR, shape_func_inputs, tensor_leaves
 from rvmdbg.relay.ast import (Call, Constant, ExprMutator, Function, Module, OpRef, Tuple,
                               TupleGetItem, Var, children)
@@ -52,7 +53,8 @@ def _cell(values, name):
     cell = values[0]
     if type(cell) is not RefCell:
         from rvmdbg.relay.ops import KernelError
-        raise KernelError(f"{name}: expected a reference, got {type(cell).__name__}")
+        raise KernelError(_("{op}: expected a reference, got {kind}").format(
+            op=name, kind=type(cell).__name__))
     return cell
 
 
@@ -75,12 +77,14 @@ def build_kernel(kernel):
     if kernel.builtin:
         arity = BUILTIN_KERNELS.get(kernel.name)
         if arity is None:
-            raise KernelBuildError(f"unknown built-in kernel {kernel.name!r} "
-                                   f"(known: {', '.join(BUILTIN_KERNELS)})")
+            raise KernelBuildError(_("unknown built-in kernel {kernel} (known: {known})").format(
+                kernel=repr(kernel.name), known=", ".join(BUILTIN_KERNELS)))
         if arity != (kernel.num_inputs, kernel.num_outputs):
-            raise KernelBuildError(f"built-in kernel {kernel.name} takes {arity[0]} inputs and "
-                                   f"{arity[1]} outputs, declared {kernel.num_inputs} and "
-                                   f"{kernel.num_outputs}")
+            raise KernelBuildError(_("built-in kernel {kernel} takes {inputs} inputs and "
+                                     "{outputs} outputs, declared {given_inputs} and "
+                                     "{given_outputs}").format(
+                kernel=kernel.name, inputs=arity[0], outputs=arity[1],
+                given_inputs=kernel.num_inputs, given_outputs=kernel.num_outputs))
         return _BUILTIN_IMPLS[kernel.name]
     return _build_from_source(kernel.source, kernel.num_inputs, kernel.num_outputs)
 
@@ -90,12 +94,12 @@ def _build_from_source(source: str, num_inputs: int, num_outputs: int):
     # Kernels are pure functions of their text, so equal sources share one callable.
     fn = parse_primitive(source)
     if len(fn.params) != num_inputs:
-        raise KernelBuildError(f"the primitive function takes {len(fn.params)} inputs, "
-                               f"the kernel declares {num_inputs}")
+        raise KernelBuildError(_("the primitive function takes {n} inputs, the kernel "
+                                 "declares {m}").format(n=len(fn.params), m=num_inputs))
     outputs = len(tensor_leaves(fn.body.checked_type))
     if outputs != num_outputs:
-        raise KernelBuildError(f"the primitive function has {outputs} outputs, the kernel "
-                               f"declares {num_outputs}")
+        raise KernelBuildError(_("the primitive function has {n} outputs, the kernel "
+                                 "declares {m}").format(n=outputs, m=num_outputs))
     if fn.attrs.get(SHAPE_FUNC_ATTR):
         return compile_shape_kernel(fn)
     return runtime_kernel(compile_kernel(fn))
@@ -136,10 +140,11 @@ def parse_primitive(source: str) -> Function:
     try:
         fn = parse_expr(source, Module(), filename="<kernel>")
     except RelayError as e:
-        raise KernelBuildError(f"kernel source does not parse: {e.message}") from None
+        raise KernelBuildError(_("kernel source does not parse: {error}").format(
+            error=e.message)) from None
     if not isinstance(fn, Function) or not fn.is_primitive:
-        raise KernelBuildError("kernel source is not a primitive function "
-                               "(fn (...) with Primitive=1)")
+        raise KernelBuildError(_("kernel source is not a primitive function "
+                                 "(fn (...) with Primitive=1)"))
     try:
         check_expr(fn, Module())
         inlined = inline_local_calls(fn)
@@ -147,16 +152,19 @@ def parse_primitive(source: str) -> Function:
             fn = inlined
             check_expr(fn, Module())
     except RelayError as e:
-        raise KernelBuildError(f"kernel source does not type-check: {e.message}") from None
+        raise KernelBuildError(_("kernel source does not type-check: {error}").format(
+            error=e.message)) from None
     params = set(fn.params)
     for node in post_order(fn.body):
         if isinstance(node, Var) and node not in params:
-            raise KernelBuildError(f"kernel body uses %{node.name}, which is not a parameter")
+            raise KernelBuildError(_("kernel body uses %{var}, which is not a parameter").format(
+                var=node.name))
         if not isinstance(node, (Call, Constant, Var, Tuple, TupleGetItem, OpRef)):
-            raise KernelBuildError(f"kernel body contains a {type(node).__name__}; only operator "
-                                   f"calls, constants, tuples and projections may appear")
+            raise KernelBuildError(_("kernel body contains a {kind}; only operator calls, "
+                                     "constants, tuples and projections may appear").format(
+                kind=type(node).__name__))
         if isinstance(node, Call) and not isinstance(node.op, OpRef):
-            raise KernelBuildError("kernel body calls something other than an operator")
+            raise KernelBuildError(_("kernel body calls something other than an operator"))
     return fn
 
 
@@ -260,7 +268,7 @@ def compile_kernel(fn: Function):
         if isinstance(node, Call):
             opdef = get_op(node.op.name)
             if opdef is None:
-                raise KernelBuildError(f"unknown operator {node.op.name}")
+                raise KernelBuildError(_("unknown operator {op}").format(op=node.op.name))
             steps.append((opdef.kernel, normalize_attrs(opdef, node.attrs),
                           tuple(slot[a] for a in node.args)))
         elif isinstance(node, Tuple):
@@ -280,7 +288,7 @@ def compile_kernel(fn: Function):
     # chain at once; what the kernel holds at its peak is known from the static types.
     first = len(params) + len(consts)
     last_use: dict = {}
-    for k, (_, _, operands) in enumerate(steps):
+    for k, (_fn, _attrs, operands) in enumerate(steps):
         for i in operands:
             last_use[i] = k
     drops = tuple(tuple(i for i in sorted(set(operands)) if last_use[i] == k and i >= first
@@ -524,7 +532,8 @@ def compile_shape_kernel(fn: Function):
     params = list(fn.params)
     for p in params:
         if not isinstance(p.checked_type, TensorType):
-            raise KernelBuildError(f"shape kernel input %{p.name} is not a tensor")
+            raise KernelBuildError(_("shape kernel input %{var} is not a tensor").format(
+                var=p.name))
     by_value = shape_func_inputs(fn)
     slot, constant_nodes, computing = _slots(fn, params)
     steps = []
@@ -532,7 +541,7 @@ def compile_shape_kernel(fn: Function):
         if isinstance(node, Call):
             opdef = get_op(node.op.name)
             if opdef is None:
-                raise KernelBuildError(f"unknown operator {node.op.name}")
+                raise KernelBuildError(_("unknown operator {op}").format(op=node.op.name))
             if opdef.data_dependent and _static(node.checked_type):
                 # its shape is known: no need for values computed inside the kernel
                 steps.append(("static", _static_shapes(node.checked_type), ()))
@@ -540,10 +549,10 @@ def compile_shape_kernel(fn: Function):
             if opdef.data_dependent:
                 for needs_value, a in zip(opdef.shape_data, node.args):
                     if needs_value and not isinstance(a, (Var, Constant)):
-                        raise KernelBuildError(
-                            f"{node.op.name} needs a value computed inside the kernel to know "
-                            f"its output shape; its shape function can read only the kernel's "
-                            f"parameters (as in TVM, such a call must stand alone)")
+                        raise KernelBuildError(_(
+                            "{op} needs a value computed inside the kernel to know its output "
+                            "shape; its shape function can read only the kernel's parameters "
+                            "(as in TVM, such a call must stand alone)").format(op=node.op.name))
             dtypes = [_value_dtypes(a.checked_type) for a in node.args]
             several = isinstance(node.checked_type, TupleType)
             steps.append(("op", (node.op.name, dtypes, normalize_attrs(opdef, node.attrs),
@@ -585,12 +594,14 @@ def _shape_kernel_input(s, by_value: bool, name: str, t: TensorType, error):
     if by_value:
         if (arr.dtype != np.dtype(t.dtype) or arr.ndim != len(t.shape)
                 or any(d is not None and d != n for d, n in zip(t.shape, arr.shape))):
-            raise error(f"shape function input %{name} must be the value of a {t}, got a "
-                        f"{arr.dtype} tensor of shape {tuple(arr.shape)}")
+            raise error(_("shape function input %{var} must be the value of a {type}, got a "
+                          "{dtype} tensor of shape {shape}").format(
+                var=name, type=t, dtype=arr.dtype, shape=tuple(arr.shape)))
         return arr
     if arr.ndim != 1 or arr.shape[0] != len(t.shape):
-        raise error(f"shape function input %{name} must be the {len(t.shape)}-element shape "
-                    f"of a {t}, got a tensor of shape {tuple(arr.shape)}")
+        raise error(_("shape function input %{var} must be the {n}-element shape of a {type}, "
+                      "got a tensor of shape {shape}").format(
+            var=name, n=len(t.shape), type=t, shape=tuple(arr.shape)))
     return tuple(int(d) for d in arr)
 
 

@@ -28,13 +28,12 @@ import numpy as np
 from rvmdbg.limits import DEFAULT_LIMITS, Limits
 from rvmdbg.scalars import SCALAR_TYPES, QuietSwitch, to_runtime
 from rvmdbg.values import ADTValue, format_value, tensor_line
-from rvmdbg.wording import plural
 from rvmdbg.vm import bytecode as bc
 from rvmdbg.vm.escaped import escaped_bytes
 from rvmdbg.vm.kernels import NoRoom
 from rvmdbg.vm.objects import (ByteAccount, StorageObject, TensorPlaceholder, VMClosure,
                                 dtype_nbytes)
-from rvmdbg.i18n import _
+from rvmdbg.i18n import _, ngettext
 
 # What a handler returns instead of a pc (pcs are never negative).
 CALL = -1   # the frame stack changed: reload frame, registers and code
@@ -239,8 +238,9 @@ def _within_max_bytes(vm, kernel, impl, also: int = 0):
         if live > max_bytes and _still_over(vm, also + held):
             live = vm.live_bytes + vm.orphan_bytes + also + held
             raise _limit_error("max_bytes", max_bytes,
-                               f"kernel {kernel.name} would hold {held} bytes of intermediates, "
-                               f"bringing live memory to {live} bytes")
+                               _("kernel {kernel} would hold {held} bytes of intermediates, "
+                                 "bringing live memory to {live} bytes").format(
+                                   kernel=kernel.name, held=held, live=live))
         return impl(values)
     checked.intermediate_bytes = held
     if hasattr(impl, "scalar_fast"):
@@ -306,8 +306,8 @@ def _ret(vm, fi, pc, ins):
 def _callee(vm, func_index, what):
     functions = vm.exe.functions
     if not 0 <= func_index < len(functions):
-        raise _Malformed(f"{what} of function index {func_index}, but there are "
-                         f"{len(functions)} functions")
+        raise _Malformed(_("{what} of function index {index}, but there are {n} "
+                           "functions").format(what=what, index=func_index, n=len(functions)))
     return functions[func_index]
 
 
@@ -315,12 +315,12 @@ def _invoke(vm, fi, pc, ins):
     callee_index, args, dst = ins.func_index, tuple(ins.args), ins.dst
     callee = _callee(vm, callee_index, "invoke")
     if len(args) != len(callee.params):
-        raise _Malformed(f"invoke passes {len(args)} arguments to @{callee.name}, "
-                         f"which takes {len(callee.params)}")
+        raise _Malformed(_("invoke passes {n} arguments to @{func}, which takes {m}").format(
+            n=len(args), func=callee.name, m=len(callee.params)))
     pad = [None] * (callee.register_file_size - len(args))
     frames, max_depth = vm.frames, vm.limits.max_depth
-    depth_error = ("max_depth", max_depth, f"call depth exceeded {max_depth} frames "
-                   f"calling @{callee.name}")
+    depth_error = ("max_depth", max_depth, _("call depth exceeded {n} frames calling "
+                                             "@{func}").format(n=max_depth, func=callee.name))
 
     if len(args) == 1:
         a0 = args[0]
@@ -363,13 +363,15 @@ def _invoke_closure(vm, fi, pc, ins):
     def invoke_closure(regs):
         clo = regs[closure]
         if type(clo) is not VMClosure:
-            raise VMError(f"invoke_closure: ${closure} holds {_summary(clo)}, not a closure")
+            raise VMError(_("invoke_closure: ${reg} holds {value}, not a closure").format(
+                reg=closure, value=_summary(clo)))
         callee = clo.func_index
         values = [*clo.captured, *[regs[a] for a in args]]
         if len(values) != arities[callee]:
-            raise VMError(f"closure @{clo.name} takes "
-                          f"{plural(arities[callee] - len(clo.captured), 'argument')}, "
-                          f"called with {len(args)}")
+            takes = arities[callee] - len(clo.captured)
+            raise VMError(ngettext("closure @{func} takes {n} argument, called with {m}",
+                                   "closure @{func} takes {n} arguments, called with {m}",
+                                   takes).format(func=clo.name, n=takes, m=len(args)))
         if len(frames) >= max_depth:
             raise _limit_error("max_depth", max_depth,
                                _("call depth exceeded {n} frames calling @{func}").format(
@@ -387,7 +389,8 @@ def _single_output(kernel, res):
     a 0-d one as its scalar."""
     if isinstance(res, (list, tuple)):
         if len(res) != 1:
-            raise VMError(f"kernel {kernel.name} returned {len(res)} outputs, expected 1")
+            raise VMError(_("kernel {kernel} returned {n} outputs, expected {m}").format(
+                kernel=kernel.name, n=len(res), m=1))
         res = res[0]
     return _tensor_output(kernel, res)
 
@@ -399,35 +402,40 @@ def _tensor_output(kernel, v):
         return to_runtime(v)
     if isinstance(v, np.generic):
         return v
-    raise VMError(f"kernel {kernel.name} returned {_summary(v)}, not a tensor")
+    raise VMError(_("kernel {kernel} returned {value}, not a tensor").format(
+        kernel=kernel.name, value=_summary(v)))
 
 
 def _check_output(kernel, reg, out, slot):
     """Raise unless `out` fits the tensor allocated in the output register (`slot`)."""
     shape, dtype = getattr(slot, "shape", None), getattr(slot, "dtype", None)
     if shape is None or dtype is None:
-        raise VMError(f"kernel {kernel.name}: output register ${reg} holds {_summary(slot)}, "
-                      f"not an allocated tensor")
+        raise VMError(_("kernel {kernel}: output register ${reg} holds {value}, not an "
+                        "allocated tensor").format(kernel=kernel.name, reg=reg,
+                                                   value=_summary(slot)))
     if tuple(out.shape) != tuple(shape) or out.dtype != dtype:
-        raise VMError(f"kernel {kernel.name} produced {_shape_text(out.shape, out.dtype)} but "
-                      f"output ${reg} was allocated as {_shape_text(shape, dtype)}")
+        raise VMError(_("kernel {kernel} produced {made} but output ${reg} was allocated as "
+                        "{allocated}").format(kernel=kernel.name, made=_shape_text(out.shape, out.dtype),
+                                              reg=reg, allocated=_shape_text(shape, dtype)))
 
 
 def _invoke_packed(vm, fi, pc, ins):
     kernels = vm.exe.kernels
     if not 0 <= ins.packed_index < len(kernels):
-        raise _Malformed(f"invoke_packed of kernel {ins.packed_index}, but there are "
-                         f"{len(kernels)} kernels")
+        raise _Malformed(_("invoke_packed of kernel {index}, but there are {n} kernels").format(
+            index=ins.packed_index, n=len(kernels)))
     kernel = kernels[ins.packed_index]
     nout = ins.output_size
     args = tuple(ins.args)
     inputs, outputs = args[:len(args) - nout], args[len(args) - nout:]
     if kernel.num_inputs != len(inputs) or kernel.num_outputs != nout:
-        raise _Malformed(f"kernel {kernel.name} takes {kernel.num_inputs} inputs and "
-                         f"{kernel.num_outputs} outputs, called with {len(inputs)} and {nout}")
+        raise _Malformed(_("kernel {kernel} takes {inputs} inputs and {outputs} outputs, "
+                           "called with {given_inputs} and {given_outputs}").format(
+            kernel=kernel.name, inputs=kernel.num_inputs, outputs=kernel.num_outputs,
+            given_inputs=len(inputs), given_outputs=nout))
     impl, nxt = kernel.impl, pc + 1
     if impl is None:
-        raise _Malformed(f"kernel {kernel.name} has no implementation")
+        raise _Malformed(_("kernel {kernel} has no implementation").format(kernel=kernel.name))
     impl = _within_max_bytes(vm, kernel, impl)
 
     if kernel.builtin:
@@ -436,11 +444,13 @@ def _invoke_packed(vm, fi, pc, ins):
             values = [regs[a] for a in inputs]
             for a, v in zip(inputs, values):
                 if type(v) is TensorPlaceholder:
-                    raise VMError(f"kernel {kernel.name} reads ${a}, an uninitialized tensor")
+                    raise VMError(_("kernel {kernel} reads ${reg}, an uninitialized "
+                                    "tensor").format(kernel=kernel.name, reg=a))
             res = impl(values)
             outs = res if isinstance(res, (list, tuple)) else (res,)
             if len(outs) != nout:
-                raise VMError(f"kernel {kernel.name} returned {len(outs)} outputs, expected {nout}")
+                raise VMError(_("kernel {kernel} returned {n} outputs, expected {m}").format(
+                    kernel=kernel.name, n=len(outs), m=nout))
             for r, v in zip(outputs, outs):
                 regs[r] = v
             return nxt
@@ -452,8 +462,8 @@ def _invoke_packed(vm, fi, pc, ins):
     def invoke_packed_n(regs):  # several outputs (or none)
         res = impl([regs[a] for a in inputs])
         if not isinstance(res, (list, tuple)) or len(res) != nout:
-            raise VMError(f"kernel {kernel.name} returned {_summary(res)}, "
-                          f"expected {nout} outputs")
+            raise VMError(_("kernel {kernel} returned {value}, expected {n} outputs").format(
+                kernel=kernel.name, value=_summary(res), n=nout))
         outs = tuple(_tensor_output(kernel, v) for v in res)
         for r, v in zip(outputs, outs):
             _check_output(kernel, r, v, regs[r])
@@ -514,18 +524,22 @@ def _alloc_tensor(vm, fi, pc, ins):
         o = regs[offset]
         if o is known:
             if type(st) is not StorageObject:
-                raise VMError(f"alloc_tensor: ${storage} holds {_summary(st)}, not a storage")
+                raise VMError(_("{op}: ${reg} holds {value}, not a storage").format(
+                    op="alloc_tensor", reg=storage, value=_summary(st)))
             if end > st.size:
-                raise VMError(f"alloc_tensor: {nbytes} bytes at offset {known_off} do not fit "
-                              f"in a storage of {st.size} bytes")
+                raise VMError(_("{op}: {n} bytes at offset {offset} do not fit in a storage of "
+                                "{size} bytes").format(op="alloc_tensor", n=nbytes,
+                                                        offset=known_off, size=st.size))
             regs[dst] = TensorPlaceholder(st, known_off, shape, dtype)
             return nxt
         off = _item(o)
         if type(st) is not StorageObject:
-            raise VMError(f"alloc_tensor: ${storage} holds {_summary(st)}, not a storage")
+            raise VMError(_("{op}: ${reg} holds {value}, not a storage").format(
+                op="alloc_tensor", reg=storage, value=_summary(st)))
         if off < 0 or off + nbytes > st.size:
-            raise VMError(f"alloc_tensor: {nbytes} bytes at offset {off} do not fit in a "
-                          f"storage of {st.size} bytes")
+            raise VMError(_("{op}: {n} bytes at offset {offset} do not fit in a storage of "
+                            "{size} bytes").format(op="alloc_tensor", n=nbytes, offset=off,
+                                                    size=st.size))
         regs[dst] = TensorPlaceholder(st, off, shape, dtype)
         return nxt
     return alloc_tensor
@@ -541,11 +555,13 @@ def _alloc_tensor_reg(vm, fi, pc, ins):
         off = _item(regs[offset])
         shape = _shape_from(regs[shape_register], shape_register, "alloc_tensor_reg")
         if type(st) is not StorageObject:
-            raise VMError(f"alloc_tensor_reg: ${storage} holds {_summary(st)}, not a storage")
+            raise VMError(_("{op}: ${reg} holds {value}, not a storage").format(
+                op="alloc_tensor_reg", reg=storage, value=_summary(st)))
         nbytes = dtype_nbytes(shape, dtype)
         if off < 0 or off + nbytes > st.size:
-            raise VMError(f"alloc_tensor_reg: {nbytes} bytes at offset {off} do not fit in a "
-                          f"storage of {st.size} bytes")
+            raise VMError(_("{op}: {n} bytes at offset {offset} do not fit in a storage of "
+                            "{size} bytes").format(op="alloc_tensor_reg", n=nbytes, offset=off,
+                                                    size=st.size))
         regs[dst] = TensorPlaceholder(st, off, shape, dtype)
         return nxt
     return alloc_tensor_reg
@@ -582,8 +598,9 @@ def _alloc_closure(vm, fi, pc, ins):
     callee_index, free_vars, dst, nxt = ins.func_index, tuple(ins.free_vars), ins.dst, pc + 1
     callee = _callee(vm, callee_index, "alloc_closure")
     if len(free_vars) > len(callee.params):
-        raise _Malformed(f"closure of @{callee.name} captures {len(free_vars)} values but it "
-                         f"takes {len(callee.params)} parameters")
+        raise _Malformed(_("closure of @{func} captures {n} values but it takes {m} "
+                           "parameters").format(func=callee.name, n=len(free_vars),
+                                                m=len(callee.params)))
     name = callee.name
 
     def alloc_closure(regs):
@@ -601,9 +618,10 @@ def _get_field(vm, fi, pc, ins):
             regs[dst] = v.fields[index]
         except (AttributeError, IndexError, TypeError):
             if type(v) is not ADTValue:
-                raise VMError(f"get_field: ${obj} holds {_summary(v)}, not an ADT value") from None
-            raise VMError(f"get_field: ${obj} = {_summary(v)} has {len(v.fields)} fields, "
-                          f"no field {index}") from None
+                raise VMError(_("{op}: ${reg} holds {value}, not an ADT value").format(
+                    op="get_field", reg=obj, value=_summary(v))) from None
+            raise VMError(_("get_field: ${reg} = {value} has {n} fields, no field {index}").format(
+                reg=obj, value=_summary(v), n=len(v.fields), index=index)) from None
         return nxt
     return get_field
 
@@ -611,7 +629,8 @@ def _get_field(vm, fi, pc, ins):
 def _jump_target(fi_name, pc, target, size):
     if 0 <= target < size:
         return target, None
-    return target, f"jump from pc {pc} to pc {target}, outside @{fi_name} (pcs 0..{size - 1})"
+    return target, _("jump from pc {pc} to pc {target}, outside @{func} (pcs 0..{last})").format(
+        pc=pc, target=target, func=fi_name, last=size - 1)
 
 
 def _if(vm, fi, pc, ins):
@@ -668,8 +687,8 @@ def _consti_before(vm, fi, pc, reg):
 def _load_const(vm, fi, pc, ins):
     constants = vm.constants
     if not 0 <= ins.const_index < len(constants):
-        raise _Malformed(f"load_const of constant {ins.const_index}, but there are "
-                         f"{len(constants)} constants")
+        raise _Malformed(_("load_const of constant {index}, but there are {n} "
+                           "constants").format(index=ins.const_index, n=len(constants)))
     value, dst, nxt = constants[ins.const_index], ins.dst, pc + 1
 
     def load_const(regs):
@@ -698,7 +717,8 @@ def _get_tag(vm, fi, pc, ins):
         try:
             tag = v.tag
         except AttributeError:
-            raise VMError(f"get_tag: ${obj} holds {_summary(v)}, not an ADT value") from None
+            raise VMError(_("{op}: ${reg} holds {value}, not an ADT value").format(
+                op="get_tag", reg=obj, value=_summary(v))) from None
         regs[dst] = cache[tag] if tag < 256 else np.int32(tag)
         return nxt
     return get_tag
@@ -741,7 +761,8 @@ def _alloc_storage(vm, fi, pc, ins):
     def size_in(v):
         size = operator.index(_item(v))
         if size < 0:
-            raise VMError(f"alloc_storage: negative size {size} in ${size_reg}")
+            raise VMError(_("alloc_storage: negative size {size} in ${reg}").format(
+                size=size, reg=size_reg))
         return size
 
     def alloc_storage(regs):
@@ -786,7 +807,8 @@ def _shape_of(vm, fi, pc, ins):
         v = regs[tensor]
         shape = getattr(v, "shape", None)
         if shape is None or not isinstance(v, (np.ndarray, np.generic, TensorPlaceholder)):
-            raise VMError(f"shape_of: ${tensor} holds {_summary(v)}, not a tensor")
+            raise VMError(_("{op}: ${reg} holds {value}, not a tensor").format(
+                op="shape_of", reg=tensor, value=_summary(v)))
         out = regs[dst] = _readonly(np.array(shape, dtype=np.int64))
         vm.orphan_bytes += out.nbytes  # in no storage (a few bytes, counted for the bound)
         return nxt
@@ -801,10 +823,11 @@ def _reshape_tensor(vm, fi, pc, ins):
         shape = _shape_from(regs[newshape], newshape, "reshape_tensor")
         old = getattr(v, "shape", None)
         if old is None or not _is_tensor(v) and type(v) is not TensorPlaceholder:
-            raise VMError(f"reshape_tensor: ${tensor} holds {_summary(v)}, not a tensor")
+            raise VMError(_("{op}: ${reg} holds {value}, not a tensor").format(
+                op="reshape_tensor", reg=tensor, value=_summary(v)))
         if int(np.prod(old, dtype=np.int64)) != int(np.prod(shape, dtype=np.int64)):
-            raise VMError(f"reshape_tensor: cannot reshape {_shape_text(old, v.dtype)} "
-                          f"to {list(shape)}")
+            raise VMError(_("reshape_tensor: cannot reshape {old} to {new}").format(
+                old=_shape_text(old, v.dtype), new=list(shape)))
         if type(v) is TensorPlaceholder:
             regs[dst] = TensorPlaceholder(v.storage, v.offset, shape, v.dtype)
         else:
@@ -820,7 +843,8 @@ def _device_copy(vm, fi, pc, ins):
     def device_copy(regs):
         v = regs[src]
         if not _is_tensor(v):
-            raise VMError(f"device_copy: ${src} holds {_summary(v)}, not a tensor")
+            raise VMError(_("{op}: ${reg} holds {value}, not a tensor").format(
+                op="device_copy", reg=src, value=_summary(v)))
         size = v.nbytes
         live = vm.live_bytes + vm.orphan_bytes + size
         if live > max_bytes and _still_over(vm, size):
@@ -1271,10 +1295,12 @@ def _shape_text(shape, dtype) -> str:
 
 def _shape_from(v, reg: int, what: str) -> tuple:
     if type(v) is not np.ndarray or v.ndim != 1 or v.dtype.kind not in "iu":
-        raise VMError(f"{what}: ${reg} holds {_summary(v)}, not a 1-d integer shape tensor")
+        raise VMError(_("{op}: ${reg} holds {value}, not a 1-d integer shape tensor").format(
+            op=what, reg=reg, value=_summary(v)))
     shape = tuple(int(d) for d in v.tolist())
     if any(d < 0 for d in shape):
-        raise VMError(f"{what}: negative dimension in shape {list(shape)}")
+        raise VMError(_("{op}: negative dimension in shape {shape}").format(
+            op=what, shape=list(shape)))
     return shape
 
 
@@ -1452,11 +1478,14 @@ class VirtualMachine:
         try:
             fi = self.exe.func_index(name)
         except KeyError as exc:
-            raise VMError(exc.args[0] if exc.args else f"no function @{name}") from None
+            raise VMError(exc.args[0] if exc.args else _("no function @{func}").format(
+                func=name)) from None
         fn = self.exe.functions[fi]
         args = [to_runtime(a) for a in args]
         if len(args) != len(fn.params):
-            raise VMError(f"@{fn.name} takes {plural(len(fn.params), 'argument')}, got {len(args)}")
+            raise VMError(ngettext("@{func} takes {n} argument, got {m}",
+                                   "@{func} takes {n} arguments, got {m}", len(fn.params)).format(
+                func=fn.name, n=len(fn.params), m=len(args)))
         self.frames.clear()
         self.frames.append(Frame(fi, 0, args + [None] * (fn.register_file_size - len(args))))
         self.steps = 0
@@ -1494,9 +1523,9 @@ class VirtualMachine:
 
     def _check_runnable(self) -> None:
         if self.halted:
-            raise VMError("the program has already halted")
+            raise VMError(_("the program has already halted"))
         if not self.frames:
-            raise VMError("no program started: call start() first")
+            raise VMError(_("no program started: call start() first"))
 
     # ------------------------------------------------------------ the fast path
 
@@ -1807,17 +1836,19 @@ class VirtualMachine:
             kernel = self.exe.kernels[ins.packed_index]
             for r in ins.inputs:
                 if r < len(frame.registers) and type(frame.registers[r]) is TensorPlaceholder:
-                    return f"kernel {kernel.name} reads ${r}, an uninitialized tensor"
+                    return _("kernel {kernel} reads ${reg}, an uninitialized tensor").format(
+                        kernel=kernel.name, reg=r)
             if _is_kernel_error(exc):
                 text = str(exc)
                 op, sep, rest = text.partition(": ")
                 base = kernel.name.removeprefix("vm_mod_").removeprefix("fused_")
                 if sep and base == op:
                     text = rest  # a one-op kernel is named after its op: name it once
-                return f"kernel {kernel.name}: {text}"
-            return f"kernel {kernel.name} failed: {type(exc).__name__}: {exc}"
+                return _("kernel {kernel}: {message}").format(kernel=kernel.name, message=text)
+            return _("kernel {kernel} failed: {error}").format(
+                kernel=kernel.name, error=f"{type(exc).__name__}: {exc}")
         if isinstance(exc, MemoryError):
-            return "out of memory"
+            return _("out of memory")
         op = ins.text().split(" ")[0] if ins is not None else "instruction"
         if ins is not None and isinstance(exc, (AttributeError, TypeError)):
             # Mostly a register that holds the wrong kind of value: name it.
@@ -1825,8 +1856,9 @@ class VirtualMachine:
                 if r < len(frame.registers):
                     v = frame.registers[r]
                     if v is None or not _is_tensor(v):
-                        return f"{op}: ${r} holds {_summary(v)}, which it cannot use"
-        return f"{op} failed: {type(exc).__name__}: {exc}"
+                        return _("{op}: ${reg} holds {value}, which it cannot use").format(
+                            op=op, reg=r, value=_summary(v))
+        return _("{op} failed: {error}").format(op=op, error=f"{type(exc).__name__}: {exc}")
 
 
 def _is_kernel_error(exc: Exception) -> bool:

@@ -16,6 +16,7 @@ import struct
 import numpy as np
 
 from rvmdbg.fileio import FileRefused, read_file, write_atomic
+from rvmdbg.i18n import N_, _
 from rvmdbg.relay.diagnostics import Span
 from rvmdbg.vm.bytecode import DTYPES, BytecodeError, decode
 from rvmdbg.vm.executable import (Executable, InvalidExecutable, Kernel, VMFunction,
@@ -28,9 +29,10 @@ _HEADER = struct.Struct("<8sIQ32s")   # magic, version, payload length, sha256(p
 HEADER_SIZE = _HEADER.size
 
 SECTIONS = (b"SRCE", b"GLOB", b"CNST", b"KERN", b"FUNC", b"SMAP", b"ADTC")
-_SECTION_NAMES = {b"SRCE": "source", b"GLOB": "globals", b"CNST": "constants",
-                  b"KERN": "kernels", b"FUNC": "functions", b"SMAP": "source map",
-                  b"ADTC": "constructor names"}
+# the sections' and the fields' names, shown in messages through `_()`
+_SECTION_NAMES = {b"SRCE": N_("source"), b"GLOB": N_("globals"), b"CNST": N_("constants"),
+                  b"KERN": N_("kernels"), b"FUNC": N_("functions"), b"SMAP": N_("source map"),
+                  b"ADTC": N_("constructor names")}
 
 _MAX_NDIM = 32
 MAX_FILE_BYTES = 4 << 30   # a larger file is refused before it is read
@@ -97,7 +99,7 @@ def dumps(exe: Executable) -> bytes:
     try:
         payload = _payload(exe)
     except (struct.error, UnicodeEncodeError) as e:
-        raise InvalidExecutable(f"cannot serialize: {e}") from None
+        raise InvalidExecutable(_("cannot serialize: {error}").format(error=e)) from None
     header = _HEADER.pack(MAGIC, FORMAT_VERSION, len(payload), hashlib.sha256(payload).digest())
     return header + payload
 
@@ -204,13 +206,13 @@ class _Reader:
     def __init__(self, data: bytes):
         self.data = data
         self.pos = 0
-        self.section = "payload"
+        self.section = N_("payload")
 
     def take(self, n: int) -> bytes:
         if n < 0 or self.pos + n > len(self.data):
-            raise _Malformed(f"unexpected end of data in the {self.section} section "
-                             f"(needs {n} bytes at offset {self.pos}, "
-                             f"{len(self.data) - self.pos} left)")
+            raise _Malformed(_("unexpected end of data in the {section} section (needs {n} "
+                               "bytes at offset {offset}, {left} left)").format(
+                section=_(self.section), n=n, offset=self.pos, left=len(self.data) - self.pos))
         b = self.data[self.pos:self.pos + n]
         self.pos += n
         return b
@@ -232,65 +234,75 @@ class _Reader:
         try:
             return self.take(n).decode("utf-8")
         except UnicodeDecodeError:
-            raise _Malformed(f"{what} in the {self.section} section is not valid UTF-8") from None
+            raise _Malformed(_("{what} in the {section} section is not valid UTF-8").format(
+                what=_(what), section=_(self.section))) from None
 
     def name(self, what: str) -> str:
         """A name (function, kernel, constructor, file): never empty, no control characters,
         so nothing read from a file can put escape sequences on the user's terminal."""
         s = self.str(what)
         if not s:
-            raise _Malformed(f"empty {what} in the {self.section} section")
+            raise _Malformed(_("empty {what} in the {section} section").format(
+                what=_(what), section=_(self.section)))
         if _CONTROL.search(s):
-            raise _Malformed(f"{what} {_shown(s)} in the {self.section} section holds control "
-                             f"characters")
+            raise _Malformed(_("{what} {name} in the {section} section holds control "
+                               "characters").format(what=_(what), name=_shown(s),
+                                                    section=_(self.section)))
         return s
 
     def count(self, what: str, min_item_bytes: int) -> int:
         """A u32 element count, refused if the remaining bytes cannot possibly hold it."""
         n = self.u32()
         if n * min_item_bytes > len(self.data) - self.pos:
-            raise _Malformed(f"{self.section} section declares {n} {what}, more than the "
-                             f"remaining {len(self.data) - self.pos} bytes can hold")
+            raise _Malformed(_("{section} section declares {n} {what}, more than the remaining "
+                               "{left} bytes can hold").format(
+                section=_(self.section), n=n, what=_(what), left=len(self.data) - self.pos))
         return n
 
     def section_tag(self, tag: bytes) -> None:
         self.section = _SECTION_NAMES[tag]
         got = self.take(4)
         if got != tag:
-            raise _Malformed(f"expected the {self.section} section (tag {tag!r}), found {got!r}")
+            raise _Malformed(_("expected the {section} section (tag {tag}), found {got}").format(
+                section=_(self.section), tag=repr(tag), got=repr(got)))
 
 
 def _check_header(data: bytes, name: str) -> bytes:
     """Validate the header; return the payload."""
     if len(data) < len(MAGIC):
         if MAGIC.startswith(data):
-            raise _fail(name, f"file is truncated ({len(data)} bytes, not even a header)")
-        raise _fail(name, "not an rvmdbg executable (bad magic number)")
+            raise _fail(name, _("file is truncated ({n} bytes, not even a header)").format(
+                n=len(data)))
+        raise _fail(name, _("not an rvmdbg executable (bad magic number)"))
     if data[:len(MAGIC)] != MAGIC:
-        raise _fail(name, "not an rvmdbg executable (bad magic number)")
+        raise _fail(name, _("not an rvmdbg executable (bad magic number)"))
     if len(data) < len(MAGIC) + 4:
-        raise _fail(name, f"file is truncated ({len(data)} bytes, header is {HEADER_SIZE})")
+        raise _fail(name, _("file is truncated ({n} bytes, header is {header})").format(
+            n=len(data), header=HEADER_SIZE))
     (version,) = struct.unpack_from("<I", data, len(MAGIC))
     if version > FORMAT_VERSION:
-        raise _fail(name, f"written by a newer rvmdbg (format version {version}; this rvmdbg "
-                          f"reads versions up to {FORMAT_VERSION}); upgrade rvmdbg or recompile "
-                          f"the program")
+        raise _fail(name, _("written by a newer rvmdbg (format version {version}; this rvmdbg "
+                            "reads versions up to {newest}); upgrade rvmdbg or recompile the "
+                            "program").format(version=version, newest=FORMAT_VERSION))
     if version == 1:
-        raise _fail(name, "written by an older rvmdbg (format version 1, which named source "
-                          "files by path instead of carrying their text); recompile the program")
+        raise _fail(name, _("written by an older rvmdbg (format version 1, which named source "
+                            "files by path instead of carrying their text); recompile the "
+                            "program"))
     if version < 1:
-        raise _fail(name, f"unsupported format version {version}")
+        raise _fail(name, _("unsupported format version {version}").format(version=version))
     if len(data) < HEADER_SIZE:
-        raise _fail(name, f"file is truncated ({len(data)} bytes, header is {HEADER_SIZE})")
-    _, _, length, digest = _HEADER.unpack_from(data, 0)
+        raise _fail(name, _("file is truncated ({n} bytes, header is {header})").format(
+            n=len(data), header=HEADER_SIZE))
+    _magic, _version, length, digest = _HEADER.unpack_from(data, 0)
     payload = data[HEADER_SIZE:]
     if len(payload) < length:
-        raise _fail(name, f"file is truncated (payload is {len(payload)} of {length} bytes)")
+        raise _fail(name, _("file is truncated (payload is {n} of {length} bytes)").format(
+            n=len(payload), length=length))
     if len(payload) > length:
-        raise _fail(name, f"file is corrupted ({len(payload) - length} unexpected bytes "
-                          f"after the payload)")
+        raise _fail(name, _("file is corrupted ({n} unexpected bytes after the payload)").format(
+            n=len(payload) - length))
     if hashlib.sha256(payload).digest() != digest:
-        raise _fail(name, "file is corrupted (checksum mismatch)")
+        raise _fail(name, _("file is corrupted (checksum mismatch)"))
     return payload
 
 
@@ -300,121 +312,134 @@ def _read_payload(payload: bytes, name: str) -> Executable:
     r.section_tag(b"SRCE")
     flags = r.u8()
     if flags & ~3:
-        raise _Malformed(f"unknown source flags {flags:#x}")
-    source_name = r.name("source name") if flags & 1 else None
-    source_text = r.str("source text") if flags & 2 else None
+        raise _Malformed(_("unknown source flags {flags}").format(flags=f"{flags:#x}"))
+    source_name = r.name(N_("source name")) if flags & 1 else None
+    source_text = r.str(N_("source text")) if flags & 2 else None
 
     r.section_tag(b"GLOB")
-    globals_ = [r.name("global name") for _ in range(r.count("globals", 4))]
+    globals_ = [r.name(N_("global name")) for _n in range(r.count(N_("globals"), 4))]
 
     r.section_tag(b"CNST")
-    constants = [_read_constant(r, i) for i in range(r.count("constants", 16))]
+    constants = [_read_constant(r, i) for i in range(r.count(N_("constants"), 16))]
 
     r.section_tag(b"KERN")
     kernels = []
-    for _ in range(r.count("kernels", 17)):
-        kname = r.name("kernel name")
-        source = r.str("kernel source")
+    for _n in range(r.count(N_("kernels"), 17)):
+        kname = r.name(N_("kernel name"))
+        source = r.str(N_("kernel source"))
         num_inputs, num_outputs = r.u32(), r.u32()
         builtin = r.u8()
         if builtin > 1:
-            raise _Malformed(f"kernel {kname}: builtin flag {builtin} is not 0 or 1")
+            raise _Malformed(_("kernel {kernel}: builtin flag {flag} is not 0 or 1").format(
+                kernel=kname, flag=builtin))
         kernels.append(Kernel(kname, source, num_inputs, num_outputs, bool(builtin)))
 
     r.section_tag(b"FUNC")
-    n_funcs = r.count("functions", 16)
+    n_funcs = r.count(N_("functions"), 16)
     if n_funcs != len(globals_):
-        raise _Malformed(f"{n_funcs} functions but {len(globals_)} global names")
+        raise _Malformed(_("{n} functions but {m} global names").format(n=n_funcs,
+                                                                          m=len(globals_)))
     functions = []
     for fi in range(n_funcs):
         functions.append(_read_function(r, fi, globals_[fi]))
 
     r.section_tag(b"SMAP")
     files, sources = [], {}
-    for _ in range(r.count("files", 5)):
-        fname = r.name("file name")
+    for _n in range(r.count(N_("files"), 5)):
+        fname = r.name(N_("file name"))
         how = r.u8()
         if how == _TEXT_IS_PROGRAM:
             if fname != source_name or source_text is None:
-                raise _Malformed(f"source map file {_shown(fname)} claims the program's text, "
-                                 f"which the file does not carry under that name")
+                raise _Malformed(_("source map file {file} claims the program's text, which "
+                                   "the file does not carry under that name").format(
+                    file=_shown(fname)))
             text = source_text
         elif how == _TEXT_FOLLOWS:
-            text = r.str("source text")
+            text = r.str(N_("source text"))
         else:
-            raise _Malformed(f"source map file {_shown(fname)}: unknown text flag {how}")
+            raise _Malformed(_("source map file {file}: unknown text flag {flag}").format(
+                file=_shown(fname), flag=how))
         if fname in sources:
-            raise _Malformed(f"source map names file {_shown(fname)} twice")
+            raise _Malformed(_("source map names file {file} twice").format(file=_shown(fname)))
         files.append(fname)
         sources[fname] = text
     source_map = {}
-    for _ in range(r.count("source map entries", 28)):
-        fi, pc, line, col, end_line, end_col, file_index = (r.u32() for _ in range(7))
+    for _n in range(r.count(N_("source map entries"), 28)):
+        fi, pc, line, col, end_line, end_col, file_index = (r.u32() for _n in range(7))
         if file_index >= len(files):
-            raise _Malformed(f"source map entry names file {file_index} of {len(files)}")
+            raise _Malformed(_("source map entry names file {index} of {n}").format(
+                index=file_index, n=len(files)))
         if (fi, pc) in source_map:
-            raise _Malformed(f"two source map entries for function {fi}, pc {pc}")
+            raise _Malformed(_("two source map entries for function {fi}, pc {pc}").format(
+                fi=fi, pc=pc))
         source_map[(fi, pc)] = Span(line, col, end_line, end_col, files[file_index])
 
     r.section_tag(b"ADTC")
     adt_constructor = {}
-    for _ in range(r.count("constructor names", 12)):
+    for _n in range(r.count(N_("constructor names"), 12)):
         fi, pc = r.u32(), r.u32()
-        con = r.name("constructor name")
+        con = r.name(N_("constructor name"))
         if (fi, pc) in adt_constructor:
-            raise _Malformed(f"two constructor names for function {fi}, pc {pc}")
+            raise _Malformed(_("two constructor names for function {fi}, pc {pc}").format(
+                fi=fi, pc=pc))
         adt_constructor[(fi, pc)] = con
 
     if r.pos != len(payload):
-        raise _Malformed(f"{len(payload) - r.pos} unexpected bytes after the last section")
+        raise _Malformed(_("{n} unexpected bytes after the last section").format(
+            n=len(payload) - r.pos))
     return Executable(functions, constants, kernels, source_map, source_text, source_name,
                       adt_constructor, sources)
 
 
 def _read_constant(r: _Reader, i: int) -> np.ndarray:
-    dtype = r.str("constant dtype")
+    dtype = r.str(N_("constant dtype"))
     if dtype not in DTYPES:
-        raise _Malformed(f"constant {i} has unsupported dtype {dtype!r}")
+        raise _Malformed(_("constant {i} has unsupported dtype {dtype}").format(
+            i=i, dtype=repr(dtype)))
     ndim = r.u32()
     if ndim > _MAX_NDIM:
-        raise _Malformed(f"constant {i} has {ndim} dimensions")
+        raise _Malformed(_("constant {i} has {n} dimensions").format(i=i, n=ndim))
     shape = r.i64s(ndim)
     if any(d < 0 for d in shape):
-        raise _Malformed(f"constant {i} has a negative dimension in {shape}")
+        raise _Malformed(_("constant {i} has a negative dimension in {shape}").format(
+            i=i, shape=shape))
     nbytes = r.u64()
     dt = np.dtype(dtype)
     expected = dt.itemsize * int(np.prod(shape, dtype=object))
     if nbytes != expected:
-        raise _Malformed(f"constant {i} ({dtype}{list(shape)}) has {nbytes} bytes, "
-                         f"expected {expected}")
+        raise _Malformed(_("constant {i} ({type}) has {n} bytes, expected {expected}").format(
+            i=i, type=f"{dtype}{list(shape)}", n=nbytes, expected=expected))
     if int(np.prod([d for d in shape if d], dtype=object)) >= 1 << 62:
         # An empty array may still declare dimensions NumPy cannot index.
-        raise _Malformed(f"constant {i} has an impossible shape {shape}")
+        raise _Malformed(_("constant {i} has an impossible shape {shape}").format(
+            i=i, shape=shape))
     raw = r.take(nbytes)
     if dtype == "bool" and raw.translate(None, b"\x00\x01"):
-        raise _Malformed(f"constant {i} (bool) holds bytes other than 0 and 1")
+        raise _Malformed(_("constant {i} (bool) holds bytes other than 0 and 1").format(i=i))
     try:
         return np.frombuffer(raw, dtype=dt.newbyteorder("<")).astype(dt).reshape(shape)
     except ValueError as e:
-        raise _Malformed(f"constant {i} cannot be built: {e}") from None
+        raise _Malformed(_("constant {i} cannot be built: {error}").format(i=i, error=e)) from None
 
 
 def _read_function(r: _Reader, fi: int, global_name: str) -> VMFunction:
-    fname = r.name("function name")
+    fname = r.name(N_("function name"))
     if fname != global_name:
-        raise _Malformed(f"function {fi} is named @{fname} but global {fi} is @{global_name}")
-    params = [r.name("parameter name") for _ in range(r.count("parameters", 4))]
+        raise _Malformed(_("function {fi} is named @{func} but global {fi} is @{name}").format(
+            fi=fi, func=fname, name=global_name))
+    params = [r.name(N_("parameter name")) for _n in range(r.count(N_("parameters"), 4))]
     devices = r.i64s(len(params))
     register_file_size = r.u32()
     instructions = []
-    for pc in range(r.count("instructions", 8)):
+    for pc in range(r.count(N_("instructions"), 8)):
         opcode = r.u32()
-        n_fields = r.count("fields", 8)
+        n_fields = r.count(N_("fields"), 8)
         fields = r.i64s(n_fields)
         try:
             instructions.append(decode(opcode, fields))
         except BytecodeError as e:
-            raise _Malformed(f"function @{fname}, pc {pc}: {e}") from None
+            raise _Malformed(_("function @{func}, pc {pc}: {error}").format(
+                func=fname, pc=pc, error=e)) from None
     return VMFunction(fname, params, register_file_size, instructions, devices)
 
 
@@ -424,17 +449,17 @@ def loads(data: bytes, name: str = "<bytes>", build_kernels: bool = True) -> Exe
     With `build_kernels`, each kernel's `impl` is rebuilt by `rvmdbg.vm.kernels.build_kernel`.
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise _fail(name, f"expected bytes, got {type(data).__name__}")
+        raise _fail(name, _("expected bytes, got {type}").format(type=type(data).__name__))
     data = bytes(data)
     payload = _check_header(data, name)
     try:
         exe = _read_payload(payload, name)
     except _Malformed as e:
-        raise _fail(name, f"malformed executable: {e}") from None
+        raise _fail(name, _("malformed executable: {error}").format(error=e)) from None
     try:
         check_executable(exe)
     except InvalidExecutable as e:
-        raise _fail(name, f"invalid executable: {e}") from None
+        raise _fail(name, _("invalid executable: {error}").format(error=e)) from None
     if build_kernels:
         _build_kernels(exe, name)
     return exe
@@ -446,16 +471,19 @@ def _build_kernels(exe: Executable, name: str) -> None:
     try:
         from rvmdbg.vm.kernels import build_kernel  # late: the kernel builder is a separate layer
     except ImportError as e:
-        raise _fail(name, f"cannot rebuild kernels: rvmdbg.vm.kernels is unavailable ({e})") from e
+        raise _fail(name, _("cannot rebuild kernels: rvmdbg.vm.kernels is unavailable "
+                            "({error})").format(error=e)) from e
     for i, kern in enumerate(exe.kernels):
         try:
             impl = build_kernel(kern)
         except Exception as e:  # any failure to rebuild means the file cannot run
-            raise _fail(name, f"kernel {i} ({kern.name}) cannot be rebuilt: {e}") from e
+            raise _fail(name, _("kernel {i} ({kernel}) cannot be rebuilt: {error}").format(
+                i=i, kernel=kern.name, error=e)) from e
         if impl is not None:
             kern.impl = impl
         if not callable(kern.impl):
-            raise _fail(name, f"kernel {i} ({kern.name}) cannot be rebuilt: no implementation")
+            raise _fail(name, _("kernel {i} ({kernel}) cannot be rebuilt: no "
+                                "implementation").format(i=i, kernel=kern.name))
 
 
 def load(path, build_kernels: bool = True) -> Executable:
@@ -466,7 +494,7 @@ def load(path, build_kernels: bool = True) -> Executable:
     except FileRefused as e:
         raise _fail(name, e.reason) from e
     except OSError as e:
-        raise _fail(name, f"cannot read: {e.strerror or e}") from e
+        raise _fail(name, _("cannot read: {error}").format(error=e.strerror or e)) from e
     return loads(data, name, build_kernels)
 
 

@@ -149,3 +149,24 @@ def test_i18n_does_not_import_textual():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_context_tells_one_english_word_from_another(chinese):
+    """"Next" is step over on the screen and the next question in the quiz: gettext contexts
+    (`pgettext`, and `NP_` in class bodies, whose str carries its context to `_()`)."""
+    assert i18n._("Next") == "步过"
+    assert i18n.pgettext("quiz", "Next") == "下一题"
+    marked = i18n.NP_("quiz", "Next")
+    assert marked == "Next" and i18n._(marked) == "下一题"
+    assert i18n.pgettext("nowhere", "Next") == "Next"
+    assert chinese == {"nowhere|Next"}
+    chinese.clear()
+    i18n.set_language("en")
+    assert i18n._(marked) == "Next" and i18n.npgettext("quiz", "a", "b", 2) == "b"
+
+
+def test_the_extraction_keeps_contexts():
+    pytest.importorskip("babel")
+    template = _catalog_tool().extract()
+    assert template.get("Next", context="quiz") is not None
+    assert template.get("Next") is not None          # step over, without a context

@@ -112,3 +112,85 @@ def test_batch_over_stdin_in_chinese_from_the_environment():
     assert out.returncode == 0, out.stderr
     assert "[第 2 步]" in out.stdout
     assert "$" in out.stdout
+
+
+# ------------------------------------------------------------------ --help and argparse's words
+
+def _cells(text):
+    from rvmdbg.argparse_i18n import cells
+    return max((cells(line) for line in text.splitlines()), default=0)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["debug", "--help"],
+                                  ["serve", "--help"], ["quiz", "--help"]])
+def test_help_in_chinese_has_every_word_translated(chinese, capsys, monkeypatch, argv):
+    monkeypatch.setenv("LANGUAGE", "en")
+    monkeypatch.setenv("COLUMNS", "80")
+    assert cli.main([*argv, "--lang", "zh_CN"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("用法：rvmdbg")
+    assert "位置参数:" in out and "选项:" in out and "显示此帮助信息并退出" in out
+    assert "usage:" not in out and "options:" not in out and "show this help" not in out
+    assert _cells(out) <= 80, out                   # wrapped by cells, not by characters
+    assert chinese == set(), sorted(chinese)
+
+
+def test_run_help_in_chinese_through_the_command_line():
+    out = _run(["run", "--help"], {"LANG": "zh_CN.UTF-8", "COLUMNS": "80"})
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("用法：rvmdbg run [-h]")
+    # the usage's continuation lines line up under the first word after the program's name
+    assert lines[1].index("[") == len("用法：rvmdbg run ") + 3
+    assert "运行程序的入口函数并打印结果" in out.stdout
+    assert "--max-steps N" in out.stdout and "执行 N 条指令或求值步骤后停止（默认" in out.stdout
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["run"], "缺少以下必需参数：PROGRAM"),
+    (["run", "x.relay", "--executor", "gpu"], "参数 --executor：无效的选择：'gpu'（可选 'vm', 'interp', 'graph'）"),
+    (["run", "x.relay", "--max-steps", "0"], "参数 --max-steps：应为正整数，实际为 '0'"),
+    (["run", "x.relay", "--json=1"], "参数 --json：忽略了显式给出的参数 '1'"),
+    (["run", "x.relay", "--entry"], "参数 --entry：需要一个参数"),
+    (["check", "x.relay", "--frob"], "无法识别的参数：--frob"),
+])
+def test_usage_errors_in_chinese(chinese, capsys, monkeypatch, argv, words):
+    monkeypatch.setenv("LANGUAGE", "en")
+    assert cli.main([*argv, "--lang", "zh_CN"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("用法：rvmdbg ")
+    assert ": error: " + words in err              # argparse's tag stays, as every error's
+    assert chinese == set(), sorted(chinese)
+
+
+def test_english_help_is_argparse_s_own_layout():
+    """The cell-measuring formatter changes nothing in English: every parser's help is what
+    argparse's own formatter gives."""
+    import argparse
+
+    from rvmdbg.argparse_i18n import speaking
+    i18n.set_language("en")
+    with speaking():
+        top, parsers = cli.build_parser()
+        for p in [top, *parsers.values()]:
+            ours = p.format_help()
+            p.formatter_class = argparse.HelpFormatter
+            assert p.format_help() == ours
+
+
+def test_argparse_is_left_as_it_was_after_parsing():
+    import argparse
+    before = argparse._
+    with pytest.raises(SystemExit):
+        cli.parse_command_line(["run"])
+    assert argparse._ is before
+
+
+def test_wrapping_by_cells():
+    from rvmdbg.argparse_i18n import cells, wrap_cells
+    text = "入口函数的参数：Relay 值（10、-3、2.5f、Cons(1, Nil)、(1, 2f)）、JSON 数字或列表，默认取程序的 `// args:` 行"
+    for width in (10, 17, 30, 55):
+        lines = wrap_cells(text, width)
+        assert all(cells(line) <= width for line in lines), lines
+        assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+        assert not any(line.startswith(("，", "、", "）", "：")) for line in lines)

@@ -27,6 +27,22 @@ ROOT = Path(__file__).resolve().parents[2]
 MODULES = [
     "rvmdbg/relay/lexer.py",
     "rvmdbg/relay/parser.py",
+    # run-time errors: the VM, executables, the interpreter, the graph executor, the debugger
+    "rvmdbg/vm/machine.py",
+    "rvmdbg/vm/kernels.py",
+    "rvmdbg/vm/executable.py",
+    "rvmdbg/vm/serialize.py",
+    "rvmdbg/vm/compiler.py",
+    "rvmdbg/vm/bytecode.py",
+    "rvmdbg/relay/interpreter.py",
+    "rvmdbg/graph/executor.py",
+    "rvmdbg/graph/lower.py",
+    "rvmdbg/graph/graph.py",
+    "rvmdbg/limits.py",
+    "rvmdbg/debug/indexing.py",
+    "rvmdbg/debug/transcript.py",
+    "rvmdbg/debug/numbering.py",
+    "rvmdbg/argparse_i18n.py",
 ]
 
 # Error constructors and helpers -> (positions, keyword names) of their user-facing texts.
@@ -42,6 +58,10 @@ MESSAGE_ARGS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     # the parser's helpers: error(cls, message, where, hint), expected(what, hint)
     "error": ((1, 3), ("message", "hint")),
     "expected": ((0, 1), ("what", "hint")),
+    # run-time helpers: the .rvmx reader's _fail(name, reason), a limit's stop
+    # _limit_error(name, value, what[, span])
+    "_fail": ((1,), ("reason",)),
+    "_limit_error": ((2,), ("what",)),
 }
 
 # Variables that hold a user-facing text to be passed on (`hint = "..."`, then `hint=hint`).

@@ -1,6 +1,7 @@
 """The screen in Simplified Chinese: every string it shows has a zh_CN translation (a
 recording fallback in the translation layer collects the msgids that have none, while Pilot
-walks the main screen, the help, the modals, the command line, the three teaching views and
+walks the main screen, the help, the modals, the command line, the three teaching views,
+swap? (`m`), the register numbering (`r`), the fetch-decode-execute strip (`p`), the quiz and
 a set of console commands), and wide characters keep the layout: the status line and the
 pane tabs measure in cells, and snapshots of the main screen and the views at 80x24 and
 160x48 in both languages."""
@@ -17,7 +18,8 @@ SIZES = [(80, 24), (160, 48)]
 BST = "programs/bst.relay"
 COMMANDS = ["info registers", "info frame", "info breakpoints", "backtrace", "print $0",
             "deps", "list", "source", "heap", "info history", "display $0", "info display",
-            "watch $1", "delete 9", "frobnicate", "step 2", "rstep", "search Invoke"]
+            "watch $1", "delete 9", "frobnicate", "step 2", "rstep", "search Invoke",
+            "swap? 0 1", "swap? 1 3", "swap? 0 0", "numbering", "numbering frob"]
 
 
 async def _walk(app, pilot) -> None:
@@ -44,6 +46,31 @@ async def _walk(app, pilot) -> None:
     await settle(app, pilot)
     await press(app, pilot, "c", "C", "c")      # to the end of the program, back, again
     await press(app, pilot, "ctrl+r")
+    await _walk_ideas(app, pilot)
+
+
+async def _walk_ideas(app, pilot) -> None:
+    """swap? with the mark and the cursor, both numberings, the strip one phase at a time."""
+    screen = screen_of(app)
+    await press(app, pilot, "s", "s")
+    screen.listing.focus()
+    await settle(app, pilot)
+    screen.listing.set_cursor(0)
+    await press(app, pilot, "m")
+    for _ in range(6):                       # through reads, writes and a call
+        await press(app, pilot, "down")
+        for row in range(screen.listing.line_count):
+            screen.listing.render_full_line(row, "")     # the notes beside the instructions
+    await press(app, pilot, "m", "m", "escape")
+    await press(app, pilot, "r")
+    assert "复用编号" in screen.status.message
+    await press(app, pilot, "r")
+    await press(app, pilot, "p")
+    for _ in range(7):                       # fetch, decode, execute: a call among them
+        await press(app, pilot, "s")
+        screen.query_one("#cycle").render()
+    await press(app, pilot, "p")
+    await press(app, pilot, "c", "p", "s", "s", "s", "p")   # at the end: nothing left to run
 
 
 async def test_every_shown_string_has_a_translation(chinese, tmp_path):
@@ -53,6 +80,62 @@ async def test_every_shown_string_has_a_translation(chinese, tmp_path):
         screen = screen_of(app)
         assert screen.listing.border_title.startswith("字节码")
         assert "第" in screen.status.plain and "步" in screen.status.plain
+    assert chinese == set(), sorted(chinese)
+
+
+async def test_swap_numbering_and_the_strip_in_chinese(chinese, tmp_path):
+    app = make_app("programs/sum_up.relay", ["3"], config_dir=str(tmp_path / "config"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await press(app, pilot, "s")
+        screen = screen_of(app)
+        listing = screen.listing
+        listing.focus()
+        await settle(app, pilot)
+        await press(app, pilot, "down", "down", "m")          # mark pc 2
+        assert "已标记 pc 2" in screen.status.message
+        await press(app, pilot, "down")                       # pc 3 reads $3 which pc 2 writes
+        assert "不能交换：$3 的写后读：pc 2 写 $3，pc 3 读它" in screen.status.message
+        row = "".join(seg.text for seg in listing.render_full_line(3, "")[0])
+        assert "RAW $3，来自 pc 2" in row and "不能与 pc 2 交换" in row
+        await press(app, pilot, "escape", "r")
+        assert screen.status.message.startswith("第 1 步，寄存器为复用编号")
+        await press(app, pilot, "r", "p")
+        strip = app.screen.query_one("#cycle")
+        assert strip.rows[0][1] == "@sum_up pc=0：按 s 取指"
+        await press(app, pilot, "s", "s", "s")
+        assert "存储形式：操作码 11，字段 [0 0 1]" in strip.rows[0][1]
+        assert "-> 处理函数 load_const；读取：无" in strip.rows[1][1]
+        assert "第 2 步完成：写入 $1 = 1i64；下一个 pc 为 1" in strip.rows[2][1]
+        text = strip.render().plain
+        assert "取指" in text and "解码" in text and "执行" in text
+        # the phase names padded by cells: the texts after them start in one column
+        lines = text.splitlines()
+        assert len({cell_len(line[:line.index("@" if i == 0 else "HANDLERS" if i == 1 else "第")])
+                    for i, line in enumerate(lines)}) == 1
+    assert chinese == set(), sorted(chinese)
+
+
+async def test_the_quiz_says_next_question_not_step_over(chinese, tmp_path):
+    """"Next" is three words in Chinese: the quiz's Enter (下一题), step over (步过) and the
+    command line's history (下一条); the quiz's binding carries its gettext context through
+    Textual's bindings to where it is shown."""
+    from rvmdbg.i18n import _
+    from rvmdbg.tui.quiz_screen import QuizScreen
+    app = make_app("programs/sum_up.relay", ["3"], config_dir=str(tmp_path / "config"))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        words = {b.action: b.description for _k, b, _e, _t in app.screen.active_bindings.values()}
+        assert _(words["next"]) == "步过"
+        await press(app, pilot, "Q")
+        assert isinstance(app.screen, QuizScreen)
+        words = {b.action: b.description for _k, b, _e, _t in app.screen.active_bindings.values()}
+        assert _(words["go_on"]) == "下一题"
+        await press(app, pilot, "1")
+        assert "Enter：下一题" in str(app.screen.query_one("#quiz-keys").render())
+    from rvmdbg.tui.command_line import CommandLine
+    history = {b.action: b.description for b in CommandLine.BINDINGS}
+    assert _(history["history(1)"]) == "下一条"
     assert chinese == set(), sorted(chinese)
 
 

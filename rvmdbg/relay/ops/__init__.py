@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
     ATTR_KINDS, OPS, PATTERNS, REQUIRED, Attrs, AttrSpec, KernelError, OpAttrError, OpDef,
     OpError, OpTypeError, get_op, normalize_attrs,
@@ -64,13 +65,13 @@ def infer_shape(op_name: str, inputs: list, input_dtypes: list,
     """
     op = OPS.get(op_name)
     if op is None:
-        raise KernelError(f"unknown operator {op_name}")
+        raise KernelError(_("unknown operator {op}").format(op=op_name))
     if op.shape_func is not None:
         given = []
         for i, (needs_value, x) in enumerate(zip(op.shape_data, inputs)):
             if needs_value and not isinstance(x, np.ndarray):
-                raise KernelError(f"{op_name}: its shape function needs the value of input "
-                                  f"{i + 1}, got only a shape")
+                raise KernelError(_("{op}: its shape function needs the value of input {i}, got only a "
+                                    "shape").format(op=op_name, i=i + 1))
             given.append(x if needs_value else _shape_only(x))
         try:
             shapes = op.shape_func(given, normalize_attrs(op, attrs or {}))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
     AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, need_dtype, register, unify_dim,
 )
@@ -253,16 +254,15 @@ def _conv_kernel(name, n):
         data, weight, strides, padding, dilation, operm, dt = _prepare(
             name, args, attrs, n, CANONICAL_KERNEL[n])
         groups = attrs["groups"]
-        _, c, h, w = data.shape
+        _n, c, h, w = data.shape
         o, i, kh, kw = weight.shape
         if c != i * groups or o % groups:
-            raise KernelError(f"{name}: data with {c} channels does not fit a weight taking {i} "
-                              f"per group with groups={groups} (at run time)")
+            raise KernelError(_("{op}: data with {c} channels does not fit a weight taking {i} per "
+                                "group with groups={groups} (at run time)").format(op=name, c=c, i=i, groups=groups))
         for size, b, a, k, d in ((h, padding[0], padding[2], kh, dilation[0]),
                                  (w, padding[1], padding[3], kw, dilation[1])):
             if size + b + a < (k - 1) * d + 1:
-                raise KernelError(f"{name}: the kernel does not fit an input of {size} at run "
-                                  f"time")
+                raise KernelError(_("{op}: the kernel does not fit an input of {size} at run time").format(op=name, size=size))
         out = conv2d_nchw(data, weight, strides, padding, dilation, groups)
         return _finish(out, operm, n, dt)
     return kernel
@@ -274,13 +274,13 @@ def _conv_transpose_kernel(name, n):
                                                                        "IOHW")
         groups = attrs["groups"]
         if data.shape[1] != weight.shape[0] or data.shape[1] % groups:
-            raise KernelError(f"{name}: data with {data.shape[1]} channels does not fit the "
-                              f"weight {fmt_shape(weight.shape)} at run time")
+            raise KernelError(_("{op}: data with {data_shape_dim} channels does not fit the weight "
+                                "{weight_shape} at run time").format(op=name, data_shape_dim=data.shape[1], weight_shape=fmt_shape(weight.shape)))
         opad = (0,) * (2 - n) + spatial_values(name, "output_padding",
                                                attrs["output_padding"], n, minimum=0)
         out = conv2d_transpose_nchw(data, weight, strides, padding, opad, dilation, groups)
         if min(out.shape) < 1:
-            raise KernelError(f"{name}: padding crops the whole output at run time")
+            raise KernelError(_("{op}: padding crops the whole output at run time").format(op=name))
         return _finish(out, operm, n, dt)
     return kernel
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
     AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, is_int, register,
     runtime_type_error,
@@ -37,7 +38,7 @@ def _values(name: str, arr: np.ndarray, what: str) -> list:
     """A 1-d integer tensor's values as Python ints."""
     arr = np.asarray(arr)
     if arr.ndim != 1:
-        raise KernelError(f"{name}: {what} must be a 1-d tensor, got shape {fmt_shape(arr.shape)}")
+        raise KernelError(_("{op}: {what} must be a 1-d tensor, got shape {arr_shape}").format(op=name, what=what, arr_shape=fmt_shape(arr.shape)))
     return [int(v) for v in arr]
 
 
@@ -46,7 +47,7 @@ def _sizes(name: str, arr: np.ndarray, what: str = "shape") -> tuple:
     dims = _values(name, arr, what)
     bad = [d for d in dims if d < 0]
     if bad:
-        raise KernelError(f"{name}: {what} {dims} has a negative size {bad[0]}")
+        raise KernelError(_("{op}: {what} {dims} has a negative size {bad_first}").format(op=name, what=what, dims=dims, bad_first=bad[0]))
     return tuple(dims)
 
 
@@ -122,12 +123,10 @@ def _dyn_broadcast_to_rel(name, args, attrs):
 def _broadcast_target(name, ishape, target) -> tuple:
     """The target shape, checked NumPy-style against the input shape."""
     if len(ishape) > len(target):
-        raise KernelError(f"{name}: cannot broadcast shape {fmt_shape(ishape)} to "
-                          f"{fmt_shape(target)}")
+        raise KernelError(_("{op}: cannot broadcast shape {ishape} to {target_shape}").format(op=name, ishape=fmt_shape(ishape), target_shape=fmt_shape(target)))
     for d, t in zip(reversed(ishape), reversed(target)):
         if d != t and d != 1:
-            raise KernelError(f"{name}: cannot broadcast shape {fmt_shape(ishape)} to "
-                              f"{fmt_shape(target)} at run time")
+            raise KernelError(_("{op}: cannot broadcast shape {ishape} to {target_shape} at run time").format(op=name, ishape=fmt_shape(ishape), target_shape=fmt_shape(target)))
     return target
 
 
@@ -208,7 +207,7 @@ def _dyn_tile_rel(name, args, attrs):
 def _tile_shape(name, ishape, reps) -> tuple:
     """NumPy's and TVM's tile: the shorter of shape and reps is padded with 1s in front."""
     if any(r <= 0 for r in reps):  # as tile's attribute (TVM: positive counts)
-        raise KernelError(f"{name}: reps {reps} must be positive")
+        raise KernelError(_("{op}: reps {reps} must be positive").format(op=name, reps=reps))
     n = max(len(ishape), len(reps))
     shape = (1,) * (n - len(ishape)) + tuple(ishape)
     reps = (1,) * (n - len(reps)) + tuple(reps)

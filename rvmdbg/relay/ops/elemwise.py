@@ -13,6 +13,7 @@ import operator
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
     BOOL, F32_MAX, FAST_BOOL, FAST_F32, FAST_F64, FAST_INT, FAST_KIND, AttrSpec, KernelError,
     OpTypeError, as_result, broadcast_dims, fmt_shape, need_dtype, register, same_dtype,
@@ -50,7 +51,7 @@ def _py_tdiv(name):
     def tdiv(x, y):
         """Integer division truncating toward zero (C, TVM), unlike Python's floor division."""
         if y == 0:
-            raise KernelError(f"{name}: integer division by zero")
+            raise KernelError(_("{op}: integer division by zero").format(op=name))
         q = x // y
         if q < 0 and q * y != x:
             q += 1
@@ -60,14 +61,14 @@ def _py_tdiv(name):
 
 def _py_floordiv(x, y):
     if y == 0:
-        raise KernelError("floor_divide: integer division by zero")
+        raise KernelError(_("floor_divide: integer division by zero"))
     return x // y
 
 
 def _py_tmod(name):
     def f(x, y):
         if y == 0:
-            raise KernelError(f"{name}: integer division by zero")
+            raise KernelError(_("{op}: integer division by zero").format(op=name))
         r = abs(x) % abs(y)
         return -r if x < 0 else r
     return f
@@ -75,14 +76,14 @@ def _py_tmod(name):
 
 def _py_floormod(x, y):
     if y == 0:
-        raise KernelError("floor_mod: integer division by zero")
+        raise KernelError(_("floor_mod: integer division by zero"))
     return x % y
 
 
 def _py_ipow(x, y):
     if y < 0:
         if x == 0:
-            raise KernelError("power: 0 raised to a negative integer power")
+            raise KernelError(_("power: 0 raised to a negative integer power"))
         # x ** -n truncated toward zero: only 1 and -1 survive
         return 1 if x == 1 or (x == -1 and y % 2 == 0) else (-1 if x == -1 else 0)
     if y > 64 and x not in (0, 1, -1):
@@ -141,7 +142,7 @@ def _np_power(a, b):
     if a.dtype.kind == "i" and np.any(b < 0):
         neg = b < 0
         if np.any(neg & (a == 0)):
-            raise KernelError("power: 0 raised to a negative integer power")
+            raise KernelError(_("power: 0 raised to a negative integer power"))
         r = np.power(a, np.where(neg, 0, b).astype(b.dtype))
         odd = (b % 2) != 0
         special = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0)).astype(a.dtype)
@@ -158,8 +159,7 @@ _INT_DIVISION = frozenset(("divide", "floor_divide", "mod", "floor_mod", "trunc_
 
 
 def _broadcast_error(name, a, b):
-    return KernelError(f"{name}: cannot broadcast shapes {fmt_shape(a.shape)} and "
-                       f"{fmt_shape(b.shape)} at run time")
+    return KernelError(_("{op}: cannot broadcast shapes {a_shape} and {b_shape} at run time").format(op=name, a_shape=fmt_shape(a.shape), b_shape=fmt_shape(b.shape)))
 
 
 def _make_binary(name, np_fn, py_int=None, py_float=None, out_dtype=None):
@@ -172,7 +172,7 @@ def _make_binary(name, np_fn, py_int=None, py_float=None, out_dtype=None):
         dt = out_dt or a.dtype
         is_ints = a.dtype.kind in "iu"
         if int_division and is_ints and not np.all(b):
-            raise KernelError(f"{name}: integer division by zero")
+            raise KernelError(_("{op}: integer division by zero").format(op=name))
         try:
             if is_ints and not int_division and name != "power":
                 r = np_fn(a, b)  # integer arithmetic wraps silently; no warnings to silence
@@ -508,8 +508,8 @@ def _floats_only(name, kernel, scalar):
     it is lowering that fails (the LLVM intrinsic takes floats). So here: checked as TVM
     checks it, refused when it runs, with that reason."""
     def refuse(x):
-        raise KernelError(f"{name}: TVM has no {x.dtype} kernel for it (lowering calls a "
-                          f"float intrinsic); cast to a float dtype first")
+        raise KernelError(_("{op}: TVM has no {x_dtype} kernel for it (lowering calls a float "
+                            "intrinsic); cast to a float dtype first").format(op=name, x_dtype=x.dtype))
 
     def checked_kernel(args, attrs):
         if args[0].dtype.kind != "f":
@@ -626,8 +626,8 @@ def _where_kernel(args, attrs):
     try:
         return as_result(np.where(cond, x, y), x.dtype)
     except ValueError:
-        raise KernelError(f"where: cannot broadcast shapes {fmt_shape(cond.shape)}, "
-                          f"{fmt_shape(x.shape)} and {fmt_shape(y.shape)} at run time") from None
+        raise KernelError(_("where: cannot broadcast shapes {cond_shape}, {x_shape} and "
+                            "{y_shape} at run time").format(cond_shape=fmt_shape(cond.shape), x_shape=fmt_shape(x.shape), y_shape=fmt_shape(y.shape))) from None
 
 
 register("where", 3, _where_rel, _where_kernel, "broadcast",
@@ -725,8 +725,8 @@ def _broadcast_to_kernel(args, attrs):
     try:
         return np.broadcast_to(x, tuple(attrs["shape"])).copy()
     except ValueError:
-        raise KernelError(f"broadcast_to: cannot broadcast shape {fmt_shape(x.shape)} to "
-                          f"{fmt_shape(tuple(attrs['shape']))} at run time") from None
+        raise KernelError(_("broadcast_to: cannot broadcast shape {x_shape} to {target_shape} at "
+                            "run time").format(x_shape=fmt_shape(x.shape), target_shape=fmt_shape(tuple(attrs['shape'])))) from None
 
 
 register("broadcast_to", 1, _broadcast_to_rel, _broadcast_to_kernel, "broadcast",

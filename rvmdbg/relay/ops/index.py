@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
     AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, is_int, known_prod, need_dtype,
     norm_axis, register, unify_dim,
@@ -19,7 +20,7 @@ def _check_range(name: str, idx: np.ndarray, n: int, axis_text: str) -> None:
     bad = (idx < 0) | (idx >= n)
     if np.any(bad):
         v = int(np.asarray(idx)[bad].flat[0])
-        raise KernelError(f"{name}: index {v} is out of range for {axis_text} of size {n}")
+        raise KernelError(_("{op}: index {v} is out of range for {axis_text} of size {n}").format(op=name, v=v, axis_text=axis_text, n=n))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -51,8 +52,8 @@ def _gather_kernel(args, attrs):
     axis = attrs["axis"] % data.ndim
     for i in range(data.ndim):
         if i != axis and data.shape[i] != indices.shape[i]:
-            raise KernelError(f"gather: indices {fmt_shape(indices.shape)} and data "
-                              f"{fmt_shape(data.shape)} differ on axis {i} at run time")
+            raise KernelError(_("gather: indices {indices_shape} and data {data_shape} differ on "
+                                "axis {i} at run time").format(indices_shape=fmt_shape(indices.shape), data_shape=fmt_shape(data.shape), i=i))
     _check_range("gather", indices, data.shape[axis], f"axis {axis}")
     return np.take_along_axis(data, indices.astype(np.int64), axis=axis)
 
@@ -237,7 +238,7 @@ def _topk_kernel(args, attrs):
     axis = attrs["axis"] % x.ndim
     k = attrs["k"]
     if k > x.shape[axis]:
-        raise KernelError(f"topk: k {k} exceeds the size {x.shape[axis]} of axis {axis}")
+        raise KernelError(_("topk: k {k} exceeds the size {x_shape_dim} of axis {axis}").format(k=k, x_shape_dim=x.shape[axis], axis=axis))
     order = stable_argsort(x, axis, attrs["is_ascend"])
     if k >= 1:
         order = np.take(order, range(k), axis=axis)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
     AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, known_prod, need_dtype, norm_axis,
     register, same_dtype, unify_dim,
@@ -47,8 +48,8 @@ def _dense_kernel(args, attrs):
     if data.dtype != dt:
         data, weight = data.astype(dt), weight.astype(dt)
     if data.shape[-1] != weight.shape[1]:
-        raise KernelError(f"nn.dense: data {fmt_shape(data.shape)} and weight "
-                          f"{fmt_shape(weight.shape)} disagree on in_features at run time")
+        raise KernelError(_("nn.dense: data {data_shape} and weight {weight_shape} disagree on "
+                            "in_features at run time").format(data_shape=fmt_shape(data.shape), weight_shape=fmt_shape(weight.shape)))
     with np.errstate(all="ignore"):
         return as_result(np.matmul(data, weight.T), dt)
 
@@ -93,8 +94,8 @@ def _bmm_kernel(args, attrs):
         with np.errstate(all="ignore"):
             return as_result(np.matmul(x, y), dt)
     except ValueError:
-        raise KernelError(f"nn.batch_matmul: shapes {fmt_shape(args[0].shape)} and "
-                          f"{fmt_shape(args[1].shape)} do not fit at run time") from None
+        raise KernelError(_("nn.batch_matmul: shapes {args_shape} and {args_shape_b} do not fit "
+                            "at run time").format(args_shape=fmt_shape(args[0].shape), args_shape_b=fmt_shape(args[1].shape))) from None
 
 
 register("nn.batch_matmul", 2, _bmm_rel, _bmm_kernel, "out_elemwise_fusable",
@@ -127,8 +128,8 @@ def _bias_add_kernel(args, attrs):
     if axis < 0:
         axis += data.ndim
     if data.shape[axis] != bias.shape[0]:
-        raise KernelError(f"nn.bias_add: bias of length {bias.shape[0]} does not match axis "
-                          f"{axis} of shape {fmt_shape(data.shape)} at run time")
+        raise KernelError(_("nn.bias_add: bias of length {bias_shape_first} does not match axis "
+                            "{axis} of shape {data_shape} at run time").format(bias_shape_first=bias.shape[0], axis=axis, data_shape=fmt_shape(data.shape)))
     shape = [1] * data.ndim
     shape[axis] = bias.shape[0]
     if data.dtype.kind == "f":
@@ -243,8 +244,8 @@ def _matmul_kernel(args, attrs):
     if attrs["transpose_b"]:
         b = b.T
     if a.shape[-1] != b.shape[0]:
-        raise KernelError(f"nn.matmul: inner dimensions {a.shape[-1]} and {b.shape[0]} differ "
-                          f"at run time")
+        raise KernelError(_("nn.matmul: inner dimensions {a_shape_last} and {b_shape_first} "
+                            "differ at run time").format(a_shape_last=a.shape[-1], b_shape_first=b.shape[0]))
     with np.errstate(all="ignore"):
         return as_result(np.matmul(a, b), dt)
 
@@ -274,8 +275,8 @@ def _prelu_kernel(args, attrs):
     x, alpha = args
     axis = attrs["axis"] % x.ndim
     if alpha.shape[0] != x.shape[axis]:
-        raise KernelError(f"nn.prelu: alpha of length {alpha.shape[0]} does not match axis "
-                          f"{axis} of {fmt_shape(x.shape)} at run time")
+        raise KernelError(_("nn.prelu: alpha of length {alpha_shape_first} does not match axis "
+                            "{axis} of {x_shape} at run time").format(alpha_shape_first=alpha.shape[0], axis=axis, x_shape=fmt_shape(x.shape)))
     shape = [1] * x.ndim
     shape[axis] = alpha.shape[0]
     with np.errstate(all="ignore"):
@@ -352,8 +353,8 @@ def _pad_kernel(args, attrs):
     widths = [tuple(p) for p in attrs["pad_width"]]
     mode = attrs["pad_mode"]
     if mode == "reflect" and any(max(w) >= d for w, d in zip(widths, x.shape)):
-        raise KernelError(f"nn.pad: pad_width {attrs['pad_width']} reflects past the edge of "
-                          f"{fmt_shape(x.shape)} at run time")
+        raise KernelError(_("nn.pad: pad_width {pad_width} reflects past the edge of {x_shape} "
+                            "at run time").format(pad_width=attrs['pad_width'], x_shape=fmt_shape(x.shape)))
     if mode == "constant":
         value = args[1] if len(args) == 2 else np.array(attrs["pad_value"] or 0.0)
         with np.errstate(all="ignore"):

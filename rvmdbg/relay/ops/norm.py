@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
     AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, need_dtype, norm_axis, norm_axes,
     register, unify_dim,
@@ -40,8 +41,8 @@ def _along(v: np.ndarray, axis: int, ndim: int) -> np.ndarray:
 
 def _check_len(name, v, x, axis, what):
     if v.shape[0] != x.shape[axis]:
-        raise KernelError(f"{name}: {what} of length {v.shape[0]} does not match axis {axis} of "
-                          f"{fmt_shape(x.shape)} at run time")
+        raise KernelError(_("{op}: {what} of length {v_shape_first} does not match axis {axis} "
+                            "of {x_shape} at run time").format(op=name, what=what, v_shape_first=v.shape[0], axis=axis, x_shape=fmt_shape(x.shape)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -132,8 +133,7 @@ def _affine_norm_kernel(name):
                 groups = attrs["num_groups"]
                 c = x.shape[axis]
                 if c % groups:
-                    raise KernelError(f"{name}: {c} channels do not split into {groups} groups "
-                                      f"at run time")
+                    raise KernelError(_("{op}: {c} channels do not split into {groups} groups at run time").format(op=name, c=c, groups=groups))
                 split = x.reshape(x.shape[:axis] + (groups, c // groups) + x.shape[axis + 1:])
                 rest = tuple(a for a in range(1, split.ndim) if a != axis)
                 out = _normalise(split, rest, eps).reshape(x.shape)

@@ -13,6 +13,7 @@ import itertools
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
     AttrSpec, KernelError, OpTypeError, as_result, need_dtype, register,
 )
@@ -74,7 +75,7 @@ def pool_nd(x: np.ndarray, axes, pool, strides, dilation, before, after, ceil_mo
         size = x.shape[ax]
         o = window_out(size, b, a, (k - 1) * d + 1, s, ceil_mode)
         if o < 1:
-            raise KernelError(f"the pooling window does not fit an input of {size} at run time")
+            raise KernelError(_("the pooling window does not fit an input of {size} at run time").format(size=size))
         outs.append(o)
         # ceil_mode's last windows may reach past the written padding: pad for them too
         pads[ax] = (b, max(a, (o - 1) * s + (k - 1) * d + 1 - size - b))

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
     AttrSpec, KernelError, OpTypeError, broadcast_dims, fmt_shape, norm_axis, register,
 )
@@ -177,7 +178,7 @@ def requantize_values(x: np.ndarray, in_scale, in_zp, out_scale, out_zp, axis: i
     in_scale, in_zp = np.asarray(in_scale, F32), np.asarray(in_zp, I32)
     out_scale, out_zp = np.asarray(out_scale, F32), np.asarray(out_zp, I32)
     if float(out_scale) == 0.0:
-        raise KernelError("qnn.requantize: the output scale is 0")
+        raise KernelError(_("qnn.requantize: the output scale is 0"))
     ndim = x.ndim
     axis = _runtime_axis(axis, ndim)
     _fit_channels("qnn.requantize", x, axis, (in_scale, in_zp))
@@ -216,8 +217,8 @@ def _fit_channels(name: str, x: np.ndarray, axis: int, params) -> None:
     n = x.shape[axis] if x.ndim else 1
     for p in params:
         if p.ndim and p.size != n:
-            raise KernelError(f"{name}: {p.size} per-channel values for an axis of size {n} "
-                              f"(shape {fmt_shape(x.shape)})")
+            raise KernelError(_("{op}: {p_size} per-channel values for an axis of size {n} (shape "
+                                "{x_shape})").format(op=name, p_size=p.size, n=n, x_shape=fmt_shape(x.shape)))
 
 
 def _rounding(attrs) -> str:
@@ -379,8 +380,7 @@ def _broadcast(name, fn, a, b):
     try:
         return fn(a, b).astype(I32)
     except ValueError:
-        raise KernelError(f"{name}: shapes {fmt_shape(a.shape)} and {fmt_shape(b.shape)} do not "
-                          f"broadcast at run time") from None
+        raise KernelError(_("{op}: shapes {a_shape} and {b_shape} do not broadcast at run time").format(op=name, a_shape=fmt_shape(a.shape), b_shape=fmt_shape(b.shape))) from None
 
 
 def _mul_kernel(args, attrs):
@@ -512,8 +512,8 @@ def to_out_dtype(acc: np.ndarray, bound: int, dtype) -> np.ndarray:
 def _dense_kernel(args, attrs):
     data, weight, in_zp, k_zp, in_scale, k_scale = args
     if data.shape[-1] != weight.shape[1]:
-        raise KernelError(f"qnn.dense: data {fmt_shape(data.shape)} and weight "
-                          f"{fmt_shape(weight.shape)} disagree on in_features at run time")
+        raise KernelError(_("qnn.dense: data {data_shape} and weight {weight_shape} disagree on "
+                            "in_features at run time").format(data_shape=fmt_shape(data.shape), weight_shape=fmt_shape(weight.shape)))
     k = weight.shape[1]
     a_max, b_max = max_abs_shifted(data, in_zp), max_abs_shifted(weight, k_zp, 0)
     dt = exact_dtype(a_max, b_max, k)

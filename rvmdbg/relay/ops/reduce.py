@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
     AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, norm_axes, register,
 )
@@ -66,8 +67,7 @@ def _make_reduce(name, np_fn):
             with np.errstate(all="ignore"):
                 r = np_fn(x, axis=axes, keepdims=attrs["keepdims"])
         except ValueError:
-            raise KernelError(f"{name}: cannot reduce an empty tensor of shape "
-                              f"{fmt_shape(x.shape)} (no identity)") from None
+            raise KernelError(_("{op}: cannot reduce an empty tensor of shape {x_shape} (no identity)").format(op=name, x_shape=fmt_shape(x.shape))) from None
         return as_result(r, dt)
     return kernel
 
@@ -88,7 +88,7 @@ def _mean(x, axis, keepdims):
     if x.dtype.kind in "iu":
         # TVM divides the dtype's sum by the count: integer division truncating toward zero
         if count == 0:
-            raise KernelError(f"mean: mean over an empty axis of shape {fmt_shape(x.shape)}")
+            raise KernelError(_("mean: mean over an empty axis of shape {x_shape}").format(x_shape=fmt_shape(x.shape)))
         wide = np.asarray(s).astype(np.int64 if x.dtype.kind == "i" else np.uint64)
         q = np.floor_divide(wide, count)
         q = q + ((wide - q * count != 0) & (wide < 0))
@@ -118,8 +118,7 @@ def _make_arg_kernel(name, np_arg):
         for a in axes:
             n *= x.shape[a]
         if n == 0:
-            raise KernelError(f"{name}: cannot reduce an empty tensor of shape "
-                              f"{fmt_shape(x.shape)}")
+            raise KernelError(_("{op}: cannot reduce an empty tensor of shape {x_shape}").format(op=name, x_shape=fmt_shape(x.shape)))
         flat = moved.reshape(lead + (n,))
         if attrs["select_last_index"]:
             idx = (n - 1) - np_arg(flat[..., ::-1], axis=-1)
@@ -183,8 +182,8 @@ def _variance(args, attrs, name):
         try:
             diff = data - mean
         except ValueError:
-            raise KernelError(f"{name}: mean {fmt_shape(mean.shape)} does not broadcast to "
-                              f"data {fmt_shape(data.shape)} at run time") from None
+            raise KernelError(_("{op}: mean {mean_shape} does not broadcast to data {data_shape} at "
+                                "run time").format(op=name, mean_shape=fmt_shape(mean.shape), data_shape=fmt_shape(data.shape))) from None
         sq = diff * diff
         if sq.dtype == np.float16:
             sq = sq.astype(np.float32)  # topi sums float16 squares in float32
@@ -221,8 +220,7 @@ def _logsumexp_kernel(args, attrs):
     axis = attrs["axis"]
     axes = tuple(range(x.ndim)) if axis is None else tuple(a % x.ndim for a in axis)
     if any(x.shape[a] == 0 for a in axes):
-        raise KernelError(f"logsumexp: cannot reduce an empty tensor of shape "
-                          f"{fmt_shape(x.shape)}")
+        raise KernelError(_("logsumexp: cannot reduce an empty tensor of shape {x_shape}").format(x_shape=fmt_shape(x.shape)))
     # TVM's expansion: log(sum(exp(x - max))) + max, each step in the dtype
     with np.errstate(all="ignore"):
         m = np.max(x, axis=axes, keepdims=True)

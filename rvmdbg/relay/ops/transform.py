@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
     Attrs, AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, is_int, known_prod, norm_axes,
     norm_axis, register, runtime_type_error, unify_dim,
@@ -205,8 +206,8 @@ def _squeeze_kernel(args, attrs):
     axes = [a + x.ndim if a < 0 else a for a in axis]
     for a in axes:
         if x.shape[a] != 1:
-            raise KernelError(f"squeeze: cannot squeeze axis {a} of a tensor of shape "
-                              f"{fmt_shape(x.shape)}: its size is {x.shape[a]}, not 1")
+            raise KernelError(_("squeeze: cannot squeeze axis {a} of a tensor of shape {x_shape}: "
+                                "its size is {x_shape_dim}, not 1").format(a=a, x_shape=fmt_shape(x.shape), x_shape_dim=x.shape[a]))
     return x.reshape(tuple(d for i, d in enumerate(x.shape) if i not in axes)).copy()
 
 
@@ -294,8 +295,8 @@ def _concatenate_kernel(args, attrs):
         return np.concatenate(parts, axis=attrs["axis"])
     except ValueError:
         shapes = ", ".join(fmt_shape(p.shape) for p in parts)
-        raise KernelError(f"concatenate: shapes {shapes} do not fit along axis "
-                          f"{attrs['axis']} at run time") from None
+        raise KernelError(_("concatenate: shapes {shapes} do not fit along axis {axis} at run "
+                            "time").format(shapes=shapes, axis=attrs['axis'])) from None
 
 
 register("concatenate", 1, _concatenate_rel, _concatenate_kernel, "injective",
@@ -321,7 +322,7 @@ def _stack_kernel(args, attrs):
         return np.stack(parts, axis=attrs["axis"])
     except ValueError:
         shapes = ", ".join(fmt_shape(p.shape) for p in parts)
-        raise KernelError(f"stack: shapes {shapes} differ at run time") from None
+        raise KernelError(_("stack: shapes {shapes} differ at run time").format(shapes=shapes)) from None
 
 
 register("stack", 1, _stack_rel, _stack_kernel, "injective",
@@ -423,7 +424,7 @@ def _batch_dims(name, bd, indices_ndim, axis):
 
 def _take_indices(idx: np.ndarray, n: int, mode: str) -> np.ndarray:
     if n == 0 and idx.size:
-        raise KernelError("take: cannot take from an axis of size 0")
+        raise KernelError(_("take: cannot take from an axis of size 0"))
     idx = idx.astype(np.int64)
     if mode == "clip":
         return np.clip(idx, 0, n - 1)
@@ -432,8 +433,8 @@ def _take_indices(idx: np.ndarray, n: int, mode: str) -> np.ndarray:
     bad = (idx < 0) | (idx >= n)
     if np.any(bad):
         v = int(idx[bad].flat[0]) if idx.ndim else int(idx)
-        raise KernelError(f"take: index {v} is out of range for an axis of size {n} "
-                          f"(mode=\"fast\" does not clip)")
+        raise KernelError(_("take: index {v} is out of range for an axis of size {n} "
+                            "(mode=\"fast\" does not clip)").format(v=v, n=n))
     return idx
 
 
@@ -454,8 +455,8 @@ def _take_kernel(args, attrs):
         return as_result(np.take(data, idx, axis=axis), data.dtype)
     batch = data.shape[:bd]
     if indices.shape[:bd] != batch:
-        raise KernelError(f"take: batch dimensions {fmt_shape(batch)} and "
-                          f"{fmt_shape(indices.shape[:bd])} differ at run time")
+        raise KernelError(_("take: batch dimensions {batch_shape} and {indices_shape} differ at "
+                            "run time").format(batch_shape=fmt_shape(batch), indices_shape=fmt_shape(indices.shape[:bd])))
     nb = int(np.prod(batch))
     d = data.reshape((nb,) + data.shape[bd:])
     ix = idx.reshape((nb,) + idx.shape[bd:])
@@ -611,7 +612,7 @@ def _tile_rel(name, args, attrs):
 
 def _tile_kernel(args, attrs):
     if any(r <= 0 for r in attrs["reps"]):
-        raise KernelError(f"tile: attribute 'reps' {attrs['reps']} must be positive")
+        raise KernelError(_("tile: attribute 'reps' {reps} must be positive").format(reps=attrs['reps']))
     return np.tile(args[0], attrs["reps"])
 
 
@@ -744,8 +745,7 @@ def collapse_sum(x: np.ndarray, shape: tuple, name: str = "collapse_sum_like") -
     """Sum x down to `shape` (which broadcasts to x's shape): the inverse of broadcasting."""
     lead = x.ndim - len(shape)
     if lead < 0 or any(s != 1 and s != d for s, d in zip(shape, x.shape[lead:])):
-        raise KernelError(f"{name}: shape {fmt_shape(shape)} does not broadcast to "
-                          f"{fmt_shape(x.shape)} at run time")
+        raise KernelError(_("{op}: shape {shape} does not broadcast to {x_shape} at run time").format(op=name, shape=fmt_shape(shape), x_shape=fmt_shape(x.shape)))
     axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
                                       if s == 1 and x.shape[lead + i] != 1)
     with np.errstate(all="ignore"):
@@ -773,8 +773,8 @@ def _broadcast_to_like_kernel(args, attrs):
     try:
         return np.broadcast_to(data, like.shape).copy()
     except ValueError:
-        raise KernelError(f"broadcast_to_like: cannot broadcast shape {fmt_shape(data.shape)} "
-                          f"to {fmt_shape(like.shape)} at run time") from None
+        raise KernelError(_("broadcast_to_like: cannot broadcast shape {data_shape} to "
+                            "{like_shape} at run time").format(data_shape=fmt_shape(data.shape), like_shape=fmt_shape(like.shape))) from None
 
 
 register("broadcast_to_like", 2, _broadcast_to_like_rel, _broadcast_to_like_kernel, "broadcast",

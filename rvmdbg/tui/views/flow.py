@@ -333,7 +333,7 @@ class FlowView(Vertical, can_focus=True):
         debugger, whose panes follow). Returns an error message, or None."""
         session = self.context.session
         if session is None:
-            return "the program has not started"
+            return _("the program has not started")
         errors = []
         try:
             cycle_of(self.app).advance(
