@@ -49,6 +49,7 @@ class DebuggerApp(App):
         self.freeze_heap = freeze_heap
         self._gc_thresholds: tuple | None = None   # the collector's, while full ones wait
         self._collected_at = 0.0
+        self._gc_timer = None
         self.animation_level = "none"   # scrolling never animates: it costs frames over ssh
         self.program = program
         self.arg_texts = program.initial_arg_texts(arg_texts or [])
@@ -141,10 +142,12 @@ class DebuggerApp(App):
         if self._gc_thresholds is None:
             self._gc_thresholds = gc.get_threshold()
             gc.set_threshold(self._gc_thresholds[0], self._gc_thresholds[1], 1 << 30)
-            self.set_interval(GC_IDLE_SECONDS, self._collect_when_idle)
+            self._gc_timer = self.set_interval(GC_IDLE_SECONDS, self._collect_when_idle)
 
     def _collect_when_idle(self) -> None:
         """The deferred full collection, once the screen has been still for a while."""
+        if not self.screen_stack:
+            return   # the app is closing
         screen = self.debugger
         painted = screen.last_paint
         if (painted > self._collected_at and not screen.running
@@ -153,6 +156,8 @@ class DebuggerApp(App):
             self._collected_at = time.monotonic()
 
     def on_unmount(self) -> None:
+        if self._gc_timer is not None:
+            self._gc_timer.stop()
         if self._gc_thresholds is not None:
             gc.set_threshold(*self._gc_thresholds)
             self._gc_thresholds = None

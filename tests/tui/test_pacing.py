@@ -32,3 +32,21 @@ async def test_full_collections_wait_for_a_pause_and_the_settings_come_back(tmp_
     finally:
         gc.unfreeze()   # what the app froze goes back to the collector for the other tests
         gc.set_threshold(*before)
+
+
+async def test_the_collection_check_is_quiet_while_the_app_closes(tmp_path):
+    """The idle collection's timer can fire as the app closes, with no screen left: it
+    returns (it raised IndexError out of the app's exit)."""
+    before = gc.get_threshold()
+    app = make_app("programs/fib.relay", config_dir=str(tmp_path / "config"), freeze_heap=True)
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            await settle(app, pilot)
+            stack = app._screen_stacks[app._current_mode]
+            saved = list(stack)
+            stack.clear()
+            app._collect_when_idle()   # no screen: nothing to do, no error
+            stack.extend(saved)
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
