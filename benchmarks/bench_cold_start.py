@@ -46,12 +46,15 @@ def child(path: str) -> None:
     import gc
     import rvmdbg.cli  # noqa: F401  (what `python -m rvmdbg` imports first)
     from rvmdbg.tui.app import DebuggerApp
+    from rvmdbg.tui import program as loading
     from rvmdbg.tui.keymap import load_keymap
-    from rvmdbg.tui.program import load_program
     config = tempfile.mkdtemp(prefix="bench_cold_start_")
     keymap = load_keymap(None, config)
-    program = load_program(path)
-    gc.freeze()
+    if hasattr(loading, "load_program_kept"):  # what run_screen calls
+        program = loading.load_program_kept(path)
+    else:  # a checkout from before it (--baseline): run_screen loaded, then froze
+        program = loading.load_program(path)
+        gc.freeze()
     marks: dict[str, float] = {}
 
     async def run() -> None:

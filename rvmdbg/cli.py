@@ -180,7 +180,8 @@ def executable_of(program: Program, entry: str = "main"):
     try:
         return compile_module(program.module, entries=entries_for(entry))
     except CompileError as e:
-        raise UsageError(f"{program.path}: cannot compile for the VM: {e}") from None
+        raise UsageError(f"{program.path}: " + _("cannot compile for the VM: {error}").format(
+            error=e)) from None
 
 
 def execute_vm(program: Program, entry: str, args: list, limits: Limits):
@@ -426,7 +427,8 @@ def _print_stage(program: Program, name: str) -> int:
     try:
         stages = compile_stages(program.module)[0]
     except CompileError as e:
-        raise UsageError(f"{program.path}: cannot compile for the VM: {e}") from None
+        raise UsageError(f"{program.path}: " + _("cannot compile for the VM: {error}").format(
+            error=e)) from None
     by_name = {st.name.lower(): st for st in stages}
     stage = by_name.get(name.lower())
     if stage is None:
@@ -467,7 +469,8 @@ def cmd_compile(ns: argparse.Namespace) -> int:
             else:
                 exe = compile_module(program.module)
         except CompileError as e:
-            raise UsageError(f"{program.path}: cannot compile for the VM: {e}") from None
+            raise UsageError(f"{program.path}: " + _("cannot compile for the VM: {error}").format(
+                error=e)) from None
         if ns.reuse_registers:
             report = reuse_registers(exe)
     # TVM's compiler logs the constant pool and the kernel table before the bytecode
@@ -480,7 +483,7 @@ def cmd_compile(ns: argparse.Namespace) -> int:
     if ns.output:
         from rvmdbg.vm.serialize import save
         save(exe, ns.output)
-        _error(f"saved {ns.output}")
+        _error(_("saved {path}").format(path=ns.output))
     return EXIT_OK
 
 
@@ -723,7 +726,7 @@ def cmd_dap(ns: argparse.Namespace) -> int:
         raise UsageError(f"--port {ns.port}: " + _("a TCP port is 0..65535"))
 
     def ready(port: int) -> None:
-        _error(f"rvmdbg dap: listening on 127.0.0.1:{port}")
+        _error("rvmdbg dap: " + _("listening on {address}").format(address=f"127.0.0.1:{port}"))
     return call_with_deep_stack(lambda: serve_tcp(ns.port, ready=ready))
 
 

@@ -133,7 +133,7 @@ _OPS = {
     "multiply": (operator.mul, _NUMERIC),
     "divide": (operator.truediv, frozenset("f")),  # integer division truncates: the kernel
     "equal": (operator.eq, _ANY),
-    "not_equal": (operator.ne, _ANY),
+    "not_equal": (operator.ne, frozenset("biu")),  # float NaN: TVM's ordered compare, the kernel
     "less": (operator.lt, _ANY),
     "less_equal": (operator.le, _ANY),
     "greater": (operator.gt, _ANY),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from rvmdbg.relay.ast import (Call, Clause, Constant, ConstructorRef, Function, GlobalVar, If,
                               Let, Match, Module, OpRef, RefCreate, RefRead, RefWrite, Tuple,
-                              TupleGetItem, Var, map_functions, pattern_vars)
+                              TupleGetItem, Var, children, map_functions, pattern_vars)
 
 _LEAVES = (Var, GlobalVar, Constant, ConstructorRef, OpRef)
 
@@ -23,6 +23,15 @@ _LEAVES = (Var, GlobalVar, Constant, ConstructorRef, OpRef)
 def is_atomic(e) -> bool:
     """An operand that ANF leaves in place."""
     return isinstance(e, _LEAVES) or (isinstance(e, Function) and e.is_primitive)
+
+
+_LEAF_KINDS = frozenset(_LEAVES)
+
+
+def _atomic_kind(e) -> bool:
+    """is_atomic for the AST's own classes (which are not subclassed), by type."""
+    kind = type(e)
+    return kind in _LEAF_KINDS or (kind is Function and e.is_primitive)
 
 
 class _Scope:
@@ -88,34 +97,50 @@ class _Converter:
 
     def analyse(self, body, root: _Scope) -> None:
         order = self._topological(body)
-        self.scope_of[id(body)] = root
+        scope_of, child_scopes = self.scope_of, self.child_scopes
+        scope_of[id(body)] = root
         edges = self.edges
         for node in order:
-            scope = self.scope_of[id(node)]
+            scope = scope_of[id(node)]
             for i, (child, opens) in enumerate(edges[id(node)]):
                 if opens:
-                    sub = self.child_scopes.get((id(node), i))
+                    sub = child_scopes.get((id(node), i))
                     if sub is None:
-                        sub = self.child_scopes[(id(node), i)] = _Scope(scope)
+                        sub = child_scopes[(id(node), i)] = _Scope(scope)
                     use = sub
                 else:
                     use = scope
-                prev = self.scope_of.get(id(child))
-                self.scope_of[id(child)] = use if prev is None else _lca(prev, use)
+                if _atomic_kind(child):
+                    continue  # an atom stays in place: it has no binding to place
+                prev = scope_of.get(id(child))
+                scope_of[id(child)] = use if prev is None or prev is use else _lca(prev, use)
 
     def _topological(self, root) -> list:
-        """Nodes with every parent before its children (reverse post-order), iteratively."""
+        """Nodes with every parent before its children (reverse post-order), iteratively;
+        atoms left out (they are never bound). Every local name met is added to `taken`
+        (what `local_names` finds, in the same walk)."""
         post, seen, edges, uses = [], {id(root)}, self.edges, self.uses
+        taken = self.taken
+        _note_names(root, taken)
         edges[id(root)] = root_edges = _edges(root)
         stack = [(root, iter(root_edges))]
         self.keep.append(root)
         while stack:
             node, it = stack[-1]
             for child, _opens in it:
+                kind = type(child)
+                if kind is Var:
+                    taken.add(child.name)
+                    continue
+                if _atomic_kind(child):
+                    if kind is Function:
+                        taken.update(p.name for p in child.params)
+                    continue
                 key = id(child)
                 uses[key] = uses.get(key, 0) + 1
                 if key not in seen:
                     seen.add(key)
+                    _note_names(child, taken)
                     self.keep.append(child)
                     edges[key] = child_edges = _edges(child)
                     stack.append((child, iter(child_edges)))
@@ -230,25 +255,46 @@ class _Converter:
         return n
 
 
+def _note_names(e, names: set) -> None:
+    """Add the names e binds (or is, for a Var) to names."""
+    kind = type(e)
+    if kind is Var:
+        names.add(e.name)
+    elif kind is Let:
+        names.add(e.var.name)
+    elif kind is Function:
+        names.update(p.name for p in e.params)
+    elif kind is Match:
+        for c in e.clauses:
+            names.update(v.name for v in pattern_vars(c.lhs))
+
+
 def local_names(fn: Function) -> set:
     """Every local variable name used in fn, so fresh names never collide with them."""
     names = {p.name for p in fn.params}
+    add = names.add
+    leaves = _LEAF_KINDS
     stack, seen = [fn.body], set()
+    pop, push = stack.pop, stack.extend
     while stack:
-        e = stack.pop()
-        if id(e) in seen:
+        e = pop()
+        kind = type(e)
+        if kind is Var:
+            add(e.name)
+            continue
+        if kind in leaves or id(e) in seen:
             continue
         seen.add(id(e))
-        if isinstance(e, Var):
-            names.add(e.name)
-        elif isinstance(e, Let):
-            names.add(e.var.name)
-        elif isinstance(e, Function):
+        if kind is Let:
+            add(e.var.name)
+        elif kind is Function:
             names.update(p.name for p in e.params)
-        elif isinstance(e, Match):
+            if e.is_primitive:
+                continue  # a kernel's body is its own scope
+        elif kind is Match:
             for c in e.clauses:
                 names.update(v.name for v in pattern_vars(c.lhs))
-        stack.extend(child for child, _ in _edges(e))
+        push(children(e))
     return names
 
 
@@ -263,7 +309,7 @@ def to_a_normal_form(mod: Module) -> Module:
             out = Function(fn.params, inner, fn.ret_type, fn.type_params, fn.attrs, fn.span)
             out.checked_type = fn.checked_type
             return out
-        conv = _Converter(local_names(fn))
+        conv = _Converter({p.name for p in fn.params})  # analyse adds the body's names
         root = _Scope(None)
         conv.analyse(fn.body, root)
         body = conv.scope_block(fn.body, root)

@@ -52,6 +52,10 @@ def _pure(e, mod, memo) -> bool:
     return False
 
 
+_CLOSED_LEAVES = frozenset({Constant, GlobalVar, ConstructorRef, OpRef})  # no variable in them
+_NOTHING: frozenset = frozenset()
+
+
 class _Eliminator:
     """Rebuilds an expression bottom-up, returning it with the set of its free variables."""
 
@@ -61,6 +65,11 @@ class _Eliminator:
         self.pure_memo: dict = {}
 
     def run(self, e):
+        kind = type(e)
+        if kind is Var:
+            return e, frozenset((e,))
+        if kind in _CLOSED_LEAVES:
+            return e, _NOTHING
         key = id(e)
         hit = self.memo.get(key)
         if hit is not None:
@@ -141,7 +150,9 @@ class _Eliminator:
                 new, new_fv = out, fv
             else:
                 value, vfv = self.run(let.value)
-                new_fv = (fv - {let.var}) | (vfv - {let.var})
+                new_fv = fv | vfv
+                if let.var in new_fv:
+                    new_fv = new_fv - {let.var}
                 if value is let.value and out is let.body:
                     new = let
                 else:

@@ -28,7 +28,7 @@ from __future__ import annotations
 from rvmdbg.passes.primitive_calls import direct_primitive_calls
 from rvmdbg.relay import ops as relay_ops
 from rvmdbg.relay.dialect import DIALECT_OPS
-from rvmdbg.relay.ast import (Call, Constant, ExprMutator, Function, Module, OpRef, Tuple,
+from rvmdbg.relay.ast import (LEAVES, Call, Constant, ExprMutator, Function, Module, OpRef, Tuple,
                               TupleGetItem, Var, children, map_functions)
 from rvmdbg.relay.types import FuncType, TensorType, TupleType
 
@@ -72,6 +72,9 @@ def _static(t) -> bool:
     if isinstance(t, TupleType):
         return all(_static(f) for f in t.fields)
     return isinstance(t, TensorType) and t.is_static
+
+
+_LEAF_KINDS = frozenset(LEAVES)
 
 
 def _is_op_call(e) -> bool:
@@ -148,12 +151,15 @@ class _Fuser(ExprMutator):
     # ---- grouping ----
 
     def _partition(self, body) -> None:
-        consumers: dict = {}  # id(node) -> set of id(consumer)
+        consumers: dict = {}  # id(node) -> set of id(consumer); leaves never join a group
         post, seen = [], {id(body)}
         stack = [(body, iter(self._kids(body)))]
+        leaves = _LEAF_KINDS
         while stack:
             node, it = stack[-1]
             for child in it:
+                if type(child) in leaves:
+                    continue
                 consumers.setdefault(id(child), set()).add(id(node))
                 if id(child) not in seen:
                     seen.add(id(child))
@@ -181,7 +187,8 @@ class _Fuser(ExprMutator):
     def _grow(self, group: _Group, node, sole_consumer) -> None:
         """Pull node's producers (and glue around them) into node's group."""
         for child in node.args if isinstance(node, Call) else node.fields:
-            if id(child) in self.group_of or not sole_consumer(child, node):
+            if (type(child) in _LEAF_KINDS or id(child) in self.group_of
+                    or not sole_consumer(child, node)):
                 continue
             if _is_op_call(child):
                 kind = call_pattern(child)

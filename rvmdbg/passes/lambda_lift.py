@@ -21,8 +21,8 @@ global type-checks on its own.
 """
 from __future__ import annotations
 
-from rvmdbg.relay.ast import (Call, ExprMutator, Function, GlobalVar, Let, Match, Module, Var,
-                              children, pattern_vars)
+from rvmdbg.relay.ast import (Call, Constant, ConstructorRef, ExprMutator, Function, GlobalVar,
+                              Let, Match, Module, OpRef, Var, children, pattern_vars)
 from rvmdbg.relay.types import FuncType, IncompleteType, Type, free_type_vars
 
 
@@ -30,29 +30,55 @@ def free_vars(e) -> list:
     """The local variables used in e but not bound inside it, in order of first use.
 
     A Var object is bound in exactly one place, so "bound inside e" is a set test."""
+    kind = type(e)
+    if kind is Var:
+        return [e]
+    if kind in _CLOSED_LEAVES:
+        return []
+    if kind is Call:  # most often an operator or function applied to atoms (A-normal form)
+        out = []
+        for c in (e.op, *e.args):
+            kc = type(c)
+            if kc is Var:
+                if c not in out:
+                    out.append(c)
+            elif kc not in _CLOSED_LEAVES:
+                break
+        else:
+            return out
     bound, used, order = set(), set(), []
     stack, seen = [e], set()
+    pop, push = stack.pop, stack.extend
     while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, Var):
+        node = pop()
+        kind = type(node)
+        if kind is Var:
             if node not in used:
                 used.add(node)
                 order.append(node)
             continue
-        if isinstance(node, Function):
+        if kind in _CLOSED_LEAVES:
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if kind is Function:
             if node.is_primitive:
                 continue  # closed by construction
             bound.update(node.params)
-        elif isinstance(node, Let):
+        elif kind is Let:
             bound.add(node.var)
-        elif isinstance(node, Match):
+        elif kind is Match:
             for c in node.clauses:
                 bound.update(pattern_vars(c.lhs))
-        stack.extend(reversed(children(node)))
+        push(reversed(children(node)))
+    if not bound:
+        return order
     return [v for v in order if v not in bound]
+
+
+# leaves that use no local variable
+_CLOSED_LEAVES = frozenset({Constant, GlobalVar, OpRef, ConstructorRef})
 
 
 def _known(t: Type | None) -> Type | None:

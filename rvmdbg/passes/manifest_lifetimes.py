@@ -28,16 +28,20 @@ _IN_PLACE = frozenset({INVOKE_TVM_OP, SHAPE_FUNC, SHAPE_OF, KILL, ALLOC_TENSOR, 
 
 
 def _is_dialect(value, names) -> bool:
-    return isinstance(value, Call) and isinstance(value.op, OpRef) and value.op.name in names
+    return type(value) is Call and type(value.op) is OpRef and value.op.name in names
 
 
-def escaping(value) -> set:
-    """Variables whose value (not just the register) may outlive the evaluation of `value`."""
-    if isinstance(value, Var):
+def escaping(value, free=None) -> set:
+    """Variables whose value (not just the register) may outlive the evaluation of `value`
+    (`free`: value's free variables, when the caller has them already)."""
+    kind = type(value)
+    if kind is Var:
         return {value}
-    if _is_dialect(value, _IN_PLACE):
-        return set()
-    if isinstance(value, If):
+    if kind is Call:
+        if type(value.op) is OpRef and value.op.name in _IN_PLACE:
+            return set()
+        return set(free_vars(value) if free is None else free)
+    if kind is If:
         return _escaping_chain(value.true_branch) | _escaping_chain(value.false_branch)
     if isinstance(value, Match):
         out: set = set()
@@ -48,7 +52,7 @@ def escaping(value) -> set:
         return out
     if isinstance(value, Let):
         return _escaping_chain(value)
-    return set(free_vars(value))
+    return set(free_vars(value) if free is None else free)
 
 
 def _escaping_chain(e) -> set:
@@ -107,7 +111,8 @@ class _KillInserter:
             r = root[var]
             last_use.setdefault(r, i)
             last_member.setdefault(r, var)
-            for used in free_vars(value):
+            free = free_vars(value)
+            for used in free:
                 g = root.get(used)
                 if g is not None:
                     last_use[g] = i
@@ -115,7 +120,7 @@ class _KillInserter:
             if isinstance(value, Var):
                 last_member[r] = var
                 continue  # an alias shares the register; the value goes nowhere new
-            for used in escaping(value):
+            for used in escaping(value, free):
                 g = root.get(used)
                 if g is not None:
                     escaped.add(g)

@@ -21,7 +21,7 @@ from rvmdbg.passes.lambda_lift import lambda_lift
 from rvmdbg.passes.manifest_alloc import manifest_alloc
 from rvmdbg.passes.manifest_lifetimes import manifest_lifetimes
 from rvmdbg.passes.remove_unused import ENTRIES, remove_unused_functions
-from rvmdbg.relay.ast import Call, Function, Module, OpRef, room_for_recursion, walk
+from rvmdbg.relay.ast import LEAVES, Call, Function, Module, OpRef, children, room_for_recursion
 from rvmdbg.relay.dialect import KILL, MEMORY_OPS
 from rvmdbg.relay.printer import print_expr, print_module
 from rvmdbg.relay.typecheck import check_module, is_checked
@@ -196,17 +196,32 @@ def memory_stage(mod: Module) -> str | None:
     Kills alone do not make a stage: TVM's tests write `memory.kill` into programs whose
     operators are not fused yet, and those go through every pass."""
     allocates = kills = False
-    outside_kernels = lambda e: not (type(e) is Function and e.is_primitive)  # noqa: E731
+    leaves = _LEAF_KINDS
     for fn in mod.functions.values():
-        for e in walk(fn.body, outside_kernels):
-            if type(e) is Call and type(e.op) is OpRef and e.op.name in MEMORY_OPS:
-                if e.op.name == KILL:
-                    kills = True
-                else:
-                    allocates = True
-                if allocates and kills:
-                    return MANIFEST_LIFETIMES.name
+        # every node once, kernels (primitive functions) not entered, leaves not stacked
+        stack, seen = [fn.body], set()
+        while stack:
+            e = stack.pop()
+            kind = type(e)
+            if kind is Call:
+                op = e.op
+                if type(op) is OpRef and op.name in MEMORY_OPS:
+                    if op.name == KILL:
+                        kills = True
+                    else:
+                        allocates = True
+                    if allocates and kills:
+                        return MANIFEST_LIFETIMES.name
+            elif kind is Function and e.is_primitive:
+                continue
+            for c in children(e):
+                if type(c) not in leaves and id(c) not in seen:
+                    seen.add(id(c))
+                    stack.append(c)
     return MANIFEST_ALLOC.name if allocates else None
+
+
+_LEAF_KINDS = frozenset(LEAVES)
 
 
 def default_pipeline(extra: Iterable[Pass] = (), entries=ENTRIES) -> Pipeline:

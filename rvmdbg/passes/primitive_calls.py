@@ -32,6 +32,8 @@ class _DirectCalls(ExprMutator):
         super().__init__()
         self.bound: dict = {}  # id(Var) -> the primitive Function it is let-bound to
         self.changed = False
+        # until a variable is bound to a primitive function, every use of one stays as it is
+        self._kept_leaves = self._kept_leaves | {Var}
 
     def callee(self, op):
         """The primitive function op stands for (op itself, or the one its var is bound to)."""
@@ -48,6 +50,7 @@ class _DirectCalls(ExprMutator):
             prim = self.callee(e.value)  # the value itself, not visited: that would wrap it
             if prim is not None:
                 self.bound[id(e.var)] = prim
+                self._kept_leaves = self._kept_leaves - {Var}  # its uses are rewritten
                 self.changed = True
                 frames.append(None)  # the binding disappears
             else:

@@ -301,26 +301,36 @@ class Module:
 
 def children(e: Node) -> list:
     """The direct sub-expressions of e, in evaluation order."""
-    if isinstance(e, Call):
-        return [e.op, *e.args]
-    if isinstance(e, Function):
-        return [e.body]
-    if isinstance(e, Let):
-        return [e.value, e.body]
-    if isinstance(e, If):
-        return [e.cond, e.true_branch, e.false_branch]
-    if isinstance(e, Tuple):
-        return list(e.fields)
-    if isinstance(e, TupleGetItem):
-        return [e.tuple_value]
-    if isinstance(e, Match):
-        return [e.data, *(c.rhs for c in e.clauses)]
-    if isinstance(e, RefCreate):
-        return [e.value]
-    if isinstance(e, RefRead):
-        return [e.ref]
-    if isinstance(e, RefWrite):
-        return [e.ref, e.value]
+    get = _CHILDREN.get(type(e))
+    if get is not None:
+        return get(e)
+    return _children_of_subclass(e)
+
+
+# node class -> its children: one lookup instead of a chain of isinstance tests (the passes
+# ask this of every node). Leaves have none.
+_CHILDREN = {
+    Call: lambda e: [e.op, *e.args],
+    Function: lambda e: [e.body],
+    Let: lambda e: [e.value, e.body],
+    If: lambda e: [e.cond, e.true_branch, e.false_branch],
+    Tuple: lambda e: list(e.fields),
+    TupleGetItem: lambda e: [e.tuple_value],
+    Match: lambda e: [e.data, *(c.rhs for c in e.clauses)],
+    RefCreate: lambda e: [e.value],
+    RefRead: lambda e: [e.ref],
+    RefWrite: lambda e: [e.ref, e.value],
+}
+LEAVES = (Constant, Var, GlobalVar, ConstructorRef, OpRef)
+for _leaf in LEAVES:
+    _CHILDREN[_leaf] = lambda e: []
+
+
+def _children_of_subclass(e: Node) -> list:
+    for kind in type(e).__mro__[1:]:
+        get = _CHILDREN.get(kind)
+        if get is not None:
+            return get(e)
     return []
 
 
@@ -386,7 +396,10 @@ class ExprMutator:
 
     def __init__(self) -> None:
         self.memo: dict = {}
-        self._methods: dict = {}  # node class -> this mutator's visit_<ClassName> or _default
+        self._methods: dict = {}  # node class -> this mutator's visit_<ClassName> or default
+        # the kinds of leaves the defaults need not visit (they stay as they are): those this
+        # mutator has no visit_<ClassName> for
+        self._kept_leaves = frozenset(k for k in LEAVES if not hasattr(self, "visit_" + k.__name__))
 
     def visit(self, e: Expr) -> Expr:
         key = id(e)
@@ -396,11 +409,19 @@ class ExprMutator:
         kind = type(e)
         method = self._methods.get(kind)
         if method is None:
-            method = self._methods[kind] = getattr(self, "visit_" + kind.__name__,
-                                                   self._default)
+            method = self._methods[kind] = self._method_for(kind)
         out = method(e)
         self.memo[key] = (e, out)  # keep e alive so its id is not reused
         return out
+
+    def _method_for(self, kind):
+        own = getattr(self, "visit_" + kind.__name__, None)
+        if own is not None:
+            return own
+        default = _DEFAULTS.get(kind)
+        if default is None:
+            return self._default
+        return default.__get__(self)
 
     def visit_pattern(self, p: Pattern) -> Pattern:
         return p
@@ -411,53 +432,109 @@ class ExprMutator:
         return new
 
     def _default(self, e: Expr) -> Expr:
+        default = _DEFAULTS.get(type(e))
+        if default is None:
+            for kind in type(e).__mro__[1:]:
+                default = _DEFAULTS.get(kind)
+                if default is not None:
+                    break
+            else:
+                return e
+        return default(self, e)
+
+    # the defaults per node class (`_default` picks one)
+
+    def _default_Call(self, e: Call) -> Expr:
+        v, kept = self.visit, self._kept_leaves
+        op = e.op if type(e.op) in kept else v(e.op)
+        args = [a if type(a) in kept else v(a) for a in e.args]
+        if op is e.op and all(map(_is, args, e.args)):
+            return e
+        n = self._keep(e, Call(op, args, e.attrs))
+        n.type_args = list(e.type_args)
+        return n
+
+    def _default_Function(self, e: Function) -> Expr:
+        body = self.visit(e.body)
+        if body is e.body:
+            return e
+        return self._keep(e, Function(e.params, body, e.ret_type, e.type_params, e.attrs))
+
+    def _default_Let(self, e: Let) -> Expr:
+        # a let chain in a loop (a long chain would otherwise recurse once per binding); the
+        # lets of the chain are memoised as `visit` would have, values in evaluation order
+        visit, memo, kept = self.visit, self.memo, self._kept_leaves
+        own = hasattr(self, "visit_Let")  # then every let goes through it
+        chain = []
+        node = e
+        while True:
+            value = node.value
+            chain.append((node, value if type(value) in kept else visit(value)))
+            node = node.body
+            if own or type(node) is not Let or id(node) in memo:
+                break
+        out = visit(node)
+        for let, value in reversed(chain):
+            if value is let.value and out is let.body:
+                new = let
+            else:
+                new = self._keep(let, Let(let.var, value, out))
+            if let is not e:
+                memo[id(let)] = (let, new)
+            out = new
+        return out
+
+    def _default_If(self, e: If) -> Expr:
         v = self.visit
-        if isinstance(e, Call):
-            op, args = v(e.op), [v(a) for a in e.args]
-            if op is e.op and all(a is b for a, b in zip(args, e.args)):
-                return e
-            n = self._keep(e, Call(op, args, e.attrs))
-            n.type_args = list(e.type_args)
-            return n
-        if isinstance(e, Function):
-            body = v(e.body)
-            if body is e.body:
-                return e
-            return self._keep(e, Function(e.params, body, e.ret_type, e.type_params, e.attrs))
-        if isinstance(e, Let):
-            val, body = v(e.value), v(e.body)
-            if val is e.value and body is e.body:
-                return e
-            return self._keep(e, Let(e.var, val, body))
-        if isinstance(e, If):
-            c, t, f = v(e.cond), v(e.true_branch), v(e.false_branch)
-            if c is e.cond and t is e.true_branch and f is e.false_branch:
-                return e
-            return self._keep(e, If(c, t, f))
-        if isinstance(e, Tuple):
-            fs = [v(f) for f in e.fields]
-            if all(a is b for a, b in zip(fs, e.fields)):
-                return e
-            return self._keep(e, Tuple(fs))
-        if isinstance(e, TupleGetItem):
-            t = v(e.tuple_value)
-            return e if t is e.tuple_value else self._keep(e, TupleGetItem(t, e.index))
-        if isinstance(e, Match):
-            d = v(e.data)
-            cl = [Clause(self.visit_pattern(c.lhs), v(c.rhs), c.span) for c in e.clauses]
-            if d is e.data and all(a.rhs is b.rhs and a.lhs is b.lhs for a, b in zip(cl, e.clauses)):
-                return e
-            return self._keep(e, Match(d, cl, e.complete))
-        if isinstance(e, RefCreate):
-            x = v(e.value)
-            return e if x is e.value else self._keep(e, RefCreate(x))
-        if isinstance(e, RefRead):
-            x = v(e.ref)
-            return e if x is e.ref else self._keep(e, RefRead(x))
-        if isinstance(e, RefWrite):
-            r, x = v(e.ref), v(e.value)
-            return e if (r is e.ref and x is e.value) else self._keep(e, RefWrite(r, x))
-        return e  # leaves: Constant, Var, GlobalVar, ConstructorRef, OpRef
+        c, t, f = v(e.cond), v(e.true_branch), v(e.false_branch)
+        if c is e.cond and t is e.true_branch and f is e.false_branch:
+            return e
+        return self._keep(e, If(c, t, f))
+
+    def _default_Tuple(self, e: Tuple) -> Expr:
+        v, kept = self.visit, self._kept_leaves
+        fs = [f if type(f) in kept else v(f) for f in e.fields]
+        if all(map(_is, fs, e.fields)):
+            return e
+        return self._keep(e, Tuple(fs))
+
+    def _default_TupleGetItem(self, e: TupleGetItem) -> Expr:
+        t = self.visit(e.tuple_value)
+        return e if t is e.tuple_value else self._keep(e, TupleGetItem(t, e.index))
+
+    def _default_Match(self, e: Match) -> Expr:
+        v = self.visit
+        d = v(e.data)
+        cl = [Clause(self.visit_pattern(c.lhs), v(c.rhs), c.span) for c in e.clauses]
+        if d is e.data and all(a.rhs is b.rhs and a.lhs is b.lhs for a, b in zip(cl, e.clauses)):
+            return e
+        return self._keep(e, Match(d, cl, e.complete))
+
+    def _default_RefCreate(self, e: RefCreate) -> Expr:
+        x = self.visit(e.value)
+        return e if x is e.value else self._keep(e, RefCreate(x))
+
+    def _default_RefRead(self, e: RefRead) -> Expr:
+        x = self.visit(e.ref)
+        return e if x is e.ref else self._keep(e, RefRead(x))
+
+    def _default_RefWrite(self, e: RefWrite) -> Expr:
+        r, x = self.visit(e.ref), self.visit(e.value)
+        return e if (r is e.ref and x is e.value) else self._keep(e, RefWrite(r, x))
+
+    def _default_leaf(self, e: Expr) -> Expr:
+        return e  # Constant, Var, GlobalVar, ConstructorRef, OpRef
+
+
+def _is(a, b) -> bool:
+    return a is b
+
+
+_LEAF_KINDS = frozenset(LEAVES)
+_DEFAULTS = {kind: getattr(ExprMutator, "_default_" + kind.__name__)
+             for kind in (Call, Function, Let, If, Tuple, TupleGetItem, Match, RefCreate,
+                          RefRead, RefWrite)}
+_DEFAULTS.update((kind, ExprMutator._default_leaf) for kind in LEAVES)
 
 
 def map_functions(mod: Module, fn) -> Module:

@@ -11,7 +11,7 @@ from rvmdbg.i18n import _
 from rvmdbg.wording import escape_controls, picture_controls
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Span:
     """A region of a source file: 1-based line and column of the start, end exclusive."""
 
@@ -20,6 +20,18 @@ class Span:
     end_line: int
     end_col: int
     file: str = "<input>"
+
+    def __init__(self, line: int, col: int, end_line: int, end_col: int,
+                 file: str = "<input>") -> None:
+        # frozen: the fields are written once, straight into the instance's dict (the
+        # dataclass's own __init__ goes through object.__setattr__ per field, twice as slow;
+        # a large program makes a few spans per token)
+        d = self.__dict__
+        d["line"] = line
+        d["col"] = col
+        d["end_line"] = end_line
+        d["end_col"] = end_col
+        d["file"] = file
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"

@@ -935,7 +935,14 @@ class _Parser:
                                             "attrs_type_key=\"...\", as TVM prints them").format(
                                                 name=tok[1]))
                 break
-            if k == "let" or k == "free_var" or k == GRAPH and toks[self.pos + 1][0] == "=":
+            if k == LOCAL and toks[self.pos + 1][0] in _ARG_END:
+                # a variable alone, the most common argument: what atom() does with it
+                self.pos += 1
+                v = self.scope.get(tok[6])
+                if v is None:
+                    raise self.unbound_local(tok)
+                args.append(v)
+            elif k == "let" or k == "free_var" or k == GRAPH and toks[self.pos + 1][0] == "=":
                 args.append(self.expr())
             else:
                 # an argument is one value: a `;` here is far more often a typo than a sequence
@@ -1523,6 +1530,9 @@ def paused_gc():
         yield
     finally:
         gc.enable()
+
+
+_ARG_END = frozenset({",", ")"})  # what may follow an argument
 
 
 def describe(tok) -> str:

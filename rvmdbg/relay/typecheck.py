@@ -29,6 +29,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.relay import ast
 from rvmdbg.relay.ast import (
     Call, Clause, Constant, ConstructorRef, Function, GlobalVar, If, Let, Match, Module, OpRef,
@@ -214,6 +215,7 @@ class TypeChecker:
         self._global_names: dict = {id(f): n for n, f in mod.functions.items()}
         self.root = None                # the expression being checked, for spans of span-less nodes
         self.warnings: list = []
+        self._tvm_noted: set = set()  # ids of calls noted as refused by TVM
         self._dispatch = {
             Constant: self._constant, Var: self._free_var, GlobalVar: self._global_var,
             ConstructorRef: self._constructor_ref, OpRef: self._op_ref, Call: self._call,
@@ -454,6 +456,13 @@ class TypeChecker:
             hint = self._literal_hint(literal, inner_e) if literal is not None else None
             raise self.error(node, msg, hint) from None
 
+    def _refuse(self, expected: Type, found: Type, node, template: str, literal=None):
+        """The RelayTypeError `_expect` makes, after `unify(expected, found)` failed (checking
+        succeeds without making the message): unifying again fails at the same place."""
+        self._expect(expected, found, node, template, literal=literal)
+        raise self.error(node, template.format(expected=self.resolve(expected),
+                                               found=self.resolve(found)))
+
     @staticmethod
     def _literal_hint(expr, expected: Type) -> str | None:
         """For a literal of the wrong number kind, how to write it in the expected dtype."""
@@ -663,13 +672,19 @@ class TypeChecker:
         if type(fty) is not FuncType:
             raise self.error(call, f"cannot call a value of type {self.resolve(fty)}: "
                                    "it is not a function")
-        desc = self._callee_desc(op)
         if len(fty.params) != len(args):
+            desc = self._callee_desc(op)
             raise self.error(call, f"{desc} takes {_plural(len(fty.params), 'argument')}, "
                                    f"{len(args)} given")
+        unify = self.unify
         for i, (p, a, at) in enumerate(zip(fty.params, args, arg_types)):
-            self._expect(p, at, _at(a, call), f"type mismatch in argument {i + 1} of {desc}: "
-                                   "expected {expected}, found {found}", literal=a)
+            try:
+                unify(p, at)
+            except _Mismatch:
+                # the message is made only for a mismatch (unifying again fails the same way)
+                desc = self._callee_desc(op)
+                self._refuse(p, at, _at(a, call), f"type mismatch in argument {i + 1} of {desc}: "
+                                       "expected {expected}, found {found}", literal=a)
         return fty.ret
 
     def _op_call(self, call: Call, op: OpRef) -> Type:
@@ -742,11 +757,24 @@ class TypeChecker:
                 msg = f"{opdef.name}: {msg}"
             raise self.error(call, msg, self._relation_hint(call, resolved)) from None
         self._check_integer_context(call, opdef.name, resolved, out)
+        if opdef.tvm_note is not None:
+            self._note_tvm_refusal(call, opdef, resolved)
         if opdef.resolve_attrs is not None:
             fixed = opdef.resolve_attrs(resolved, call.attrs)
             if fixed is not None:
                 call.attrs = fixed
         return out
+
+    def _note_tvm_refusal(self, call: Call, opdef, arg_types: list) -> None:
+        """A call rvmdbg runs and TVM refuses (docs/differences.md): a note at the call, once."""
+        why = opdef.tvm_note(arg_types, _ops().normalize_attrs(opdef, call.attrs or {}))
+        if why is None or id(call) in self._tvm_noted or call.span is None:
+            return
+        self._tvm_noted.add(id(call))
+        self.warnings.append(TypeNote(
+            _("TVM refuses this: {why}").format(why=why), call.span,
+            _("rvmdbg accepts it (docs/differences.md says why)"),
+            self.mod.source if self.mod is not None else None))
 
     # operator -> (index of the argument converted to the result's dtype, whether integer
     # wrap-around is the conversion's meaning): a cast wraps integers on purpose, a fill does not
@@ -894,10 +922,14 @@ class TypeChecker:
                 vt = IncompleteType()
             self._bind_var(var, vt)
             value_t = self.visit(value)
-            self._expect(vt, value_t, _at(value, var),
-                         f"%{var.name} is declared as {{expected}}, "
-                         "but its value has type {found}",
-                         literal=value)
+            try:
+                self.unify(vt, value_t)
+            except _Mismatch:
+                # the message is made only for a mismatch (unifying again fails the same way)
+                self._refuse(vt, value_t, _at(value, var),
+                             f"%{var.name} is declared as {{expected}}, "
+                             "but its value has type {found}",
+                             literal=value)
             chain.append(e)
             body = e.body
             if type(body) is not Let or id(body) in self._types:
@@ -1196,14 +1228,17 @@ class TypeChecker:
         call_inst = self._call_inst
         final = self.resolve_final
         noted = False
+        self._defaulted = False
         for n in self._nodes:
             t = types[id(n)]
-            self._defaulted = False
             n.checked_type = t if type(t) is TensorType else final(t)
             if type(n) is Call:
                 inst = call_inst.get(id(n))
                 n.type_args = [final(u) for u in inst] if inst else []
-            if self._defaulted and not noted and n.span is not None:
+            if not self._defaulted:
+                continue
+            self._defaulted = False  # this node's resolution defaulted an unknown
+            if not noted and n.span is not None:
                 # TVM's InferType leaves the type unsolved and refuses the program: say so once
                 noted = True
                 self.warnings.append(TypeNote(
@@ -1217,10 +1252,13 @@ class TypeChecker:
         tt = type(t)
         if tt is IncompleteType:
             u = self.find(t)
-            if type(u) is IncompleteType:
+            tu = type(u)
+            if tu is IncompleteType:
                 self._subst[u] = UNIT
                 self._defaulted = True
                 return UNIT
+            if tu is TensorType:
+                return u  # the common case (a let's variable), without a call
             return self.resolve_final(u)
         if tt is TensorType or tt is TypeVar:
             return t

@@ -18,7 +18,7 @@ from textual.app import App
 from rvmdbg.tui.args_modal import ArgumentsModal
 from rvmdbg.tui.glyphs import glyphs_for
 from rvmdbg.tui.keymap import KeymapError, load_keymap
-from rvmdbg.tui.program import DebugProgram, ProgramLoadError, load_program
+from rvmdbg.tui.program import DebugProgram, ProgramLoadError, load_program_kept
 from rvmdbg.tui.screen import DebuggerScreen
 from rvmdbg.tui.terminal import colour_classes, environment_error, wants_ascii
 from rvmdbg.i18n import _
@@ -194,7 +194,10 @@ def run_screen(path: str, arg_texts: list[str], *, entry: str = "main", mouse: b
         print(exc.format(), file=sys.stderr)
         return 2
     try:
-        program = load_program(path, entry)
+        # the program's AST and bytecode live as long as the screen: loaded without cyclic
+        # collections and frozen out of the collector's reach (a full collection over them is
+        # a visible pause, at start and while stepping)
+        program = load_program_kept(path, entry)
     except ProgramLoadError as exc:
         print(exc.message, file=sys.stderr)
         return 2
@@ -210,11 +213,6 @@ def run_screen(path: str, arg_texts: list[str], *, entry: str = "main", mouse: b
         for note in keymap_notes:
             print(f"note: {note}", file=sys.stderr)
         return 0
-    # The program's AST and bytecode live as long as the screen: keep the collector from
-    # rescanning them (a full collection over them is a visible pause while stepping).
-    # Loading leaves no cyclic garbage to collect first (a collection right after loading
-    # the 20,160-instruction benchmark program freed nothing and took 50 ms).
-    gc.freeze()
     app = DebuggerApp(program, arg_texts, ascii_only=ascii_only, limits=limits,
                       history_bytes=history_bytes, config_dir=config_dir, freeze_heap=True,
                       keymap=keymap)

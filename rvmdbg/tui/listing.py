@@ -84,8 +84,9 @@ class FunctionListing:
         self.jump_targets = {pc: ins.jump_targets(pc) for pc, ins in enumerate(fn.instructions)
                              if ins.is_jump}
         if links is not None:
-            self.colours = [links.colour_at(func_index, pc) for pc in range(len(texts))]
-            self.lines = [links.line_of(func_index, pc) for pc in range(len(texts))]
+            line_at, colour_of_line = links.line_at, links.colour_of_line
+            self.lines = [line_at.get((func_index, pc)) for pc in range(len(texts))]
+            self.colours = [None if line is None else colour_of_line[line] for line in self.lines]
         else:
             self.colours = [None] * len(texts)
             self.lines = [None] * len(texts)
@@ -93,7 +94,9 @@ class FunctionListing:
         self.live_columns = min(fn.register_file_size, MAX_LIVE_COLUMNS) if live else 0
         self.text_column = (2 + self.address_width + 1 + 1 + DEP_WIDTH + self.jumps.width + 1
                             + (self.live_columns + 1 if live else 0))
-        widest = max((cell_len(t) for t in texts), default=0)
+        # printable ASCII (nearly every instruction) is one cell a character: no lookups
+        widest = max((len(t) if t.isascii() and t.isprintable() else cell_len(t) for t in texts),
+                     default=0)
         self.width = self.text_column + widest + 24
 
 

@@ -83,6 +83,8 @@ def _dtype(value) -> str:
 # ---------------------------------------------------------------- operand checks
 
 def _int(value, what: str) -> int:
+    if type(value) is int and _INT64_MIN <= value <= _INT64_MAX:
+        return value  # the common case, at once (the compiler makes every operand)
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise BytecodeError(_("{what} must be an integer, got {value}").format(
             what=_field(what), value=repr(value)))
@@ -94,6 +96,8 @@ def _int(value, what: str) -> int:
 
 
 def _nonneg(value, what: str) -> int:
+    if type(value) is int and 0 <= value <= _INT64_MAX:
+        return value
     v = _int(value, what)
     if v < 0:
         raise BytecodeError(_("{what} must not be negative, got {value}").format(what=_field(what),
@@ -102,15 +106,21 @@ def _nonneg(value, what: str) -> int:
 
 
 def _reg(value) -> int:
+    if type(value) is int and 0 <= value <= _INT64_MAX:
+        return value
     return _nonneg(value, "register")
 
 
 def _regs(values) -> tuple:
     try:
-        return tuple(_reg(v) for v in values)
+        regs = tuple(values)
     except TypeError:
         raise BytecodeError(_("expected a list of registers, got {value}").format(
             value=repr(values))) from None
+    for v in regs:
+        if type(v) is not int or not 0 <= v <= _INT64_MAX:
+            return tuple(_reg(v) for v in regs)  # says which one is wrong
+    return regs
 
 
 def _need(fields, n: int, name: str) -> None:

@@ -218,6 +218,8 @@ class _FunctionCompiler:
 
     def value(self, e):
         """Emit code computing e; its register (None for dialect calls with no result)."""
+        if type(e) is Var:  # the most common operand: no code, no span to track
+            return self.register_of(e)
         outer = self.span
         if e.span is not None:
             self.span = e.span
@@ -328,6 +330,9 @@ class _FunctionCompiler:
 
     def dialect(self, e: Call, name: str):
         args = e.args
+        if name == KILL:  # the most common: one after each tensor's last use
+            self.emit(bc.KillRegister(self.value(args[0])))
+            return None
         if name in (INVOKE_TVM_OP, SHAPE_FUNC):
             fn, ins, outs = args
             if not (isinstance(fn, Function) and isinstance(ins, Tuple)
@@ -377,9 +382,6 @@ class _FunctionCompiler:
             dst = self.new_register()
             self.emit(bc.ReshapeTensor(tensor, shape, dst))
             return dst
-        if name == KILL:
-            self.emit(bc.KillRegister(self.value(args[0])))
-            return None
         if name == ON_DEVICE:
             return self.value(args[0])  # an annotation: one device here
         if name == DEVICE_COPY:

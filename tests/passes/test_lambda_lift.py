@@ -1,11 +1,14 @@
 """LambdaLift: nested functions become globals; closures capture their free variables."""
 from __future__ import annotations
 
+import numpy as np
+from hypothesis import given, settings, strategies as st
 from pass_helpers import i32, load, nodes, run, same
 
 from rvmdbg.passes.anf import to_a_normal_form
 from rvmdbg.passes.lambda_lift import free_vars, lambda_lift
-from rvmdbg.relay.ast import Call, Function, GlobalVar, Let, Var
+from rvmdbg.relay.ast import (Call, Constant, Function, GlobalVar, Let, OpRef, Tuple, Var,
+                              children)
 from rvmdbg.relay.printer import print_module
 from rvmdbg.relay.typecheck import check_module
 
@@ -153,3 +156,54 @@ def @main(%a: int32, %b: int32, %c: int32) -> fn (int32) -> int32 {
     fv = free_vars(mod.functions["main"].body)
     assert [v.name for v in fv] == ["c", "b", "a"]
     assert all(isinstance(v, Var) for v in fv)
+
+
+def _reference_free_vars(e, bound=frozenset(), out=None) -> list:
+    """Free variables by plain recursion, in order of first use (the definition)."""
+    out = [] if out is None else out
+    if isinstance(e, Var):
+        if e not in bound and e not in out:
+            out.append(e)
+    elif isinstance(e, Function):
+        if not e.is_primitive:
+            _reference_free_vars(e.body, bound | set(e.params), out)
+    elif isinstance(e, Let):
+        inner = bound | {e.var}
+        _reference_free_vars(e.value, inner, out)
+        _reference_free_vars(e.body, inner, out)
+    else:
+        for c in children(e):
+            _reference_free_vars(c, bound, out)
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_free_vars_match_the_definition(data):
+    """free_vars (with its shortcut for a call of atoms) agrees with plain recursion. As in
+    every AST, a Var is bound in one place, and used only inside it or free."""
+    outer = [Var(f"v{i}") for i in range(3)]
+
+    def expr(depth, scope):
+        kind = data.draw(st.sampled_from(["var", "const", "global", "call"] +
+                                         (["let", "fn", "tuple"] if depth < 3 else [])))
+        if kind == "var":
+            return data.draw(st.sampled_from(scope))
+        if kind == "const":
+            return Constant(np.array(1, dtype="int32"))
+        if kind == "global":
+            return GlobalVar("g")
+        if kind == "call":
+            op = data.draw(st.sampled_from([OpRef("add"), GlobalVar("f"), scope[-1]]))
+            return Call(op, [expr(depth + 1, scope)
+                             for _ in range(data.draw(st.integers(0, 3)))])
+        if kind == "let":
+            v = Var("l")
+            return Let(v, expr(depth + 1, scope), expr(depth + 1, scope + [v]))
+        if kind == "fn":
+            p = Var("p")
+            return Function([p], expr(depth + 1, scope + [p]))
+        return Tuple([expr(depth + 1, scope) for _ in range(data.draw(st.integers(0, 3)))])
+
+    e = expr(0, outer)
+    assert free_vars(e) == _reference_free_vars(e)

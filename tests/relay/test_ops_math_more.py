@@ -258,7 +258,5 @@ def test_reduction_errors_name_the_operator():
         rel("variance", T((2, 3)), T((2, 2)), axis=[1])
     with pytest.raises(OpTypeError, match="std: data .* need the same dtype"):
         rel("std", T((2, 3)), T((2, 1), "float64"))
-    with pytest.raises(OpTypeError, match="variance: needs a float tensor"):
-        rel("variance", T((2, 3), "int32"), T((2, 1), "int32"))
     with pytest.raises(OpTypeError, match="logsumexp: axis 2 is out of range"):
         rel("logsumexp", T((2, 3)), axis=[2])

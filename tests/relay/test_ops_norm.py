@@ -81,10 +81,15 @@ def test_batch_norm_errors(types, attrs, words):
         assert w in e.value.message
 
 
-def test_batch_norm_needs_floats():
+def test_batch_norm_of_integers_checks_as_in_tvm_and_has_no_kernel():
+    # BatchNormRel takes any dtype; TVM's SimplifyInference then needs an integer sqrt
+    from rvmdbg.relay.ops import KernelError
     vec = T((2,), "int32")
-    with pytest.raises(OpTypeError):
-        rel("nn.batch_norm", T((1, 2), "int32"), vec, vec, vec, vec)
+    assert rel("nn.batch_norm", T((1, 2), "int32"), vec, vec, vec, vec).fields[0] == \
+        T((1, 2), "int32")
+    v = np.ones(2, "int32")
+    with pytest.raises(KernelError, match="nn.batch_norm: TVM has no int32 kernel"):
+        OPS["nn.batch_norm"].kernel([np.ones((1, 2), "int32"), v, v, v, v], {})
 
 
 # ---------------------------------------------------------------------------------------------

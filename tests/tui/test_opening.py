@@ -8,7 +8,7 @@ import numpy as np
 
 from rvmdbg.tui.args_modal import ArgumentsModal
 from rvmdbg.tui.listing import BytecodeListing
-from rvmdbg.tui.program import ProgramLoadError, load_program
+from rvmdbg.tui.program import ProgramLoadError, load_program, load_program_kept
 from rvmdbg.tui.screen import DebuggerScreen
 
 import pytest
@@ -176,6 +176,24 @@ def test_the_command_line_opens_the_screen(monkeypatch, capsys):
                     "name": "sum_up.relay"}
     code = cli.main(["programs/missing.relay"])
     assert code == 2 and "not found" in capsys.readouterr().err
+
+
+def test_the_screen_loads_its_program_with_the_collector_paused_then_frozen(monkeypatch):
+    """run_screen's load: no cyclic collection while loading, a freeze before the collector
+    is back on (as it was), and the same program as load_program; a bad program still fails
+    as it does there, with the collector back on."""
+    import gc
+    events = []
+    monkeypatch.setattr("gc.freeze", lambda: events.append(("freeze", gc.isenabled())))
+    assert gc.isenabled()
+    program = load_program_kept(str(ROOT / "programs/sum_up.relay"))
+    assert events == [("freeze", False)] and gc.isenabled()
+    plain = load_program(str(ROOT / "programs/sum_up.relay"))
+    assert [f.instructions for f in program.exe.functions] == \
+        [f.instructions for f in plain.exe.functions]
+    with pytest.raises(ProgramLoadError):
+        load_program_kept(str(ROOT / "programs/missing.relay"))
+    assert gc.isenabled() and len(events) == 1
 
 
 async def test_inputs_archive_binds_by_name_and_fills_the_form(app_factory, tmp_path):

@@ -181,6 +181,17 @@ def test_operands_accept_numpy_integers_and_lists():
     assert isinstance(i.args, tuple)
 
 
+@pytest.mark.parametrize("regs,message", [
+    ([1, -1], "must not be negative"), ([True], "must be an integer"),
+    ([2.0], "must be an integer"), ([1 << 63], "does not fit in 64 bits"), (5, "list of registers"),
+])
+def test_register_lists_are_checked_register_by_register(regs, message):
+    # plain ints are taken at once; anything else goes through each register's own check
+    with pytest.raises(BytecodeError, match=message):
+        AllocADT(0, regs, 1)
+    assert AllocADT(0, [np.int64(2), 3], 1).fields == (2, 3)
+
+
 @pytest.mark.parametrize("opcode,fields,message", [
     (21, [], "unknown opcode"),
     (-1, [], "unknown opcode"),

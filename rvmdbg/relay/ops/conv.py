@@ -136,9 +136,8 @@ def _conv_common(name, args, attrs, n):
         need_dtype(name, t, "numeric")
         if len(t.shape) != n + 2:
             raise OpTypeError(f"{name}: {what} must be {n + 2}-d, got {t}")
-    if data.dtype != weight.dtype and attrs["out_dtype"] is None:
-        raise OpTypeError(f"{name}: data {data} and weight {weight} have different dtypes; "
-                          f"give out_dtype or cast one")
+    # TVM's Conv*Rel does not compare the dtypes: the result is out_dtype, else data's, and
+    # topi casts both inputs to it
     if attrs["groups"] < 1:
         raise OpTypeError(f"{name}: attribute 'groups' must be >= 1, got {attrs['groups']}")
     strides = spatial_values(name, "strides", attrs["strides"], n)

@@ -15,6 +15,7 @@ import functools
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.relay.types import DTYPE_ALIASES, DTYPES, TensorType, TupleType, Type
 
 # ---------------------------------------------------------------------------------------------
@@ -147,13 +148,14 @@ class OpDef:
 
     __slots__ = ("name", "num_inputs", "attrs", "attr_specs", "type_rel", "kernel", "pattern",
                  "elementwise", "tuple_input", "tuple_args", "scalar", "doc", "_rel_impl",
-                 "resolve_attrs", "attrs_from_args", "min_inputs", "shape_data", "shape_func")
+                 "resolve_attrs", "attrs_from_args", "min_inputs", "shape_data", "shape_func",
+                 "tvm_note")
 
     def __init__(self, name: str, num_inputs: int, attrs: list, type_rel, kernel,
                  pattern: str = "opaque", elementwise: bool | None = None,
                  tuple_input: bool | tuple = False, scalar=None, doc: str = "", resolve_attrs=None,
                  attrs_from_args=None, min_inputs: int | None = None,
-                 shape_data: tuple | None = None, shape_func=None):
+                 shape_data: tuple | None = None, shape_func=None, tvm_note=None):
         if pattern not in PATTERNS:
             raise ValueError(f"unknown fusion pattern {pattern!r}")
         if (shape_func is None) != (shape_data is None):
@@ -162,6 +164,10 @@ class OpDef:
             raise ValueError(f"{name}: shape_data needs one flag per input, at least one True")
         self.shape_data = tuple(bool(d) for d in shape_data) if shape_data is not None else None
         self.shape_func = shape_func
+        # `tvm_note(arg_types, attrs) -> str | None`: for a call rvmdbg accepts and runs where
+        # TVM refuses it (deliberately, docs/differences.md), TVM's refusal; `check` prints it
+        # as a note at the call
+        self.tvm_note = tvm_note
         self.name = name
         self.num_inputs = num_inputs
         self.min_inputs = num_inputs if min_inputs is None else min_inputs
@@ -498,6 +504,20 @@ def as_result(r, dt) -> np.ndarray:
     if r.dtype != dt:
         return r.astype(dt)
     return r
+
+
+def tvm_lowering_refuses(name: str, dtype, why: str, fix: str) -> KernelError:
+    """The error for a call that TVM's type relation accepts and its lowering refuses (no
+    kernel for that dtype): rvmdbg type-checks it as TVM does and stops when it runs.
+    `why` is TVM's reason, `fix` what the user can do; both already translated."""
+    return KernelError(_("{op}: TVM has no {dtype} kernel for it ({why}); {fix}").format(
+        op=name, dtype=np.dtype(dtype).name, why=why, fix=fix))
+
+
+def float_intrinsic_refusal(name: str, dtype) -> KernelError:
+    """exp, log, sqrt, ... (and operators built on them) of a non-float tensor."""
+    return tvm_lowering_refuses(name, dtype, _("lowering calls a float intrinsic"),
+                                _("cast to a float dtype first"))
 
 
 def runtime_type_error(fn):

@@ -16,8 +16,10 @@ import numpy as np
 from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
     BOOL, F32_MAX, FAST_BOOL, FAST_F32, FAST_F64, FAST_INT, FAST_KIND, AttrSpec, KernelError,
-    OpTypeError, as_result, broadcast_dims, fmt_shape, need_dtype, register, same_dtype,
+    OpTypeError, as_result, broadcast_dims, float_intrinsic_refusal, fmt_shape, need_dtype,
+    register, same_dtype, tvm_lowering_refuses,
 )
+from rvmdbg.i18n import _
 from rvmdbg.relay.types import TensorType
 
 _arr = np.array
@@ -80,23 +82,28 @@ def _py_floormod(x, y):
     return x % y
 
 
-def _py_ipow(x, y):
-    if y < 0:
-        if x == 0:
-            raise KernelError(_("power: 0 raised to a negative integer power"))
-        # x ** -n truncated toward zero: only 1 and -1 survive
-        return 1 if x == 1 or (x == -1 and y % 2 == 0) else (-1 if x == -1 else 0)
-    if y > 64 and x not in (0, 1, -1):
-        return None  # let NumPy wrap the huge power instead of building a huge Python int
-    return x ** y
+# TVM's max(a, b) and min(a, b) are selects on an ordered compare (`a > b ? a : b`, LLVM's
+# fcmp ogt, x86's maxps): a NaN on the left gives the right operand, one on the right stays
 
 
 def _py_fmax(x, y):
-    return x if (x >= y or x != x) else y  # NaN propagates, as np.maximum
+    return x if x > y else y
 
 
 def _py_fmin(x, y):
-    return x if (x <= y or x != x) else y
+    return x if x < y else y
+
+
+def _np_max_select(a, b):
+    if a.dtype.kind == "f":
+        return np.where(np.greater(a, b), a, b)
+    return np.maximum(a, b)
+
+
+def _np_min_select(a, b):
+    if a.dtype.kind == "f":
+        return np.where(np.less(a, b), a, b)
+    return np.minimum(a, b)
 
 
 def _py_imax(x, y):
@@ -139,14 +146,6 @@ def _np_floor_mod(a, b):
 
 
 def _np_power(a, b):
-    if a.dtype.kind == "i" and np.any(b < 0):
-        neg = b < 0
-        if np.any(neg & (a == 0)):
-            raise KernelError(_("power: 0 raised to a negative integer power"))
-        r = np.power(a, np.where(neg, 0, b).astype(b.dtype))
-        odd = (b % 2) != 0
-        special = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0)).astype(a.dtype)
-        return np.where(neg, special, r)
     if not a.shape and not b.shape:
         # NumPy's 0-d power can round differently from its array power (float32 11 ** -1 is
         # 1 ulp apart); the array loop is the one that matches topi's powf
@@ -167,14 +166,27 @@ def _make_binary(name, np_fn, py_int=None, py_float=None, out_dtype=None):
     numbers (None: no fast path for that kind); results out of the dtype's range fall back."""
     int_division = name in _INT_DIVISION
     out_dt = np.dtype(out_dtype) if out_dtype else None
+    refuse_ints = name == "power"  # TIR's pow is float-only
+
+    def bool_arith(a, b):
+        # TVM's bool is a 1-bit unsigned integer: arithmetic wraps modulo 2 (add and subtract
+        # are xor, multiply is and), and dividing by False is a division by zero
+        r = slow(a.astype(np.uint8), b.astype(np.uint8)) & np.uint8(1)
+        return as_result(r != 0, BOOL)
 
     def slow(a, b):
+        if refuse_ints and a.dtype.kind != "f":
+            raise tvm_lowering_refuses(name, a.dtype,
+                                       _("lowering refuses: power only applies to float"),
+                                       _("cast to a float dtype first"))
+        if a.dtype == BOOL and out_dt is None:
+            return bool_arith(a, b)
         dt = out_dt or a.dtype
         is_ints = a.dtype.kind in "iu"
         if int_division and is_ints and not np.all(b):
             raise KernelError(_("{op}: integer division by zero").format(op=name))
         try:
-            if is_ints and not int_division and name != "power":
+            if is_ints and not int_division:
                 r = np_fn(a, b)  # integer arithmetic wraps silently; no warnings to silence
             else:
                 with np.errstate(all="ignore"):
@@ -247,25 +259,82 @@ def _make_compare(name, np_fn, py_fn):
     return kernel, scalar
 
 
+def _guarded(name, kernel, scalar, bad_kinds: str, refusal):
+    """`kernel` and its 0-d fast path behind a check of the first argument's dtype: where TVM's
+    relation accepts a dtype that its lowering has no kernel for (`bad_kinds`, NumPy dtype
+    kinds), rvmdbg type-checks the call as TVM does and stops when it runs, with
+    `refusal(name, dtype)`, TVM's reason."""
+    def checked_kernel(args, attrs):
+        dt = args[0].dtype
+        if dt.kind in bad_kinds:
+            raise refusal(name, dt)
+        return kernel(args, attrs)
+
+    def checked_scalar(*xs):
+        dt = xs[0].dtype
+        if dt.kind in bad_kinds:
+            raise refusal(name, dt)
+        return scalar(*xs)
+    return checked_kernel, checked_scalar
+
+
+def _logical_refusal(name, dtype):
+    # TIR's &&, || and ! take only bool operands
+    return tvm_lowering_refuses(name, dtype, _("lowering refuses: a logical operator needs "
+                                               "boolean arguments"),
+                                _("compare with a value first (e.g. x != 0)"))
+
+
+def _bitwise_refusal(name, dtype):
+    # topi's logical_xor is TIR's ^, a bitwise xor of integers (and bools)
+    return tvm_lowering_refuses(name, dtype, _("lowering refuses: its ^ needs integer "
+                                               "arguments"),
+                                _("compare with a value first (e.g. x != 0)"))
+
+
+def _unsigned_sign_refusal(name, dtype):
+    # topi's sign makes the constant -1 in the tensor's dtype
+    return tvm_lowering_refuses(name, dtype, _("lowering refuses: cannot make an unsigned -1"),
+                                _("cast to a signed dtype first"))
+
+
 _BINARY = [
     # name, numpy function, dtype class, Python int fn, Python float fn
-    ("add", np.add, "numeric", operator.add, operator.add),
-    ("subtract", np.subtract, "numeric", operator.sub, operator.sub),
-    ("multiply", np.multiply, "numeric", operator.mul, operator.mul),
-    ("divide", _np_tdiv, "numeric", _py_tdiv("divide"), operator.truediv),
-    ("floor_divide", _np_floor_divide, "numeric", _py_floordiv, None),
-    ("trunc_divide", _np_trunc_divide, "numeric", _py_tdiv("trunc_divide"), None),
-    ("mod", np.fmod, "numeric", _py_tmod("mod"), None),
-    ("trunc_mod", np.fmod, "numeric", _py_tmod("trunc_mod"), None),
-    ("floor_mod", _np_floor_mod, "numeric", _py_floormod, None),
-    ("power", _np_power, "numeric", _py_ipow, None),
-    ("maximum", np.maximum, "any", _py_imax, _py_fmax),
-    ("minimum", np.minimum, "any", _py_imin, _py_fmin),
+    ("add", np.add, "any", operator.add, operator.add),
+    ("subtract", np.subtract, "any", operator.sub, operator.sub),
+    ("multiply", np.multiply, "any", operator.mul, operator.mul),
+    ("divide", _np_tdiv, "any", _py_tdiv("divide"), operator.truediv),
+    ("floor_divide", _np_floor_divide, "any", _py_floordiv, None),
+    ("trunc_divide", _np_trunc_divide, "any", _py_tdiv("trunc_divide"), None),
+    ("mod", np.fmod, "any", _py_tmod("mod"), None),
+    ("trunc_mod", np.fmod, "any", _py_tmod("trunc_mod"), None),
+    ("floor_mod", _np_floor_mod, "any", _py_floormod, None),
+    ("power", _np_power, "any", None, None),
+    ("maximum", _np_max_select, "any", _py_imax, _py_fmax),
+    ("minimum", _np_min_select, "any", _py_imin, _py_fmin),
 ]
+
+def _np_ordered_not_equal(a, b):
+    # TVM's != on floats is LLVM's ordered fcmp one: false when either side is NaN
+    if a.dtype.kind == "f":
+        return np.less(a, b) | np.greater(a, b)
+    return np.not_equal(a, b)
+
+
+def _py_ordered_ne(x, y):
+    return x < y or x > y
+
+
+def _nonzero(x):
+    """A condition as TVM's `c != 0` tests it: a float NaN is false (ordered compare)."""
+    if x.dtype.kind == "f":
+        return np.less(x, 0) | np.greater(x, 0)
+    return x
+
 
 _COMPARE = [
     ("equal", np.equal, operator.eq),
-    ("not_equal", np.not_equal, operator.ne),
+    ("not_equal", _np_ordered_not_equal, _py_ordered_ne),
     ("less", np.less, operator.lt),
     ("less_equal", np.less_equal, operator.le),
     ("greater", np.greater, operator.gt),
@@ -292,9 +361,29 @@ for _name, _np_fn, _pf in _COMPARE:
              doc=f"elementwise {_name} comparison, broadcasting; result bool")
     SCALAR_FAST[_name] = _s
 
+def _by_dtype(for_bool, for_others):
+    """A (kernel, scalar) pair that takes `for_bool`'s on bool tensors, else `for_others`'."""
+    bk, bs = for_bool
+    ok, os_ = for_others
+
+    def kernel(args, attrs):
+        return (bk if args[0].dtype == BOOL else ok)(args, attrs)
+
+    def scalar(a, b):
+        return (bs if a.dtype == BOOL else os_)(a, b)
+    return kernel, scalar
+
+
 for _name, _np_fn, _pf in _LOGICAL:
     _k, _s = _make_binary(_name, _np_fn, _pf, None, out_dtype="bool")
-    register(_name, 2, _binary_rel("bool"), _k, "broadcast", scalar=_s,
+    if _name == "logical_xor":
+        # BroadcastRel accepts any dtype and topi's logical_xor is TIR's ^: on integers, a
+        # bitwise xor in their dtype; floats have no ^
+        _ik, _is = _make_binary(_name, np.bitwise_xor, operator.xor)
+        _k, _s = _by_dtype((_k, _s), _guarded(_name, _ik, _is, "f", _bitwise_refusal))
+    else:
+        _k, _s = _guarded(_name, _k, _s, "iuf", _logical_refusal)
+    register(_name, 2, _binary_rel("any"), _k, "broadcast", scalar=_s,
              doc=f"elementwise {_name} of bool tensors, broadcasting")
     SCALAR_FAST[_name] = _s
 
@@ -427,12 +516,18 @@ def _np_int_identity(fn):
     return f
 
 
+def _np_negative(x):
+    # TVM's negative is 0 - x: on a 1-bit bool that is x again
+    return x.copy() if x.dtype == BOOL else np.negative(x)
+
+
 def _np_relu(x):
-    return np.maximum(x, x.dtype.type(0))
+    # topi's relu is max(x, 0): NaN and -0.0 give +0 (see _np_max_select)
+    return _np_max_select(x, np.zeros((), x.dtype))
 
 
 def _py_relu(x):
-    return x if (x >= 0 or x != x) else type(x)(0)
+    return x if x > 0 else type(x)(0)
 
 
 def _py_sign(x):
@@ -474,7 +569,7 @@ def _make_unary(name, np_fn, py_int=None, py_float=None, out_dtype=None):
 
 _UNARY = [
     # name, numpy function, dtype class, Python int fn, Python float fn, output dtype
-    ("negative", np.negative, "numeric", operator.neg, operator.neg, None),
+    ("negative", _np_negative, "numeric", operator.neg, operator.neg, None),
     ("abs", np.abs, "numeric", abs, abs, None),
     ("sign", np.sign, "numeric", _py_sign, None, None),
     ("exp", np.exp, "float", None, None, None),
@@ -503,31 +598,17 @@ _UNARY = [
     ("nn.relu", _np_relu, "numeric", _py_relu, _py_relu, None),
 ]
 
-def _floats_only(name, kernel, scalar):
-    """TVM's relation for a float function is IdentityRel: an integer tensor type-checks, and
-    it is lowering that fails (the LLVM intrinsic takes floats). So here: checked as TVM
-    checks it, refused when it runs, with that reason."""
-    def refuse(x):
-        raise KernelError(_("{op}: TVM has no {x_dtype} kernel for it (lowering calls a float "
-                            "intrinsic); cast to a float dtype first").format(op=name, x_dtype=x.dtype))
-
-    def checked_kernel(args, attrs):
-        if args[0].dtype.kind != "f":
-            refuse(args[0])
-        return kernel(args, attrs)
-
-    def checked_scalar(x):
-        if x.dtype.kind != "f":
-            refuse(x)
-        return scalar(x)
-    return checked_kernel, checked_scalar
-
-
 for _name, _np_fn, _what, _pi, _pf, _od in _UNARY:
     _k, _s = _make_unary(_name, _np_fn, _pi, _pf, _od)
     if _what == "float":
-        _k, _s = _floats_only(_name, _k, _s)
-        _what = "numeric"
+        # TVM's relation is IdentityRel (an integer tensor type-checks); lowering then calls
+        # a float intrinsic
+        _k, _s = _guarded(_name, _k, _s, "biu", float_intrinsic_refusal)
+    elif _what == "bool":
+        _k, _s = _guarded(_name, _k, _s, "iuf", _logical_refusal)
+    elif _name == "sign":
+        _k, _s = _guarded(_name, _k, _s, "bu", _unsigned_sign_refusal)
+    _what = "any"
     register(_name, 1, _unary_rel(_what, _od), _k, "elemwise", scalar=_s,
              doc=f"elementwise {_name}")
     SCALAR_FAST[_name] = _s
@@ -557,6 +638,8 @@ def _cast_rel(name, args, attrs):
 def _cast_kernel(args, attrs):
     x = args[0]
     dt = attrs["dtype"]
+    if dt == "bool":
+        return as_result(_nonzero(x) != 0, BOOL)  # TVM: x != 0, NaN gives false
     if x.dtype.kind == "f":
         with np.errstate(all="ignore"):
             return as_result(x.astype(dt), np.dtype(dt))
@@ -573,6 +656,8 @@ def _cast_like_rel(name, args, attrs):
 
 def _cast_like_kernel(args, attrs):
     x, like = args
+    if like.dtype == BOOL:
+        return as_result(_nonzero(x) != 0, BOOL)
     with np.errstate(all="ignore"):
         return x.astype(like.dtype)
 
@@ -582,21 +667,43 @@ register("cast_like", 2, _cast_like_rel, _cast_like_kernel, "elemwise",
 
 
 def _clip_rel(name, args, attrs):
-    (x,) = args
-    need_dtype(name, x, "numeric")
+    (x,) = args  # TVM's relation is IdentityRel: any dtype
     return TensorType(x.shape, x.dtype)
+
+
+def _int_range(dt: np.dtype) -> tuple:
+    if dt.kind == "b":
+        return 0, 1
+    info = np.iinfo(dt)
+    return int(info.min), int(info.max)
 
 
 def _clip_bound(v: float, dt: np.dtype):
     """An attribute bound converted to the tensor's dtype (saturating for integers)."""
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
+    if dt.kind in "biu":
+        lo, hi = _int_range(dt)
         if v != v:
             return dt.type(0)
-        v = min(max(v, float(info.min)), float(info.max))
+        v = min(max(v, float(lo)), float(hi))
         return dt.type(int(v))
     with np.errstate(all="ignore"):
         return dt.type(v)
+
+
+def _clip_note(args, attrs):
+    """TVM's kernel makes each bound a constant of the tensor's dtype (truncated toward zero),
+    and lowering refuses one that does not fit; rvmdbg saturates it instead."""
+    dt = np.dtype(args[0].dtype)
+    if dt.kind not in "biu":
+        return None
+    lo, hi = _int_range(dt)
+    for key in ("a_min", "a_max"):
+        v = attrs[key]
+        if v == v and abs(v) != float("inf") and not lo <= int(v) <= hi:
+            return _("its lowering makes {key}={value} a constant of {dtype}, which does not "
+                     "fit (rvmdbg saturates it to {lo}..{hi})").format(
+                         key=key, value=v, dtype=dt.name, lo=lo, hi=hi)
+    return None
 
 
 def _clip_kernel(args, attrs):
@@ -604,11 +711,13 @@ def _clip_kernel(args, attrs):
     dt = x.dtype
     lo = _clip_bound(attrs["a_min"], dt)
     hi = _clip_bound(attrs["a_max"], dt)
-    # TVM's order: max(min(x, a_max), a_min), so a_min wins if the bounds cross
-    return as_result(np.maximum(np.minimum(x, hi), lo), dt)
+    # TVM's order: max(min(x, a_max), a_min), so a_min wins if the bounds cross (and a NaN
+    # becomes a_max: both are selects on ordered compares)
+    hi, lo = np.asarray(hi), np.asarray(lo)
+    return as_result(_np_max_select(_np_min_select(x, hi), lo), dt)
 
 
-register("clip", 1, _clip_rel, _clip_kernel, "elemwise",
+register("clip", 1, _clip_rel, _clip_kernel, "elemwise", tvm_note=_clip_note,
          attrs=[AttrSpec("a_min", "float"), AttrSpec("a_max", "float")],
          doc="clamp every element into [a_min, a_max]")
 
@@ -622,9 +731,10 @@ def _where_rel(name, args, attrs):
 def _where_kernel(args, attrs):
     cond, x, y = args
     if not cond.shape and not x.shape and not y.shape:
-        return (x if cond.item() else y).copy()
+        c = cond.item()
+        return (x if (c < 0 or c > 0) else y).copy()
     try:
-        return as_result(np.where(cond, x, y), x.dtype)
+        return as_result(np.where(_nonzero(cond), x, y), x.dtype)
     except ValueError:
         raise KernelError(_("where: cannot broadcast shapes {cond_shape}, {x_shape} and "
                             "{y_shape} at run time").format(cond_shape=fmt_shape(cond.shape), x_shape=fmt_shape(x.shape), y_shape=fmt_shape(y.shape))) from None

@@ -29,8 +29,10 @@ def _check_range(name: str, idx: np.ndarray, n: int, axis_text: str) -> None:
 
 def _gather_rel(name, args, attrs):
     data, indices = args
-    if not is_int(indices.dtype):
-        raise OpTypeError(f"{name}: indices must be an integer tensor, got {indices}")
+    if not indices.dtype.startswith("int"):
+        # GatherRel: "indices of take must be tensor of integer", signed ones only
+        raise OpTypeError(_("{op}: indices must be a signed integer tensor (TVM's relation "
+                            "refuses others), got {t}").format(op=name, t=indices))
     ndim = len(data.shape)
     if len(indices.shape) != ndim:
         raise OpTypeError(f"{name}: indices {indices} must have the rank of data {data}")

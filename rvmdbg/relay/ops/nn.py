@@ -15,9 +15,10 @@ import numpy as np
 
 from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
-    AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, known_prod, need_dtype, norm_axis,
-    register, same_dtype, unify_dim,
+    AttrSpec, KernelError, OpTypeError, as_result, float_intrinsic_refusal, fmt_shape, known_prod,
+    need_dtype, norm_axis, register, same_dtype, tvm_lowering_refuses, unify_dim,
 )
+from rvmdbg.i18n import _
 from rvmdbg.relay.types import TensorType, TupleType
 
 # ---------------------------------------------------------------------------------------------
@@ -25,9 +26,10 @@ from rvmdbg.relay.types import TensorType, TupleType
 
 
 def _dense_rel(name, args, attrs):
+    # TVM's MatmulRel (dense): the dtypes are not compared; the result is out_dtype, else
+    # data's, and topi casts both inputs to it
     data, weight = args
-    dt = same_dtype(name, data, weight)
-    need_dtype(name, data, "numeric")
+    dt = data.dtype
     if len(data.shape) < 1:
         raise OpTypeError(f"{name}: data must have rank >= 1, got {data}")
     if len(weight.shape) != 2:
@@ -45,13 +47,19 @@ def _dense_rel(name, args, attrs):
 def _dense_kernel(args, attrs):
     data, weight = args
     dt = np.dtype(attrs["out_dtype"] or data.dtype)
-    if data.dtype != dt:
-        data, weight = data.astype(dt), weight.astype(dt)
     if data.shape[-1] != weight.shape[1]:
         raise KernelError(_("nn.dense: data {data_shape} and weight {weight_shape} disagree on "
                             "in_features at run time").format(data_shape=fmt_shape(data.shape), weight_shape=fmt_shape(weight.shape)))
+    return _matmul_in(dt, data, weight.T)
+
+
+def _matmul_in(dt, a, b):
+    """a @ b with both cast to dtype dt first, as topi's sums of products are; a bool sum of
+    products is TVM's 1-bit one: the parity of the ands."""
+    if dt == np.bool_:
+        return as_result((np.matmul(a.astype(np.int64), b.astype(np.int64)) & 1) != 0, dt)
     with np.errstate(all="ignore"):
-        return as_result(np.matmul(data, weight.T), dt)
+        return as_result(np.matmul(a.astype(dt, copy=False), b.astype(dt, copy=False)), dt)
 
 
 register("nn.dense", 2, _dense_rel, _dense_kernel, "out_elemwise_fusable",
@@ -62,8 +70,7 @@ register("nn.dense", 2, _dense_rel, _dense_kernel, "out_elemwise_fusable",
 
 def _bmm_rel(name, args, attrs):
     x, y = args
-    dt = same_dtype(name, x, y)
-    need_dtype(name, x, "numeric")
+    dt = x.dtype  # BatchMatmulRel: out_dtype, else x's; the dtypes are not compared
     for what, t in (("x", x), ("y", y)):
         if len(t.shape) != 3:
             raise OpTypeError(f"{name}: {what} must be 3-d (batch, rows, cols), got {t}")
@@ -84,15 +91,12 @@ def _bmm_rel(name, args, attrs):
 def _bmm_kernel(args, attrs):
     x, y = args
     dt = np.dtype(attrs["out_dtype"] or x.dtype)
-    if x.dtype != dt:
-        x, y = x.astype(dt), y.astype(dt)
     if attrs["transpose_a"]:
         x = x.transpose(0, 2, 1)
     if attrs["transpose_b"]:
         y = y.transpose(0, 2, 1)
     try:
-        with np.errstate(all="ignore"):
-            return as_result(np.matmul(x, y), dt)
+        return _matmul_in(dt, x, y)
     except ValueError:
         raise KernelError(_("nn.batch_matmul: shapes {args_shape} and {args_shape_b} do not fit "
                             "at run time").format(args_shape=fmt_shape(args[0].shape), args_shape_b=fmt_shape(args[1].shape))) from None
@@ -110,8 +114,7 @@ register("nn.batch_matmul", 2, _bmm_rel, _bmm_kernel, "out_elemwise_fusable",
 
 def _bias_add_rel(name, args, attrs):
     data, bias = args
-    dt = same_dtype(name, data, bias)
-    need_dtype(name, data, "numeric")
+    dt = same_dtype(name, data, bias)  # BiasAddRel assigns the bias data's dtype
     if len(bias.shape) != 1:
         raise OpTypeError(f"{name}: bias must be 1-d, got {bias}")
     if len(data.shape) == 0:
@@ -132,10 +135,10 @@ def _bias_add_kernel(args, attrs):
                             "{axis} of shape {data_shape} at run time").format(bias_shape_first=bias.shape[0], axis=axis, data_shape=fmt_shape(data.shape)))
     shape = [1] * data.ndim
     shape[axis] = bias.shape[0]
-    if data.dtype.kind == "f":
-        with np.errstate(all="ignore"):
-            return as_result(data + bias.reshape(shape), data.dtype)
-    return as_result(data + bias.reshape(shape), data.dtype)
+    if data.dtype == np.bool_:
+        return data ^ bias.reshape(shape)  # topi's add of 1-bit integers
+    with np.errstate(all="ignore"):
+        return as_result(data + bias.reshape(shape), data.dtype)
 
 
 register("nn.bias_add", 2, _bias_add_rel, _bias_add_kernel, "broadcast",
@@ -144,8 +147,9 @@ register("nn.bias_add", 2, _bias_add_rel, _bias_add_kernel, "broadcast",
 
 
 def _softmax_rel(name, args, attrs):
+    # TVM's SoftmaxRel checks the axis only: an integer tensor type-checks, and lowering
+    # finds no integer exp (the kernels below refuse it when they run)
     (x,) = args
-    need_dtype(name, x, "float")
     if len(x.shape) == 0:
         raise OpTypeError(f"{name}: needs a tensor of rank >= 1, got {x}")
     norm_axis(name, attrs["axis"], len(x.shape))
@@ -154,6 +158,8 @@ def _softmax_rel(name, args, attrs):
 
 def _softmax_kernel(args, attrs):
     x = args[0]
+    if x.dtype.kind != "f":
+        raise float_intrinsic_refusal("nn.softmax", x.dtype)
     axis = attrs["axis"]
     with np.errstate(all="ignore"):
         e = np.exp(x - np.max(x, axis=axis, keepdims=True))
@@ -162,6 +168,8 @@ def _softmax_kernel(args, attrs):
 
 def _log_softmax_kernel(args, attrs):
     x = args[0]
+    if x.dtype.kind != "f":
+        raise float_intrinsic_refusal("nn.log_softmax", x.dtype)
     axis = attrs["axis"]
     with np.errstate(all="ignore"):
         shifted = x - np.max(x, axis=axis, keepdims=True)
@@ -195,15 +203,28 @@ register("nn.batch_flatten", 1, _batch_flatten_rel, _batch_flatten_kernel, "inje
 
 
 def _leaky_relu_rel(name, args, attrs):
-    (x,) = args
-    need_dtype(name, x, "float")
+    (x,) = args  # IdentityRel: any dtype
     return TensorType(x.shape, x.dtype)
 
 
 def _leaky_relu_kernel(args, attrs):
+    # topi: x > 0 ? x : x * alpha, alpha a constant of x's dtype (truncated toward zero for
+    # integers, refused when negative for unsigned ones)
     x = args[0]
+    alpha = attrs["alpha"]
+    if x.dtype.kind in "biu":
+        if x.dtype.kind in "bu" and alpha <= -1:
+            raise tvm_lowering_refuses("nn.leaky_relu", x.dtype,
+                                       _("lowering refuses: cannot make an unsigned {alpha}")
+                                       .format(alpha=int(alpha)),
+                                       _("cast to a signed dtype first"))
+        if x.dtype.kind == "b":
+            return as_result(x & (int(alpha) != 0), x.dtype)  # x if x, else x * alpha: x
+        a = x.dtype.type(int(alpha))
+    else:
+        a = x.dtype.type(alpha)
     with np.errstate(all="ignore"):
-        return as_result(np.where(x > 0, x, x * x.dtype.type(attrs["alpha"])), x.dtype)
+        return as_result(np.where(x > 0, x, x * a), x.dtype)
 
 
 register("nn.leaky_relu", 1, _leaky_relu_rel, _leaky_relu_kernel, "elemwise",
@@ -216,8 +237,7 @@ register("nn.leaky_relu", 1, _leaky_relu_rel, _leaky_relu_kernel, "elemwise",
 
 def _matmul_rel(name, args, attrs):
     a, b = args
-    dt = same_dtype(name, a, b)
-    need_dtype(name, a, "numeric")
+    dt = a.dtype  # MatmulRel: out_dtype, else tensor_a's; the dtypes are not compared
     if len(a.shape) < (2 if attrs["transpose_a"] else 1):
         raise OpTypeError(f"{name}: tensor_a {a} has too few dimensions")
     if len(b.shape) != 2:
@@ -238,7 +258,6 @@ def _matmul_rel(name, args, attrs):
 def _matmul_kernel(args, attrs):
     a, b = args
     dt = np.dtype(attrs["out_dtype"] or a.dtype)
-    a, b = a.astype(dt, copy=False), b.astype(dt, copy=False)
     if attrs["transpose_a"]:
         a = np.swapaxes(a, -1, -2)
     if attrs["transpose_b"]:
@@ -246,8 +265,7 @@ def _matmul_kernel(args, attrs):
     if a.shape[-1] != b.shape[0]:
         raise KernelError(_("nn.matmul: inner dimensions {a_shape_last} and {b_shape_first} "
                             "differ at run time").format(a_shape_last=a.shape[-1], b_shape_first=b.shape[0]))
-    with np.errstate(all="ignore"):
-        return as_result(np.matmul(a, b), dt)
+    return _matmul_in(dt, a, b)
 
 
 register("nn.matmul", 2, _matmul_rel, _matmul_kernel, "out_elemwise_fusable",
@@ -259,8 +277,7 @@ register("nn.matmul", 2, _matmul_rel, _matmul_kernel, "out_elemwise_fusable",
 
 def _prelu_rel(name, args, attrs):
     data, alpha = args
-    same_dtype(name, data, alpha)
-    need_dtype(name, data, "float")
+    same_dtype(name, data, alpha)  # PReluRel assigns alpha data's dtype
     if len(data.shape) == 0:
         raise OpTypeError(f"{name}: data must have rank >= 1, got {data}")
     axis = norm_axis(name, attrs["axis"], len(data.shape), "attribute 'axis'")
@@ -280,7 +297,8 @@ def _prelu_kernel(args, attrs):
     shape = [1] * x.ndim
     shape[axis] = alpha.shape[0]
     with np.errstate(all="ignore"):
-        return as_result(np.where(x < 0, x * alpha.reshape(shape), x), x.dtype)
+        # topi: x > 0 ? x : x * alpha (-0.0 and NaN take the product)
+        return as_result(np.where(x > 0, x, x * alpha.reshape(shape)), x.dtype)
 
 
 register("nn.prelu", 2, _prelu_rel, _prelu_kernel, "broadcast",
@@ -289,8 +307,7 @@ register("nn.prelu", 2, _prelu_rel, _prelu_kernel, "broadcast",
 
 
 def _dropout_rel(name, args, attrs):
-    (x,) = args
-    need_dtype(name, x, "float")
+    (x,) = args  # DropoutRel: any dtype (SimplifyInference makes it the identity)
     if not 0.0 <= attrs["rate"] < 1.0:
         raise OpTypeError(f"{name}: attribute 'rate' must be in [0, 1), got {attrs['rate']}")
     t = TensorType(x.shape, x.dtype)

@@ -12,7 +12,7 @@ import numpy as np
 
 from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
-    AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, need_dtype, norm_axis, norm_axes,
+    AttrSpec, KernelError, OpTypeError, as_result, float_intrinsic_refusal, fmt_shape, norm_axis, norm_axes,
     register, unify_dim,
 )
 from rvmdbg.relay.types import TensorType, TupleType
@@ -51,7 +51,6 @@ def _check_len(name, v, x, axis, what):
 
 def _batch_norm_rel(name, args, attrs):
     data = args[0]
-    need_dtype(name, data, "float")
     if len(data.shape) == 0:
         raise OpTypeError(f"{name}: data must have rank >= 1, got {data}")
     axis = norm_axis(name, attrs["axis"], len(data.shape), "attribute 'axis'")
@@ -59,6 +58,16 @@ def _batch_norm_rel(name, args, attrs):
                            axis)
     vec = TensorType((dim,), data.dtype)
     return TupleType((TensorType(data.shape, data.dtype), vec, vec))
+
+
+def _floats_only(name, kernel):
+    """TVM's norm relations accept any dtype; its SimplifyInference (or topi) then takes a
+    sqrt or pow, which has no integer kernel: refused when it runs, with that reason."""
+    def checked(args, attrs):
+        if args[0].dtype.kind != "f":
+            raise float_intrinsic_refusal(name, args[0].dtype)
+        return kernel(args, attrs)
+    return checked
 
 
 def _batch_norm_kernel(args, attrs):
@@ -80,7 +89,8 @@ def _batch_norm_kernel(args, attrs):
 _NORM_FLAGS = [AttrSpec("epsilon", "float", 1e-5), AttrSpec("center", "bool", True),
                AttrSpec("scale", "bool", True)]
 
-register("nn.batch_norm", 5, _batch_norm_rel, _batch_norm_kernel, "out_elemwise_fusable",
+register("nn.batch_norm", 5, _batch_norm_rel,
+         _floats_only("nn.batch_norm", _batch_norm_kernel), "out_elemwise_fusable",
          attrs=[AttrSpec("axis", "int", 1)] + _NORM_FLAGS,
          doc="nn.batch_norm(data, gamma, beta, moving_mean, moving_var, axis=1, epsilon=1e-5): "
              "(normalised data, moving_mean, moving_var)")
@@ -92,7 +102,6 @@ register("nn.batch_norm", 5, _batch_norm_rel, _batch_norm_kernel, "out_elemwise_
 
 def _affine_norm_rel(name, args, attrs):
     data, gamma, beta = args
-    need_dtype(name, data, "float")
     if name == "nn.instance_norm" and len(data.shape) < 3:
         raise OpTypeError(f"{name}: data must have rank >= 3, got {data}")
     if len(data.shape) == 0:
@@ -142,7 +151,7 @@ def _affine_norm_kernel(name):
             if attrs["center"]:
                 out = out + _along(beta, axis, x.ndim)
         return as_result(out, x.dtype)
-    return kernel
+    return _floats_only(name, kernel)
 
 
 # TVM has no kernels of its own for these: SimplifyInference rewrites them into elementwise
@@ -164,7 +173,6 @@ register("nn.instance_norm", 3, _affine_norm_rel, _affine_norm_kernel("nn.instan
 
 def _l2_rel(name, args, attrs):
     (x,) = args
-    need_dtype(name, x, "float")
     norm_axes(name, attrs["axis"], len(x.shape), "attribute 'axis'")
     return TensorType(x.shape, x.dtype)
 
@@ -178,14 +186,13 @@ def _l2_kernel(args, attrs):
     return as_result(out, x.dtype)
 
 
-register("nn.l2_normalize", 1, _l2_rel, _l2_kernel, "opaque",
+register("nn.l2_normalize", 1, _l2_rel, _floats_only("nn.l2_normalize", _l2_kernel), "opaque",
          attrs=[AttrSpec("eps", "float"), AttrSpec("axis", "int_list", [])],
          doc="nn.l2_normalize(data, eps=, axis=[...]): x / sqrt(max(sum(x^2, axis), eps))")
 
 
 def _lrn_rel(name, args, attrs):
     (x,) = args
-    need_dtype(name, x, "float")
     if len(x.shape) != 4:
         raise OpTypeError(f"{name}: needs a 4-d tensor, got {x}")
     axis = norm_axis(name, attrs["axis"], 4, "attribute 'axis'")
@@ -217,7 +224,7 @@ def _lrn_kernel(args, attrs):
         return as_result(x / denom, x.dtype)
 
 
-register("nn.lrn", 1, _lrn_rel, _lrn_kernel, "opaque",
+register("nn.lrn", 1, _lrn_rel, _floats_only("nn.lrn", _lrn_kernel), "opaque",
          attrs=[AttrSpec("size", "int", 5), AttrSpec("axis", "int", 1),
                 AttrSpec("bias", "float", 2.0), AttrSpec("alpha", "float", 0.0001),
                 AttrSpec("beta", "float", 0.75)],

@@ -15,7 +15,7 @@ import numpy as np
 
 from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
-    AttrSpec, KernelError, OpTypeError, as_result, need_dtype, register,
+    AttrSpec, KernelError, OpTypeError, as_result, need_dtype, register, tvm_lowering_refuses,
 )
 from rvmdbg.relay.ops.layouts import (
     CANONICAL_DATA, expand_padding, layout_perm, spatial_values, window_out,
@@ -45,8 +45,7 @@ def _window_attrs(name, attrs, n):
 
 
 def _pool_rel(name, args, attrs, n):
-    (x,) = args
-    need_dtype(name, x, "numeric")
+    (x,) = args  # Pool*Rel: any dtype
     if len(x.shape) != n + 2:
         raise OpTypeError(f"{name}: needs a {n + 2}-d tensor ({attrs['layout']}), got {x}")
     axes = _spatial_axes(name, attrs, n)
@@ -64,6 +63,8 @@ def _pool_rel(name, args, attrs, n):
 
 
 def _lowest(dtype):
+    if dtype.kind == "b":
+        return False
     return np.finfo(dtype).min if dtype.kind == "f" else np.iinfo(dtype).min
 
 
@@ -117,11 +118,21 @@ def _divide(total: np.ndarray, count) -> np.ndarray:
     return np.where(total < 0, -q, q).astype(total.dtype)
 
 
+# the integer dtypes whose average pooling TVM computes (the int32 count promotes to them)
+_AVG_INT_DTYPES = frozenset(np.dtype(d) for d in ("int32", "int64", "uint32", "uint64"))
+
+
 def _pool_kernel(name, n, kind):
     def kernel(args, attrs):
         (x,) = args
         axes = _spatial_axes(name, attrs, n)
         pool, strides, dilation, before, after = _window_attrs(name, attrs, n)
+        if kind == "avg" and x.dtype.kind in "biu" and x.dtype not in _AVG_INT_DTYPES:
+            # topi divides by an int32 count: the quotient of a narrower integer is int32,
+            # and its kernel's int32 output does not fit the relation's result tensor
+            raise tvm_lowering_refuses(name, x.dtype, _("its kernel divides by an int32 count "
+                                                        "and returns int32"),
+                                       _("cast to int32 or a float dtype first"))
         try:
             out = pool_nd(x, axes, pool, strides, dilation, before, after, attrs["ceil_mode"],
                           kind, attrs.get("count_include_pad", False))

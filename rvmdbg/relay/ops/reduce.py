@@ -10,7 +10,8 @@ import numpy as np
 
 from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
-    AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, norm_axes, register,
+    AttrSpec, KernelError, OpTypeError, as_result, float_intrinsic_refusal, fmt_shape, norm_axes,
+    register, tvm_lowering_refuses,
 )
 from rvmdbg.relay.types import TensorType
 
@@ -35,17 +36,11 @@ def _reduced_shape(shape, axes, keepdims):
     return tuple(d for i, d in enumerate(shape) if i not in axes)
 
 
-def _make_rel(what: str, out_dtype: str | None = None):
-    def rel(name, args, attrs):
-        (x,) = args
-        if what == "numeric" and x.dtype == "bool":
-            raise OpTypeError(f"{name}: not defined for bool tensors, got {x}; "
-                              f"use {'any' if name in ('sum', 'max') else 'all'} or cast first")
-        if what == "bool" and x.dtype != "bool":
-            raise OpTypeError(f"{name}: needs a bool tensor, got {x}")
-        axes = reduce_axes(name, len(x.shape), attrs["axis"], attrs["exclude"])
-        return TensorType(_reduced_shape(x.shape, axes, attrs["keepdims"]), out_dtype or x.dtype)
-    return rel
+def _reduce_rel(name, args, attrs):
+    # TVM's ReduceRel: any dtype, the result in the input's dtype
+    (x,) = args
+    axes = reduce_axes(name, len(x.shape), attrs["axis"], attrs["exclude"])
+    return TensorType(_reduced_shape(x.shape, axes, attrs["keepdims"]), x.dtype)
 
 
 def _axes_at_run_time(x, attrs):
@@ -73,34 +68,73 @@ def _make_reduce(name, np_fn):
 
 
 def _sum(x, axis, keepdims):
+    if x.dtype == np.bool_:
+        # TVM's bool is a 1-bit integer and its sum adds modulo 2: the parity of the Trues
+        n = np.sum(x, axis=axis, keepdims=keepdims, dtype=np.int64)
+        return (n & 1) != 0
     return np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
 
 
 def _prod(x, axis, keepdims):
+    if x.dtype == np.bool_:
+        return np.all(x, axis=axis, keepdims=keepdims)  # 1-bit products: and
     return np.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+
+
+def _trunc_div(s, count: int, dt) -> np.ndarray:
+    """Integer s / count truncating toward zero (C's and TIR's division), in dtype dt."""
+    wide = np.asarray(s).astype(np.int64 if np.dtype(dt).kind == "i" else np.uint64)
+    with np.errstate(all="ignore"):
+        q = np.floor_divide(wide, wide.dtype.type(count))
+        q = q + ((wide - q * wide.dtype.type(count) != 0) & (wide < 0))
+    return q.astype(dt)
 
 
 def _mean(x, axis, keepdims):
     count = 1
     for a in axis:
         count *= x.shape[a]
-    s = np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
-    if x.dtype.kind in "iu":
-        # TVM divides the dtype's sum by the count: integer division truncating toward zero
+    if x.dtype.kind in "biu":
+        # TVM's kernel makes the count a constant of the input's dtype: lowering refuses one
+        # that does not fit (a mean of bools over two elements, of int8 over 128)
+        top = 1 if x.dtype.kind == "b" else int(np.iinfo(x.dtype).max)
+        if count > top:
+            raise tvm_lowering_refuses(
+                "mean", x.dtype, _("lowering refuses: the element count {n} exceeds the "
+                                   "maximum of {dtype}").format(n=count, dtype=x.dtype.name),
+                _("cast to a wider dtype first"))
         if count == 0:
             raise KernelError(_("mean: mean over an empty axis of shape {x_shape}").format(x_shape=fmt_shape(x.shape)))
-        wide = np.asarray(s).astype(np.int64 if x.dtype.kind == "i" else np.uint64)
-        q = np.floor_divide(wide, count)
-        q = q + ((wide - q * count != 0) & (wide < 0))
-        return q.astype(x.dtype)
+    s = _sum(x, axis, keepdims)
+    if x.dtype == np.bool_:
+        return s  # divided by a count of 1
+    if x.dtype.kind in "iu":
+        # TVM divides the dtype's sum by the count: integer division truncating toward zero
+        return _trunc_div(s, count, x.dtype)
+    if x.dtype == np.float16:
+        # TVM's mean sums float16 in float32 and rounds the quotient once to float16
+        s = np.sum(x, axis=axis, keepdims=keepdims, dtype=np.float32)
+        return np.divide(s, np.float32(count)).astype(np.float16)
     return np.divide(s, x.dtype.type(count))  # 0/0 is NaN for an empty axis, as in TVM
 
 
-for _name, _fn, _what in [("sum", _sum, "numeric"), ("prod", _prod, "numeric"),
-                          ("mean", _mean, "numeric"), ("max", np.max, "any"),
-                          ("min", np.min, "any"), ("all", np.all, "bool"), ("any", np.any, "bool")]:
-    register(_name, 1, _make_rel(_what), _make_reduce(_name, _fn), "comm_reduce",
-             attrs=_REDUCE_ATTRS,
+def _bool_only(name, kernel):
+    # TIR's all and any reduce bools only: ReduceRel accepts the call, lowering refuses it
+    def checked(args, attrs):
+        if args[0].dtype != np.bool_:
+            raise tvm_lowering_refuses(name, args[0].dtype,
+                                       _("lowering refuses: {op} reduces booleans only").format(
+                                           op=name),
+                                       _("compare with a value first (e.g. x != 0)"))
+        return kernel(args, attrs)
+    return checked
+
+
+for _name, _fn in [("sum", _sum), ("prod", _prod), ("mean", _mean), ("max", np.max),
+                   ("min", np.min), ("all", np.all), ("any", np.any)]:
+    _k = _make_reduce(_name, _fn)
+    register(_name, 1, _reduce_rel, _bool_only(_name, _k) if _name in ("all", "any") else _k,
+             "comm_reduce", attrs=_REDUCE_ATTRS,
              doc=f"{_name} over axis (all axes when axis=None); keepdims, exclude as in TVM")
 
 
@@ -132,8 +166,10 @@ def _make_arg_kernel(name, np_arg):
 
 def _arg_rel(name, args, attrs):
     (x,) = args
-    if x.dtype == "bool":
-        raise OpTypeError(f"{name}: not defined for {x.dtype} tensors, got {x}")
+    if not x.shape:
+        # TVM's ArgReduceRel checks the rank before anything else
+        raise OpTypeError(_("{op}: TVM's relation refuses a 0-d tensor (rank 0), got {t}; "
+                            "reshape it to (1,) first").format(op=name, t=x))
     axes = reduce_axes(name, len(x.shape), attrs["axis"], attrs["exclude"])
     return TensorType(_reduced_shape(x.shape, axes, attrs["keepdims"]), "int32")
 
@@ -155,8 +191,6 @@ def _variance_rel(name, args, attrs):
     data, mean = args
     if data.dtype != mean.dtype:
         raise OpTypeError(f"{name}: data {data} and mean {mean} need the same dtype")
-    if not data.dtype.startswith("float"):
-        raise OpTypeError(f"{name}: needs a float tensor, got {data}; cast it first")
     if len(data.shape) == 0:
         raise OpTypeError(f"{name}: needs a tensor of rank >= 1, got {data}")
     if len(mean.shape) != len(data.shape):
@@ -172,6 +206,12 @@ def _variance_rel(name, args, attrs):
 
 def _variance(args, attrs, name):
     data, mean = args
+    if data.dtype.kind != "f" and data.dtype not in (np.int64, np.uint64):
+        # TVM's count is an int64 constant: the quotient is int64 and its kernel's int64 output
+        # does not fit the relation's (smaller or bool) result tensor when it runs
+        raise tvm_lowering_refuses(name, data.dtype,
+                                   _("its kernel divides by an int64 count and returns int64"),
+                                   _("cast to a float dtype first"))
     axes = _axes_at_run_time(data, attrs)
     count = 1
     for a in axes:
@@ -185,6 +225,13 @@ def _variance(args, attrs, name):
             raise KernelError(_("{op}: mean {mean_shape} does not broadcast to data {data_shape} at "
                                 "run time").format(op=name, mean_shape=fmt_shape(mean.shape), data_shape=fmt_shape(data.shape))) from None
         sq = diff * diff
+        if sq.dtype.kind != "f":
+            # int64/uint64: the squares and their sum wrap, the division truncates
+            if count == 0:
+                raise KernelError(_("{op}: integer division by zero (no elements to count)")
+                                  .format(op=name))
+            s = np.sum(sq, axis=axes, keepdims=attrs["keepdims"], dtype=sq.dtype)
+            return _trunc_div(s, count, sq.dtype)
         if sq.dtype == np.float16:
             sq = sq.astype(np.float32)  # topi sums float16 squares in float32
         s = np.sum(sq, axis=axes, keepdims=attrs["keepdims"], dtype=sq.dtype)
@@ -196,27 +243,40 @@ def _variance_kernel(args, attrs):
 
 
 def _std_kernel(args, attrs):
+    if args[0].dtype.kind != "f":
+        _variance(args, attrs, "std")  # TVM's std is sqrt(variance(...)): the first to refuse
+        raise float_intrinsic_refusal("std", args[0].dtype)  # sqrt of an integer
     with np.errstate(all="ignore"):
         return as_result(np.sqrt(_variance(args, attrs, "std")), args[0].dtype)
+
+
+def _not_a_tvm_operator(name: str, expansion: str):
+    """The note for an operator TVM's Python API expands into others: TVM's parser does not
+    know it (rvmdbg keeps it one operator, docs/differences.md)."""
+    def note(args, attrs):
+        return _("it has no operator {op}; its Python API writes {expansion}").format(
+            op=name, expansion=expansion)
+    return note
 
 
 register("variance", 2, _variance_rel, _variance_kernel, "comm_reduce", attrs=_VARIANCE_ATTRS,
          doc="variance(data, mean, axis=None, keepdims=False, exclude=False, unbiased=False): "
              "mean of squared differences from mean (a keepdims mean of data)")
 register("std", 2, _variance_rel, _std_kernel, "comm_reduce", attrs=_VARIANCE_ATTRS,
+         tvm_note=_not_a_tvm_operator("std", "sqrt(variance(data, mean, ...))"),
          doc="std(data, mean, ...): the square root of variance(data, mean, ...)")
 
 
 def _logsumexp_rel(name, args, attrs):
     (x,) = args
-    if not x.dtype.startswith("float"):
-        raise OpTypeError(f"{name}: needs a float tensor, got {x}; cast it first")
     axes = reduce_axes(name, len(x.shape), attrs["axis"], False)
     return TensorType(_reduced_shape(x.shape, axes, attrs["keepdims"]), x.dtype)
 
 
 def _logsumexp_kernel(args, attrs):
     x = args[0]
+    if x.dtype.kind != "f":
+        raise float_intrinsic_refusal("logsumexp", x.dtype)  # TVM's expansion calls exp
     axis = attrs["axis"]
     axes = tuple(range(x.ndim)) if axis is None else tuple(a % x.ndim for a in axis)
     if any(x.shape[a] == 0 for a in axes):
@@ -232,5 +292,6 @@ def _logsumexp_kernel(args, attrs):
 
 
 register("logsumexp", 1, _logsumexp_rel, _logsumexp_kernel, "comm_reduce",
+         tvm_note=_not_a_tvm_operator("logsumexp", "max, exp, sum and log"),
          attrs=[AttrSpec("axis", "int_list_or_none", None), AttrSpec("keepdims", "bool", False)],
          doc="logsumexp(x, axis=None, keepdims=False): log(sum(exp(x))) computed stably")
