@@ -250,7 +250,8 @@ class _Converter:
             r = a(e.ref)
             n = RefWrite(r, a(e.value), e.span)
         else:
-            raise TypeError(f"ToANormalForm: unexpected node {type(e).__name__}")
+            raise TypeError(  # not shown to users: a node kind the pass forgot
+                f"ToANormalForm: unexpected node {type(e).__name__}")
         n.checked_type = e.checked_type
         return n
 

@@ -135,7 +135,7 @@ class _Eliminator:
             return self._keep(e, RefRead(new[0]))
         if isinstance(e, RefWrite):
             return self._keep(e, RefWrite(new[0], new[1]))
-        raise TypeError(f"cannot rebuild {type(e).__name__}")
+        raise TypeError(f"cannot rebuild {type(e).__name__}")  # not shown to users
 
     def _let_chain(self, e: Let):
         # walk the chain in a loop (ANF output is one long chain), then decide from the inside out

@@ -11,6 +11,7 @@ dtype_hint=)` and TVM 0.18's `(size, shape, alignment, virtual_device=, dtype=)`
 """
 from __future__ import annotations
 
+from rvmdbg.i18n import _
 from rvmdbg.relay.types import UNIT, StorageType, TensorType, TupleType
 
 ALLOC_STORAGE = "memory.alloc_storage"
@@ -48,8 +49,11 @@ def arity_error(name: str, given: int) -> str | None:
     counts = _ARITY[name]
     if given in counts:
         return None
-    want = " or ".join(str(n) for n in counts)
-    return f"{name} takes {want} arguments, {given} given"
+    want = str(counts[0])
+    for n in counts[1:]:
+        want = _("{left} or {right}").format(left=want, right=n)
+    return _("{op} takes {counts} arguments, {given} given").format(op=name, counts=want,
+                                                                    given=given)
 
 
 def _dims(value) -> tuple:
@@ -58,13 +62,15 @@ def _dims(value) -> tuple:
     if hasattr(value, "tolist"):
         value = value.tolist()
     if not isinstance(value, (list, tuple)):
-        raise DialectTypeError(f"a shape attribute must be a list of dimensions, found {value!r}")
+        raise DialectTypeError(_("a shape attribute must be a list of dimensions, found "
+                                 "{value}").format(value=repr(value)))
     return tuple(None if d is None or (isinstance(d, int) and d < 0) else int(d) for d in value)
 
 
 def _int64_scalar(t, name: str, i: int, what: str) -> None:
     if not (isinstance(t, TensorType) and t.shape == () and t.dtype == "int64"):
-        raise DialectTypeError(f"{name}: the {what} must be an int64 scalar, found {t}", i)
+        raise DialectTypeError(_("{op}: the {what} must be an int64 scalar, found {t}").format(
+                op=name, what=what, t=t), i)
 
 
 def static_shape(value) -> list | None:
@@ -83,37 +89,41 @@ def result_type(name: str, arg_types: list, attrs: dict):
         return StorageType()
     if name == ALLOC_TENSOR:
         if not isinstance(arg_types[0], StorageType):
-            raise DialectTypeError(f"{name}: the first argument must be a storage, found "
-                                   f"{arg_types[0]}", 0)
+            raise DialectTypeError(_("{op}: the first argument must be a storage, found "
+                                     "{t}").format(op=name, t=arg_types[0]), 0)
         shape_t = arg_types[2]
         if not (isinstance(shape_t, TensorType) and len(shape_t.shape) == 1
                 and shape_t.shape[0] is not None):
-            raise DialectTypeError(f"{name}: the shape must be a 1-d tensor of known length, "
-                                   f"found {shape_t}", 2)
+            raise DialectTypeError(_("{op}: the shape must be a 1-d tensor of known length, "
+                                     "found {shape_t}").format(op=name, shape_t=shape_t), 2)
         dtype = attrs.get("dtype", "float32")
         for key in ("const_shape", "assert_shape"):
             if attrs.get(key) is not None:
                 dims = _dims(attrs[key])
                 if len(dims) != shape_t.shape[0]:
-                    raise DialectTypeError(f"{name}: {key} has {len(dims)} dimensions, the "
-                                           f"shape argument {shape_t.shape[0]}", 2)
+                    raise DialectTypeError(_("{op}: {key} has {len_dims} dimensions, the shape "
+                                             "argument {length}").format(
+                            op=name, key=key, len_dims=len(dims), length=shape_t.shape[0]), 2)
                 return TensorType(dims, dtype)
         return TensorType((None,) * shape_t.shape[0], dtype)
     if name == SHAPE_OF:
         t = arg_types[0]
         if not isinstance(t, TensorType):
-            raise DialectTypeError(f"{name}: the argument must be a tensor, found {t}", 0)
+            raise DialectTypeError(_("{op}: the argument must be a tensor, found {t}").format(
+                    op=name, t=t), 0)
         return TensorType((len(t.shape),), "int64")
     if name == RESHAPE_TENSOR:
         t = arg_types[0]
         if not isinstance(t, TensorType):
-            raise DialectTypeError(f"{name}: the argument must be a tensor, found {t}", 0)
+            raise DialectTypeError(_("{op}: the argument must be a tensor, found {t}").format(
+                    op=name, t=t), 0)
         return TensorType(_dims(attrs.get("newshape", [])), t.dtype)
     if name in (INVOKE_TVM_OP, SHAPE_FUNC):
         for i in (1, 2):
             if not isinstance(arg_types[i], TupleType):
-                raise DialectTypeError(f"{name}: argument {i + 1} must be a tuple of tensors, "
-                                       f"found {arg_types[i]}", i)
+                raise DialectTypeError(_("{op}: argument {index} must be a tuple of tensors, "
+                                         "found {t}").format(op=name, index=i + 1, t=arg_types[i]),
+                                       i)
         return UNIT
     if name == KILL:
         return UNIT

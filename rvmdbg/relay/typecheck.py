@@ -29,7 +29,6 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from rvmdbg.i18n import _
 from rvmdbg.relay import ast
 from rvmdbg.relay.ast import (
     Call, Clause, Constant, ConstructorRef, Function, GlobalVar, If, Let, Match, Module, OpRef,
@@ -37,6 +36,7 @@ from rvmdbg.relay.ast import (
     TupleGetItem, Var,
 )
 from rvmdbg.relay import dialect
+from rvmdbg.i18n import N_, _, ngettext
 from rvmdbg.relay.diagnostics import (
     NameResolutionError, RelayError, RelayTypeError, RelayWarning, Span,
 )
@@ -112,8 +112,8 @@ class _OpRelation:
         if out is None:
             return False
         tc._expect(self.result, out, self.call,
-                   "operator `" + self.opdef.name
-                   + "` gives {found} here, but {expected} is expected")
+                   N_("operator `{op}` gives {found} here, but {expected} is expected"),
+                   op=self.opdef.name)
         return True
 
 
@@ -136,8 +136,8 @@ class _Projection:
         if field is None:
             return False
         tc._expect(self.result, field, self.node,
-                   "the projection ." + str(self.node.index)
-                   + " gives {found}, but {expected} is expected")
+                   N_("the projection .{index} gives {found}, but {expected} is expected"),
+                   index=self.node.index)
         return True
 
 
@@ -157,10 +157,6 @@ def _checking():
         if gc_was_enabled:
             gc.enable()
         sys.setrecursionlimit(old)
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _at(node, parent):
@@ -308,7 +304,7 @@ class TypeChecker:
     def _bind(self, u: IncompleteType, t: Type, expected_side: bool) -> None:
         if type(t) is not TensorType and self._occurs(u, t):
             exp, found = (u, t) if expected_side else (t, u)
-            raise _Mismatch(exp, found, "a type cannot contain itself")
+            raise _Mismatch(exp, found, _("a type cannot contain itself"))
         self._subst[u] = t
 
     def unify(self, a: Type, b: Type, join: bool = False) -> Type:
@@ -344,7 +340,8 @@ class TypeChecker:
                 elif da is None or db is None or join:
                     dims.append(None)
                 else:
-                    raise _Mismatch(a, b, f"dimension {i} is {db}, expected {da}")
+                    raise _Mismatch(a, b, _("dimension {index} is {found}, expected {expected}")
+                                    .format(index=i, found=db, expected=da))
             return TensorType(tuple(dims), a.dtype)
         if ta is TupleType:
             if len(a.fields) != len(b.fields):
@@ -437,31 +434,37 @@ class TypeChecker:
     def error(self, node, message: str, hint: str | None = None, cls=RelayTypeError):
         return cls(message, self._span_of(node), hint, self.source)
 
-    def _expect(self, expected: Type, found: Type, node, template: str, join: bool = False,
-                literal=None) -> Type:
-        """unify(expected, found), or a RelayTypeError at node built from template
-        ({expected}, {found} are filled with the resolved types)."""
+    def _expect(self, expected: Type, found: Type, node, template, join: bool = False,
+                literal=None, **fields) -> Type:
+        """unify(expected, found), or a RelayTypeError at node built from template: a msgid
+        marked with N_ (or a function giving the translated text, for ngettext), translated
+        only on a mismatch; {expected} and {found} are filled with the resolved types, other
+        fields from `fields`."""
         try:
             return self.unify(expected, found, join)
         except _Mismatch as m:
             exp, fnd = self.resolve(expected), self.resolve(found)
-            msg = template.format(expected=exp, found=fnd)
+            text = template() if callable(template) else _(template)
+            msg = text.format(expected=exp, found=fnd, **fields)
             inner_e, inner_f = self.resolve(m.expected), self.resolve(m.found)
             if m.reason and (inner_e, inner_f) == (exp, fnd):
-                msg += f" ({m.reason})"
+                msg = _("{message} ({reason})").format(message=msg, reason=m.reason)
             elif m.reason:
-                msg += f" ({inner_f} does not match {inner_e}: {m.reason})"
+                msg = _("{message} ({found} does not match {expected}: {reason})").format(
+                    message=msg, found=inner_f, expected=inner_e, reason=m.reason)
             elif str(inner_e) != str(exp) or str(inner_f) != str(fnd):
-                msg += f" ({inner_f} does not match {inner_e})"
+                msg = _("{message} ({found} does not match {expected})").format(
+                    message=msg, found=inner_f, expected=inner_e)
             hint = self._literal_hint(literal, inner_e) if literal is not None else None
             raise self.error(node, msg, hint) from None
 
-    def _refuse(self, expected: Type, found: Type, node, template: str, literal=None):
+    def _refuse(self, expected: Type, found: Type, node, template, literal=None, **fields):
         """The RelayTypeError `_expect` makes, after `unify(expected, found)` failed (checking
         succeeds without making the message): unifying again fails at the same place."""
-        self._expect(expected, found, node, template, literal=literal)
-        raise self.error(node, template.format(expected=self.resolve(expected),
-                                               found=self.resolve(found)))
+        self._expect(expected, found, node, template, literal=literal, **fields)
+        text = template() if callable(template) else _(template)
+        raise self.error(node, text.format(expected=self.resolve(expected),
+                                           found=self.resolve(found), **fields))
 
     @staticmethod
     def _literal_hint(expr, expected: Type) -> str | None:
@@ -484,21 +487,26 @@ class TypeChecker:
             suffix = {"float32": "f", "float64": "f64", "float16": "f16"}.get(want)
             if suffix is None:
                 return None
-            return f"write {text}{suffix} for a {want} literal"
+            return _("write {literal} for a {dtype} literal").format(literal=text + suffix,
+                                                                      dtype=want)
         if want.startswith(("int", "uint")):
             if isinstance(value, float) and not math.isfinite(value):
-                return f"{_float_word(value)} has no {want} value"
+                return _("{value} has no {dtype} value").format(value=_float_word(value),
+                                                               dtype=want)
             if isinstance(value, bool) or float(value) != int(value):
                 return None
             info = np.iinfo(want)
             if not info.min <= int(value) <= info.max:
-                return f"{int(value)} is out of range for {want} ({info.min} to {info.max})"
+                return _("{value} is out of range for {dtype} ({low} to {high})").format(
+                    value=int(value), dtype=want, low=info.min, high=info.max)
             suffix = {"int32": "", "int64": "i64", "int16": "i16", "int8": "i8"}.get(want)
             if suffix is None:
                 return None
-            return f"write {int(value)}{suffix} for an {want} literal"
+            return _("write {literal} for an {dtype} literal").format(
+                literal=f"{int(value)}{suffix}", dtype=want)
         if want == "bool" and value in (0, 1):
-            return f"write {'True' if value else 'False'} for a bool literal"
+            return _("write {literal} for a bool literal").format(
+                literal="True" if value else "False")
         return None
 
     # ------------------------------------------------------------------ node bookkeeping
@@ -509,7 +517,8 @@ class TypeChecker:
             return t
         fn = self._dispatch.get(type(e))
         if fn is None:
-            raise self.error(e, f"cannot type-check a {type(e).__name__} node")
+            raise self.error(e, _("cannot type-check a {node} node").format(
+                node=type(e).__name__))
         t = fn(e)
         if id(e) not in self._types:
             self._types[id(e)] = t
@@ -549,10 +558,14 @@ class TypeChecker:
         if isinstance(t, TypeCall):
             td = self.mod.type_defs.get(t.name)
             if td is None:
-                raise self.error(node, f"unknown type `{t.name}`", cls=NameResolutionError)
+                raise self.error(node, _("unknown type `{name}`").format(name=t.name),
+                                 cls=NameResolutionError)
             if len(td.type_params) != len(t.args):
-                wanted = _plural(len(td.type_params), "type argument")
-                raise self.error(node, f"type `{t.name}` takes {wanted}, {len(t.args)} given")
+                n = len(td.type_params)
+                raise self.error(node, ngettext(
+                    "type `{name}` takes {n} type argument, {given} given",
+                    "type `{name}` takes {n} type arguments, {given} given", n).format(
+                        name=t.name, n=n, given=len(t.args)))
             for a in t.args:
                 self._validate_type(a, node)
         elif isinstance(t, TupleType):
@@ -583,7 +596,8 @@ class TypeChecker:
         elif v.checked_type is not None and not _has_unknown(v.checked_type):
             t = v.checked_type
         else:
-            raise self.error(v, f"unbound variable %{v.name}", cls=NameResolutionError)
+            raise self.error(v, _("unbound variable %{name}").format(name=v.name),
+                             cls=NameResolutionError)
         self._bind_var(v, t)
         return t
 
@@ -597,9 +611,10 @@ class TypeChecker:
         if s is not None:
             return s, False
         if name not in self.mod.functions:
-            raise self.error(node, f"unknown global @{name}", cls=NameResolutionError)
+            raise self.error(node, _("unknown global @{name}").format(name=name),
+                             cls=NameResolutionError)
         # a global not in the problem (check_expr before its module was checked)
-        raise self.error(node, f"@{name} has not been type-checked")
+        raise self.error(node, _("@{name} has not been type-checked").format(name=name))
 
     def _global_var(self, node: GlobalVar) -> Type:
         s, poly = self._global_scheme(node)
@@ -612,7 +627,8 @@ class TypeChecker:
             return s
         con = node.constructor or self.mod.constructors.get(name)
         if con is None:
-            raise self.error(node, f"unknown constructor {name}", cls=NameResolutionError)
+            raise self.error(node, _("unknown constructor {name}").format(name=name),
+                             cls=NameResolutionError)
         td = self.mod.type_defs.get(con.type_name)
         tps = tuple(td.type_params) if td is not None else ()
         s = FuncType(tuple(con.inputs), TypeCall(con.type_name, tps), tps)
@@ -625,20 +641,22 @@ class TypeChecker:
     def _op_ref(self, node: OpRef) -> Type:
         opdef = _ops().OPS.get(node.name)
         params = ", ".join(f"%x{i}" for i in range(opdef.num_inputs if opdef else 1))
-        raise self.error(node, f"operator `{node.name}` must be called directly; "
-                               "wrap it in a function to pass it as a value",
-                         hint=f"fn ({params}) {{ {node.name}({params}) }}")
+        wrapper = f"fn ({params}) {{ {node.name}({params}) }}"  # Relay text: nothing to translate
+        raise self.error(node, _("operator `{op}` must be called directly; wrap it in a "
+                                 "function to pass it as a value").format(op=node.name),
+                         hint=wrapper)
 
     # ------------------------------------------------------------------ calls
 
-    def _callee_desc(self, op) -> str:
+    def _callee_desc(self, op) -> str | None:
+        """How messages name the callee: `@f`, `Cons`, `%g`, or None for another function."""
         if isinstance(op, GlobalVar):
             return "@" + op.name
         if isinstance(op, ConstructorRef):
             return op.name
         if isinstance(op, Var):
             return "%" + op.name
-        return "the function"
+        return None
 
     def _call(self, call: Call) -> Type:
         op = call.op
@@ -667,15 +685,22 @@ class TypeChecker:
         if type(fty) is IncompleteType:
             ret = IncompleteType()
             self._expect(fty, FuncType(tuple(arg_types), ret), call,
-                         "cannot call this value: it has type {expected}, but is called as {found}")
+                         N_("cannot call this value: it has type {expected}, but is called as "
+                            "{found}"))
             return ret
         if type(fty) is not FuncType:
-            raise self.error(call, f"cannot call a value of type {self.resolve(fty)}: "
-                                   "it is not a function")
+            raise self.error(call, _("cannot call a value of type {type}: it is not a "
+                                     "function").format(type=self.resolve(fty)))
         if len(fty.params) != len(args):
             desc = self._callee_desc(op)
-            raise self.error(call, f"{desc} takes {_plural(len(fty.params), 'argument')}, "
-                                   f"{len(args)} given")
+            n = len(fty.params)
+            if desc is None:
+                text = ngettext("the function takes {n} argument, {given} given",
+                                "the function takes {n} arguments, {given} given", n)
+            else:
+                text = ngettext("{callee} takes {n} argument, {given} given",
+                                "{callee} takes {n} arguments, {given} given", n)
+            raise self.error(call, text.format(callee=desc, n=n, given=len(args)))
         unify = self.unify
         for i, (p, a, at) in enumerate(zip(fty.params, args, arg_types)):
             try:
@@ -683,8 +708,11 @@ class TypeChecker:
             except _Mismatch:
                 # the message is made only for a mismatch (unifying again fails the same way)
                 desc = self._callee_desc(op)
-                self._refuse(p, at, _at(a, call), f"type mismatch in argument {i + 1} of {desc}: "
-                                       "expected {expected}, found {found}", literal=a)
+                template = (N_("type mismatch in argument {index} of the function: expected "
+                               "{expected}, found {found}") if desc is None else
+                            N_("type mismatch in argument {index} of {callee}: expected "
+                               "{expected}, found {found}"))
+                self._refuse(p, at, _at(a, call), template, literal=a, index=i + 1, callee=desc)
         return fty.ret
 
     def _op_call(self, call: Call, op: OpRef) -> Type:
@@ -693,7 +721,8 @@ class TypeChecker:
         if opdef is None and op.name in dialect.DIALECT_OPS:
             return self._dialect_call(call, op)
         if opdef is None:
-            raise self.error(op, f"unknown operator `{op.name}`", cls=NameResolutionError)
+            raise self.error(op, _("unknown operator `{op}`").format(op=op.name),
+                             cls=NameResolutionError)
         try:
             call.attrs = relay_ops.normalize_attrs(opdef, call.attrs)
         except relay_ops.OpAttrError as exc:
@@ -747,8 +776,8 @@ class TypeChecker:
             # the relation checks tensor kinds itself; these kinds get a message at the argument
             if type(t) in (FuncType, TypeCall, RefType, TypeVar):
                 raise self.error(_at(call.args[i], call),
-                                 f"argument {i + 1} of operator `{opdef.name}` must be a tensor, "
-                                 f"found {t}")
+                                 _("argument {index} of operator `{op}` must be a tensor, found "
+                                   "{type}").format(index=i + 1, op=opdef.name, type=t))
         try:
             out = opdef.type_rel(resolved, call.attrs)
         except relay_ops.OpTypeError as exc:
@@ -792,8 +821,11 @@ class TypeChecker:
             for key in ("a_min", "a_max"):
                 v = call.attrs.get(key) if call.attrs else None
                 if isinstance(v, float) and not math.isfinite(v):
-                    raise self.error(call, f"clip: {key}={_float_word(v)} has no {want} value",
-                                     f"give {key} as a number within {want}'s range")
+                    raise self.error(
+                        call, _("clip: {attr}={value} has no {dtype} value").format(
+                            attr=key, value=_float_word(v), dtype=want),
+                        _("give {attr} as a number within {dtype}'s range").format(
+                            attr=key, dtype=want))
             return
         spec = self._CONVERTING.get(name)
         if spec is None or spec[0] >= len(call.args):
@@ -807,18 +839,21 @@ class TypeChecker:
         where = _at(literal, call)
         if isinstance(value, float):
             if not math.isfinite(value):
-                raise self.error(where, f"{name}: {_float_word(value)} has no {want} value "
-                                 "(converting it to an integer is undefined)",
-                                 f"write an integer literal within {want}'s range")
+                raise self.error(where, _("{op}: {value} has no {dtype} value (converting it "
+                                          "to an integer is undefined)").format(
+                                     op=name, value=_float_word(value), dtype=want),
+                                 _("write an integer literal within {dtype}'s range").format(
+                                     dtype=want))
             value = math.trunc(value)
             wraps = False  # a float out of an integer's range is undefined, not a wrap
         else:
             wraps = spec[1]
         info = np.iinfo(want)
         if not wraps and not info.min <= value <= info.max:
-            raise self.error(where, f"{name}: {value} is out of range for {want} "
-                             f"({info.min} to {info.max})",
-                             "cast(...) an integer literal when wrap-around is meant"
+            raise self.error(where, _("{op}: {value} is out of range for {dtype} ({low} to "
+                                      "{high})").format(op=name, value=value, dtype=want,
+                                                         low=info.min, high=info.max),
+                             _("cast(...) an integer literal when wrap-around is meant")
                              if not isinstance(literal.data.item(), float) else None)
 
     def _assign_arguments(self, call: Call, opdef, arg_types: list) -> bool:
@@ -835,8 +870,8 @@ class TypeChecker:
         for i, t in solve(known, call.attrs).items():
             if known[i] is None:
                 self._expect(t, arg_types[i], _at(call.args[i], call),
-                             f"argument {i + 1} of operator `{opdef.name}` must be {{expected}}, "
-                             "found {found}")
+                             N_("argument {index} of operator `{op}` must be {expected}, found "
+                                "{found}"), index=i + 1, op=opdef.name)
                 progress = progress or not _has_unknown(self.resolve(self.find(arg_types[i])))
         return progress
 
@@ -851,8 +886,8 @@ class TypeChecker:
         if _has_unknown(result) or not _has_unknown(self.resolve(self.find(arg))):
             return False
         self._expect(result, arg, _at(rel.call.args[0], rel.call),
-                     f"operator `{rel.opdef.name}` gives {{expected}} here, so its argument must "
-                     "be {expected}, found {found}")
+                     N_("operator `{op}` gives {expected} here, so its argument must be "
+                        "{expected}, found {found}"), op=rel.opdef.name)
         return not _has_unknown(self.resolve(self.find(arg)))
 
     def _relation_hint(self, call: Call, arg_types: list) -> str | None:
@@ -901,9 +936,11 @@ class TypeChecker:
             self._bind_var(p, t)
         body_t = self.visit(fn.body)
         name = self._global_names.get(id(fn))
-        what = f"@{name} is declared to return" if name else "the function is declared to return"
-        self._expect(ret, body_t, _at(fn.body, fn),
-                     what + " {expected}, but its body has type {found}", literal=fn.body)
+        template = (N_("@{name} is declared to return {expected}, but its body has type {found}")
+                    if name else
+                    N_("the function is declared to return {expected}, but its body has type "
+                       "{found}"))
+        self._expect(ret, body_t, _at(fn.body, fn), template, literal=fn.body, name=name)
         return FuncType(tuple(params), ret, tuple(fn.type_params))
 
     def _let(self, e: Let) -> Type:
@@ -927,9 +964,8 @@ class TypeChecker:
             except _Mismatch:
                 # the message is made only for a mismatch (unifying again fails the same way)
                 self._refuse(vt, value_t, _at(value, var),
-                             f"%{var.name} is declared as {{expected}}, "
-                             "but its value has type {found}",
-                             literal=value)
+                             N_("%{name} is declared as {expected}, but its value has type "
+                                "{found}"), literal=value, name=var.name)
             chain.append(e)
             body = e.body
             if type(body) is not Let or id(body) in self._types:
@@ -945,8 +981,9 @@ class TypeChecker:
         try:
             self.unify(BOOL, ct)
         except _Mismatch:
-            raise self.error(_at(e.cond, e), f"the condition of if must be a bool scalar, found "
-                                     f"{self.resolve(ct)}", hint=None) from None
+            raise self.error(_at(e.cond, e), _("the condition of if must be a bool scalar, "
+                                               "found {type}").format(type=self.resolve(ct)),
+                             hint=None) from None
         tt = self.visit(e.true_branch)
         ft = self.visit(e.false_branch)
         try:
@@ -954,8 +991,10 @@ class TypeChecker:
         except _Mismatch:
             hint = (self._literal_hint(e.false_branch, self.resolve(tt))
                     or self._literal_hint(e.true_branch, self.resolve(ft)))
-            raise self.error(_at(e.false_branch, e), f"the branches of if have different types: "
-                             f"{self.resolve(tt)} and {self.resolve(ft)}", hint) from None
+            raise self.error(_at(e.false_branch, e),
+                             _("the branches of if have different types: {then} and "
+                               "{else_}").format(then=self.resolve(tt), else_=self.resolve(ft)),
+                             hint) from None
 
     def _tuple(self, e: ast.Tuple) -> Type:
         return TupleType(tuple([self.visit(f) for f in e.fields]))
@@ -965,11 +1004,15 @@ class TypeChecker:
         if type(t) is IncompleteType:
             return None
         if type(t) is not TupleType:
-            raise self.error(e, f"cannot take field .{e.index} of a value of type "
-                                f"{self.resolve(t)}: it is not a tuple")
+            raise self.error(e, _("cannot take field .{index} of a value of type {type}: it is "
+                                  "not a tuple").format(index=e.index, type=self.resolve(t)))
         if not 0 <= e.index < len(t.fields):
-            raise self.error(e, f"tuple index {e.index} is out of range: {self.resolve(t)} has "
-                                f"{_plural(len(t.fields), 'field')}")
+            n = len(t.fields)
+            raise self.error(e, ngettext("tuple index {index} is out of range: {type} has {n} "
+                                         "field",
+                                         "tuple index {index} is out of range: {type} has {n} "
+                                         "fields", n).format(index=e.index, type=self.resolve(t),
+                                                             n=n))
         return t.fields[e.index]
 
     def _tuple_get_item(self, e: TupleGetItem) -> Type:
@@ -991,7 +1034,8 @@ class TypeChecker:
             self.unify(RefType(value), rt)
         except _Mismatch:
             raise self.error(_at(e.ref, e),
-                             f"{what} expects a reference, found {self.resolve(rt)}") from None
+                             _("{op} expects a reference, found {type}").format(
+                                 op=what, type=self.resolve(rt))) from None
         return value
 
     def _ref_read(self, e: RefRead) -> Type:
@@ -1001,7 +1045,7 @@ class TypeChecker:
         value = self._referenced(e, "ref_write")
         vt = self.visit(e.value)
         self._expect(value, vt, _at(e.value, e),
-                     "ref_write stores {found} into a reference holding {expected}",
+                     N_("ref_write stores {found} into a reference holding {expected}"),
                      literal=e.value)
         return UNIT
 
@@ -1021,11 +1065,12 @@ class TypeChecker:
                 except _Mismatch:
                     before = self.resolve(result)
                     raise self.error(_at(clause.rhs, clause),
-                                     f"match clause {i + 1} has type {self.resolve(rt)}, "
-                                     f"but the clauses before it have type {before}",
+                                     _("match clause {index} has type {type}, but the clauses "
+                                       "before it have type {before}").format(
+                                         index=i + 1, type=self.resolve(rt), before=before),
                                      self._literal_hint(clause.rhs, before)) from None
         if result is None:
-            raise self.error(e, "match has no clauses")
+            raise self.error(e, _("match has no clauses"))
         self._check_coverage(e)
         return result
 
@@ -1037,8 +1082,8 @@ class TypeChecker:
             var = p.var
             if var.type_annotation is not None:
                 vt = self.annotation(var.type_annotation, var)
-                self._expect(vt, t, p, f"pattern %{var.name} is declared as {{expected}}, but the "
-                                       "value matched has type {found}")
+                self._expect(vt, t, p, N_("pattern %{name} is declared as {expected}, but the "
+                                          "value matched has type {found}"), name=var.name)
             else:
                 vt = t
             self._bind_var(var, vt)
@@ -1048,24 +1093,29 @@ class TypeChecker:
             if p.constructor is None:
                 p.constructor = self.mod.constructors.get(p.name)
             scheme = self._constructor_scheme(ref)
-            fty, _ = self.instantiate(scheme)
-            self._expect(fty.ret, t, p, f"pattern {p.name} matches {{expected}}, but the value "
-                                        "matched has type {found}")
+            fty = self.instantiate(scheme)[0]
+            self._expect(fty.ret, t, p, N_("pattern {name} matches {expected}, but the value "
+                                           "matched has type {found}"), name=p.name)
             if len(p.patterns) != len(fty.params):
-                fields = _plural(len(fty.params), "field")
-                raise self.error(p, f"constructor {p.name} has {fields}, "
-                                    f"but the pattern gives {len(p.patterns)}")
+                n = len(fty.params)
+                raise self.error(p, ngettext(
+                    "constructor {name} has {n} field, but the pattern gives {given}",
+                    "constructor {name} has {n} fields, but the pattern gives {given}", n).format(
+                        name=p.name, n=n, given=len(p.patterns)))
             for sub, ft in zip(p.patterns, fty.params):
                 self._check_pattern(sub, ft, clause)
             return
         if isinstance(p, PatternTuple):
             fields = tuple(IncompleteType() for _ in p.patterns)
-            self._expect(TupleType(fields), t, p, "a tuple pattern of "
-                         f"{_plural(len(fields), 'field')} cannot match a value of type {{found}}")
+            self._expect(TupleType(fields), t, p,
+                         lambda: ngettext(
+                             "a tuple pattern of {n} field cannot match a value of type {found}",
+                             "a tuple pattern of {n} fields cannot match a value of type {found}",
+                             len(fields)), n=len(fields))
             for sub, ft in zip(p.patterns, fields):
                 self._check_pattern(sub, ft, clause)
             return
-        raise self.error(clause, f"unknown pattern {type(p).__name__}")
+        raise self.error(clause, _("unknown pattern {kind}").format(kind=type(p).__name__))
 
     # exhaustiveness and redundancy: Maranget's pattern-matrix algorithms over the constructors
     # appearing in each column (the pattern itself says which ADT or tuple a column holds)
@@ -1155,8 +1205,8 @@ class TypeChecker:
         rows: list = []
         for c in e.clauses:
             if rows and not self._useful(rows, [c.lhs]):
-                self.warnings.append(TypeWarning("unreachable match clause: the clauses before it "
-                                                 "cover every value it matches",
+                self.warnings.append(TypeWarning(_("unreachable match clause: the clauses "
+                                                   "before it cover every value it matches"),
                                                  self._span_of(c), None, self.source))
             rows.append([c.lhs])
         if not e.complete:
@@ -1164,9 +1214,9 @@ class TypeChecker:
         missing = self._missing(rows, 1)
         if missing:
             cases = ", ".join(w[0] for w in missing)
-            raise self.error(e, f"match is not exhaustive: missing {cases}",
-                             hint="add the missing clauses, a `_ =>` clause, or write `match?` "
-                                  "for a partial match that fails at run time")
+            raise self.error(e, _("match is not exhaustive: missing {cases}").format(cases=cases),
+                             hint=_("add the missing clauses, a `_ =>` clause, or write `match?` "
+                                    "for a partial match that fails at run time"))
 
     # ------------------------------------------------------------------ solving
 
@@ -1215,12 +1265,13 @@ class TypeChecker:
                     culprit = n
                     break
         if culprit is not None:
-            raise self.error(culprit,
-                             f"cannot infer the type of %{culprit.name}; add an annotation")
-        node = c.call if isinstance(c, _OpRelation) else c.node
-        what = (f"the arguments of operator `{c.opdef.name}`" if isinstance(c, _OpRelation)
-                else "the tuple projected")
-        raise self.error(node, f"cannot infer the type of {what}; add an annotation")
+            raise self.error(culprit, _("cannot infer the type of %{name}; add an "
+                                        "annotation").format(name=culprit.name))
+        if isinstance(c, _OpRelation):
+            raise self.error(c.call, _("cannot infer the type of the arguments of operator "
+                                       "`{op}`; add an annotation").format(op=c.opdef.name))
+        raise self.error(c.node, _("cannot infer the type of the tuple projected; add an "
+                                   "annotation"))
 
     def finalize(self) -> None:
         """Write resolved types into the nodes; unconstrained unknowns default to `()`."""
@@ -1242,9 +1293,9 @@ class TypeChecker:
                 # TVM's InferType leaves the type unsolved and refuses the program: say so once
                 noted = True
                 self.warnings.append(TypeNote(
-                    "TVM refuses this: its type inference is unable to infer a type for this "
-                    "expression; rvmdbg takes () for the part nothing constrains", n.span,
-                    "annotate it (a let's variable or a parameter) to be accepted by TVM too",
+                    _("TVM refuses this: its type inference is unable to infer a type for this "
+                      "expression; rvmdbg takes () for the part nothing constrains"), n.span,
+                    _("annotate it (a let's variable or a parameter) to be accepted by TVM too"),
                     self.mod.source if self.mod is not None else None))
 
     def resolve_final(self, t: Type) -> Type:
@@ -1295,7 +1346,8 @@ class TypeChecker:
         incomplete = set()
         for name, fn in mod.functions.items():
             if not isinstance(fn, Function):
-                raise RelayTypeError(f"@{name} is not a function", None, None, self.source)
+                raise RelayTypeError(_("@{name} is not a function").format(name=name), None,
+                                     None, self.source)
             params, ret = self.signature(fn)
             sig = FuncType(tuple(params), ret)
             if _has_unknown(sig):
@@ -1335,9 +1387,10 @@ class TypeChecker:
                 where = p.span or where
                 break
         self.warnings.append(TypeNote(
-            f"TVM refuses @{name}: its type inference is unable to infer a type here (nothing "
-            f"constrains it); rvmdbg generalises @{name} to {scheme}", where,
-            "annotate the parameter's type to be accepted by TVM too", self.mod.source))
+            _("TVM refuses @{name}: its type inference is unable to infer a type here (nothing "
+              "constrains it); rvmdbg generalises @{name} to {scheme}").format(
+                  name=name, scheme=scheme), where,
+            _("annotate the parameter's type to be accepted by TVM too"), self.mod.source))
 
     def _check_component(self, names: list, incomplete: set) -> None:
         mod = self.mod

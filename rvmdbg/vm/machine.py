@@ -6,9 +6,10 @@ instruction's effect, and returns the next pc, or `CALL` when it pushed or poppe
 or `HALT` when the outermost frame returned. Both entry points run the same closures:
 
 - `run()`: the fast path, a bare loop that keeps pc, registers and code in locals, over a
-  table where a few common straight-line sequences (constant size + storage + tensor +
-  kernel call; runs of moves, loads and kills) are fused into one handler that counts as
-  its instructions' steps (see "fused blocks" below);
+  table where straight-line sequences are fused into one handler that counts as its
+  instructions' steps: whole regions of tensor code (`rvmdbg/vm/regions.py`) and, in scalar
+  code, constant size + storage + tensor + kernel call and runs of moves, loads and kills
+  (see "fused blocks" below); a block may end with a jump, a call or a return;
 - `step()`: one instruction, reported as a `StepInfo` (reads, writes with old and new values,
   frame pushed or popped, jump taken, bytes allocated) that `unstep()` can undo.
 
@@ -357,8 +358,11 @@ def _invoke_closure(vm, fi, pc, ins):
     closure, args, dst = ins.closure, tuple(ins.args), ins.dst
     functions = vm.exe.functions
     frames, max_depth = vm.frames, vm.limits.max_depth
-    sizes = [f.register_file_size for f in functions]
+    # the None registers after each function's parameters
+    pads = [[None] * max(0, f.register_file_size - len(f.params)) for f in functions]
     arities = [len(f.params) for f in functions]
+    gather = (operator.itemgetter(*args) if len(args) > 1
+              else (lambda regs: (regs[args[0]],)) if args else (lambda regs: ()))
 
     def invoke_closure(regs):
         clo = regs[closure]
@@ -366,7 +370,7 @@ def _invoke_closure(vm, fi, pc, ins):
             raise VMError(_("invoke_closure: ${reg} holds {value}, not a closure").format(
                 reg=closure, value=_summary(clo)))
         callee = clo.func_index
-        values = [*clo.captured, *[regs[a] for a in args]]
+        values = [*clo.captured, *gather(regs)]
         if len(values) != arities[callee]:
             takes = arities[callee] - len(clo.captured)
             raise VMError(ngettext("closure @{func} takes {n} argument, called with {m}",
@@ -376,7 +380,7 @@ def _invoke_closure(vm, fi, pc, ins):
             raise _limit_error("max_depth", max_depth,
                                _("call depth exceeded {n} frames calling @{func}").format(
                                    n=max_depth, func=clo.name))
-        values += [None] * (sizes[callee] - len(values))
+        values += pads[callee]
         frames[-1].pc = pc
         vm.pushes = serial = vm.pushes + 1
         frames.append(Frame(callee, 0, values, dst, serial))
@@ -905,7 +909,7 @@ assert len(HANDLERS) == len(bc.OPCODES)
 
 # ---------------------------------------------------------------- fused blocks, for run() only
 #
-# `run()` may execute a few short, common instruction sequences as one handler (a "block"),
+# `run()` may execute straight-line instruction sequences as one handler (a "block"),
 # which saves dispatches and the tensor placeholders a kernel overwrites at once. A block
 # has exactly the effect of its instructions in order and counts as that many steps: the
 # loop only enters one when all of it fits before `end` and no breakpoint lies inside it,
@@ -913,7 +917,7 @@ assert len(HANDLERS) == len(bc.OPCODES)
 # failure stops at the failing instruction with the state it would have had. `step()`
 # never uses blocks. The bytecode is unchanged.
 
-MAX_BLOCK = 8  # instructions in the longest block
+MAX_BLOCK = 128  # instructions in the longest block (a region: rvmdbg/vm/regions.py)
 
 
 class _Partial(Exception):
@@ -924,6 +928,16 @@ class _Partial(Exception):
         super().__init__(done, error)
         self.done = done
         self.error = error
+
+
+class _Exit(Exception):
+    """Raised by a region (rvmdbg/vm/regions.py) whose `if` inside it branched away from the
+    rest of it: only its first `done` instructions ran, and execution goes on at `pc`."""
+
+    def __init__(self, done: int, pc: int):
+        super().__init__(done, pc)
+        self.done = done
+        self.pc = pc
 
 
 def _one_by_one(singles: tuple):
@@ -1091,7 +1105,7 @@ def _alloc_scalar_kernel(vm, impl, fast, inline, ra, rb, c, scalar_type, size, w
         vm.live_bytes = live
         account.owned_bytes += size
         regs[s] = c_size
-        regs[st] = StorageObject(size, alignment, hint, account)
+        regs[st] = StorageObject(size, alignment, hint, account, out)
         regs[o] = c_off
         regs[t] = out
         if branch is None:
@@ -1188,6 +1202,8 @@ def _fuse_simple_run(vm, fi, p, instructions, stops):
         target, bad = _jump_target(fn.name, q, q + instructions[q].pc_offset, size)
         if bad is None:
             end_kind, end_info = "goto", target
+    elif q < size and len(ops) < MAX_BLOCK and type(instructions[q]) in _CALLS:
+        end_kind, end_info = "call", q
     elif (q < size and type(instructions[q]) is bc.If and ops and ops[-1][0] == 1
           and type(instructions[q - 1]) is bc.LoadConsti and len(ops) < MAX_BLOCK):
         br = instructions[q]
@@ -1202,9 +1218,11 @@ def _fuse_simple_run(vm, fi, p, instructions, stops):
         return None
     nxt = p + len(ops)
     ops = tuple(ops)
-    # where it goes: 0 falls through to nxt, 1 jumps to `target`, 2 branches on `test`
-    ending = 0 if end_kind is None else 1 if end_kind == "goto" else 2
+    # where it goes: 0 falls through to nxt, 1 jumps to `target`, 2 branches on `test`,
+    # 3 calls or returns (the instruction's own handler)
+    ending = {None: 0, "goto": 1, "if": 2, "call": 3}[end_kind]
     target = end_info if ending == 1 else nxt
+    call = vm._code[fi][end_info] if ending == 3 else None
     test, value, t_pc, f_pc = end_info if ending == 2 else (0, None, nxt, nxt)
     bool_value = _BOOL_OF.get(value)
 
@@ -1225,8 +1243,13 @@ def _fuse_simple_run(vm, fi, p, instructions, stops):
                 regs[a] = None
             else:  # move
                 regs[b] = regs[a]
-        if ending != 2:
+        if ending < 2:
             return target
+        if ending == 3:
+            try:
+                return call(regs)
+            except Exception as exc:
+                raise _Partial(nxt - p, exc) from None
         x = regs[test]
         if type(x) is np.bool_:  # True and False are unique; `np.True_ == 1` costs 0.9 us
             return t_pc if x is bool_value else f_pc
@@ -1239,26 +1262,53 @@ def _fuse_simple_run(vm, fi, p, instructions, stops):
     return simple_run, width
 
 
+# Instructions that push or pop a frame: one may end a block (its handler runs last).
+_CALLS = (bc.Invoke, bc.InvokeClosure, bc.Ret)
+
+
 def _fuse(vm, fi, instructions, singles, register_file_size):
     """(handlers, widths, blocks) of function `fi` for run(): `handlers[p]` is a block's
     handler where one starts (`widths[p]` its length), else the single handler (width 1);
     `blocks` lists (start, width) of every block."""
+    from rvmdbg.vm.regions import region_at, storage_registers
     handlers, widths, blocks = list(singles), [1] * len(singles), []
     size = len(instructions)
     # A block may only hold instructions whose registers the decoder accepted.
     sound = [all(0 <= r < register_file_size for r in ins.registers()) for ins in instructions]
+    # Tensor code runs as whole straight-line regions (rvmdbg/vm/regions.py); the blocks
+    # below serve scalar code and whatever lies between regions.
+    # A jump into a block runs its instructions one by one: blocks start at jump targets.
+    # (An if's fall-through does not count: a region may run on through it, see regions.py.)
+    targets = {t for pc, ins in enumerate(instructions) for t in ins.jump_targets(pc)
+               if t != pc + 1 or type(ins) is not bc.If}
+    regions, covered = {}, set()
+    storages = storage_registers(instructions)
+    p = 0
+    while p < size:
+        made, stop = region_at(vm, fi, p, instructions, singles, sound, MAX_BLOCK, targets,
+                               storages=storages)
+        if made is not None:
+            regions[p] = made
+            covered.update(range(p, stop))
+        p = max(p + 1, stop)  # no region starts inside a span that made none
     alloc_kernels = {}
     for p in range(size):
-        if type(instructions[p]) is bc.LoadConst and all(sound[p:p + 5]):
+        if (type(instructions[p]) is bc.LoadConst and all(sound[p:p + 5])
+                and p not in covered):
             fused = _fuse_alloc_kernel(vm, fi, p, instructions, singles)
             if fused is not None:
                 alloc_kernels[p] = fused
+    stops = targets | alloc_kernels.keys() | regions.keys()
     p = 0
     while p < size:
-        if p in alloc_kernels:
+        if p in regions:
+            made = regions[p]
+        elif p in alloc_kernels:
             made = alloc_kernels[p]
         else:
-            made = _fuse_simple_run(vm, fi, p, instructions, alloc_kernels)
+            made = _fuse_simple_run(vm, fi, p, instructions, stops)
+        if made is not None and p not in regions and covered.intersection(range(p, p + made[1])):
+            made = None  # a block stops where a region starts
         if made is not None and all(sound[p:p + made[1]]):
             handlers[p], widths[p] = made
             blocks.append((p, made[1]))
@@ -1652,24 +1702,29 @@ class VirtualMachine:
         safe = end - MAX_BLOCK
         try:
             while steps <= safe:
-                nxt = code[pc](regs)
-                if nxt >= 0:
-                    steps += widths[pc]
-                    pc = nxt
-                elif nxt == CALL:  # calls and returns are single instructions
-                    steps += 1
-                    frame = frames[-1]
-                    regs = frame.registers
-                    code, widths = fused[frame.func_index]
-                    if scoped is not None and frame.serial in serials:
-                        code, widths = scoped[frame.func_index]
-                    pc = frame.pc
-                elif nxt == HALT:
-                    self.steps = steps + 1
-                    return HALT
-                else:  # TRAP: not executed; AFTER: executed (a trap is one instruction)
-                    self.steps = steps if nxt == TRAP else steps + 1
-                    return TRAP
+                try:
+                    while steps <= safe:
+                        nxt = code[pc](regs)
+                        if nxt >= 0:
+                            steps += widths[pc]
+                            pc = nxt
+                        elif nxt == CALL:  # a call or return, alone or ending a block
+                            steps += widths[pc]
+                            frame = frames[-1]
+                            regs = frame.registers
+                            code, widths = fused[frame.func_index]
+                            if scoped is not None and frame.serial in serials:
+                                code, widths = scoped[frame.func_index]
+                            pc = frame.pc
+                        elif nxt == HALT:
+                            self.steps = steps + widths[pc]
+                            return HALT
+                        else:  # TRAP: not executed; AFTER: executed (a trap is one instruction)
+                            self.steps = steps if nxt == TRAP else steps + 1
+                            return TRAP
+                except _Exit as left:  # a region's branch went the other way: it ran less
+                    steps += left.done
+                    pc = left.pc
         except BaseException as exc:
             # pc names the failing block or instruction; a block says how far it got.
             if type(exc) is _Partial:

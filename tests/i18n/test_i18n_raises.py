@@ -27,8 +27,16 @@ ROOT = Path(__file__).resolve().parents[2]
 MODULES = [
     "rvmdbg/relay/lexer.py",
     "rvmdbg/relay/parser.py",
+    # the type checker, the memory dialect's types, and every operator's type relation
+    "rvmdbg/relay/typecheck.py",
+    "rvmdbg/relay/types.py",
+    "rvmdbg/relay/equal.py",
+    "rvmdbg/relay/dialect.py",
+    *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "rvmdbg/relay/ops").glob("*.py")),
+    *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "rvmdbg/passes").glob("*.py")),
     # run-time errors: the VM, executables, the interpreter, the graph executor, the debugger
     "rvmdbg/vm/machine.py",
+    "rvmdbg/vm/regions.py",
     "rvmdbg/vm/kernels.py",
     "rvmdbg/vm/executable.py",
     "rvmdbg/vm/serialize.py",
@@ -55,9 +63,22 @@ MESSAGE_ARGS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     "ParseError": ((0, 2), ("message", "hint")),
     "NameResolutionError": ((0, 2), ("message", "hint")),
     "RelayTypeError": ((0, 2), ("message", "hint")),
-    # the parser's helpers: error(cls, message, where, hint), expected(what, hint)
-    "error": ((1, 3), ("message", "hint")),
+    # the parser's helpers: error(cls, message, where, hint), expected(what, hint); the type
+    # checker's error(node, message, hint, cls)
+    "error": ((1, 2, 3), ("message", "hint")),
     "expected": ((0, 1), ("what", "hint")),
+    # the type checker: warnings and notes, a unification failure's reason, and the template
+    # _expect translates on a mismatch (an N_-marked msgid, or a function giving the text)
+    "TypeWarning": ((0, 2), ("message", "hint")),
+    "TypeNote": ((0, 2), ("message", "hint")),
+    "_Mismatch": ((2,), ("reason",)),
+    "_expect": ((3,), ("template",)),
+    # operator type relations: unify_dim(op, a, b, what) says what differs; a kernel TVM's
+    # lowering refuses: tvm_lowering_refuses(op, dtype, why, fix), float_intrinsic_refusal(op,
+    # dtype) (the operator's name is not text)
+    "unify_dim": ((3,), ("what",)),
+    "tvm_lowering_refuses": ((2, 3), ("why", "fix")),
+    "float_intrinsic_refusal": ((), ()),
     # run-time helpers: the .rvmx reader's _fail(name, reason), a limit's stop
     # _limit_error(name, value, what[, span])
     "_fail": ((1,), ("reason",)),

@@ -4,11 +4,13 @@ inside blocks, limits, errors inside blocks), and the VM must make no cyclic gar
 from __future__ import annotations
 
 import gc
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from rvmdbg import workloads
 from rvmdbg.args import parse_program_args
 from rvmdbg.limits import Limits
 from rvmdbg.relay.loader import load_module, program_default_args
@@ -32,12 +34,19 @@ _compiled: dict = {}
 
 
 def compiled(name: str):
+    """`programs/FILE` or, as `wl:NAME`, a workload of `rvmdbg.workloads` at its small size;
+    `+reuse` compiles with register reuse."""
     if name not in _compiled:
         file, _, reuse = name.partition("+")
-        text = (ROOT / "programs" / file).read_text()
+        defaults = None
+        if file.startswith("wl:"):
+            w = workloads.build(file[3:], small=True)
+            text, defaults = w.text, [json.dumps(a.tolist()) for a in w.inputs]
+        else:
+            text = (ROOT / "programs" / file).read_text()
         mod = load_module(text, file)
         exe = compile_module(mod, reuse_registers=bool(reuse))
-        _compiled[name] = (mod, exe, program_default_args(text) or [])
+        _compiled[name] = (mod, exe, defaults or program_default_args(text) or [])
     return _compiled[name]
 
 
@@ -53,8 +62,8 @@ def describe(v):
     t = type(v)
     if t is np.ndarray or isinstance(v, np.generic):  # a NumPy scalar is a 0-d tensor
         return ("tensor", v.dtype.str, v.shape, v.tolist())
-    if t is StorageObject:
-        return ("storage", v.size, v.alignment, v.dtype_hint, v.released)
+    if t is StorageObject:  # with the tensor written into it (--max-bytes reads it)
+        return ("storage", v.size, v.alignment, v.dtype_hint, v.released, describe(v.tensor))
     if t is TensorPlaceholder:
         return ("placeholder", v.shape, str(v.dtype), v.offset, v.storage.size)
     if v is None:
@@ -65,7 +74,7 @@ def describe(v):
 def state(vm: VirtualMachine):
     frames = [(f.func_index, f.pc, f.caller_return_register, f.owned_bytes, f.serial,
                [describe(v) for v in f.registers]) for f in vm.frames]
-    return frames, vm.steps, vm.live_bytes, vm.halted, vm.pushes
+    return frames, vm.steps, vm.live_bytes, vm.orphan_bytes, vm.halted, vm.pushes
 
 
 def stepped_states(name, texts):
@@ -126,7 +135,8 @@ def test_breakpoints_inside_blocks_stop_where_stepping_arrives(name, texts):
 def test_max_steps_stops_at_exactly_the_limit(name, texts):
     states = stepped_states(name, texts)
     total = len(states) - 1
-    for limit in sorted({1, 2, 3, 7, MAX_BLOCK + 1, total // 3, total // 2 + 1, total - 1}):
+    for limit in sorted({1, 2, 3, 7, MAX_BLOCK + 1, total // 3, total // 2 + 1, total - 1}
+                        - set(range(total, MAX_BLOCK + 2))):  # a limit the run reaches
         vm = started(name, texts, Limits(max_steps=limit))
         with pytest.raises(VMError) as info:
             vm.run()

@@ -48,7 +48,7 @@ def infer_type(op_name: str, arg_types: list, attrs: dict | None = None):
     """The output type of `op_name` applied to `arg_types` (raises OpTypeError/OpAttrError)."""
     op = OPS.get(op_name)
     if op is None:
-        raise OpTypeError(f"unknown operator {op_name}")
+        raise OpTypeError(_("unknown operator {op}").format(op=op_name))
     return op.type_rel(arg_types, attrs or {})
 
 

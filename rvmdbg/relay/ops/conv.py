@@ -135,11 +135,13 @@ def _conv_common(name, args, attrs, n):
     for what, t in (("data", data), ("weight", weight)):
         need_dtype(name, t, "numeric")
         if len(t.shape) != n + 2:
-            raise OpTypeError(f"{name}: {what} must be {n + 2}-d, got {t}")
+            raise OpTypeError(_("{op}: {what} must be {rank}-d, got {t}").format(
+                    op=name, what=what, rank=n + 2, t=t))
     # TVM's Conv*Rel does not compare the dtypes: the result is out_dtype, else data's, and
     # topi casts both inputs to it
     if attrs["groups"] < 1:
-        raise OpTypeError(f"{name}: attribute 'groups' must be >= 1, got {attrs['groups']}")
+        raise OpTypeError(_("{op}: attribute '{attr}' must be >= {minimum}, got {value}").format(
+                op=name, attr="groups", minimum=1, value=attrs["groups"]))
     strides = spatial_values(name, "strides", attrs["strides"], n)
     dilation = spatial_values(name, "dilation", attrs["dilation"], n)
     before, after = expand_padding(name, attrs["padding"], n)
@@ -149,8 +151,9 @@ def _conv_common(name, args, attrs, n):
 def _check_kernel_size(name, attrs, ksize, n):
     if attrs["kernel_size"] is not None:
         want = spatial_values(name, "kernel_size", attrs["kernel_size"], n)
-        return tuple(unify_dim(name, k, s, f"attribute 'kernel_size' is {list(want)} but the "
-                                           f"weight's kernel is {fmt_shape(ksize)}")
+        return tuple(unify_dim(name, k, s, _("attribute 'kernel_size' is {want} but the weight's "
+                                             "kernel is {ksize_shape}").format(
+                want=list(want), ksize_shape=fmt_shape(ksize)))
                      for k, s in zip(ksize, want))
     return ksize
 
@@ -164,23 +167,29 @@ def _conv_rel(name, args, attrs, n):
     groups = attrs["groups"]
     if attrs["channels"] is not None:
         out_c = unify_dim(name, out_c, attrs["channels"],
-                          f"attribute 'channels' is {attrs['channels']} but the weight {weight} "
-                          f"({attrs['kernel_layout']}) has {out_c} output channels")
+                          _("attribute 'channels' is {channels} but the weight {weight} "
+                            "({kernel_layout}) has {out_c} output channels").format(
+                channels=attrs['channels'], weight=weight,
+                kernel_layout=attrs['kernel_layout'], out_c=out_c))
     if chans is not None and in_c is not None and chans != in_c * groups:
-        raise OpTypeError(f"{name}: data {data} has {chans} channels but the weight {weight} "
-                          f"({attrs['kernel_layout']}) takes {in_c} per group and attribute "
-                          f"'groups' is {groups} ({in_c} x {groups} = {in_c * groups})")
+        raise OpTypeError(_("{op}: data {data} has {chans} channels but the weight {weight} "
+                            "({kernel_layout}) takes {in_c} per group and attribute 'groups' is "
+                            "{groups} ({in_c} x {groups} = {total})").format(
+                op=name, data=data, chans=chans, weight=weight,
+                kernel_layout=attrs['kernel_layout'], in_c=in_c, groups=groups,
+                total=in_c * groups))
     if out_c is not None and out_c % groups:
-        raise OpTypeError(f"{name}: {out_c} output channels do not split into attribute "
-                          f"'groups'={groups}")
+        raise OpTypeError(_("{op}: {out_c} output channels do not split into attribute "
+                            "'groups'={groups}").format(op=name, out_c=out_c, groups=groups))
     out_sp = []
     for size, b, a, k, s, d in zip(spatial, before, after, ksize, strides, dilation):
         window = None if k is None else (k - 1) * d + 1
         o = None if window is None else window_out(size, b, a, window, s)
         if o is not None and o < 1:
-            raise OpTypeError(f"{name}: the {window}-wide kernel (dilation {d}) does not fit an "
-                              f"input of {size} padded by ({b}, {a}); check attributes "
-                              f"'padding' and 'kernel_size'")
+            raise OpTypeError(_("{op}: the {window}-wide kernel (dilation {d}) does not fit an "
+                                "input of {size} padded by ({b}, {a}); check attributes "
+                                "'padding' and 'kernel_size'").format(
+                    op=name, window=window, d=d, size=size, b=b, a=a))
         out_sp.append(o)
     out = from_canonical((batch, out_c, *out_sp), operm)
     return TensorType(out, attrs["out_dtype"] or data.dtype)
@@ -194,16 +203,20 @@ def _conv_transpose_rel(name, args, attrs, n):
     ksize = _check_kernel_size(name, attrs, tuple(ksize), n)
     groups = attrs["groups"]
     opad = spatial_values(name, "output_padding", attrs["output_padding"], n, minimum=0)
-    unify_dim(name, chans, in_c, f"data {data} has {chans} channels but the weight {weight} "
-                                 f"({attrs['kernel_layout']}) takes {in_c}")
+    unify_dim(name, chans, in_c, _("data {data} has {chans} channels but the weight {weight} "
+                                   "({kernel_layout}) takes {in_c}").format(
+            data=data, chans=chans, weight=weight, kernel_layout=attrs['kernel_layout'],
+            in_c=in_c))
     if chans is not None and chans % groups:
-        raise OpTypeError(f"{name}: {chans} input channels do not split into attribute "
-                          f"'groups'={groups}")
+        raise OpTypeError(_("{op}: {chans} input channels do not split into attribute "
+                            "'groups'={groups}").format(op=name, chans=chans, groups=groups))
     out_c = None if out_cg is None else out_cg * groups
     if attrs["channels"] is not None:
         out_c = unify_dim(name, out_c, attrs["channels"],
-                          f"attribute 'channels' is {attrs['channels']} but the weight {weight} "
-                          f"({attrs['kernel_layout']}) gives {out_c} output channels")
+                          _("attribute 'channels' is {channels} but the weight {weight} "
+                            "({kernel_layout}) gives {out_c} output channels").format(
+                channels=attrs['channels'], weight=weight,
+                kernel_layout=attrs['kernel_layout'], out_c=out_c))
     out_sp = []
     for size, b, a, k, s, d, op in zip(spatial, before, after, ksize, strides, dilation, opad):
         if size is None or k is None:
@@ -211,7 +224,8 @@ def _conv_transpose_rel(name, args, attrs, n):
             continue
         o = s * (size - 1) + (k - 1) * d + 1 - b - a + op
         if o < 1:
-            raise OpTypeError(f"{name}: attribute 'padding' ({b}, {a}) crops the whole output")
+            raise OpTypeError(_("{op}: attribute 'padding' ({b}, {a}) crops the whole "
+                                "output").format(op=name, b=b, a=a))
         out_sp.append(o)
     out = from_canonical((batch, out_c, *out_sp), operm)
     return TensorType(out, attrs["out_dtype"] or data.dtype)

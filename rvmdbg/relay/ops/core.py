@@ -15,7 +15,7 @@ import functools
 
 import numpy as np
 
-from rvmdbg.i18n import _
+from rvmdbg.i18n import N_, _, ngettext
 from rvmdbg.relay.types import DTYPE_ALIASES, DTYPES, TensorType, TupleType, Type
 
 # ---------------------------------------------------------------------------------------------
@@ -74,6 +74,22 @@ ATTR_KINDS = {
     "int_or_int_list": "an integer or a list of integers",
     "any": "any value",
 }
+# kind -> the whole message, one sentence per kind so that it translates as one
+_KIND_MESSAGES = {
+    "int": N_("{op}: attribute '{attr}' must be an integer, got {value}"),
+    "float": N_("{op}: attribute '{attr}' must be a number, got {value}"),
+    "bool": N_("{op}: attribute '{attr}' must be True or False, got {value}"),
+    "str": N_("{op}: attribute '{attr}' must be a string, got {value}"),
+    "dtype": N_("{op}: attribute '{attr}' must be a dtype name, got {value}"),
+    "dtype_or_none": N_("{op}: attribute '{attr}' must be a dtype name or None, got {value}"),
+    "int_list": N_("{op}: attribute '{attr}' must be a list of integers, got {value}"),
+    "int_list_or_none": N_("{op}: attribute '{attr}' must be an integer, a list of integers or "
+                           "None, got {value}"),
+    "int_or_none": N_("{op}: attribute '{attr}' must be an integer or None, got {value}"),
+    "float_or_none": N_("{op}: attribute '{attr}' must be a number or None, got {value}"),
+    "int_or_int_list": N_("{op}: attribute '{attr}' must be an integer or a list of integers, "
+                          "got {value}"),
+}
 
 
 class AttrSpec:
@@ -83,7 +99,7 @@ class AttrSpec:
 
     def __init__(self, name: str, kind: str, default=REQUIRED, choices: tuple | None = None):
         if kind not in ATTR_KINDS:
-            raise ValueError(f"unknown attribute kind {kind!r}")
+            raise ValueError(f"unknown attribute kind {kind!r}")  # not shown to users
         self.name = name
         self.kind = kind
         self.default = default
@@ -157,11 +173,13 @@ class OpDef:
                  attrs_from_args=None, min_inputs: int | None = None,
                  shape_data: tuple | None = None, shape_func=None, tvm_note=None):
         if pattern not in PATTERNS:
-            raise ValueError(f"unknown fusion pattern {pattern!r}")
+            raise ValueError(f"unknown fusion pattern {pattern!r}")  # not shown to users
         if (shape_func is None) != (shape_data is None):
-            raise ValueError(f"{name}: shape_func and shape_data go together")
+            raise ValueError(  # not shown to users: a registration mistake, found at import
+                f"{name}: shape_func and shape_data go together")
         if shape_data is not None and (len(shape_data) != num_inputs or not any(shape_data)):
-            raise ValueError(f"{name}: shape_data needs one flag per input, at least one True")
+            raise ValueError(  # not shown to users: a registration mistake, found at import
+                f"{name}: shape_data needs one flag per input, at least one True")
         self.shape_data = tuple(bool(d) for d in shape_data) if shape_data is not None else None
         self.shape_func = shape_func
         # `tvm_note(arg_types, attrs) -> str | None`: for a call rvmdbg accepts and runs where
@@ -220,16 +238,24 @@ class OpDef:
     def _checked_rel(self, arg_types, attrs=None) -> Type:
         name = self.name
         if not self.min_inputs <= len(arg_types) <= self.num_inputs:
-            lo = "" if self.min_inputs == self.num_inputs else f"{self.min_inputs} or "
-            raise OpTypeError(f"{name}: expects {lo}{_plural(self.num_inputs, 'argument')}, "
-                              f"got {len(arg_types)}")
+            n = self.num_inputs
+            if self.min_inputs == n:
+                text = ngettext("{op}: expects {n} argument, got {given}",
+                                "{op}: expects {n} arguments, got {given}", n)
+            else:
+                text = ngettext("{op}: expects {low} or {n} argument, got {given}",
+                                "{op}: expects {low} or {n} arguments, got {given}", n)
+            raise OpTypeError(text.format(op=name, n=n, low=self.min_inputs,
+                                          given=len(arg_types)))
         for i, t in enumerate(arg_types):
             if i in self.tuple_args:
                 if not (isinstance(t, TupleType)
                         and all(isinstance(f, TensorType) for f in t.fields)):
-                    raise OpTypeError(f"{name}: expects a tuple of tensors, got {t}")
+                    raise OpTypeError(_("{op}: expects a tuple of tensors, got {type}").format(
+                        op=name, type=t))
             elif not isinstance(t, TensorType):
-                raise OpTypeError(f"{name}: argument {i + 1} must be a tensor, got {t}")
+                raise OpTypeError(_("{op}: argument {index} must be a tensor, got {type}").format(
+                    op=name, index=i + 1, type=t))
         if type(attrs) is not Attrs or attrs.op_name != name:
             attrs = normalize_attrs(self, attrs or {})
         return self._rel_impl(list(arg_types), attrs)
@@ -238,14 +264,10 @@ class OpDef:
         return f"OpDef({self.name!r}, {self.num_inputs}, pattern={self.pattern!r})"
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
 def register(name: str, num_inputs: int, rel, kernel, pattern: str, attrs=(), **kw) -> OpDef:
     """Add an operator to OPS; `rel(name, arg_types, attrs)` gets the op's name bound."""
     if name in OPS:
-        raise ValueError(f"operator {name} registered twice")
+        raise ValueError(f"operator {name} registered twice")  # not shown to users
     op = OpDef(name, num_inputs, list(attrs), functools.partial(rel, name), kernel, pattern, **kw)
     OPS[name] = op
     return op
@@ -311,8 +333,10 @@ def _convert(op: OpDef, spec: AttrSpec, v):
         if isinstance(v, str) and (v in DTYPES or v in DTYPE_ALIASES):
             out = DTYPE_ALIASES.get(v, v)
         else:
-            raise OpAttrError(f"{op.name}: attribute '{spec.name}' must be a dtype name "
-                              f"({', '.join(DTYPES)}), got {v!r}", spec.name)
+            raise OpAttrError(_("{op}: attribute '{attr}' must be a dtype name ({dtypes}), got "
+                                "{value}").format(op=op.name, attr=spec.name,
+                                                  dtypes=", ".join(DTYPES), value=repr(v)),
+                              spec.name)
     elif kind in ("int_list", "int_list_or_none"):
         out = _as_int_list(v)
         bad = out is None
@@ -323,11 +347,13 @@ def _convert(op: OpDef, spec: AttrSpec, v):
             out = _as_int_list(v)
             bad = out is None
     if bad:
-        raise OpAttrError(f"{op.name}: attribute '{spec.name}' must be {ATTR_KINDS[kind]}, "
-                          f"got {v!r}", spec.name)
+        raise OpAttrError(_(_KIND_MESSAGES[kind]).format(op=op.name, attr=spec.name,
+                                                         value=repr(v)), spec.name)
     if spec.choices is not None and out not in spec.choices:
-        raise OpAttrError(f"{op.name}: attribute '{spec.name}' must be one of "
-                          f"{', '.join(repr(c) for c in spec.choices)}, got {v!r}", spec.name)
+        raise OpAttrError(_("{op}: attribute '{attr}' must be one of {choices}, got "
+                            "{value}").format(op=op.name, attr=spec.name, value=repr(v),
+                                              choices=", ".join(repr(c) for c in spec.choices)),
+                          spec.name)
     return out
 
 
@@ -340,7 +366,7 @@ def normalize_attrs(op, attrs: dict) -> Attrs:
     if isinstance(op, str):
         found = OPS.get(op)
         if found is None:
-            raise OpAttrError(f"unknown operator {op}", None)
+            raise OpAttrError(_("unknown operator {op}").format(op=op), None)
         op = found
     if type(attrs) is Attrs and attrs.op_name == op.name:
         return attrs
@@ -349,18 +375,24 @@ def normalize_attrs(op, attrs: dict) -> Attrs:
     for key in attrs:
         if key not in specs:
             if not op.attrs:
-                raise OpAttrError(f"{op.name}: takes no attributes, got '{key}'", key)
+                raise OpAttrError(_("{op}: takes no attributes, got '{attr}'").format(
+                    op=op.name, attr=key), key)
             close = difflib.get_close_matches(key, list(specs), n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise OpAttrError(f"{op.name}: unknown attribute '{key}'{hint}; valid attributes: "
-                              f"{_valid_names(op)}", key)
+            if close:
+                text = _("{op}: unknown attribute '{attr}' (did you mean '{close}'?); valid "
+                         "attributes: {valid}")
+            else:
+                text = _("{op}: unknown attribute '{attr}'; valid attributes: {valid}")
+            raise OpAttrError(text.format(op=op.name, attr=key, close=close[0] if close else "",
+                                          valid=_valid_names(op)), key)
     out = Attrs(op.name)
     for spec in op.attrs:
         if spec.name in attrs:
             out[spec.name] = _convert(op, spec, attrs[spec.name])
         elif spec.required:
-            raise OpAttrError(f"{op.name}: missing required attribute '{spec.name}'; valid "
-                              f"attributes: {_valid_names(op)}", spec.name)
+            raise OpAttrError(_("{op}: missing required attribute '{attr}'; valid attributes: "
+                                "{valid}").format(op=op.name, attr=spec.name,
+                                                  valid=_valid_names(op)), spec.name)
         else:
             d = spec.default
             out[spec.name] = list(d) if isinstance(d, list) else d
@@ -392,10 +424,11 @@ def same_dtype(name: str, a: TensorType, b: TensorType) -> str:
     if a.dtype != b.dtype:
         pair = {a.dtype, b.dtype}
         if pair == {"int32", "float32"}:
-            fix = "cast one, or write the literal in the other's dtype"
+            text = _("{op}: dtypes {a} and {b} differ; cast one, or write the literal in the "
+                     "other's dtype")
         else:
-            fix = "cast one with cast(..., dtype=...)"
-        raise OpTypeError(f"{name}: dtypes {a.dtype} and {b.dtype} differ; {fix}")
+            text = _("{op}: dtypes {a} and {b} differ; cast one with cast(..., dtype=...)")
+        raise OpTypeError(text.format(op=name, a=a.dtype, b=b.dtype))
     return a.dtype
 
 
@@ -403,17 +436,20 @@ def need_dtype(name: str, t: TensorType, what: str):
     """Check an argument's dtype class: 'numeric' (not bool), 'float', 'bool', 'int'."""
     d = t.dtype
     if what == "numeric" and d == "bool":
-        raise OpTypeError(f"{name}: not defined for bool tensors, got {t}"
-                          + ("; use logical_or" if name == "add" else
-                             "; use logical_and" if name == "multiply" else ""))
+        if name in ("add", "multiply"):
+            text = _("{op}: not defined for bool tensors, got {type}; use {instead}")
+        else:
+            text = _("{op}: not defined for bool tensors, got {type}")
+        raise OpTypeError(text.format(op=name, type=t, instead="logical_or" if name == "add"
+                                      else "logical_and"))
     if what == "float" and not is_float(d):
-        raise OpTypeError(f"{name}: needs a float tensor, got {t}; cast it first, "
-                          f"e.g. cast(x, dtype=\"float32\")")
+        raise OpTypeError(_("{op}: needs a float tensor, got {type}; cast it first, e.g. "
+                            "cast(x, dtype=\"float32\")").format(op=name, type=t))
     if what == "bool" and d != "bool":
-        raise OpTypeError(f"{name}: needs bool tensors, got {t}; compare with a value first "
-                          f"(e.g. x != 0)")
+        raise OpTypeError(_("{op}: needs bool tensors, got {type}; compare with a value first "
+                            "(e.g. x != 0)").format(op=name, type=t))
     if what == "int" and not is_int(d):
-        raise OpTypeError(f"{name}: needs an integer tensor, got {t}")
+        raise OpTypeError(_("{op}: needs an integer tensor, got {type}").format(op=name, type=t))
 
 
 def broadcast_dims(name: str, types: list) -> tuple:
@@ -437,8 +473,11 @@ def broadcast_dims(name: str, types: list) -> tuple:
             elif dim is None:
                 dim = d
             elif d != dim:
-                raise OpTypeError(f"{name}: cannot broadcast "
-                                  + " with ".join(str(t) for t in types))
+                together = str(types[0])
+                for t in types[1:]:
+                    together = _("{left} with {right}").format(left=together, right=t)
+                raise OpTypeError(_("{op}: cannot broadcast {types}").format(op=name,
+                                                                             types=together))
         out.append(dim)
     return tuple(out)
 
@@ -447,17 +486,38 @@ def norm_axis(name: str, axis: int, ndim: int, what: str = "axis", extra: int = 
     """Normalise a possibly negative axis into [0, ndim + extra)."""
     n = ndim + extra
     if not -n <= axis < n:
-        lo, hi = -n, n - 1
-        rng = f"[{lo}, {hi}]" if n else "none (the tensor is 0-d)"
-        raise OpTypeError(f"{name}: {what} {axis} is out of range for a {ndim}-d tensor; "
-                          f"valid: {rng}")
+        attr = _attribute_named(what)
+        if n and attr is None:
+            text = _("{op}: {what} {axis} is out of range for a {ndim}-d tensor; valid: "
+                     "[{low}, {high}]")
+        elif n:
+            text = _("{op}: attribute '{attr}' {axis} is out of range for a {ndim}-d tensor; "
+                     "valid: [{low}, {high}]")
+        elif attr is None:
+            text = _("{op}: {what} {axis} is out of range for a {ndim}-d tensor; valid: none "
+                     "(the tensor is 0-d)")
+        else:
+            text = _("{op}: attribute '{attr}' {axis} is out of range for a {ndim}-d tensor; "
+                     "valid: none (the tensor is 0-d)")
+        raise OpTypeError(text.format(op=name, what=what, attr=attr, axis=axis, ndim=ndim,
+                                      low=-n, high=n - 1))
     return axis + n if axis < 0 else axis
+
+
+def _attribute_named(what: str) -> str | None:
+    """`x` for an axis named as "attribute 'x'" in messages; None for a bare name (`axis`)."""
+    if what.startswith("attribute '") and what.endswith("'"):
+        return what[len("attribute '"):-1]
+    return None
 
 
 def norm_axes(name: str, axes, ndim: int, what: str = "axis") -> list:
     out = [norm_axis(name, a, ndim, what) for a in axes]
     if len(set(out)) != len(out):
-        raise OpTypeError(f"{name}: {what} {list(axes)} repeats an axis")
+        attr = _attribute_named(what)
+        text = (_("{op}: {what} {axes} repeats an axis") if attr is None else
+                _("{op}: attribute '{attr}' {axes} repeats an axis"))
+        raise OpTypeError(text.format(op=name, what=what, attr=attr, axes=list(axes)))
     return out
 
 
@@ -477,7 +537,7 @@ def unify_dim(name: str, a, b, what: str):
         return b
     if b is None or a == b:
         return a
-    raise OpTypeError(f"{name}: {what}")
+    raise OpTypeError(_("{op}: {message}").format(op=name, message=what))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -27,10 +27,11 @@ from rvmdbg.relay.types import TensorType
 def _shape_arg(name: str, t: TensorType, what: str) -> int:
     """The static length of a 1-d integer tensor argument (a shape, reps, begin...)."""
     if len(t.shape) != 1 or not is_int(t.dtype):
-        raise OpTypeError(f"{name}: {what} must be a 1-d integer tensor, got {t}")
+        raise OpTypeError(_("{op}: {what} must be a 1-d integer tensor, got {t}").format(
+                op=name, what=what, t=t))
     if t.shape[0] is None:
-        raise OpTypeError(f"{name}: {what} must have a static length (it sets the output's "
-                          f"rank), got {t}")
+        raise OpTypeError(_("{op}: {what} must have a static length (it sets the output's rank), "
+                            "got {t}").format(op=name, what=what, t=t))
     return t.shape[0]
 
 
@@ -75,12 +76,13 @@ def _dyn_reshape_shape(name, ishape, newshape, allowzero) -> tuple:
     -2 and -4 would make the rank depend on values, so TVM refuses them here."""
     for v in newshape:
         if v in (-2, -4):
-            raise OpTypeError(f"{name}: newshape {newshape}: {v} is not valid in dyn.reshape "
-                              f"(it would change the rank)")
+            raise OpTypeError(_("{op}: newshape {newshape}: {v} is not valid in dyn.reshape (it "
+                                "would change the rank)").format(op=name, newshape=newshape, v=v))
     out = reshape_dims(name, tuple(ishape), newshape, allowzero)
     if len(out) != len(newshape):
-        raise OpTypeError(f"{name}: newshape {newshape} gives rank {len(out)}, not "
-                          f"{len(newshape)}")
+        raise OpTypeError(_("{op}: newshape {newshape} gives rank {len_out}, not "
+                            "{len_newshape}").format(
+                op=name, newshape=newshape, len_out=len(out), len_newshape=len(newshape)))
     return out
 
 
@@ -116,7 +118,8 @@ def _dyn_broadcast_to_rel(name, args, attrs):
     data, shape = args
     rank = _shape_arg(name, shape, "shape")
     if len(data.shape) > rank:
-        raise OpTypeError(f"{name}: cannot broadcast {data} to a shape of rank {rank}")
+        raise OpTypeError(_("{op}: cannot broadcast {data} to a shape of rank {rank}").format(
+                op=name, data=data, rank=rank))
     return TensorType(_unknown(rank), data.dtype)
 
 
@@ -177,7 +180,8 @@ register("dyn.ones", 1, _dyn_init_rel, _make_dyn_init("dyn.ones", 1), "elemwise"
 def _dyn_full_rel(name, args, attrs):
     fill, shape = args
     if fill.shape != ():
-        raise OpTypeError(f"{name}: the fill value must be a scalar (0-d tensor), got {fill}")
+        raise OpTypeError(_("{op}: the fill value must be a scalar (0-d tensor), got "
+                            "{fill}").format(op=name, fill=fill))
     rank = _shape_arg(name, shape, "shape")
     return TensorType(_unknown(rank), attrs["dtype"] or fill.dtype)
 
@@ -240,11 +244,13 @@ def _dyn_strided_slice_rel(name, args, attrs):
     k = _shape_arg(name, begin, "begin")
     for t, what in ((end, "end"), (strides, "strides")):
         if _shape_arg(name, t, what) != k:
-            raise OpTypeError(f"{name}: begin, end and strides must have the same length; "
-                              f"got {begin}, {end} and {strides}")
+            raise OpTypeError(_("{op}: begin, end and strides must have the same length; got "
+                                "{begin}, {end} and {strides}").format(
+                    op=name, begin=begin, end=end, strides=strides))
     if k > len(data.shape):
-        raise OpTypeError(f"{name}: begin has {k} values but {data} has only "
-                          f"{len(data.shape)} axes")
+        raise OpTypeError(_("{op}: begin has {k} values but {data} has only "
+                            "{len_data_shape} axes").format(
+                op=name, k=k, data=data, len_data_shape=len(data.shape)))
     return TensorType(_unknown(k) + tuple(data.shape[k:]), data.dtype)
 
 
@@ -262,7 +268,7 @@ def _slice_plan(inputs, attrs) -> list:
 def _dyn_strided_slice_shape_func(inputs, attrs):
     data = inputs[0]
     out = list(data if isinstance(data, tuple) else data.shape)
-    for axis, _, _, length in _slice_plan(inputs, attrs):
+    for axis, _begin, _stride, length in _slice_plan(inputs, attrs):
         out[axis] = length
     return [tuple(out)]
 

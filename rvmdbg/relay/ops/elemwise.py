@@ -19,7 +19,6 @@ from rvmdbg.relay.ops.core import (
     OpTypeError, as_result, broadcast_dims, float_intrinsic_refusal, fmt_shape, need_dtype,
     register, same_dtype, tvm_lowering_refuses,
 )
-from rvmdbg.i18n import _
 from rvmdbg.relay.types import TensorType
 
 _arr = np.array
@@ -750,7 +749,8 @@ register("where", 3, _where_rel, _where_kernel, "broadcast",
 
 def _check_shape_attr(name, shape):
     if any(d < 0 for d in shape):
-        raise OpTypeError(f"{name}: shape {list(shape)} has a negative dimension")
+        raise OpTypeError(_("{op}: shape {shape} has a negative dimension").format(
+                op=name, shape=list(shape)))
     return tuple(shape)
 
 
@@ -787,7 +787,8 @@ register("ones_like", 1, _unary_rel("any"), _like_kernel(1), "elemwise",
 def _full_rel(name, args, attrs):
     (fill,) = args
     if fill.shape != ():
-        raise OpTypeError(f"{name}: the fill value must be a scalar (0-d tensor), got {fill}")
+        raise OpTypeError(_("{op}: the fill value must be a scalar (0-d tensor), got "
+                            "{fill}").format(op=name, fill=fill))
     return TensorType(_check_shape_attr(name, attrs["shape"]), attrs["dtype"] or fill.dtype)
 
 
@@ -806,7 +807,8 @@ register("full", 1, _full_rel, _full_kernel, "elemwise",
 def _full_like_rel(name, args, attrs):
     x, fill = args
     if fill.shape != ():
-        raise OpTypeError(f"{name}: the fill value must be a scalar (0-d tensor), got {fill}")
+        raise OpTypeError(_("{op}: the fill value must be a scalar (0-d tensor), got "
+                            "{fill}").format(op=name, fill=fill))
     return TensorType(x.shape, x.dtype)
 
 
@@ -826,7 +828,8 @@ def _broadcast_to_rel(name, args, attrs):
     out = broadcast_dims(name, [x, target])
     if len(out) != len(target.shape) or any(o != t for o, t in zip(out, target.shape)
                                             if o is not None):
-        raise OpTypeError(f"{name}: cannot broadcast {x} to shape {fmt_shape(target.shape)}")
+        raise OpTypeError(_("{op}: cannot broadcast {x} to shape {target_shape}").format(
+                op=name, x=x, target_shape=fmt_shape(target.shape)))
     return target
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import AttrSpec, OpTypeError, as_result, need_dtype, register
 from rvmdbg.relay.ops.layouts import layout_perm
 from rvmdbg.relay.types import TensorType
@@ -148,15 +149,18 @@ def _resize_rel(name, args, attrs):
     (x,) = args
     need_dtype(name, x, "numeric")
     if len(x.shape) != 4:
-        raise OpTypeError(f"{name}: needs a 4-d tensor ({attrs['layout']}), got {x}")
+        raise OpTypeError(_("{op}: needs a {rank}-d tensor ({layout}), got {x}").format(
+                op=name, rank=4, layout=attrs["layout"], x=x))
     axes = _hw_axes(name, attrs["layout"])
     size = attrs["size"]
     if len(size) != 2 or min(size) < 1:
-        raise OpTypeError(f"{name}: attribute 'size' must be 2 positive integers, got {size}")
+        raise OpTypeError(_("{op}: attribute 'size' must be 2 positive integers, got "
+                            "{size}").format(op=name, size=size))
     roi = attrs["roi"]
     if roi is not None and (not isinstance(roi, list) or len(roi) != 4 or not all(
             isinstance(v, (int, float)) and not isinstance(v, bool) for v in roi)):
-        raise OpTypeError(f"{name}: attribute 'roi' must be 4 numbers, got {roi!r}")
+        raise OpTypeError(_("{op}: attribute 'roi' must be 4 numbers, got {roi}").format(
+                op=name, roi=repr(roi)))
     shape = list(x.shape)
     shape[axes[0]], shape[axes[1]] = size
     return TensorType(tuple(shape), attrs["out_dtype"] or x.dtype)
@@ -195,15 +199,18 @@ def _upsampling_rel(name, args, attrs):
     (x,) = args
     need_dtype(name, x, "numeric")
     if len(x.shape) != 4:
-        raise OpTypeError(f"{name}: needs a 4-d tensor ({attrs['layout']}), got {x}")
+        raise OpTypeError(_("{op}: needs a {rank}-d tensor ({layout}), got {x}").format(
+                op=name, rank=4, layout=attrs["layout"], x=x))
     axes = _hw_axes(name, attrs["layout"])
     shape = list(x.shape)
     for ax, attr in zip(axes, ("scale_h", "scale_w")):
         if attrs[attr] <= 0:
-            raise OpTypeError(f"{name}: attribute '{attr}' must be positive, got {attrs[attr]}")
+            raise OpTypeError(_("{op}: attribute '{attr}' must be positive, got {value}").format(
+                    op=name, attr=attr, value=attrs[attr]))
         shape[ax] = _upsampled(shape[ax], attrs[attr])
         if shape[ax] == 0:
-            raise OpTypeError(f"{name}: attribute '{attr}' shrinks the image to nothing")
+            raise OpTypeError(_("{op}: attribute '{attr}' shrinks the image to nothing").format(
+                    op=name, attr=attr))
     return TensorType(tuple(shape), x.dtype)
 
 

@@ -16,11 +16,12 @@ from rvmdbg.relay.ops.core import (
 from rvmdbg.relay.types import TensorType, TupleType
 
 
-def _check_range(name: str, idx: np.ndarray, n: int, axis_text: str) -> None:
+def _check_range(name: str, idx: np.ndarray, n: int, axis: int) -> None:
     bad = (idx < 0) | (idx >= n)
     if np.any(bad):
         v = int(np.asarray(idx)[bad].flat[0])
-        raise KernelError(_("{op}: index {v} is out of range for {axis_text} of size {n}").format(op=name, v=v, axis_text=axis_text, n=n))
+        raise KernelError(_("{op}: index {v} is out of range for axis {axis} of size {n}").format(
+                op=name, v=v, axis=axis, n=n))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -35,17 +36,19 @@ def _gather_rel(name, args, attrs):
                             "refuses others), got {t}").format(op=name, t=indices))
     ndim = len(data.shape)
     if len(indices.shape) != ndim:
-        raise OpTypeError(f"{name}: indices {indices} must have the rank of data {data}")
+        raise OpTypeError(_("{op}: indices {indices} must have the rank of data {data}").format(
+                op=name, indices=indices, data=data))
     if ndim == 0:
-        raise OpTypeError(f"{name}: cannot gather from a 0-d tensor")
+        raise OpTypeError(_("{op}: cannot gather from a 0-d tensor").format(op=name))
     axis = norm_axis(name, attrs["axis"], ndim)
     shape = []
     for i, (d, k) in enumerate(zip(data.shape, indices.shape)):
         if i == axis:
             shape.append(k)
         else:
-            shape.append(unify_dim(name, k, d, f"indices {indices} and data {data} differ on "
-                                               f"axis {i}; only axis {axis} may differ"))
+            shape.append(unify_dim(name, k, d, _("indices {indices} and data {data} differ on "
+                                                 "axis {i}; only axis {axis} may differ").format(
+                    indices=indices, data=data, i=i, axis=axis)))
     return TensorType(tuple(shape), data.dtype)
 
 
@@ -56,7 +59,7 @@ def _gather_kernel(args, attrs):
         if i != axis and data.shape[i] != indices.shape[i]:
             raise KernelError(_("gather: indices {indices_shape} and data {data_shape} differ on "
                                 "axis {i} at run time").format(indices_shape=fmt_shape(indices.shape), data_shape=fmt_shape(data.shape), i=i))
-    _check_range("gather", indices, data.shape[axis], f"axis {axis}")
+    _check_range("gather", indices, data.shape[axis], axis)
     return np.take_along_axis(data, indices.astype(np.int64), axis=axis)
 
 
@@ -69,33 +72,42 @@ def gather_nd_shape(name: str, data: tuple, indices: tuple, batch_dims: int,
                     index_rank) -> tuple:
     """indices is (M, Y...): the output is Y... followed by data's axes after M + batch_dims."""
     if len(indices) < 1:
-        raise OpTypeError(f"{name}: indices must have rank >= 1 (its first axis indexes data)")
+        raise OpTypeError(_("{op}: indices must have rank >= 1 (its first axis indexes "
+                            "data)").format(op=name))
     m = indices[0]
     if index_rank is not None:
-        m = unify_dim(name, m, index_rank, f"attribute 'index_rank' {index_rank} differs from "
-                                           f"the first axis of indices {fmt_shape(indices)}")
+        m = unify_dim(name, m, index_rank, _("attribute 'index_rank' {index_rank} differs from "
+                                             "the first axis of indices {indices_shape}").format(
+                index_rank=index_rank, indices_shape=fmt_shape(indices)))
     if m is None:
-        raise OpTypeError(f"{name}: the first axis of indices {fmt_shape(indices)} must be "
-                          f"known; give attribute 'index_rank'")
+        raise OpTypeError(_("{op}: the first axis of indices {indices_shape} must be known; give "
+                            "attribute 'index_rank'").format(
+                op=name, indices_shape=fmt_shape(indices)))
     if batch_dims < 0:
-        raise OpTypeError(f"{name}: attribute 'batch_dims' must be >= 0, got {batch_dims}")
+        raise OpTypeError(_("{op}: attribute '{attr}' must be >= {minimum}, got {value}").format(
+                op=name, attr="batch_dims", minimum=0, value=batch_dims))
     if m + batch_dims > len(data):
-        raise OpTypeError(f"{name}: indices index {m} axes after {batch_dims} batch axes, but "
-                          f"data {fmt_shape(data)} has only {len(data)}")
+        raise OpTypeError(_("{op}: indices index {m} axes after {batch_dims} batch axes, but "
+                            "data {data_shape} has only {len_data}").format(
+                op=name, m=m, batch_dims=batch_dims, data_shape=fmt_shape(data),
+                len_data=len(data)))
     if batch_dims > len(indices) - 1:
-        raise OpTypeError(f"{name}: attribute 'batch_dims' {batch_dims} exceeds the "
-                          f"{len(indices) - 1} axes of indices after the first")
+        raise OpTypeError(_("{op}: attribute 'batch_dims' {batch_dims} exceeds the {count} axes "
+                            "of indices after the first").format(
+                op=name, batch_dims=batch_dims, count=len(indices) - 1))
     for i in range(batch_dims):
-        unify_dim(name, data[i], indices[i + 1], f"batch axis {i} differs between data "
-                                                 f"{fmt_shape(data)} and indices "
-                                                 f"{fmt_shape(indices)}")
+        unify_dim(name, data[i], indices[i + 1], _("batch axis {i} differs between data "
+                                                   "{data_shape} and indices "
+                                                   "{indices_shape}").format(
+                i=i, data_shape=fmt_shape(data), indices_shape=fmt_shape(indices)))
     return tuple(indices[1:]) + tuple(data[m + batch_dims:])
 
 
 def _gather_nd_rel(name, args, attrs):
     data, indices = args
     if not is_int(indices.dtype):
-        raise OpTypeError(f"{name}: indices must be an integer tensor, got {indices}")
+        raise OpTypeError(_("{op}: indices must be an integer tensor, got {indices}").format(
+                op=name, indices=indices))
     return TensorType(gather_nd_shape(name, data.shape, indices.shape, attrs["batch_dims"],
                                       attrs["index_rank"]), data.dtype)
 
@@ -115,7 +127,7 @@ def _gather_nd_kernel(args, attrs):
             tuple(data.shape[j] if k == j else 1 for k in range(len(y)))))
     for i in range(m):
         idx = indices[i].astype(np.int64)
-        _check_range("gather_nd", idx, data.shape[bd + i], f"axis {bd + i}")
+        _check_range("gather_nd", idx, data.shape[bd + i], bd + i)
         index.append(idx)
     out = data[tuple(index)] if index else np.broadcast_to(data, y + data.shape)
     return as_result(np.array(out), data.dtype)
@@ -137,7 +149,8 @@ def _cumsum_rel(name, args, attrs):
     if attrs["axis"] is None:
         return TensorType((known_prod(x.shape),), dt)
     if len(x.shape) == 0:
-        raise OpTypeError(f"{name}: cannot scan along an axis of a 0-d tensor; leave axis None")
+        raise OpTypeError(_("{op}: cannot scan along an axis of a 0-d tensor; leave axis "
+                            "None").format(op=name))
     norm_axis(name, attrs["axis"], len(x.shape))
     return TensorType(x.shape, dt)
 
@@ -181,7 +194,7 @@ def stable_argsort(x: np.ndarray, axis: int, ascend: bool) -> np.ndarray:
 def _sort_axis_rel(name, x: TensorType, axis: int) -> int:
     need_dtype(name, x, "numeric")
     if len(x.shape) == 0:
-        raise OpTypeError(f"{name}: needs a tensor of rank >= 1, got {x}")
+        raise OpTypeError(_("{op}: needs a tensor of rank >= 1, got {x}").format(op=name, x=x))
     return norm_axis(name, axis, len(x.shape))
 
 
@@ -224,11 +237,12 @@ def _topk_rel(name, args, attrs):
     (x,) = args
     axis = _sort_axis_rel(name, x, attrs["axis"])
     if not is_int(attrs["dtype"]):
-        raise OpTypeError(f"{name}: attribute 'dtype' must be an integer type, got "
-                          f"{attrs['dtype']}")
+        raise OpTypeError(_("{op}: attribute 'dtype' must be an integer type, got {dtype}").format(
+                op=name, dtype=attrs['dtype']))
     k, d = attrs["k"], x.shape[axis]
     if k >= 1 and d is not None and k > d:
-        raise OpTypeError(f"{name}: attribute 'k' {k} exceeds the size {d} of axis {axis}")
+        raise OpTypeError(_("{op}: attribute 'k' {k} exceeds the size {d} of axis {axis}").format(
+                op=name, k=k, d=d, axis=axis))
     shape = x.shape[:axis] + ((k if k >= 1 else d),) + x.shape[axis + 1:]
     values, indices = TensorType(shape, x.dtype), TensorType(shape, attrs["dtype"])
     return {"both": TupleType((values, indices)), "values": values,

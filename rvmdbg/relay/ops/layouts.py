@@ -10,6 +10,7 @@ the given factor, of its upper-case axis), for layout_transform.
 """
 from __future__ import annotations
 
+from rvmdbg.i18n import _, ngettext
 from rvmdbg.relay.ops.core import OpTypeError
 
 CANONICAL_DATA = {1: "NCW", 2: "NCHW"}
@@ -19,8 +20,9 @@ CANONICAL_KERNEL = {1: "OIW", 2: "OIHW"}
 def layout_perm(name: str, attr: str, layout: str, canonical: str) -> tuple:
     """For each letter of `canonical`, its axis in `layout` (which must permute it)."""
     if sorted(layout) != sorted(canonical):
-        raise OpTypeError(f"{name}: attribute '{attr}' must order the axes {canonical} "
-                          f"(e.g. \"{canonical}\"), got \"{layout}\"")
+        raise OpTypeError(_("{op}: attribute '{attr}' must order the axes {canonical} (e.g. "
+                            "\"{canonical}\"), got \"{layout}\"").format(
+                op=name, attr=attr, canonical=canonical, layout=layout))
     return tuple(layout.index(c) for c in canonical)
 
 
@@ -43,17 +45,19 @@ def inverse_perm(perm: tuple) -> tuple:
 def spatial_values(name: str, attr: str, values, n: int, minimum: int = 1) -> tuple:
     """A per-spatial-axis attribute (strides, dilation, pool_size): n values, or 1 for all."""
     if values is None:
-        raise OpTypeError(f"{name}: attribute '{attr}' is required")
+        raise OpTypeError(_("{op}: attribute '{attr}' is required").format(op=name, attr=attr))
     vals = [values] if isinstance(values, int) else list(values)
     if len(vals) == 1 and n > 1:
         vals = vals * n
     if len(vals) != n:
-        raise OpTypeError(f"{name}: attribute '{attr}' must have {n} value"
-                          f"{'s' if n > 1 else ''}, got {list(vals)}")
+        raise OpTypeError(ngettext("{op}: attribute '{attr}' must have {n} value, got {vals}",
+                                   "{op}: attribute '{attr}' must have {n} values, got {vals}",
+                                   n).format(op=name, attr=attr, n=n, vals=list(vals)))
     for v in vals:
         if v < minimum:
-            raise OpTypeError(f"{name}: attribute '{attr}' must be >= {minimum}, got "
-                              f"{list(vals)}")
+            raise OpTypeError(_("{op}: attribute '{attr}' must be >= {minimum}, got "
+                                "{value}").format(
+                    op=name, attr=attr, minimum=minimum, value=list(vals)))
     return tuple(vals)
 
 
@@ -65,10 +69,14 @@ def expand_padding(name: str, padding, n: int, attr: str = "padding") -> tuple:
     elif len(vals) == n and n == 2:
         vals = vals * 2
     elif len(vals) != 2 * n:
-        counts = "1, 2 or 4" if n == 2 else "1 or 2" if n == 1 else f"1 or {2 * n}"
-        raise OpTypeError(f"{name}: attribute '{attr}' must have {counts} values, got {vals}")
+        if n == 2:
+            text = _("{op}: attribute '{attr}' must have 1, 2 or 4 values, got {vals}")
+        else:
+            text = _("{op}: attribute '{attr}' must have 1 or {count} values, got {vals}")
+        raise OpTypeError(text.format(op=name, attr=attr, count=2 * n, vals=vals))
     if any(v < 0 for v in vals):
-        raise OpTypeError(f"{name}: attribute '{attr}' must not be negative, got {vals}")
+        raise OpTypeError(_("{op}: attribute '{attr}' must not be negative, got {vals}").format(
+                op=name, attr=attr, vals=vals))
     return tuple(vals[:n]), tuple(vals[n:])
 
 
@@ -91,23 +99,29 @@ def parse_layout(name: str, attr: str, layout: str) -> list:
         while j < len(layout) and layout[j].isdigit():
             j += 1
         if j == len(layout) or not ("A" <= layout[j] <= "Z" or "a" <= layout[j] <= "z"):
-            raise OpTypeError(f"{name}: attribute '{attr}' {layout!r} is not a layout: expected "
-                              f"axis letters, each lower-case one after its factor (NCHW4c)")
+            raise OpTypeError(_("{op}: attribute '{attr}' {layout} is not a layout: "
+                                "expected axis letters, each lower-case one after its "
+                                "factor (NCHW4c)").format(
+                    op=name, attr=attr, layout=repr(layout)))
         letter = layout[j]
         factor = int(layout[i:j]) if j > i else None
         if letter.isupper() and factor is not None:
-            raise OpTypeError(f"{name}: attribute '{attr}' {layout!r}: the whole axis {letter} "
-                              f"takes no factor")
+            raise OpTypeError(_("{op}: attribute '{attr}' {layout}: the whole axis {letter} "
+                                "takes no factor").format(
+                    op=name, attr=attr, layout=repr(layout), letter=letter))
         if letter.islower() and not factor:
-            raise OpTypeError(f"{name}: attribute '{attr}' {layout!r}: the sub-axis {letter} "
-                              f"needs a positive factor before it")
-        if any(c == letter for c, _ in items):
-            raise OpTypeError(f"{name}: attribute '{attr}' {layout!r} repeats axis {letter}")
+            raise OpTypeError(_("{op}: attribute '{attr}' {layout}: the sub-axis {letter} needs "
+                                "a positive factor before it").format(
+                    op=name, attr=attr, layout=repr(layout), letter=letter))
+        if any(c == letter for c, _factor in items):
+            raise OpTypeError(_("{op}: attribute '{attr}' {layout} repeats axis {letter}").format(
+                    op=name, attr=attr, layout=repr(layout), letter=letter))
         items.append((letter, factor))
         i = j + 1
-    letters = {c for c, _ in items}
-    for c, _ in items:
+    letters = {c for c, _factor in items}
+    for c, _factor in items:
         if c.islower() and c.upper() not in letters:
-            raise OpTypeError(f"{name}: attribute '{attr}' {layout!r}: sub-axis {c} without "
-                              f"its axis {c.upper()}")
+            raise OpTypeError(_("{op}: attribute '{attr}' {layout}: sub-axis {letter} without "
+                                "its axis {axis}").format(
+                    op=name, attr=attr, layout=repr(layout), letter=c, axis=c.upper()))
     return items

@@ -18,7 +18,6 @@ from rvmdbg.relay.ops.core import (
     AttrSpec, KernelError, OpTypeError, as_result, float_intrinsic_refusal, fmt_shape, known_prod,
     need_dtype, norm_axis, register, same_dtype, tvm_lowering_refuses, unify_dim,
 )
-from rvmdbg.i18n import _
 from rvmdbg.relay.types import TensorType, TupleType
 
 # ---------------------------------------------------------------------------------------------
@@ -31,16 +30,20 @@ def _dense_rel(name, args, attrs):
     data, weight = args
     dt = data.dtype
     if len(data.shape) < 1:
-        raise OpTypeError(f"{name}: data must have rank >= 1, got {data}")
+        raise OpTypeError(_("{op}: {what} must have rank >= {rank}, got {t}").format(
+                op=name, what="data", rank=1, t=data))
     if len(weight.shape) != 2:
-        raise OpTypeError(f"{name}: weight must be 2-d (units, in_features), got {weight}")
+        raise OpTypeError(_("{op}: weight must be 2-d (units, in_features), got {weight}").format(
+                op=name, weight=weight))
     unify_dim(name, data.shape[-1], weight.shape[1],
-              f"data {data} has {data.shape[-1]} input features but weight {weight} expects "
-              f"{weight.shape[1]} (weight is (units, in_features))")
+              _("data {data} has {features} input features but weight {weight} expects "
+                "{expected} (weight is (units, in_features))").format(
+            data=data, features=data.shape[-1], weight=weight, expected=weight.shape[1]))
     units = attrs["units"]
     n = weight.shape[0]
     if units is not None:
-        n = unify_dim(name, n, units, f"units={units} but weight {weight} has {n} rows")
+        n = unify_dim(name, n, units, _("units={units} but weight {weight} has {n} rows").format(
+                units=units, weight=weight, n=n))
     return TensorType(data.shape[:-1] + (n,), attrs["out_dtype"] or dt)
 
 
@@ -73,18 +76,20 @@ def _bmm_rel(name, args, attrs):
     dt = x.dtype  # BatchMatmulRel: out_dtype, else x's; the dtypes are not compared
     for what, t in (("x", x), ("y", y)):
         if len(t.shape) != 3:
-            raise OpTypeError(f"{name}: {what} must be 3-d (batch, rows, cols), got {t}")
+            raise OpTypeError(_("{op}: {what} must be 3-d (batch, rows, cols), got {t}").format(
+                    op=name, what=what, t=t))
     bx, by = x.shape[0], y.shape[0]
     if bx == 1:
         b = by
     elif by == 1:
         b = bx
     else:
-        b = unify_dim(name, bx, by, f"batch sizes differ: {x} and {y}")
+        b = unify_dim(name, bx, by, _("batch sizes differ: {x} and {y}").format(x=x, y=y))
     m, kx = (x.shape[2], x.shape[1]) if attrs["transpose_a"] else (x.shape[1], x.shape[2])
     n, ky = (y.shape[1], y.shape[2]) if attrs["transpose_b"] else (y.shape[2], y.shape[1])
-    unify_dim(name, kx, ky, f"inner dimensions differ: {x} and {y} (transpose_a="
-                            f"{attrs['transpose_a']}, transpose_b={attrs['transpose_b']})")
+    unify_dim(name, kx, ky, _("inner dimensions differ: {x} and {y} (transpose_a={transpose_a}, "
+                              "transpose_b={transpose_b})").format(
+            x=x, y=y, transpose_a=attrs['transpose_a'], transpose_b=attrs['transpose_b']))
     return TensorType((b, m, n), attrs["out_dtype"] or dt)
 
 
@@ -116,12 +121,15 @@ def _bias_add_rel(name, args, attrs):
     data, bias = args
     dt = same_dtype(name, data, bias)  # BiasAddRel assigns the bias data's dtype
     if len(bias.shape) != 1:
-        raise OpTypeError(f"{name}: bias must be 1-d, got {bias}")
+        raise OpTypeError(_("{op}: {what} must be {rank}-d, got {t}").format(
+                op=name, what="bias", rank=1, t=bias))
     if len(data.shape) == 0:
-        raise OpTypeError(f"{name}: data must have rank >= 1, got {data}")
+        raise OpTypeError(_("{op}: {what} must have rank >= {rank}, got {t}").format(
+                op=name, what="data", rank=1, t=data))
     axis = norm_axis(name, attrs["axis"], len(data.shape))
     unify_dim(name, data.shape[axis], bias.shape[0],
-              f"bias {bias} does not match axis {axis} of {data}")
+              _("bias {bias} does not match axis {axis} of {data}").format(
+            bias=bias, axis=axis, data=data))
     return TensorType(data.shape, dt)
 
 
@@ -151,7 +159,7 @@ def _softmax_rel(name, args, attrs):
     # finds no integer exp (the kernels below refuse it when they run)
     (x,) = args
     if len(x.shape) == 0:
-        raise OpTypeError(f"{name}: needs a tensor of rank >= 1, got {x}")
+        raise OpTypeError(_("{op}: needs a tensor of rank >= 1, got {x}").format(op=name, x=x))
     norm_axis(name, attrs["axis"], len(x.shape))
     return TensorType(x.shape, x.dtype)
 
@@ -186,7 +194,7 @@ register("nn.log_softmax", 1, _softmax_rel, _log_softmax_kernel, "out_elemwise_f
 def _batch_flatten_rel(name, args, attrs):
     (x,) = args
     if len(x.shape) == 0:
-        raise OpTypeError(f"{name}: needs a tensor of rank >= 1, got {x}")
+        raise OpTypeError(_("{op}: needs a tensor of rank >= 1, got {x}").format(op=name, x=x))
     return TensorType((x.shape[0], known_prod(x.shape[1:])), x.dtype)
 
 
@@ -239,19 +247,22 @@ def _matmul_rel(name, args, attrs):
     a, b = args
     dt = a.dtype  # MatmulRel: out_dtype, else tensor_a's; the dtypes are not compared
     if len(a.shape) < (2 if attrs["transpose_a"] else 1):
-        raise OpTypeError(f"{name}: tensor_a {a} has too few dimensions")
+        raise OpTypeError(_("{op}: tensor_a {a} has too few dimensions").format(op=name, a=a))
     if len(b.shape) != 2:
-        raise OpTypeError(f"{name}: tensor_b must be 2-d, got {b}")
+        raise OpTypeError(_("{op}: {what} must be {rank}-d, got {t}").format(
+                op=name, what="tensor_b", rank=2, t=b))
     if attrs["transpose_a"]:
         lead, k_a = a.shape[:-2] + (a.shape[-1],), a.shape[-2]
     else:
         lead, k_a = a.shape[:-1], a.shape[-1]
     k_b, n = (b.shape[1], b.shape[0]) if attrs["transpose_b"] else (b.shape[0], b.shape[1])
-    unify_dim(name, k_a, k_b, f"inner dimensions differ: {a} and {b} (transpose_a="
-                              f"{attrs['transpose_a']}, transpose_b={attrs['transpose_b']})")
+    unify_dim(name, k_a, k_b, _("inner dimensions differ: {x} and {y} "
+                                "(transpose_a={transpose_a}, transpose_b={transpose_b})").format(
+            x=a, y=b, transpose_a=attrs['transpose_a'], transpose_b=attrs['transpose_b']))
     if attrs["units"] is not None:
-        n = unify_dim(name, n, attrs["units"], f"attribute 'units'={attrs['units']} but "
-                                               f"tensor_b {b} gives {n} columns")
+        n = unify_dim(name, n, attrs["units"], _("attribute 'units'={units} but tensor_b {b} "
+                                                 "gives {n} columns").format(
+                units=attrs['units'], b=b, n=n))
     return TensorType(lead + (n,), attrs["out_dtype"] or dt)
 
 
@@ -279,12 +290,15 @@ def _prelu_rel(name, args, attrs):
     data, alpha = args
     same_dtype(name, data, alpha)  # PReluRel assigns alpha data's dtype
     if len(data.shape) == 0:
-        raise OpTypeError(f"{name}: data must have rank >= 1, got {data}")
+        raise OpTypeError(_("{op}: {what} must have rank >= {rank}, got {t}").format(
+                op=name, what="data", rank=1, t=data))
     axis = norm_axis(name, attrs["axis"], len(data.shape), "attribute 'axis'")
     if len(alpha.shape) != 1:
-        raise OpTypeError(f"{name}: alpha must be 1-d, got {alpha}")
+        raise OpTypeError(_("{op}: {what} must be {rank}-d, got {t}").format(
+                op=name, what="alpha", rank=1, t=alpha))
     unify_dim(name, alpha.shape[0], data.shape[axis],
-              f"alpha {alpha} does not match axis {axis} (attribute 'axis') of {data}")
+              _("alpha {alpha} does not match axis {axis} (attribute 'axis') of {data}").format(
+            alpha=alpha, axis=axis, data=data))
     return TensorType(data.shape, data.dtype)
 
 
@@ -309,7 +323,8 @@ register("nn.prelu", 2, _prelu_rel, _prelu_kernel, "broadcast",
 def _dropout_rel(name, args, attrs):
     (x,) = args  # DropoutRel: any dtype (SimplifyInference makes it the identity)
     if not 0.0 <= attrs["rate"] < 1.0:
-        raise OpTypeError(f"{name}: attribute 'rate' must be in [0, 1), got {attrs['rate']}")
+        raise OpTypeError(_("{op}: attribute 'rate' must be in [0, 1), got {rate}").format(
+                op=name, rate=attrs['rate']))
     t = TensorType(x.shape, x.dtype)
     return TupleType((t, t))
 
@@ -335,17 +350,20 @@ def _pad_rel(name, args, attrs):
     if len(args) == 2:
         value = args[1]
         if value.shape != ():
-            raise OpTypeError(f"{name}: the pad value must be a 0-d tensor, got {value}")
+            raise OpTypeError(_("{op}: the pad value must be a 0-d tensor, got {value}").format(
+                    op=name, value=value))
         if attrs["pad_value"] is not None:
-            raise OpTypeError(f"{name}: give the pad value as the second argument or as "
-                              f"attribute 'pad_value', not both")
+            raise OpTypeError(_("{op}: give the pad value as the second argument or as attribute "
+                                "'pad_value', not both").format(op=name))
     shape = []
     for d, (before, after) in zip(data.shape, widths):
         if attrs["pad_mode"] == "reflect" and d is not None and max(before, after) >= d:
-            raise OpTypeError(f"{name}: attribute 'pad_width' {[before, after]} reflects past "
-                              f"the edge of a dimension of {d} (pad_mode=\"reflect\")")
+            raise OpTypeError(_("{op}: attribute 'pad_width' {pair} reflects past the edge of a "
+                                "dimension of {d} (pad_mode=\"reflect\")").format(
+                    op=name, pair=[before, after], d=d))
         if attrs["pad_mode"] == "edge" and d == 0 and (before or after):
-            raise OpTypeError(f"{name}: pad_mode=\"edge\" cannot pad an empty dimension")
+            raise OpTypeError(_("{op}: pad_mode=\"edge\" cannot pad an empty dimension").format(
+                    op=name))
         shape.append(None if d is None else d + before + after)
     return TensorType(tuple(shape), data.dtype)
 
@@ -355,13 +373,16 @@ def _pad_widths(name, pad_width, ndim):
         isinstance(p, list) and len(p) == 2
         and all(isinstance(v, int) and not isinstance(v, bool) for v in p) for p in pad_width)
     if not ok:
-        raise OpTypeError(f"{name}: attribute 'pad_width' must be a list of [before, after] "
-                          f"integer pairs, got {pad_width!r}")
+        raise OpTypeError(_("{op}: attribute 'pad_width' must be a list of [before, after] "
+                            "integer pairs, got {pad_width}").format(
+                op=name, pad_width=repr(pad_width)))
     if len(pad_width) != ndim:
-        raise OpTypeError(f"{name}: attribute 'pad_width' has {len(pad_width)} pairs for a "
-                          f"{ndim}-d tensor")
+        raise OpTypeError(_("{op}: attribute 'pad_width' has {len_pad_width} pairs for a "
+                            "{ndim}-d tensor").format(
+                op=name, len_pad_width=len(pad_width), ndim=ndim))
     if any(v < 0 for p in pad_width for v in p):
-        raise OpTypeError(f"{name}: attribute 'pad_width' must not be negative, got {pad_width}")
+        raise OpTypeError(_("{op}: attribute 'pad_width' must not be negative, got "
+                            "{pad_width}").format(op=name, pad_width=pad_width))
     return [tuple(p) for p in pad_width]
 
 

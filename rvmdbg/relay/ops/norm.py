@@ -24,12 +24,14 @@ def _channel_vectors(name, data, vectors, names, axis):
     dim = data.shape[axis]
     for what, t in zip(names, vectors):
         if t.dtype != data.dtype:
-            raise OpTypeError(f"{name}: {what} {t} must have data's dtype {data.dtype}")
+            raise OpTypeError(_("{op}: {what} {t} must have data's dtype {data_dtype}").format(
+                    op=name, what=what, t=t, data_dtype=data.dtype))
         if len(t.shape) != 1:
-            raise OpTypeError(f"{name}: {what} must be 1-d, got {t}")
+            raise OpTypeError(_("{op}: {what} must be {rank}-d, got {t}").format(
+                    op=name, what=what, rank=1, t=t))
         dim = unify_dim(name, t.shape[0], dim,
-                        f"{what} {t} does not match axis {axis} (attribute 'axis') of data "
-                        f"{data}")
+                        _("{what} {t} does not match axis {axis} (attribute 'axis') of data "
+                          "{data}").format(what=what, t=t, axis=axis, data=data))
     return dim
 
 
@@ -52,7 +54,8 @@ def _check_len(name, v, x, axis, what):
 def _batch_norm_rel(name, args, attrs):
     data = args[0]
     if len(data.shape) == 0:
-        raise OpTypeError(f"{name}: data must have rank >= 1, got {data}")
+        raise OpTypeError(_("{op}: {what} must have rank >= {rank}, got {t}").format(
+                op=name, what="data", rank=1, t=data))
     axis = norm_axis(name, attrs["axis"], len(data.shape), "attribute 'axis'")
     dim = _channel_vectors(name, data, args[1:], ("gamma", "beta", "moving_mean", "moving_var"),
                            axis)
@@ -103,19 +106,23 @@ register("nn.batch_norm", 5, _batch_norm_rel,
 def _affine_norm_rel(name, args, attrs):
     data, gamma, beta = args
     if name == "nn.instance_norm" and len(data.shape) < 3:
-        raise OpTypeError(f"{name}: data must have rank >= 3, got {data}")
+        raise OpTypeError(_("{op}: {what} must have rank >= {rank}, got {t}").format(
+                op=name, what="data", rank=3, t=data))
     if len(data.shape) == 0:
-        raise OpTypeError(f"{name}: data must have rank >= 1, got {data}")
+        raise OpTypeError(_("{op}: {what} must have rank >= {rank}, got {t}").format(
+                op=name, what="data", rank=1, t=data))
     axis = norm_axis(name, attrs["axis"], len(data.shape), "attribute 'axis'")
     _channel_vectors(name, data, (gamma, beta), ("gamma", "beta"), axis)
     if name == "nn.group_norm":
         groups = attrs["num_groups"]
         if groups < 1:
-            raise OpTypeError(f"{name}: attribute 'num_groups' must be >= 1, got {groups}")
+            raise OpTypeError(_("{op}: attribute '{attr}' must be >= {minimum}, got "
+                                "{value}").format(op=name, attr="num_groups", minimum=1,
+                                                  value=groups))
         c = data.shape[axis]
         if c is not None and c % groups:
-            raise OpTypeError(f"{name}: {c} channels do not split into attribute "
-                              f"'num_groups'={groups}")
+            raise OpTypeError(_("{op}: {c} channels do not split into attribute "
+                                "'num_groups'={groups}").format(op=name, c=c, groups=groups))
     return TensorType(data.shape, data.dtype)
 
 
@@ -194,13 +201,15 @@ register("nn.l2_normalize", 1, _l2_rel, _floats_only("nn.l2_normalize", _l2_kern
 def _lrn_rel(name, args, attrs):
     (x,) = args
     if len(x.shape) != 4:
-        raise OpTypeError(f"{name}: needs a 4-d tensor, got {x}")
+        raise OpTypeError(_("{op}: needs a {rank}-d tensor, got {x}").format(op=name, rank=4,
+                                                                             x=x))
     axis = norm_axis(name, attrs["axis"], 4, "attribute 'axis'")
     if axis not in (1, 3):
-        raise OpTypeError(f"{name}: attribute 'axis' must be 1 or 3, got {attrs['axis']}")
+        raise OpTypeError(_("{op}: attribute 'axis' must be 1 or 3, got {axis}").format(
+                op=name, axis=attrs['axis']))
     if attrs["size"] < 1 or attrs["size"] % 2 == 0:
-        raise OpTypeError(f"{name}: attribute 'size' must be a positive odd number, got "
-                          f"{attrs['size']}")
+        raise OpTypeError(_("{op}: attribute 'size' must be a positive odd number, got "
+                            "{size}").format(op=name, size=attrs['size']))
     return TensorType(x.shape, x.dtype)
 
 

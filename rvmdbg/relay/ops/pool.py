@@ -31,8 +31,9 @@ def _spatial_axes(name, attrs, n):
     out_perm = layout_perm(name, "out_layout", attrs["out_layout"] or attrs["layout"],
                            CANONICAL_DATA[n])
     if out_perm != perm:
-        raise OpTypeError(f"{name}: attribute 'out_layout' must equal 'layout' "
-                          f"(\"{attrs['layout']}\"), got \"{attrs['out_layout']}\"")
+        raise OpTypeError(_("{op}: attribute 'out_layout' must equal 'layout' (\"{layout}\"), "
+                            "got \"{out_layout}\"").format(
+                op=name, layout=attrs['layout'], out_layout=attrs['out_layout']))
     return perm[2:]
 
 
@@ -47,7 +48,8 @@ def _window_attrs(name, attrs, n):
 def _pool_rel(name, args, attrs, n):
     (x,) = args  # Pool*Rel: any dtype
     if len(x.shape) != n + 2:
-        raise OpTypeError(f"{name}: needs a {n + 2}-d tensor ({attrs['layout']}), got {x}")
+        raise OpTypeError(_("{op}: needs a {rank}-d tensor ({layout}), got {x}").format(
+                op=name, rank=n + 2, layout=attrs["layout"], x=x))
     axes = _spatial_axes(name, attrs, n)
     pool, strides, dilation, before, after = _window_attrs(name, attrs, n)
     shape = list(x.shape)
@@ -55,9 +57,10 @@ def _pool_rel(name, args, attrs, n):
         window = (k - 1) * d + 1
         o = window_out(shape[ax], b, a, window, s, attrs["ceil_mode"])
         if o is not None and o < 1:
-            raise OpTypeError(f"{name}: a {window}-wide window (attribute 'pool_size' {list(pool)},"
-                              f" dilation {d}) does not fit an input of {shape[ax]} padded by "
-                              f"({b}, {a})")
+            raise OpTypeError(_("{op}: a {window}-wide window (attribute 'pool_size' {pool}, "
+                                "dilation {d}) does not fit an input of {size} padded by ({b}, "
+                                "{a})").format(
+                    op=name, window=window, pool=list(pool), d=d, size=shape[ax], b=b, a=a))
         shape[ax] = o
     return TensorType(tuple(shape), x.dtype)
 
@@ -137,7 +140,7 @@ def _pool_kernel(name, n, kind):
             out = pool_nd(x, axes, pool, strides, dilation, before, after, attrs["ceil_mode"],
                           kind, attrs.get("count_include_pad", False))
         except KernelError as e:
-            raise KernelError(f"{name}: {e.message}") from None
+            raise KernelError(_("{op}: {message}").format(op=name, message=e.message)) from None
         return as_result(out, x.dtype)
     return kernel
 
@@ -176,7 +179,8 @@ _register_pool("nn.avg_pool2d", 2, "avg")
 def _hw_axes(name, attrs, x):
     need_dtype(name, x, "numeric")
     if len(x.shape) != 4:
-        raise OpTypeError(f"{name}: needs a 4-d tensor ({attrs['layout']}), got {x}")
+        raise OpTypeError(_("{op}: needs a {rank}-d tensor ({layout}), got {x}").format(
+                op=name, rank=4, layout=attrs["layout"], x=x))
     return _spatial_axes(name, attrs, 2)
 
 
@@ -218,8 +222,8 @@ def _output_size(name, attrs, in_h, in_w):
         size = [size]
     if not isinstance(size, list) or len(size) > 2 or not all(
             v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in size):
-        raise OpTypeError(f"{name}: attribute 'output_size' must be a list of up to 2 integers, "
-                          f"got {size!r}")
+        raise OpTypeError(_("{op}: attribute 'output_size' must be a list of up to 2 integers, "
+                            "got {size}").format(op=name, size=repr(size)))
     if len(size) == 0:
         size = [None, None]
     elif len(size) == 1:
@@ -227,7 +231,8 @@ def _output_size(name, attrs, in_h, in_w):
     out = [in_h if size[0] is None else size[0], in_w if size[1] is None else size[1]]
     for v in out:
         if v is not None and v < 1:
-            raise OpTypeError(f"{name}: attribute 'output_size' must be positive, got {size}")
+            raise OpTypeError(_("{op}: attribute '{attr}' must be positive, got {value}").format(
+                    op=name, attr="output_size", value=size))
     return out
 
 

@@ -31,24 +31,36 @@ F32 = np.dtype("float32")
 
 def _need(name: str, t: TensorType, dtypes: tuple, what: str) -> None:
     if t.dtype not in dtypes:
-        raise OpTypeError(f"{name}: {what} must be {' or '.join(dtypes)}, got {t}")
+        choices = dtypes[0]
+        for d in dtypes[1:]:
+            choices = _("{left} or {right}").format(left=choices, right=d)
+        raise OpTypeError(_("{op}: {what} must be {dtypes}, got {t}").format(
+                op=name, what=what, dtypes=choices, t=t))
 
 
-def _qparam(name: str, t: TensorType, what: str, dtype: str, length=None,
+def _qparam(name: str, t: TensorType, what: str, dtype: str, length=None, each: bool = False,
             per_channel: bool = True) -> None:
     """A scale (float32) or zero point (int32): a scalar, or when per_channel a vector of
-    `length` values (`None`: not known statically)."""
+    `length` values (`None`: not known statically); `each`: t is one of the tuple `what`."""
     if t.dtype != dtype:
-        raise OpTypeError(f"{name}: {what} must be {dtype}, got {t}")
+        text = (_("{op}: each of {what} must be {dtype}, got {t}") if each else
+                _("{op}: {what} must be {dtype}, got {t}"))
+        raise OpTypeError(text.format(op=name, what=what, dtype=dtype, t=t))
     if t.shape == ():
         return
     if not per_channel:
-        raise OpTypeError(f"{name}: {what} must be a scalar {dtype}, got {t}")
+        text = (_("{op}: each of {what} must be a scalar {dtype}, got {t}") if each else
+                _("{op}: {what} must be a scalar {dtype}, got {t}"))
+        raise OpTypeError(text.format(op=name, what=what, dtype=dtype, t=t))
     if len(t.shape) != 1 or (length is not None and t.shape[0] is not None
                              and t.shape[0] != length):
-        n = "the channel count" if length is None else str(length)
-        raise OpTypeError(f"{name}: {what} must be a scalar or a vector of {n} values (one per "
-                          f"channel), got {t}")
+        if length is None:
+            text = _("{op}: {what} must be a scalar or a vector of the channel count values (one "
+                     "per channel), got {t}")
+        else:
+            text = _("{op}: {what} must be a scalar or a vector of {n} values (one per channel), "
+                     "got {t}")
+        raise OpTypeError(text.format(op=name, what=what, n=length, t=t))
 
 
 def _channel_axis(name: str, axis: int, data: TensorType, attr: str = "axis") -> int:
@@ -146,11 +158,13 @@ def q_multiply_shift(x: np.ndarray, m, shift, rounding: str = "UPWARD") -> np.nd
 def _fixed_point_multiply_rel(name, args, attrs):
     (x,) = args
     if x.dtype != "int32":
-        raise OpTypeError(f"{name}: data must be int32, got {x}")
+        raise OpTypeError(_("{op}: data must be int32, got {x}").format(op=name, x=x))
     if not -(1 << 31) <= attrs["multiplier"] < (1 << 31):
-        raise OpTypeError(f"{name}: multiplier={attrs['multiplier']} is not an int32")
+        raise OpTypeError(_("{op}: multiplier={multiplier} is not an int32").format(
+                op=name, multiplier=attrs['multiplier']))
     if not -31 <= attrs["shift"] <= 31:
-        raise OpTypeError(f"{name}: shift={attrs['shift']} is outside [-31, 31]")
+        raise OpTypeError(_("{op}: shift={shift} is outside [-31, 31]").format(
+                op=name, shift=attrs['shift']))
     return x
 
 
@@ -347,11 +361,13 @@ def _binary_rel(name, args, attrs):
     lhs, rhs, lscale, lzp, rscale, rzp, oscale, ozp = args
     _need(name, lhs, _QUANTIZED, "lhs")
     if lhs.dtype != rhs.dtype:
-        raise OpTypeError(f"{name}: lhs and rhs need the same dtype, got {lhs} and {rhs}")
+        raise OpTypeError(_("{op}: lhs and rhs need the same dtype, got {lhs} and {rhs}").format(
+                op=name, lhs=lhs, rhs=rhs))
     if name == "qnn.mul" and (lscale.shape or rscale.shape) and \
             attrs["lhs_axis"] != attrs["rhs_axis"]:
-        raise OpTypeError(f"{name}: per-channel scales need lhs_axis == rhs_axis, got "
-                          f"{attrs['lhs_axis']} and {attrs['rhs_axis']} (as in TVM)")
+        raise OpTypeError(_("{op}: per-channel scales need lhs_axis == rhs_axis, got {lhs_axis} "
+                            "and {rhs_axis} (as in TVM)").format(
+                op=name, lhs_axis=attrs['lhs_axis'], rhs_axis=attrs['rhs_axis']))
     for data, scale, zp, side in ((lhs, lscale, lzp, "lhs"), (rhs, rscale, rzp, "rhs")):
         # TVM: the channel axis of a tensor of rank <= 1 is 0
         axis = attrs[f"{side}_axis"] if len(data.shape) > 1 else 0
@@ -421,9 +437,10 @@ def _concatenate_rel(name, args, attrs):
     for t, what, dtype in ((scales, "input_scales", "float32"),
                            (zps, "input_zero_points", "int32")):
         if len(t.fields) != n:
-            raise OpTypeError(f"{name}: {what} has {len(t.fields)} values for {n} tensors")
+            raise OpTypeError(_("{op}: {what} has {len_t_fields} values for {n} tensors").format(
+                    op=name, what=what, len_t_fields=len(t.fields), n=n))
         for f in t.fields:
-            _qparam(name, f, f"each of {what}", dtype, per_channel=False)
+            _qparam(name, f, what, dtype, per_channel=False, each=True)
     _qparam(name, oscale, "output_scale", "float32", per_channel=False)
     _qparam(name, ozp, "output_zero_point", "int32", per_channel=False)
     out = OPS["concatenate"].type_rel([data], {"axis": attrs["axis"]})

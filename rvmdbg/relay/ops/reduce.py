@@ -190,16 +190,18 @@ _VARIANCE_ATTRS = _REDUCE_ATTRS + [AttrSpec("unbiased", "bool", False)]
 def _variance_rel(name, args, attrs):
     data, mean = args
     if data.dtype != mean.dtype:
-        raise OpTypeError(f"{name}: data {data} and mean {mean} need the same dtype")
+        raise OpTypeError(_("{op}: data {data} and mean {mean} need the same dtype").format(
+                op=name, data=data, mean=mean))
     if len(data.shape) == 0:
-        raise OpTypeError(f"{name}: needs a tensor of rank >= 1, got {data}")
+        raise OpTypeError(_("{op}: needs a tensor of rank >= 1, got {x}").format(
+                op=name, x=data))
     if len(mean.shape) != len(data.shape):
-        raise OpTypeError(f"{name}: mean {mean} must have the rank of data {data} (a mean "
-                          f"with keepdims=True)")
+        raise OpTypeError(_("{op}: mean {mean} must have the rank of data {data} (a mean with "
+                            "keepdims=True)").format(op=name, mean=mean, data=data))
     for i, (d, m) in enumerate(zip(data.shape, mean.shape)):
         if d is not None and m is not None and m not in (1, d):
-            raise OpTypeError(f"{name}: mean {mean} does not broadcast to data {data} on "
-                              f"axis {i}")
+            raise OpTypeError(_("{op}: mean {mean} does not broadcast to data {data} on "
+                                "axis {i}").format(op=name, mean=mean, data=data, i=i))
     axes = reduce_axes(name, len(data.shape), attrs["axis"], attrs["exclude"])
     return TensorType(_reduced_shape(data.shape, axes, attrs["keepdims"]), data.dtype)
 

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from rvmdbg.i18n import _
+from rvmdbg.i18n import N_, _
 from rvmdbg.relay.ops.core import (
     Attrs, AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, is_int, known_prod, norm_axes,
     norm_axis, register, runtime_type_error, unify_dim,
@@ -36,8 +36,9 @@ def reshape_dims(name: str, ishape: tuple, newshape, allowzero: bool = False) ->
 
     def need_src(k: int, what: str):
         if src + k > n_in:
-            raise OpTypeError(f"{name}: newshape {list(newshape)}: {what} needs input "
-                              f"dimension {src + k - 1}, but the input has rank {n_in}")
+            raise OpTypeError(_("{op}: newshape {newshape}: {what} needs input dimension "
+                                "{index}, but the input has rank {n_in}").format(
+                    op=name, newshape=list(newshape), what=_(what), index=src + k - 1, n_in=n_in))
 
     while i < len(newshape):
         v = newshape[i]
@@ -48,12 +49,13 @@ def reshape_dims(name: str, ishape: tuple, newshape, allowzero: bool = False) ->
             if allowzero:
                 out.append(0)
             else:
-                need_src(1, "0 (copy a dimension)")
+                need_src(1, N_("0 (copy a dimension)"))
                 out.append(ishape[src])
             src += 1
         elif v == -1:
             if infer_at >= 0:
-                raise OpTypeError(f"{name}: newshape {list(newshape)} has more than one -1")
+                raise OpTypeError(_("{op}: newshape {newshape} has more than one -1").format(
+                        op=name, newshape=list(newshape)))
             infer_at = len(out)
             out.append(1)
             src += 1
@@ -61,35 +63,38 @@ def reshape_dims(name: str, ishape: tuple, newshape, allowzero: bool = False) ->
             out.extend(ishape[src:])
             src = n_in
         elif v == -3:
-            need_src(2, "-3 (merge two dimensions)")
+            need_src(2, N_("-3 (merge two dimensions)"))
             d1, d2 = ishape[src], ishape[src + 1]
             out.append(None if d1 is None or d2 is None else d1 * d2)
             src += 2
         elif v == -4:
             if i + 2 >= len(newshape):
-                raise OpTypeError(f"{name}: newshape {list(newshape)}: -4 must be followed by "
-                                  f"two values")
-            need_src(1, "-4 (split a dimension)")
+                raise OpTypeError(_("{op}: newshape {newshape}: -4 must be followed by "
+                                    "two values").format(op=name, newshape=list(newshape)))
+            need_src(1, N_("-4 (split a dimension)"))
             d0 = ishape[src]
             d1, d2 = newshape[i + 1], newshape[i + 2]
             if d1 == -1 and d2 == -1:
-                raise OpTypeError(f"{name}: newshape {list(newshape)}: -4 splits into -1, -1")
+                raise OpTypeError(_("{op}: newshape {newshape}: -4 splits into -1, -1").format(
+                        op=name, newshape=list(newshape)))
             if d1 < -1 or d2 < -1 or d1 == 0 or d2 == 0:
-                raise OpTypeError(f"{name}: newshape {list(newshape)}: after -4 give two "
-                                  f"positive sizes (one may be -1)")
+                raise OpTypeError(_("{op}: newshape {newshape}: after -4 give two positive sizes "
+                                    "(one may be -1)").format(op=name, newshape=list(newshape)))
             if d1 == -1:
                 d1 = None if d0 is None else d0 // d2
             if d2 == -1:
                 d2 = None if d0 is None else d0 // d1
             if d0 is not None and d1 is not None and d2 is not None and d1 * d2 != d0:
-                raise OpTypeError(f"{name}: newshape {list(newshape)}: cannot split dimension "
-                                  f"{d0} into {d1} x {d2}")
+                raise OpTypeError(_("{op}: newshape {newshape}: cannot split dimension {dim} "
+                                    "into {first} x {second}").format(
+                        op=name, newshape=list(newshape), dim=d0, first=d1, second=d2))
             out.extend((d1, d2))
             src += 1
             i += 2
         else:
-            raise OpTypeError(f"{name}: newshape {list(newshape)}: invalid value {v}; use a "
-                              f"positive size, 0, -1, -2, -3 or -4")
+            raise OpTypeError(_("{op}: newshape {newshape}: invalid value {v}; use a positive "
+                                "size, 0, -1, -2, -3 or -4").format(
+                    op=name, newshape=list(newshape), v=v))
         i += 1
 
     total = known_prod(ishape)
@@ -98,18 +103,22 @@ def reshape_dims(name: str, ishape: tuple, newshape, allowzero: bool = False) ->
         if total is None or rest is None:
             out[infer_at] = None
         elif rest == 0:
-            raise OpTypeError(f"{name}: newshape {list(newshape)}: cannot infer -1 next to a "
-                              f"zero-sized dimension")
+            raise OpTypeError(_("{op}: newshape {newshape}: cannot infer -1 next to a zero-sized "
+                                "dimension").format(op=name, newshape=list(newshape)))
         elif total % rest:
-            raise OpTypeError(f"{name}: cannot reshape {fmt_shape(ishape)} ({total} elements) "
-                              f"to {list(newshape)}: {total} is not a multiple of {rest}")
+            raise OpTypeError(_("{op}: cannot reshape {ishape} ({total} elements) to {newshape}: "
+                                "{total} is not a multiple of {rest}").format(
+                    op=name, ishape=fmt_shape(ishape), total=total, newshape=list(newshape),
+                    rest=rest))
         else:
             out[infer_at] = total // rest
     else:
         size = known_prod(out)
         if total is not None and size is not None and size != total:
-            raise OpTypeError(f"{name}: cannot reshape {fmt_shape(ishape)} ({total} elements) "
-                              f"to {fmt_shape(tuple(out))} ({size} elements)")
+            raise OpTypeError(_("{op}: cannot reshape {ishape} ({total} elements) to {out_shape} "
+                                "({size} elements)").format(
+                    op=name, ishape=fmt_shape(ishape), total=total,
+                    out_shape=fmt_shape(tuple(out)), size=size))
     return tuple(out)
 
 
@@ -140,7 +149,8 @@ def _transpose_axes(name, ndim, axes):
     if axes is None:
         return list(range(ndim))[::-1]
     if len(axes) != ndim:
-        raise OpTypeError(f"{name}: axes {list(axes)} must list each of the {ndim} axes once")
+        raise OpTypeError(_("{op}: axes {axes} must list each of the {ndim} axes once").format(
+                op=name, axes=list(axes), ndim=ndim))
     return norm_axes(name, axes, ndim, "axes")
 
 
@@ -163,7 +173,7 @@ register("transpose", 1, _transpose_rel, _transpose_kernel, "injective",
 
 def _expand_pivot(name, ndim, axis, num):
     if num < 0:
-        raise OpTypeError(f"{name}: num_newaxis must be >= 0, got {num}")
+        raise OpTypeError(_("{op}: num_newaxis must be >= 0, got {num}").format(op=name, num=num))
     return norm_axis(name, axis, ndim, "axis", extra=1)
 
 
@@ -193,8 +203,8 @@ def _squeeze_rel(name, args, attrs):
     axes = norm_axes(name, axis, len(x.shape))
     for a in axes:
         if x.shape[a] is not None and x.shape[a] != 1:
-            raise OpTypeError(f"{name}: cannot squeeze axis {a} of {x}: its size is "
-                              f"{x.shape[a]}, not 1")
+            raise OpTypeError(_("{op}: cannot squeeze axis {a} of {x}: its size is "
+                                "{size}, not 1").format(op=name, a=a, x=x, size=x.shape[a]))
     return TensorType(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype)
 
 
@@ -249,14 +259,17 @@ register("reverse", 1, _reverse_rel, _reverse_kernel, "injective",
 def _tuple_common(name, t: TupleType):
     fields = t.fields
     if not fields:
-        raise OpTypeError(f"{name}: needs at least one tensor, got an empty tuple")
+        raise OpTypeError(_("{op}: needs at least one tensor, got an empty tuple").format(
+                op=name))
     first = fields[0]
     for f in fields[1:]:
         if f.dtype != first.dtype:
-            raise OpTypeError(f"{name}: all tensors need the same dtype; got {first.dtype} "
-                              f"and {f.dtype} in {t}")
+            raise OpTypeError(_("{op}: all tensors need the same dtype; got {first_dtype} and "
+                                "{f_dtype} in {t}").format(
+                    op=name, first_dtype=first.dtype, f_dtype=f.dtype, t=t))
         if len(f.shape) != len(first.shape):
-            raise OpTypeError(f"{name}: all tensors need the same rank; got {first} and {f}")
+            raise OpTypeError(_("{op}: all tensors need the same rank; got {first} and "
+                                "{f}").format(op=name, first=first, f=f))
     return fields
 
 
@@ -265,7 +278,7 @@ def _concatenate_rel(name, args, attrs):
     fields = _tuple_common(name, t)
     ndim = len(fields[0].shape)
     if ndim == 0:
-        raise OpTypeError(f"{name}: cannot concatenate 0-d tensors; use stack")
+        raise OpTypeError(_("{op}: cannot concatenate 0-d tensors; use stack").format(op=name))
     axis = norm_axis(name, attrs["axis"], ndim)
     out = []
     for i in range(ndim):
@@ -274,8 +287,8 @@ def _concatenate_rel(name, args, attrs):
             continue
         d = fields[0].shape[i]
         for f in fields[1:]:
-            d = unify_dim(name, d, f.shape[i], f"dimension {i} differs in {t}; only axis "
-                                                f"{axis} may differ")
+            d = unify_dim(name, d, f.shape[i], _("dimension {i} differs in {t}; only axis {axis} "
+                                                 "may differ").format(i=i, t=t, axis=axis))
         out.append(d)
     return TensorType(tuple(out), fields[0].dtype)
 
@@ -311,7 +324,7 @@ def _stack_rel(name, args, attrs):
     axis = norm_axis(name, attrs["axis"], ndim, extra=1)
     shape = list(fields[0].shape)
     for f in fields[1:]:
-        shape = [unify_dim(name, a, b, f"all tensors need the same shape; got {t}")
+        shape = [unify_dim(name, a, b, _("all tensors need the same shape; got {t}").format(t=t))
                  for a, b in zip(shape, f.shape)]
     return TensorType(tuple(shape[:axis] + [len(fields)] + shape[axis:]), fields[0].dtype)
 
@@ -334,29 +347,31 @@ def split_dims(name: str, shape: tuple, ios, axis: int) -> list:
     """The shapes of split's pieces (TVM: sections must divide the axis; indices ascend)."""
     ndim = len(shape)
     if ndim == 0:
-        raise OpTypeError(f"{name}: cannot split a 0-d tensor")
+        raise OpTypeError(_("{op}: cannot split a 0-d tensor").format(op=name))
     axis = norm_axis(name, axis, ndim)
     dim = shape[axis]
     pieces = []
     if isinstance(ios, int):
         if ios <= 0:
-            raise OpTypeError(f"{name}: indices_or_sections must be positive, got {ios}")
+            raise OpTypeError(_("{op}: indices_or_sections must be positive, got {ios}").format(
+                    op=name, ios=ios))
         if dim is not None and dim % ios:
-            raise OpTypeError(f"{name}: cannot split axis {axis} of size {dim} into {ios} "
-                              f"equal sections")
+            raise OpTypeError(_("{op}: cannot split axis {axis} of size {dim} into {ios} equal "
+                                "sections").format(op=name, axis=axis, dim=dim, ios=ios))
         size = None if dim is None else dim // ios
         pieces = [size] * ios
     else:
         begin = 0
         for idx in ios:
             if idx <= begin:
-                raise OpTypeError(f"{name}: indices_or_sections {list(ios)} must be positive "
-                                  f"and strictly ascending")
+                raise OpTypeError(_("{op}: indices_or_sections {ios} must be positive and "
+                                    "strictly ascending").format(op=name, ios=list(ios)))
             pieces.append(idx - begin)
             begin = idx
         if dim is not None and begin >= dim:
-            raise OpTypeError(f"{name}: index {begin} in indices_or_sections {list(ios)} is "
-                              f"out of range for axis {axis} of size {dim}")
+            raise OpTypeError(_("{op}: index {begin} in indices_or_sections {ios} is out of "
+                                "range for axis {axis} of size {dim}").format(
+                    op=name, begin=begin, ios=list(ios), axis=axis, dim=dim))
         pieces.append(None if dim is None else dim - begin)
     return [shape[:axis] + (p,) + shape[axis + 1:] for p in pieces]
 
@@ -397,20 +412,22 @@ register("split", 1, _split_rel, _split_kernel, "injective",
 def _take_rel(name, args, attrs):
     data, indices = args
     if not is_int(indices.dtype):
-        raise OpTypeError(f"{name}: indices must be an integer tensor, got {indices}")
+        raise OpTypeError(_("{op}: indices must be an integer tensor, got {indices}").format(
+                op=name, indices=indices))
     axis = attrs["axis"]
     bd = attrs["batch_dims"]
     if axis is None:
         if bd != 0:
-            raise OpTypeError(f"{name}: batch_dims needs an axis")
+            raise OpTypeError(_("{op}: batch_dims needs an axis").format(op=name))
         return TensorType(indices.shape, data.dtype)
     if len(data.shape) == 0:
-        raise OpTypeError(f"{name}: cannot take along an axis of a 0-d tensor")
+        raise OpTypeError(_("{op}: cannot take along an axis of a 0-d tensor").format(op=name))
     axis = norm_axis(name, axis, len(data.shape))
     bd = _batch_dims(name, bd, len(indices.shape), axis)
     for i in range(bd):
         unify_dim(name, data.shape[i], indices.shape[i],
-                  f"batch dimension {i} differs between {data} and {indices}")
+                  _("batch dimension {i} differs between {data} and {indices}").format(
+                i=i, data=data, indices=indices))
     return TensorType(data.shape[:axis] + indices.shape[bd:] + data.shape[axis + 1:], data.dtype)
 
 
@@ -418,7 +435,8 @@ def _batch_dims(name, bd, indices_ndim, axis):
     if bd < 0:
         bd += indices_ndim
     if not 0 <= bd <= min(axis, indices_ndim):
-        raise OpTypeError(f"{name}: batch_dims {bd} must be in [0, {min(axis, indices_ndim)}]")
+        raise OpTypeError(_("{op}: batch_dims {bd} must be in [0, {high}]").format(
+                op=name, bd=bd, high=min(axis, indices_ndim)))
     return bd
 
 
@@ -480,7 +498,8 @@ register("take", 2, _take_rel, _take_kernel, "injective",
 def _shape_of_rel(name, args, attrs):
     (x,) = args
     if not is_int(attrs["dtype"]):
-        raise OpTypeError(f"{name}: dtype must be an integer type, got {attrs['dtype']}")
+        raise OpTypeError(_("{op}: dtype must be an integer type, got {dtype}").format(
+                op=name, dtype=attrs['dtype']))
     return TensorType((len(x.shape),), attrs["dtype"])
 
 
@@ -520,23 +539,26 @@ def strided_slice_plan(name: str, shape: tuple, begin, end, strides, axes, mode:
     if axes is None:
         for what, values in (("begin", begin), ("end", end), ("strides", strides)):
             if len(values) > ndim:
-                raise OpTypeError(f"{name}: attribute '{what}' {values} has {len(values)} "
-                                  f"values, more than the {ndim} axes of the input")
+                raise OpTypeError(_("{op}: attribute '{what}' {values} has {len_values} values, "
+                                    "more than the {ndim} axes of the input").format(
+                        op=name, what=what, values=values, len_values=len(values), ndim=ndim))
         strides += [1] * (ndim - len(strides))
         begin += [0 if s > 0 else _INT64_MAX for s in strides[len(begin):]]
         end += [_INT64_MAX if s > 0 else 0 for s in strides[len(end):]]
         axes = list(range(ndim))
     else:
         if not len(axes) == len(begin) == len(end) == len(strides):
-            raise OpTypeError(f"{name}: attributes 'axes' {list(axes)}, 'begin' {begin}, 'end' "
-                              f"{end} and 'strides' {strides} must have the same length")
+            raise OpTypeError(_("{op}: attributes 'axes' {axes}, 'begin' {begin}, 'end' {end} "
+                                "and 'strides' {strides} must have the same length").format(
+                    op=name, axes=list(axes), begin=begin, end=end, strides=strides))
         axes = norm_axes(name, axes, ndim, "axes")
     if mode == "size":
         strides = [1] * len(axes)
     plan = []
     for axis, b, e, s in zip(axes, begin, end, strides):
         if s == 0:
-            raise OpTypeError(f"{name}: attribute 'strides' {strides} has a 0 stride")
+            raise OpTypeError(_("{op}: attribute 'strides' {strides} has a 0 stride").format(
+                    op=name, strides=strides))
         dim = shape[axis]
         if dim is None:
             plan.append((axis, None, s, None))
@@ -548,8 +570,10 @@ def strided_slice_plan(name: str, shape: tuple, begin, end, strides, axes, mode:
         else:
             stop = _canonical_index(e, dim, s)
         if (s > 0 and stop < first) or (s < 0 and stop > first):
-            raise OpTypeError(f"{name}: begin {b} and end {e} select nothing on axis {axis} "
-                              f"of size {dim} with stride {s} (TVM rejects an inverted range)")
+            raise OpTypeError(_("{op}: begin {b} and end {e} select nothing on axis "
+                                "{axis} of size {dim} with stride {s} (TVM rejects an "
+                                "inverted range)").format(
+                    op=name, b=b, e=e, axis=axis, dim=dim, s=s))
         plan.append((axis, first, s, (abs(stop - first) + abs(s) - 1) // abs(s)))
     return plan
 
@@ -559,7 +583,7 @@ def _strided_slice_rel(name, args, attrs):
     plan = strided_slice_plan(name, x.shape, attrs["begin"], attrs["end"], attrs["strides"],
                               attrs["axes"], attrs["slice_mode"])
     out = list(x.shape)
-    for axis, _, _, length in plan:
+    for axis, _begin, _stride, length in plan:
         out[axis] = length
     return TensorType(tuple(out), x.dtype)
 
@@ -603,7 +627,8 @@ def _tile_rel(name, args, attrs):
     (x,) = args
     reps = attrs["reps"]
     if any(r <= 0 for r in reps):
-        raise OpTypeError(f"{name}: attribute 'reps' {reps} must be positive")
+        raise OpTypeError(_("{op}: attribute 'reps' {reps} must be positive").format(
+                op=name, reps=reps))
     n = max(len(x.shape), len(reps))
     dims = (1,) * (n - len(x.shape)) + tuple(x.shape)
     reps = [1] * (n - len(reps)) + list(reps)
@@ -624,7 +649,8 @@ register("tile", 1, _tile_rel, _tile_kernel, "broadcast",
 def _repeat_rel(name, args, attrs):
     (x,) = args
     if attrs["repeats"] < 1:
-        raise OpTypeError(f"{name}: attribute 'repeats' must be >= 1, got {attrs['repeats']}")
+        raise OpTypeError(_("{op}: attribute 'repeats' must be >= 1, got {repeats}").format(
+                op=name, repeats=attrs['repeats']))
     axis = norm_axis(name, attrs["axis"], len(x.shape))
     d = x.shape[axis]
     out = x.shape[:axis] + (None if d is None else d * attrs["repeats"],) + x.shape[axis + 1:]
@@ -648,11 +674,13 @@ def _layouts(name, attrs, ndim):
     src = parse_layout(name, "src_layout", attrs["src_layout"])
     dst = parse_layout(name, "dst_layout", attrs["dst_layout"])
     if {c for c, _ in src if c.isupper()} != {c for c, _ in dst if c.isupper()}:
-        raise OpTypeError(f"{name}: cannot transform layout {attrs['src_layout']} to "
-                          f"{attrs['dst_layout']}: they name different axes")
+        raise OpTypeError(_("{op}: cannot transform layout {src_layout} to {dst_layout}: they "
+                            "name different axes").format(
+                op=name, src_layout=attrs['src_layout'], dst_layout=attrs['dst_layout']))
     if len(src) != ndim:
-        raise OpTypeError(f"{name}: src_layout {attrs['src_layout']} has {len(src)} axes but "
-                          f"the input has rank {ndim}")
+        raise OpTypeError(_("{op}: src_layout {src_layout} has {len_src} axes but the input has "
+                            "rank {ndim}").format(
+                op=name, src_layout=attrs['src_layout'], len_src=len(src), ndim=ndim))
     return src, dst
 
 
@@ -672,8 +700,9 @@ def layout_transform_shape(name: str, shape: tuple, attrs) -> tuple:
             continue
         d, inner = whole[c], dst_factor.get(c.lower(), 1)
         if d is not None and d % inner:
-            raise OpTypeError(f"{name}: axis {c} of size {d} does not split into "
-                              f"{attrs['dst_layout']}'s factor {inner}")
+            raise OpTypeError(_("{op}: axis {c} of size {d} does not split into {dst_layout}'s "
+                                "factor {inner}").format(
+                    op=name, c=c, d=d, dst_layout=attrs['dst_layout'], inner=inner))
         out.append(None if d is None else d // inner)
     return tuple(out)
 
@@ -727,17 +756,20 @@ register("layout_transform", 1, _layout_transform_rel, _layout_transform_kernel,
 def _broadcasts_to(name, x: TensorType, target: TensorType, what: str):
     """x must broadcast (NumPy rules) to exactly target's shape."""
     if x.dtype != target.dtype:
-        raise OpTypeError(f"{name}: dtypes {x.dtype} and {target.dtype} differ")
+        raise OpTypeError(_("{op}: dtypes {x_dtype} and {target_dtype} differ").format(
+                op=name, x_dtype=x.dtype, target_dtype=target.dtype))
     if len(x.shape) > len(target.shape):
-        raise OpTypeError(f"{name}: {what}: {x} has more axes than {target}")
+        raise OpTypeError(_("{op}: {what}: {x} has more axes than {target}").format(
+                op=name, what=_(what), x=x, target=target))
     for a, b in zip(reversed(x.shape), reversed(target.shape)):
         if a is not None and b is not None and a != 1 and a != b:
-            raise OpTypeError(f"{name}: {what}: {x} does not broadcast to {target}")
+            raise OpTypeError(_("{op}: {what}: {x} does not broadcast to {target}").format(
+                    op=name, what=_(what), x=x, target=target))
 
 
 def _collapse_sum_like_rel(name, args, attrs):
     data, like = args
-    _broadcasts_to(name, like, data, "the collapse type must broadcast to the data")
+    _broadcasts_to(name, like, data, N_("the collapse type must broadcast to the data"))
     return like
 
 
@@ -764,7 +796,7 @@ register("collapse_sum_like", 2, _collapse_sum_like_rel, _collapse_sum_like_kern
 
 def _broadcast_to_like_rel(name, args, attrs):
     data, like = args
-    _broadcasts_to(name, data, like, "the data must broadcast to the second argument")
+    _broadcasts_to(name, data, like, N_("the data must broadcast to the second argument"))
     return like
 
 
@@ -788,16 +820,18 @@ def reshape_like_shape(name: str, lhs: tuple, rhs: tuple, attrs) -> tuple:
         e = n if e is None else e
         b, e = (b + n if b < 0 else b), (e + n if e < 0 else e)
         if not 0 <= b <= e <= n:
-            raise OpTypeError(f"{name}: attributes '{side}_begin' and '{side}_end' select "
-                              f"[{b}, {e}), not a range of the {n} axes of {fmt_shape(shape)}")
+            raise OpTypeError(_("{op}: attributes '{side}_begin' and '{side}_end' select [{b}, "
+                                "{e}), not a range of the {n} axes of {shape}").format(
+                    op=name, side=side, b=b, e=e, n=n, shape=fmt_shape(shape)))
         return b, e
     lb, le = bounds(lhs, attrs["lhs_begin"], attrs["lhs_end"], "lhs")
     rb, re_ = bounds(rhs, attrs["rhs_begin"], attrs["rhs_end"], "rhs")
     out = tuple(lhs[:lb]) + tuple(rhs[rb:re_]) + tuple(lhs[le:])
     a, b = known_prod(lhs), known_prod(out)
     if a is not None and b is not None and a != b:
-        raise OpTypeError(f"{name}: cannot reshape {fmt_shape(lhs)} ({a} elements) to "
-                          f"{fmt_shape(out)} ({b} elements)")
+        raise OpTypeError(_("{op}: cannot reshape {lhs_shape} ({a} elements) to {out_shape} ({b} "
+                            "elements)").format(
+                op=name, lhs_shape=fmt_shape(lhs), a=a, out_shape=fmt_shape(out), b=b))
     return out
 
 
@@ -873,13 +907,14 @@ _ARANGE_BOUNDS = ("start", "stop", "step")
 
 def _arange_length(name, start, stop, step, allow_empty: bool = False) -> int:
     if step == 0:
-        raise OpTypeError(f"{name}: step must not be 0")
+        raise OpTypeError(_("{op}: step must not be 0").format(op=name))
     n = math.ceil((stop - start) / step)
     if allow_empty:
         return max(n, 0)
     if n <= 0:
-        raise OpTypeError(f"{name}: start {start}, stop {stop}, step {step} give an empty range "
-                          f"(TVM requires at least one element)")
+        raise OpTypeError(_("{op}: start {start}, stop {stop}, step {step} give an empty range "
+                            "(TVM requires at least one element)").format(
+                op=name, start=start, stop=stop, step=step))
     return n
 
 
@@ -887,8 +922,8 @@ def _arange_rel(name, args, attrs):
     dt = attrs["dtype"]
     for what, t in zip(_ARANGE_BOUNDS, args):
         if t.shape != () or t.dtype != dt:
-            raise OpTypeError(f"{name}: {what} must be a 0-d {dt} tensor (the dtype attribute), "
-                              f"got {t}")
+            raise OpTypeError(_("{op}: {what} must be a 0-d {dt} tensor (the dtype attribute), "
+                                "got {t}").format(op=name, what=what, dt=dt, t=t))
     # a bound written as anything but a number (TVM may print an expression) is unknown
     bounds = [attrs[b] if isinstance(attrs[b], (int, float)) and not isinstance(attrs[b], bool)
               else None for b in _ARANGE_BOUNDS]
@@ -938,17 +973,21 @@ register("arange", 3, _arange_rel, _arange_kernel, "opaque",
 def _one_hot_rel(name, args, attrs):
     indices, on, off = args
     if not is_int(indices.dtype):
-        raise OpTypeError(f"{name}: indices must be an integer tensor, got {indices}")
+        raise OpTypeError(_("{op}: indices must be an integer tensor, got {indices}").format(
+                op=name, indices=indices))
     for what, t in (("on_value", on), ("off_value", off)):
         if t.shape != ():
-            raise OpTypeError(f"{name}: {what} must be a 0-d tensor, got {t}")
+            raise OpTypeError(_("{op}: {what} must be a 0-d tensor, got {t}").format(
+                    op=name, what=what, t=t))
     if attrs["depth"] <= 0:
-        raise OpTypeError(f"{name}: attribute 'depth' must be positive, got {attrs['depth']}")
+        raise OpTypeError(_("{op}: attribute 'depth' must be positive, got {depth}").format(
+                op=name, depth=attrs['depth']))
     ndim = len(indices.shape)
     axis = attrs["axis"]
     if not -1 <= axis <= ndim:
-        raise OpTypeError(f"{name}: attribute 'axis' {axis} is out of range for {ndim}-d "
-                          f"indices; valid: -1 (last) or [0, {ndim}]")
+        raise OpTypeError(_("{op}: attribute 'axis' {axis} is out of range for {ndim}-d indices; "
+                            "valid: -1 (last) or [0, {ndim}]").format(
+                op=name, axis=axis, ndim=ndim))
     axis = ndim if axis == -1 else axis
     shape = indices.shape[:axis] + (attrs["depth"],) + indices.shape[axis:]
     return TensorType(shape, attrs["dtype"] or on.dtype)
