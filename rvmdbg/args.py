@@ -33,9 +33,9 @@ from rvmdbg.relay.types import (
     FuncType, IncompleteType, RefType, TensorType, TupleType, TypeCall, substitute,
 )
 from rvmdbg.values import ADTValue, RefCell, format_value
-from rvmdbg.i18n import _, ngettext
+from rvmdbg.i18n import N_, _, ngettext
 
-__all__ = ["ArgumentError", "bind_inputs", "parse_program_args", "parse_value", "convert_value",
+__all__ = ["ArgumentError", "argument_where", "bind_inputs", "parse_untyped_args", "parse_program_args", "parse_value", "convert_value",
            "param_types"]
 
 
@@ -85,8 +85,9 @@ def parse_program_args(mod: Module, entry: str, texts: list[str]) -> list:
                 entry=entry, n=n, signature=_signature(fn, types), given=len(texts)))
     values = []
     for i, (text, param, t) in enumerate(zip(texts, fn.params, types)):
-        where = f"argument {i + 1} (%{param.name}"
-        where += f": {t})" if t is not None and not isinstance(t, IncompleteType) else ")"
+        typed = t is not None and not isinstance(t, IncompleteType)
+        where = _("argument {n} ({param})").format(
+            n=i + 1, param=f"%{param.name}: {t}" if typed else f"%{param.name}")
         raw = parse_value(text, mod, where)
         values.append(convert_value(raw, t, mod, where))
     return values
@@ -94,19 +95,49 @@ def parse_program_args(mod: Module, entry: str, texts: list[str]) -> list:
 
 # ------------------------------------------------------------------------------------ parsing
 
-def parse_value(text: str, mod: Module | None, where: str = "argument"):
+def argument_where(i: int) -> str:
+    """How messages name the argument at 0-based position i when its parameter is unknown."""
+    return _("argument {n}").format(n=i + 1)
+
+
+def parse_untyped_args(entry: str, texts: list[str], count: int,
+                       after_program: bool = False) -> list:
+    """The values for `@entry(texts...)` when only the parameter count is known (a saved
+    executable): each text in Relay's default dtypes. `after_program` adds where to give
+    them (the command line)."""
+    if len(texts) != count:
+        if not texts and after_program:
+            message = ngettext("@{entry} takes {n} argument, got {given}; give them after "
+                               "PROGRAM", "@{entry} takes {n} arguments, got {given}; give them "
+                               "after PROGRAM", count)
+        else:
+            message = ngettext("@{entry} takes {n} argument, got {given}",
+                               "@{entry} takes {n} arguments, got {given}", count)
+        raise ArgumentError(message.format(entry=entry, n=count, given=len(texts)))
+    return [convert_value(parse_value(t, None, argument_where(i)), None, None,
+                          argument_where(i)) for i, t in enumerate(texts)]
+
+
+def _field_where(where: str, i: int) -> str:
+    return _("{where}, field {i}").format(where=where, i=i)
+
+
+def parse_value(text: str, mod: Module | None, where: str | None = None):
     """One argument's text as a raw value: an ndarray, a JSON number/list (Python objects),
-    or an ADTValue/RefCell of those. No conversion to a declared type yet."""
+    or an ADTValue/RefCell of those. No conversion to a declared type yet. `where` names the
+    argument in messages (translated; "argument" when None)."""
+    if where is None:
+        where = _("argument")
     text = text.strip()
     if not text:
-        raise ArgumentError(f"{where}: empty argument")
+        raise ArgumentError(_("{where}: empty argument").format(where=where))
     if text.startswith("@"):
         return _load_npy(text[1:], where)
     if text[0] == "(" and text[-1] == ")":
         fields = _split_fields(text[1:-1])
         if fields is not None and (len(fields) > 1 or text[1:-1].rstrip().endswith(",")):
             # a tuple of arguments, each in any argument syntax (`(@a.npy, [1, 2])`)
-            return ADTValue(0, None, [parse_value(f, mod, f"{where}, field {i}")
+            return ADTValue(0, None, [parse_value(f, mod, _field_where(where, i))
                                       for i, f in enumerate(fields)])
         if fields is not None and len(fields) == 1:
             return parse_value(fields[0], mod, where)  # `(v)` is v, as in Relay
@@ -118,7 +149,8 @@ def parse_value(text: str, mod: Module | None, where: str = "argument"):
         if isinstance(data, (int, float, list)) and not isinstance(data, bool):
             return _JSON(data)
         if text[0] == "[":
-            raise ArgumentError(f"{where}: {text!r} is not a valid JSON list of numbers")
+            raise ArgumentError(_("{where}: {text} is not a valid JSON list of numbers").format(
+                where=where, text=repr(text)))
     return _parse_relay(text, mod, where)
 
 
@@ -159,18 +191,24 @@ class _JSON:
 
 def _load_npy(path: str, where: str) -> np.ndarray:
     if not path:
-        raise ArgumentError(f"{where}: `@` must be followed by the path of a .npy file")
+        raise ArgumentError(_("{where}: `@` must be followed by the path of a .npy file").format(
+            where=where))
     head, sep, member = path.rpartition(":")
     if sep and head.endswith(".npz"):
         return _numeric(_npz_member(head, member, where), head, where)
-    loaded = _np_load(path, where, ".npy file")
+    loaded = _np_load(path, where, npz=False)
     if not isinstance(loaded, np.ndarray):
         names = list(loaded.files) if hasattr(loaded, "files") else []
         if hasattr(loaded, "close"):
             loaded.close()
-        raise ArgumentError(f"{where}: {path}: expected a .npy file holding one array, "
-                            "found an .npz archive"
-                            + (f"; name one of its arrays: @{path}:{names[0]}" if names else ""))
+        if names:
+            message = _("{where}: {path}: expected a .npy file holding one array, found an .npz "
+                        "archive; name one of its arrays: {member}").format(
+                            where=where, path=path, member=f"@{path}:{names[0]}")
+        else:
+            message = _("{where}: {path}: expected a .npy file holding one array, found an .npz "
+                        "archive").format(where=where, path=path)
+        raise ArgumentError(message)
     return _numeric(loaded, path, where)
 
 
@@ -178,29 +216,39 @@ def _load_npy(path: str, where: str) -> np.ndarray:
 NUMPY_FILE_LIMIT = 4 << 30
 
 
-def _np_load(path: str, where: str, kind: str):
+def _np_load(path: str, where: str, npz: bool):
     """np.load of a file read through fileio (a FIFO, a device or an oversized file is a
     message, not a hang), never unpickling; every failure an ArgumentError naming the file."""
     try:
-        data = read_file(path, NUMPY_FILE_LIMIT, f"NumPy {kind.split()[-1]}")
+        data = read_file(path, NUMPY_FILE_LIMIT, N_("NumPy archive") if npz else N_("NumPy file"))
     except FileNotFoundError:
-        raise ArgumentError(f"{where}: {path}: file not found") from None
+        raise ArgumentError(_("{where}: {path}: file not found").format(where=where, path=path)) \
+            from None
     except FileRefused as e:
-        raise ArgumentError(f"{where}: {path}: {e.reason}") from None
+        raise ArgumentError(_("{where}: {path}: {reason}").format(where=where, path=path,
+                                                                  reason=e.reason)) from None
     except OSError as e:
-        raise ArgumentError(f"{where}: {path}: cannot read it: {e.strerror or e}") from None
+        # i18n: {reason} is the operating system's words (strerror), in English
+        raise ArgumentError(_("{where}: {path}: cannot read it: {reason}").format(
+            where=where, path=path, reason=e.strerror or e)) from None
     if not data:
-        raise ArgumentError(f"{where}: {path}: is empty, not a {kind}")
+        message = (_("{where}: {path}: is empty, not a .npz archive") if npz
+                   else _("{where}: {path}: is empty, not a .npy file"))
+        raise ArgumentError(message.format(where=where, path=path))
     try:
         return np.load(io.BytesIO(data), allow_pickle=False)
     except (ValueError, EOFError, OSError) as e:
-        raise ArgumentError(f"{where}: {path}: not a plain {kind} ({e})") from None
+        # i18n: {reason} is NumPy's own words, in English
+        message = (_("{where}: {path}: not a plain .npz archive ({reason})") if npz
+                   else _("{where}: {path}: not a plain .npy file ({reason})"))
+        raise ArgumentError(message.format(where=where, path=path, reason=e)) from None
 
 
 def _numeric(loaded: np.ndarray, path: str, where: str) -> np.ndarray:
     if loaded.dtype.kind not in _NUMERIC_KINDS:
-        raise ArgumentError(f"{where}: {path}: holds {loaded.dtype} data; "
-                            "only numbers and booleans can be Relay tensors")
+        raise ArgumentError(_("{where}: {path}: holds {dtype} data; only numbers and booleans "
+                              "can be Relay tensors").format(where=where, path=path,
+                                                             dtype=loaded.dtype))
     # np.array, not ascontiguousarray: that one makes a 0-d array 1-d
     return np.array(loaded, order="C", copy=True)
 
@@ -208,10 +256,10 @@ def _numeric(loaded: np.ndarray, path: str, where: str) -> np.ndarray:
 def _open_npz(path: str, where: str):
     """The archive's arrays by name (loaded without pickle; read through fileio, so a FIFO or
     a device is a message, not a hang)."""
-    archive = _np_load(path, where, ".npz archive")
+    archive = _np_load(path, where, npz=True)
     if not hasattr(archive, "files"):
-        raise ArgumentError(f"{where}: {path}: expected an .npz archive of named arrays, "
-                            "found a single .npy array")
+        raise ArgumentError(_("{where}: {path}: expected an .npz archive of named arrays, found "
+                              "a single .npy array").format(where=where, path=path))
     return archive
 
 
@@ -219,13 +267,18 @@ def _npz_member(path: str, name: str, where: str) -> np.ndarray:
     with _open_npz(path, where) as archive:
         if name not in archive.files:
             close = difflib.get_close_matches(name, archive.files, 1)
-            hint = f"; did you mean {close[0]}?" if close else \
-                f" (it holds {', '.join(archive.files) or 'nothing'})"
-            raise ArgumentError(f"{where}: {path} has no array named {name}{hint}")
+            if close:
+                message = _("{where}: {path} has no array named {name}; did you mean {close}?")
+            else:
+                message = _("{where}: {path} has no array named {name} (it holds {names})")
+            raise ArgumentError(message.format(where=where, path=path, name=name,
+                                               close=close[0] if close else "",
+                                               names=", ".join(archive.files) or _("nothing")))
         try:
             return archive[name]
         except ValueError as e:
-            raise ArgumentError(f"{where}: {path}:{name}: not a plain array ({e})") from None
+            raise ArgumentError(_("{where}: {member}: not a plain array ({reason})").format(
+                where=where, member=f"{path}:{name}", reason=e)) from None
 
 
 def bind_inputs(params: list[str], texts: list[str], path: str, entry: str = "main") -> list[str]:
@@ -241,9 +294,15 @@ def bind_inputs(params: list[str], texts: list[str], path: str, entry: str = "ma
         name = key[1:] if key.startswith("%") else key  # TVM's names carry no `%`
         if name not in params:
             close = difflib.get_close_matches(name, params, 1)
-            hint = f"; did you mean {close[0]}?" if close else ""
-            raise ArgumentError(f"{where}: {key} is not a parameter of @{entry} (its parameters: "
-                                f"{', '.join('%' + p for p in params) or 'none'}){hint}")
+            if close:
+                message = _("{where}: {key} is not a parameter of @{entry} (its parameters: "
+                            "{params}); did you mean {close}?")
+            else:
+                message = _("{where}: {key} is not a parameter of @{entry} (its parameters: "
+                            "{params})")
+            raise ArgumentError(message.format(
+                where=where, key=key, entry=entry, close=close[0] if close else "",
+                params=", ".join("%" + p for p in params) or _("none")))
         by_param[name] = key
     if len(texts) > len(params):
         return list(texts)  # the count check names the mismatch
@@ -251,14 +310,21 @@ def bind_inputs(params: list[str], texts: list[str], path: str, entry: str = "ma
     for i, name in enumerate(params):
         if i < len(texts):
             if name in by_param:
-                raise ArgumentError(f"{where}: %{name} is given twice: as positional argument "
-                                    f"{i + 1} and by name in the archive")
+                raise ArgumentError(_("{where}: {param} is given twice: as positional argument "
+                                      "{n} and by name in the archive").format(
+                                          where=where, param="%" + name, n=i + 1))
             continue
         if name not in by_param:
             missing = [p for p in params[i:] if p not in by_param]
-            raise ArgumentError(f"{where}: no value for {', '.join('%' + p for p in missing)} "
-                                f"of @{entry}: the archive holds {', '.join(names) or 'nothing'}"
-                                + (f" and {len(texts)} positional" if texts else ""))
+            if texts:
+                message = _("{where}: no value for {missing} of @{entry}: the archive holds "
+                            "{names} and {n} positional")
+            else:
+                message = _("{where}: no value for {missing} of @{entry}: the archive holds "
+                            "{names}")
+            raise ArgumentError(message.format(
+                where=where, missing=", ".join("%" + p for p in missing), entry=entry,
+                names=", ".join(names) or _("nothing"), n=len(texts)))
         out.append(f"@{path}:{by_param[name]}")
     return out
 
@@ -270,8 +336,10 @@ def _parse_relay(text: str, mod: Module | None, where: str):
     try:
         expr = parse_expr(text, mod, filename="<argument>")
     except RelayError as e:
-        raise ArgumentError(f"{where}: cannot read {text!r}: {e.message}"
-                            + (f" ({e.hint})" if e.hint else "")) from None
+        message = (_("{where}: cannot read {text}: {message} ({hint})") if e.hint
+                   else _("{where}: cannot read {text}: {message}"))
+        raise ArgumentError(message.format(where=where, text=repr(text), message=e.message,
+                                           hint=e.hint)) from None
     return _evaluate(expr, mod, where, text)
 
 
@@ -286,10 +354,16 @@ def _check_constructor_names(text: str, mod: Module | None, where: str) -> None:
         if name in ctors or name in OPS or name in _KEYWORDS or _SPECIAL_FLOAT.fullmatch(name):
             continue
         near = difflib.get_close_matches(name, list(ctors), n=1)
-        hint = f"; did you mean {near[0]}?" if near else (
-            f"; this program's constructors are {', '.join(ctors)}" if ctors
-            else "; this program defines no constructors")
-        raise ArgumentError(f"{where}: unknown constructor {name}{hint}")
+        if near:
+            message = _("{where}: unknown constructor {name}; did you mean {near}?")
+        elif ctors:
+            message = _("{where}: unknown constructor {name}; this program's constructors are "
+                        "{ctors}")
+        else:
+            message = _("{where}: unknown constructor {name}; this program defines no "
+                        "constructors")
+        raise ArgumentError(message.format(where=where, name=name, near=near[0] if near else "",
+                                           ctors=", ".join(ctors)))
 
 
 def _evaluate(e, mod, where: str, text: str):
@@ -302,35 +376,41 @@ def _evaluate(e, mod, where: str, text: str):
     if isinstance(e, ConstructorRef):
         c = e.constructor or mod.constructors.get(e.name)
         if c.inputs:
-            raise ArgumentError(f"{where}: constructor {c.name} needs {len(c.inputs)} "
-                                f"argument(s): write {c.name}(...)")
+            raise ArgumentError(_("{where}: constructor {name} needs {n} argument(s): write "
+                                  "{name}(...)").format(where=where, name=c.name,
+                                                        n=len(c.inputs)))
         return ADTValue(c.tag, c.name, ())
     if isinstance(e, Call) and isinstance(e.op, ConstructorRef):
         c = e.op.constructor or mod.constructors.get(e.op.name)
         if len(e.args) != len(c.inputs):
-            raise ArgumentError(f"{where}: constructor {c.name} takes {len(c.inputs)} "
-                                f"argument(s), got {len(e.args)}")
+            raise ArgumentError(_("{where}: constructor {name} takes {n} argument(s), got "
+                                  "{given}").format(where=where, name=c.name, n=len(c.inputs),
+                                                    given=len(e.args)))
         return ADTValue(c.tag, c.name, [_evaluate(a, mod, where, text) for a in e.args])
     if isinstance(e, Call) and isinstance(e.op, OpRef) and e.op.name == "negative" \
             and len(e.args) == 1 and not e.attrs:
         v = _evaluate(e.args[0], mod, where, text)
         if isinstance(v, np.ndarray) and v.dtype.kind in "iuf":
             return np.asarray(np.negative(v))  # a 0-d array, not a NumPy scalar
-        raise ArgumentError(f"{where}: only a number can be negated, not {format_value(v)}")
+        raise ArgumentError(_("{where}: only a number can be negated, not {value}").format(
+            where=where, value=format_value(v)))
     if isinstance(e, RefCreate):
         return RefCell(_evaluate(e.value, mod, where, text))
-    what = {Var: "a variable", GlobalVar: "a global function", Function: "a function",
-            OpRef: "an operator"}.get(type(e))
+    what = {Var: N_("a variable"), GlobalVar: N_("a global function"), Function: N_("a function"),
+            OpRef: N_("an operator")}.get(type(e))
     if what is None:
-        what = "a call" if isinstance(e, Call) else "an expression"
-    raise ArgumentError(f"{where}: {text!r} is {what}; an argument must be a literal, "
-                        "a constructor value, a tuple or a JSON number or list")
+        what = N_("a call") if isinstance(e, Call) else N_("an expression")
+    raise ArgumentError(_("{where}: {text} is {what}; an argument must be a literal, a "
+                          "constructor value, a tuple or a JSON number or list").format(
+                              where=where, text=repr(text), what=_(what)))
 
 
 # ------------------------------------------------------------------------------------ converting
 
-def convert_value(value, t, mod: Module, where: str = "argument"):
+def convert_value(value, t, mod: Module, where: str | None = None):
     """value (from parse_value) converted to type t; None or a type variable keeps it as is."""
+    if where is None:
+        where = _("argument")
     if isinstance(t, TensorType):
         return _to_tensor(value, t, where)
     if isinstance(t, TupleType):
@@ -339,22 +419,23 @@ def convert_value(value, t, mod: Module, where: str = "argument"):
         elif isinstance(value, ADTValue) and value.con is None:
             fields = list(value.fields)
         else:
-            raise ArgumentError(f"{where}: expected a tuple of {len(t.fields)}, "
-                                f"got {_describe(value)}")
+            raise ArgumentError(_("{where}: expected a tuple of {n}, got {what}").format(
+                where=where, n=len(t.fields), what=_describe(value)))
         if len(fields) != len(t.fields):
-            raise ArgumentError(f"{where}: expected a tuple of {len(t.fields)}, "
-                                f"got one of {len(fields)}")
-        return ADTValue(0, None, [convert_value(v, ft, mod, f"{where}, field {i}")
+            raise ArgumentError(_("{where}: expected a tuple of {n}, got one of {given}").format(
+                where=where, n=len(t.fields), given=len(fields)))
+        return ADTValue(0, None, [convert_value(v, ft, mod, _field_where(where, i))
                                   for i, (v, ft) in enumerate(zip(fields, t.fields))])
     if isinstance(t, TypeCall):
         return _to_adt(value, t, mod, where)
     if isinstance(t, RefType):
         if not isinstance(value, RefCell):
-            raise ArgumentError(f"{where}: expected a reference, written ref(...), "
-                                f"got {_describe(value)}")
+            raise ArgumentError(_("{where}: expected a reference, written ref(...), got "
+                                  "{what}").format(where=where, what=_describe(value)))
         return RefCell(convert_value(value.value, t.value, mod, where))
     if isinstance(t, FuncType):
-        raise ArgumentError(f"{where}: a function cannot be given on the command line")
+        raise ArgumentError(_("{where}: a function cannot be given on the command line").format(
+            where=where))
     # no declared type (a type parameter or unknown): tensors take Relay's default dtypes
     return _default(value, mod, where)
 
@@ -370,32 +451,39 @@ def _default(value, mod, where):
 
 
 def _describe(value) -> str:
+    """How messages name a value (a translated noun phrase)."""
     if isinstance(value, _JSON):
-        return "a JSON list" if isinstance(value.data, list) else f"the number {value.data}"
+        if isinstance(value.data, list):
+            return _("a JSON list")
+        return _("the number {value}").format(value=value.data)
     if isinstance(value, np.ndarray):
         if value.ndim == 0:
-            return f"the {value.dtype} value {format_value(value)}"
-        return f"a {value.dtype} tensor of shape {list(value.shape)}"
+            return _("the {dtype} value {value}").format(dtype=value.dtype,
+                                                         value=format_value(value))
+        return _("a {dtype} tensor of shape {shape}").format(dtype=value.dtype,
+                                                             shape=list(value.shape))
     if isinstance(value, ADTValue):
-        return "a tuple" if value.con is None else f"the constructor {value.con}"
+        if value.con is None:
+            return _("a tuple")
+        return _("the constructor {name}").format(name=value.con)
     if isinstance(value, RefCell):
-        return "a reference"
+        return _("a reference")
     return type(value).__name__
 
 
 def _to_adt(value, t: TypeCall, mod: Module, where: str):
     td = mod.type_defs.get(t.name)
     if td is None:
-        raise ArgumentError(f"{where}: type {t.name} is not defined in this program")
+        raise ArgumentError(_("{where}: type {name} is not defined in this program").format(
+            where=where, name=t.name))
     if not isinstance(value, ADTValue) or value.con is None:
         names = ", ".join(c.name for c in td.constructors)
-        raise ArgumentError(f"{where}: expected a value of type {t} (constructors: {names}), "
-                            f"got {_describe(value)}")
+        raise ArgumentError(_("{where}: expected a value of type {type} (constructors: {names}), "
+                              "got {what}").format(where=where, type=t, names=names,
+                                                   what=_describe(value)))
     ctor = next((c for c in td.constructors if c.name == value.con), None)
     if ctor is None:
-        names = ", ".join(c.name for c in td.constructors)
-        raise ArgumentError(f"{where}: {value.con} is not a constructor of {t} "
-                            f"(its constructors: {names})")
+        raise _not_a_constructor(where, value.con, t, td)
     mapping = dict(zip(td.type_params, t.args))
     # long lists nest one constructor per element: walk the spine of a recursive type in a loop
     out_cells: list = []
@@ -404,8 +492,9 @@ def _to_adt(value, t: TypeCall, mod: Module, where: str):
         fields = list(cur.fields)
         inputs = [substitute(i, mapping) for i in ctor.inputs]
         if len(fields) != len(inputs):
-            raise ArgumentError(f"{where}: constructor {ctor.name} takes {len(inputs)} "
-                                f"argument(s), got {len(fields)}")
+            raise ArgumentError(_("{where}: constructor {name} takes {n} argument(s), got "
+                                  "{given}").format(where=where, name=ctor.name, n=len(inputs),
+                                                    given=len(fields)))
         spine = None
         converted = []
         for k, (f, ft) in enumerate(zip(fields, inputs)):
@@ -420,15 +509,19 @@ def _to_adt(value, t: TypeCall, mod: Module, where: str):
         cur = fields[spine]
         ctor = next((c for c in td.constructors if c.name == cur.con), None)
         if ctor is None:
-            names = ", ".join(c.name for c in td.constructors)
-            raise ArgumentError(f"{where}: {cur.con} is not a constructor of {t} "
-                                f"(its constructors: {names})")
+            raise _not_a_constructor(where, cur.con, t, td)
     result = None
     for ctor, converted, spine in reversed(out_cells):
         if spine is not None:
             converted[spine] = result
         result = ADTValue(ctor.tag, ctor.name, converted)
     return result
+
+
+def _not_a_constructor(where: str, name: str, t: TypeCall, td) -> ArgumentError:
+    names = ", ".join(c.name for c in td.constructors)
+    return ArgumentError(_("{where}: {name} is not a constructor of {type} (its constructors: "
+                           "{names})").format(where=where, name=name, type=t, names=names))
 
 
 def _to_tensor(value, t: TensorType, where: str) -> np.ndarray:
@@ -438,7 +531,8 @@ def _to_tensor(value, t: TensorType, where: str) -> np.ndarray:
     elif isinstance(value, np.ndarray):
         arr = _cast(value, dtype, where)
     else:
-        raise ArgumentError(f"{where}: expected a tensor, got {_describe(value)}")
+        raise ArgumentError(_("{where}: expected a tensor, got {what}").format(
+            where=where, what=_describe(value)))
     _check_shape(arr, t, where)
     return arr
 
@@ -447,11 +541,11 @@ def _json_array(data, dtype: np.dtype | None, where: str) -> np.ndarray:
     try:
         raw = np.array(data)
     except ValueError:
-        raise ArgumentError(f"{where}: the nested lists are ragged; every row of a tensor "
-                            "must have the same length") from None
+        raise ArgumentError(_("{where}: the nested lists are ragged; every row of a tensor "
+                              "must have the same length").format(where=where)) from None
     if raw.dtype == object or raw.dtype.kind not in _NUMERIC_KINDS:
-        raise ArgumentError(f"{where}: a tensor holds numbers only, and its rows must have "
-                            "equal lengths")
+        raise ArgumentError(_("{where}: a tensor holds numbers only, and its rows must have "
+                              "equal lengths").format(where=where))
     if dtype is None:
         # Relay's defaults: integers are int32 (int64 when too big), other numbers float32
         if raw.dtype.kind in "iu":
@@ -479,25 +573,29 @@ def _cast(arr: np.ndarray, dtype: np.dtype, where: str) -> np.ndarray:
     src, dst = arr.dtype.kind, dtype.kind
     shown = format_value(arr.reshape(-1)[0]) if arr.size else ""
     if dst == "b":
-        raise ArgumentError(f"{where}: expected True or False (bool), got {arr.dtype} data"
-                            + (f" such as {shown}" if shown else ""))
+        message = (_("{where}: expected True or False (bool), got {dtype} data such as {value}")
+                   if shown else _("{where}: expected True or False (bool), got {dtype} data"))
+        raise ArgumentError(message.format(where=where, dtype=arr.dtype, value=shown))
     if src == "b":
-        raise ArgumentError(f"{where}: expected {dtype} numbers, got a boolean")
+        raise ArgumentError(_("{where}: expected {dtype} numbers, got a boolean").format(
+            where=where, dtype=dtype))
     if dst in "iu":
         if src == "f":
             bad = ~np.isfinite(arr) | (arr != np.round(arr))
             if np.any(bad):
                 example = format_value(np.asarray(arr[bad].reshape(-1)[0]))
                 what = f"{example} ({arr.dtype})" if arr.ndim == 0 else \
-                    f"a {arr.dtype} tensor holding {example}"
-                raise ArgumentError(f"{where}: expected {dtype} integers, got {what}")
+                    _("a {dtype} tensor holding {value}").format(dtype=arr.dtype, value=example)
+                raise ArgumentError(_("{where}: expected {dtype} integers, got {what}").format(
+                    where=where, dtype=dtype, what=what))
         if arr.size:
             info = np.iinfo(dtype)
             lo, hi = arr.min(), arr.max()
             if lo < info.min or hi > info.max:
                 bad = lo if lo < info.min else hi
-                raise ArgumentError(f"{where}: {bad} does not fit in {dtype} "
-                                    f"({info.min} to {info.max})")
+                raise ArgumentError(_("{where}: {value} does not fit in {dtype} ({lo} to {hi})")
+                                    .format(where=where, value=bad, dtype=dtype, lo=info.min,
+                                            hi=info.max))
     return arr.astype(dtype)
 
 
@@ -507,6 +605,7 @@ def _check_shape(arr: np.ndarray, t: TensorType, where: str) -> None:
         want = "(" + ", ".join("?" if d is None else str(d) for d in t.shape) + \
             ("," if len(t.shape) == 1 else "") + ")"
         got = "(" + ", ".join(str(a) for a in arr.shape) + ("," if arr.ndim == 1 else "") + ")"
-        what = "a scalar" if arr.ndim == 0 else f"shape {got}"
-        need = "a scalar" if not t.shape else f"shape {want}"
-        raise ArgumentError(f"{where}: expected {need}, got {what}")
+        what = _("a scalar") if arr.ndim == 0 else _("shape {shape}").format(shape=got)
+        need = _("a scalar") if not t.shape else _("shape {shape}").format(shape=want)
+        raise ArgumentError(_("{where}: expected {need}, got {what}").format(
+            where=where, need=need, what=what))

@@ -22,7 +22,7 @@ from rvmdbg import __version__
 from rvmdbg.argparse_i18n import TranslatedParser
 from rvmdbg.argparse_i18n import speaking as argparse_speaking
 from rvmdbg.args import (
-    ArgumentError, bind_inputs, convert_value, parse_program_args, parse_value,
+    ArgumentError, bind_inputs, parse_program_args, parse_untyped_args,
 )
 from rvmdbg.limits import DEFAULT_LIMITS, LimitValueError, Limits
 from rvmdbg.relay.diagnostics import RelayError, Source
@@ -127,11 +127,7 @@ def program_arguments(program: Program, entry: str, texts: list[str],
         params = exe.function(entry).params
     except KeyError:
         raise UsageError(f"{program.path}: " + _("no function @{entry}").format(entry=entry)) from None
-    if len(texts) != len(params):
-        raise ArgumentError(f"@{entry} takes {plural(len(params), 'argument')}, got {len(texts)}"
-                            + ("" if texts else "; give them after PROGRAM"))
-    return [convert_value(parse_value(t, None, f"argument {i + 1}"), None, None,
-                          f"argument {i + 1}") for i, t in enumerate(texts)]
+    return parse_untyped_args(entry, texts, len(params), after_program=True)
 
 
 def entry_params(program: Program, entry: str) -> list[str]:
@@ -604,7 +600,7 @@ def cmd_keys(ns: argparse.Namespace) -> int:
     from rvmdbg.tui.keymap import load_keymap, template
     if ns.check:
         keymap = load_keymap(ns.check)  # a KeymapError is a located error: exit 2
-        print(f"{ns.check}: {len(keymap)} binding(s) rebound")
+        print(_("{file}: {n} binding(s) rebound").format(file=ns.check, n=len(keymap)))
         return EXIT_OK
     print(template(), end="")
     return EXIT_OK

@@ -17,6 +17,8 @@ import os
 import secrets
 import stat
 
+from rvmdbg.i18n import N_, _
+
 # a program text, a keys or breakpoints file, a batch script
 TEXT_LIMIT = 256 * 1024 * 1024
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -37,37 +39,43 @@ class FileRefused(OSError):
         return f"{self.filename}: {self.reason}"
 
 
-def _kind(mode: int) -> str:
+def _refusal(mode: int, what: str) -> str:
+    """Why a file of this mode is refused, for a `what` (a translated noun)."""
     if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
+        message = _("a directory, not a {what} rvmdbg can read")
+    elif stat.S_ISFIFO(mode):
+        message = _("a FIFO (named pipe), not a {what} rvmdbg can read")
+    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        message = _("a device, not a {what} rvmdbg can read")
+    elif stat.S_ISSOCK(mode):
+        message = _("a socket, not a {what} rvmdbg can read")
+    else:
+        message = _("not a regular file, not a {what} rvmdbg can read")
+    return message.format(what=what)
 
 
 def _size_text(n: int) -> str:
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size:
             return f"{n / size:.1f} {unit}"
-    return f"{n} bytes"
+    return _("{n} bytes").format(n=n)
 
 
-def read_file(path, limit: int = TEXT_LIMIT, what: str = "file") -> bytes:
+def read_file(path, limit: int = TEXT_LIMIT, what: str = N_("file")) -> bytes:
     """The bytes of the regular file `path`, refused (FileRefused) when it is something else
-    or larger than `limit`; OSError (FileNotFoundError, PermissionError...) as the OS says."""
+    or larger than `limit`; OSError (FileNotFoundError, PermissionError...) as the OS says.
+    `what` names the kind of file in messages: an English noun marked with N_ ("program",
+    N_("keys file")), translated here."""
     name = os.fspath(path)
+    what = _(what)
     fd = os.open(name, os.O_RDONLY | _NONBLOCK | _CLOEXEC)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise FileRefused(name, f"{_kind(st.st_mode)}, not a {what} rvmdbg can read")
+            raise FileRefused(name, _refusal(st.st_mode, what))
         if st.st_size > limit:
-            raise FileRefused(name, f"{_size_text(st.st_size)}, larger than the "
-                                    f"{_size_text(limit)} a {what} may be")
+            raise FileRefused(name, _("{size}, larger than the {limit} a {what} may be").format(
+                size=_size_text(st.st_size), limit=_size_text(limit), what=what))
         chunks, total = [], 0
         while True:
             chunk = os.read(fd, min(1 << 24, limit + 1 - total))
@@ -76,13 +84,14 @@ def read_file(path, limit: int = TEXT_LIMIT, what: str = "file") -> bytes:
             chunks.append(chunk)
             total += len(chunk)
             if total > limit:   # the file grew while being read
-                raise FileRefused(name, f"larger than the {_size_text(limit)} a {what} may be")
+                raise FileRefused(name, _("larger than the {limit} a {what} may be").format(
+                    limit=_size_text(limit), what=what))
         return b"".join(chunks)
     finally:
         os.close(fd)
 
 
-def read_text(path, limit: int = TEXT_LIMIT, what: str = "file") -> str:
+def read_text(path, limit: int = TEXT_LIMIT, what: str = N_("file")) -> str:
     """`read_file` decoded as UTF-8 (a leading byte-order mark dropped); UnicodeDecodeError
     when it is not UTF-8."""
     data = read_file(path, limit, what)

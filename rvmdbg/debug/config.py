@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from rvmdbg.fileio import FileRefused, read_text, write_atomic
+from rvmdbg.i18n import N_, _
 
 FORMAT = 1
 CONTEXT = 2
@@ -134,24 +135,28 @@ def _read_records(path: Path) -> tuple[list[dict], str | None]:
     """The records of one breakpoints file and a note when it could not be used whole (it is
     then treated as empty, or as the records that were readable)."""
     try:
-        text = read_text(path, _MAX_STATE_BYTES, "breakpoints file")
+        text = read_text(path, _MAX_STATE_BYTES, N_("breakpoints file"))
     except FileNotFoundError:
         return [], None
     except (OSError, UnicodeDecodeError) as e:
-        return [], f"ignored the saved breakpoints in {path}: {_why(e)}"
+        return [], _ignored(path, _why(e))
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as e:
-        why = "nested too deeply" if isinstance(e, RecursionError) else "not valid JSON"
-        return [], f"ignored the saved breakpoints in {path}: {why}"
+        why = _("nested too deeply") if isinstance(e, RecursionError) else _("not valid JSON")
+        return [], _ignored(path, why)
     if not isinstance(data, dict) or not isinstance(data.get("breakpoints"), list):
-        return [], f"ignored the saved breakpoints in {path}: not a breakpoints file"
+        return [], _ignored(path, _("not a breakpoints file"))
     records = [r for r in data["breakpoints"] if _readable(r)]
     note = None
     if len(records) != len(data["breakpoints"]):
-        note = (f"skipped {len(data['breakpoints']) - len(records)} unreadable entries of "
-                f"{path}")
+        note = _("skipped {n} unreadable entries of {path}").format(
+            n=len(data["breakpoints"]) - len(records), path=path)
     return records, note
+
+
+def _ignored(path: Path, why: str) -> str:
+    return _("ignored the saved breakpoints in {path}: {why}").format(path=path, why=why)
 
 
 def _readable(rec) -> bool:
@@ -165,7 +170,7 @@ def _why(e: Exception) -> str:
     if isinstance(e, FileRefused):
         return e.reason
     if isinstance(e, UnicodeDecodeError):
-        return "not UTF-8 text"
+        return _("not UTF-8 text")
     return getattr(e, "strerror", None) or str(e)
 
 
@@ -240,18 +245,19 @@ def restore_breakpoints(table, exe, program_path: str, config_dir=None,
                 if kind == "line":
                     line = find_line(lines, rec)
                     if line is None:
-                        notes.append(f"dropped the breakpoint on line {rec.get('line')}: "
-                                     f"`{rec.get('text', '')}` is no longer in the file")
+                        notes.append(_("dropped the breakpoint on line {line}: `{text}` is no "
+                                       "longer in the file").format(line=rec.get("line"),
+                                                                    text=rec.get("text", "")))
                         continue
                     spec = str(line)
                     if line != rec.get("line"):
-                        notes.append(f"breakpoint on line {rec.get('line')} moved to line {line}, "
-                                     f"where its line now is")
+                        notes.append(_("breakpoint on line {old} moved to line {new}, where its "
+                                       "line now is").format(old=rec.get("line"), new=line))
                 elif kind in ("instruction", "function"):
                     loc = _find_instruction(exe, rec)
                     if loc is None:
-                        notes.append(f"dropped the breakpoint {rec.get('spec')}: "
-                                     f"the instruction is gone")
+                        notes.append(_("dropped the breakpoint {spec}: the instruction is "
+                                       "gone").format(spec=rec.get("spec")))
                         continue
                     fi, pc = loc
                     spec = (f"@{exe.functions[fi].name}" if kind == "function"
@@ -263,11 +269,18 @@ def restore_breakpoints(table, exe, program_path: str, config_dir=None,
                 bp = table.add(spec, cond, enabled=enabled)
                 if synced is not None:
                     synced.update((_key(r), r) for r in breakpoint_records([bp], exe))
-                notes.append(f"restored breakpoint {bp.id} at {bp.where(exe)}"
-                             + (f" if {bp.condition}" if bp.condition else "")
-                             + ("" if bp.enabled else " (disabled)"))
+                if bp.condition and not bp.enabled:
+                    note = _("restored breakpoint {n} at {where} if {condition} (disabled)")
+                elif bp.condition:
+                    note = _("restored breakpoint {n} at {where} if {condition}")
+                elif not bp.enabled:
+                    note = _("restored breakpoint {n} at {where} (disabled)")
+                else:
+                    note = _("restored breakpoint {n} at {where}")
+                notes.append(note.format(n=bp.id, where=bp.where(exe), condition=bp.condition))
             except BreakpointError as exc:
-                notes.append(f"dropped the breakpoint {rec.get('spec')}: {exc}")
+                notes.append(_("dropped the breakpoint {spec}: {why}").format(
+                    spec=rec.get("spec"), why=exc))
     finally:
         table.on_change = saved_hook
     return notes

@@ -14,6 +14,7 @@ steps. The table is bounded (`MAX_STATES`); past it only the step limit stops a 
 """
 from __future__ import annotations
 
+from rvmdbg.i18n import _
 from rvmdbg.limits import DEFAULT_LIMITS, Limits
 from rvmdbg.minivm.isa import ADD, CH, HL, JM, LD, SUB, WORD_BITS, reg, wrap
 from rvmdbg.vm.machine import RegisterWrite, StepInfo, VMError
@@ -72,9 +73,10 @@ class MiniMachine:
 
     def start(self, name: str = "main", args=()) -> None:
         if name.lstrip("@") != "main":
-            raise VMError(f"no function @{name.lstrip('@')}: a MiniVM program is one function, @main")
+            raise VMError(_("no function {name}: a MiniVM program is one function, @main").format(
+                name="@" + name.lstrip("@")))
         if len(list(args)):
-            raise VMError(f"@main takes no arguments, got {len(list(args))}")
+            raise VMError(_("@main takes no arguments, got {n}").format(n=len(list(args))))
         self.frames[:] = [MiniFrame([0] * self.exe.register_count)]
         self.steps = 0
         self.halted = False
@@ -106,13 +108,13 @@ class MiniMachine:
 
     def halt_text(self) -> str:
         """What the debugger says once the program halted."""
-        return f"halted: {registers_text(self.result or ())}"
+        return _("halted: {registers}").format(registers=registers_text(self.result or ()))
 
     def _check_runnable(self) -> None:
         if self.halted:
-            raise VMError("the program has already halted")
+            raise VMError(_("the program has already halted"))
         if not self.frames:
-            raise VMError("no program started: call start() first")
+            raise VMError("no program started: call start() first")  # not shown to users
 
     # ------------------------------------------------------------ one instruction
 
@@ -132,13 +134,17 @@ class MiniMachine:
     def _repeat(self, first: int, pc: int, regs) -> VMError:
         ins = self._code[pc]
         period = self.steps - first
-        msg = (f"never halts: step {self.steps} repeats the state of step {first} (pc={pc}, "
-               f"{registers_text(regs)}), so "
-               + ("this instruction repeats" if period == 1 else
-                  f"the {period} instructions from there repeat") + " for ever")
+        if period == 1:
+            msg = _("never halts: step {step} repeats the state of step {first} (pc={pc}, "
+                    "{registers}), so this instruction repeats for ever")
+        else:
+            msg = _("never halts: step {step} repeats the state of step {first} (pc={pc}, "
+                    "{registers}), so the {period} instructions from there repeat for ever")
+        msg = msg.format(step=self.steps, first=first, pc=pc, registers=registers_text(regs),
+                         period=period)
         if type(ins) is HL and ins.stays:
-            msg += ("; HL here leaves the pc where it is (.hl stays), and the loop "
-                    "`while pc < len(program)` never ends")
+            msg += _("; HL here leaves the pc where it is (.hl stays), and the loop "
+                     "`while pc < len(program)` never ends")
         err = VMError(msg)
         err.stop_reason = REPEATED_STATE
         return self._fail(err, pc)
@@ -213,9 +219,9 @@ class MiniMachine:
 
     def _step_limit(self) -> VMError:
         limit = self.limits.max_steps
-        err = VMError(f"the program ran {limit} instructions without halting (limit "
-                      f"max_steps={limit}; raise it with {Limits.flag_for('max_steps')})",
-                      limit="max_steps")
+        err = VMError(_("the program ran {n} instructions without halting (limit "
+                        "max_steps={n}; raise it with {flag})").format(
+                            n=limit, flag=Limits.flag_for("max_steps")), limit="max_steps")
         return self._fail(err, self.frames[-1].pc)
 
     # ------------------------------------------------------------ the fast path
@@ -318,7 +324,7 @@ def _decode(ins, pc: int):
         def h(regs):
             return stay
     else:
-        raise TypeError(f"not a MiniVM instruction: {ins!r}")
+        raise TypeError(f"not a MiniVM instruction: {ins!r}")  # not shown to users
     return h
 
 

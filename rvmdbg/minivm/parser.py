@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from rvmdbg.i18n import _, ngettext
 from rvmdbg.minivm.isa import HL, OPCODES, WORD_BITS
 from rvmdbg.minivm.program import MiniProgram
 from rvmdbg.relay.diagnostics import ParseError, Source, Span
@@ -94,41 +95,44 @@ def parse_mvm(text: str, filename: str = "<input>") -> MiniProgram:
             tok = tokens.pop(0)
             name = tok.text[:-1]
             if not _LABEL.match(name):
-                fail(f"bad label {name!r}", tok,
-                     hint="a label is a letter or _ then letters, digits, _ or .")
+                fail(_("bad label {name}").format(name=repr(name)), tok,
+                     hint=_("a label is a letter or _ then letters, digits, _ or ."))
             if name.upper() in OPCODES or _REGISTER.match(name):
-                fail(f"label {name!r} is an opcode or register name", tok)
+                fail(_("label {name} is an opcode or register name").format(name=repr(name)), tok)
             if name in labels:
                 where = labels[name][1]
-                fail(f"label {name!r} is defined twice (first at line {where.line})", tok)
+                fail(_("label {name} is defined twice (first at line {line})").format(
+                    name=repr(name), line=where.line), tok)
             labels[name] = (len(rows), tok)
         if not tokens:
             continue
         op_tok = tokens[0]
         op = op_tok.text.upper()
         if op not in OPCODES:
-            fail(f"unknown opcode {op_tok.text!r}", op_tok,
-                 hint="the MiniVM's opcodes are " + ", ".join(_USAGE.values()))
+            fail(_("unknown opcode {op}").format(op=repr(op_tok.text)), op_tok,
+                 hint=_("the MiniVM's opcodes are {usage}").format(
+                     usage=", ".join(_USAGE.values())))
         operands = tokens[1:]
         kinds = _SIGNATURES[op]
         if len(operands) != len(kinds):
             where = operands[len(kinds)] if len(operands) > len(kinds) else None
+            message = ngettext("{op} takes {n} operand, got {given}: expected {usage}",
+                               "{op} takes {n} operands, got {given}: expected {usage}",
+                               len(kinds)).format(op=op, n=len(kinds), given=len(operands),
+                                                  usage=_USAGE[op])
             if where is None:
                 end = (operands[-1] if operands else op_tok)
-                fail(f"{op} takes {len(kinds)} operand{'s' if len(kinds) != 1 else ''}, got "
-                     f"{len(operands)}: expected {_USAGE[op]}", line=lineno,
-                     col=end.col + len(end.text))
-            fail(f"{op} takes {len(kinds)} operand{'s' if len(kinds) != 1 else ''}, got "
-                 f"{len(operands)}: expected {_USAGE[op]}", where)
+                fail(message, line=lineno, col=end.col + len(end.text))
+            fail(message, where)
         last = operands[-1] if operands else op_tok
         span = Span(lineno, op_tok.col, lineno, last.col + len(last.text), filename)
         rows.append((op, operands, op_tok, span))
         if len(rows) > MAX_INSTRUCTIONS:
-            fail(f"more than {MAX_INSTRUCTIONS} instructions", op_tok)
+            fail(_("more than {n} instructions").format(n=MAX_INSTRUCTIONS), op_tok)
     if not rows:
         lines = text.split("\n")
-        fail("the program has no instructions", line=len(lines), col=1,
-             hint="write at least one, e.g. `HL`")
+        fail(_("the program has no instructions"), line=len(lines), col=1,
+             hint=_("write at least one, e.g. `HL`"))
 
     highest = -1
     decoded = []
@@ -138,19 +142,22 @@ def parse_mvm(text: str, filename: str = "<input>") -> MiniProgram:
             if kind == "register":
                 m = _REGISTER.match(tok.text)
                 if not m:
-                    fail(f"expected a register (r0, r1, ...), got {tok.text!r}", tok,
-                         hint=f"{op} is written {_USAGE[op]}")
+                    fail(_("expected a register (r0, r1, ...), got {text}").format(
+                        text=repr(tok.text)), tok,
+                        hint=_("{op} is written {usage}").format(op=op, usage=_USAGE[op]))
                 n = int(m.group(1))
                 if n >= MAX_REGISTERS:
-                    fail(f"register {tok.text} is past the last one (r{MAX_REGISTERS - 1})", tok)
+                    fail(_("register {reg} is past the last one ({last})").format(
+                        reg=tok.text, last=f"r{MAX_REGISTERS - 1}"), tok)
                 highest = max(highest, n)
                 values.append(n)
             elif kind == "immediate":
                 if not _INT.match(tok.text):
-                    fail(f"expected an integer, got {tok.text!r}", tok)
+                    fail(_("expected an integer, got {text}").format(text=repr(tok.text)), tok)
                 v = int(tok.text)
                 if not -(1 << (WORD_BITS - 1)) <= v < (1 << (WORD_BITS - 1)):
-                    fail(f"{tok.text} does not fit a {WORD_BITS}-bit register", tok)
+                    fail(_("{value} does not fit a {bits}-bit register").format(
+                        value=tok.text, bits=WORD_BITS), tok)
                 values.append(v)
             else:  # target
                 if _INT.match(tok.text):
@@ -158,19 +165,21 @@ def parse_mvm(text: str, filename: str = "<input>") -> MiniProgram:
                 elif tok.text in labels:
                     t = labels[tok.text][0]
                 else:
-                    known = ", ".join(sorted(labels)) or "none defined"
-                    fail(f"expected a label or an instruction number, got {tok.text!r}", tok,
-                         hint=f"labels: {known}")
+                    known = ", ".join(sorted(labels)) or _("none defined")
+                    fail(_("expected a label or an instruction number, got {text}").format(
+                        text=repr(tok.text)), tok, hint=_("labels: {known}").format(known=known))
                 if not 0 <= t < len(rows):
-                    fail(f"jump target {tok.text} is outside the program (instructions "
-                         f"0..{len(rows) - 1})", tok, hint="to stop, jump to an HL")
+                    fail(_("jump target {target} is outside the program (instructions "
+                           "0..{last})").format(target=tok.text, last=len(rows) - 1), tok,
+                         hint=_("to stop, jump to an HL"))
                 values.append(t)
         decoded.append(values)
 
     if registers_directive is not None:
         count, tok = registers_directive
         if count <= highest:
-            fail(f".registers {count} is too few: the program uses r{highest}", tok)
+            fail(_(".registers {count} is too few: the program uses {reg}").format(
+                count=count, reg=f"r{highest}"), tok)
     else:
         count = max(highest + 1, 1)
 
@@ -189,18 +198,19 @@ def _directive(tokens, fail, registers_directive, hl_stays):
     args = tokens[1:]
     if name == ".registers":
         if len(args) != 1 or not args[0].text.isdigit():
-            fail(".registers takes one number: the register file's size",
+            fail(_(".registers takes one number: the register file's size"),
                  args[0] if args else first)
         n = int(args[0].text)
         if not 1 <= n <= MAX_REGISTERS:
-            fail(f".registers must be 1..{MAX_REGISTERS}", args[0])
+            fail(_(".registers must be 1..{max}").format(max=MAX_REGISTERS), args[0])
         return (n, args[0]), hl_stays
     if name == ".hl":
         if len(args) != 1 or args[0].text.lower() not in ("halts", "stays"):
-            fail(".hl takes `halts` (the default) or `stays` (HL leaves the pc where it is)",
+            fail(_(".hl takes `halts` (the default) or `stays` (HL leaves the pc where it is)"),
                  args[0] if args else first)
         return registers_directive, args[0].text.lower() == "stays"
-    fail(f"unknown directive {first.text!r}", first, hint="directives: .registers N, .hl halts|stays")
+    fail(_("unknown directive {name}").format(name=repr(first.text)), first,
+         hint=_("directives: .registers N, .hl halts|stays"))
 
 
 def load_mvm(path: str) -> MiniProgram:

@@ -13,9 +13,12 @@ expression trees: they become kernels.
 """
 from __future__ import annotations
 
+import operator
+
 from rvmdbg.relay.ast import (Call, Clause, Constant, ConstructorRef, Function, GlobalVar, If,
-                              Let, Match, Module, OpRef, RefCreate, RefRead, RefWrite, Tuple,
-                              TupleGetItem, Var, children, map_functions, pattern_vars)
+                              LEAF_KINDS, Let, Match, Module, OpRef, RefCreate, RefRead,
+                              RefWrite, Tuple, TupleGetItem, Var, children, map_functions,
+                              pattern_vars)
 
 _LEAVES = (Var, GlobalVar, Constant, ConstructorRef, OpRef)
 
@@ -25,13 +28,10 @@ def is_atomic(e) -> bool:
     return isinstance(e, _LEAVES) or (isinstance(e, Function) and e.is_primitive)
 
 
-_LEAF_KINDS = frozenset(_LEAVES)
-
-
 def _atomic_kind(e) -> bool:
     """is_atomic for the AST's own classes (which are not subclassed), by type."""
     kind = type(e)
-    return kind in _LEAF_KINDS or (kind is Function and e.is_primitive)
+    return kind in LEAF_KINDS or (kind is Function and e.is_primitive)
 
 
 class _Scope:
@@ -223,7 +223,10 @@ class _Converter:
         a = self.to_atom
         if isinstance(e, Call):
             op = e.op if is_atomic(e.op) else a(e.op)
-            n = Call(op, [a(x) for x in e.args], e.attrs, e.span)
+            args = [a(x) for x in e.args]
+            if op is e.op and all(map(operator.is_, args, e.args)):
+                return e  # already in A-normal form: shared, as other passes share what they keep
+            n = Call(op, args, e.attrs, e.span)
             n.type_args = list(e.type_args)
         elif isinstance(e, Function):
             body = self.scope_block(e.body, self.child_scopes[(id(e), 0)])
@@ -274,7 +277,7 @@ def local_names(fn: Function) -> set:
     """Every local variable name used in fn, so fresh names never collide with them."""
     names = {p.name for p in fn.params}
     add = names.add
-    leaves = _LEAF_KINDS
+    leaves = LEAF_KINDS
     stack, seen = [fn.body], set()
     pop, push = stack.pop, stack.extend
     while stack:

@@ -11,9 +11,10 @@ compiled listing shows them all.
 """
 from __future__ import annotations
 
-from rvmdbg.relay.ast import (Call, Clause, Constant, ConstructorRef, Function, GlobalVar, If,
-                              Let, Match, Module, OpRef, RefCreate, RefRead, RefWrite, Tuple,
-                              TupleGetItem, Var, children, map_functions, pattern_vars)
+from rvmdbg.relay.ast import (CLOSED_LEAF_KINDS, Call, Clause, Constant, ConstructorRef, Function,
+                              GlobalVar, If, Let, Match, Module, OpRef, RefCreate, RefRead,
+                              RefWrite, Tuple, TupleGetItem, Var, children, map_functions,
+                              pattern_vars)
 
 
 def is_pure(e, mod: Module | None = None, _memo: dict | None = None) -> bool:
@@ -52,7 +53,6 @@ def _pure(e, mod, memo) -> bool:
     return False
 
 
-_CLOSED_LEAVES = frozenset({Constant, GlobalVar, ConstructorRef, OpRef})  # no variable in them
 _NOTHING: frozenset = frozenset()
 
 
@@ -68,7 +68,7 @@ class _Eliminator:
         kind = type(e)
         if kind is Var:
             return e, frozenset((e,))
-        if kind in _CLOSED_LEAVES:
+        if kind in CLOSED_LEAF_KINDS:
             return e, _NOTHING
         key = id(e)
         hit = self.memo.get(key)

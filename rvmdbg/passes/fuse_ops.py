@@ -28,7 +28,7 @@ from __future__ import annotations
 from rvmdbg.passes.primitive_calls import direct_primitive_calls
 from rvmdbg.relay import ops as relay_ops
 from rvmdbg.relay.dialect import DIALECT_OPS
-from rvmdbg.relay.ast import (LEAVES, Call, Constant, ExprMutator, Function, Module, OpRef, Tuple,
+from rvmdbg.relay.ast import (LEAF_KINDS, Call, Constant, ExprMutator, Function, Module, OpRef, Tuple,
                               TupleGetItem, Var, children, map_functions)
 from rvmdbg.relay.types import FuncType, TensorType, TupleType
 
@@ -72,9 +72,6 @@ def _static(t) -> bool:
     if isinstance(t, TupleType):
         return all(_static(f) for f in t.fields)
     return isinstance(t, TensorType) and t.is_static
-
-
-_LEAF_KINDS = frozenset(LEAVES)
 
 
 def _is_op_call(e) -> bool:
@@ -154,7 +151,7 @@ class _Fuser(ExprMutator):
         consumers: dict = {}  # id(node) -> set of id(consumer); leaves never join a group
         post, seen = [], {id(body)}
         stack = [(body, iter(self._kids(body)))]
-        leaves = _LEAF_KINDS
+        leaves = LEAF_KINDS
         while stack:
             node, it = stack[-1]
             for child in it:
@@ -187,7 +184,7 @@ class _Fuser(ExprMutator):
     def _grow(self, group: _Group, node, sole_consumer) -> None:
         """Pull node's producers (and glue around them) into node's group."""
         for child in node.args if isinstance(node, Call) else node.fields:
-            if (type(child) in _LEAF_KINDS or id(child) in self.group_of
+            if (type(child) in LEAF_KINDS or id(child) in self.group_of
                     or not sole_consumer(child, node)):
                 continue
             if _is_op_call(child):

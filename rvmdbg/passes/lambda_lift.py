@@ -21,8 +21,8 @@ global type-checks on its own.
 """
 from __future__ import annotations
 
-from rvmdbg.relay.ast import (Call, Constant, ConstructorRef, ExprMutator, Function, GlobalVar,
-                              Let, Match, Module, OpRef, Var, children, pattern_vars)
+from rvmdbg.relay.ast import (CLOSED_LEAF_KINDS, Call, ExprMutator, Function, GlobalVar, Let,
+                              Match, Module, Var, children, pattern_vars)
 from rvmdbg.relay.types import FuncType, IncompleteType, Type, free_type_vars
 
 
@@ -33,7 +33,7 @@ def free_vars(e) -> list:
     kind = type(e)
     if kind is Var:
         return [e]
-    if kind in _CLOSED_LEAVES:
+    if kind in CLOSED_LEAF_KINDS:
         return []
     if kind is Call:  # most often an operator or function applied to atoms (A-normal form)
         out = []
@@ -42,7 +42,7 @@ def free_vars(e) -> list:
             if kc is Var:
                 if c not in out:
                     out.append(c)
-            elif kc not in _CLOSED_LEAVES:
+            elif kc not in CLOSED_LEAF_KINDS:
                 break
         else:
             return out
@@ -57,7 +57,7 @@ def free_vars(e) -> list:
                 used.add(node)
                 order.append(node)
             continue
-        if kind in _CLOSED_LEAVES:
+        if kind in CLOSED_LEAF_KINDS:
             continue
         if id(node) in seen:
             continue
@@ -76,9 +76,6 @@ def free_vars(e) -> list:
         return order
     return [v for v in order if v not in bound]
 
-
-# leaves that use no local variable
-_CLOSED_LEAVES = frozenset({Constant, GlobalVar, OpRef, ConstructorRef})
 
 
 def _known(t: Type | None) -> Type | None:

@@ -63,11 +63,18 @@ def _escaping_chain(e) -> set:
     return out | escaping(e)
 
 
+# the nodes that hold let chains of their own (the AST's classes are not subclassed)
+_SCOPED = frozenset({Let, If, Match, Function})
+
+
 class _KillInserter:
     def expr(self, e):
-        if isinstance(e, Let):
+        kind = type(e)
+        if kind not in _SCOPED:
+            return e
+        if kind is Let:
             return self.chain(e)
-        if isinstance(e, If):
+        if kind is If:
             return _keep(e, If(e.cond, self.expr(e.true_branch), self.expr(e.false_branch)))
         if isinstance(e, Match):
             return _keep(e, Match(e.data, [Clause(c.lhs, self.expr(c.rhs), c.span)
@@ -80,8 +87,11 @@ class _KillInserter:
     def chain(self, e: Let):
         bindings = []
         node = e
-        while isinstance(node, Let):
-            bindings.append((node.var, self.expr(node.value), node.span))
+        scoped = _SCOPED
+        while type(node) is Let:
+            value = node.value
+            bindings.append((node.var, self.expr(value) if type(value) in scoped else value,
+                             node.span))
             node = node.body
         tail = self.expr(node)
         kills = self.kills(bindings, tail)

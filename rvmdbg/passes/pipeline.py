@@ -21,7 +21,7 @@ from rvmdbg.passes.lambda_lift import lambda_lift
 from rvmdbg.passes.manifest_alloc import manifest_alloc
 from rvmdbg.passes.manifest_lifetimes import manifest_lifetimes
 from rvmdbg.passes.remove_unused import ENTRIES, remove_unused_functions
-from rvmdbg.relay.ast import LEAVES, Call, Function, Module, OpRef, children, room_for_recursion
+from rvmdbg.relay.ast import LEAF_KINDS, Call, Function, Module, OpRef, children, room_for_recursion
 from rvmdbg.relay.dialect import KILL, MEMORY_OPS
 from rvmdbg.relay.printer import print_expr, print_module
 from rvmdbg.relay.typecheck import check_module, is_checked
@@ -196,7 +196,7 @@ def memory_stage(mod: Module) -> str | None:
     Kills alone do not make a stage: TVM's tests write `memory.kill` into programs whose
     operators are not fused yet, and those go through every pass."""
     allocates = kills = False
-    leaves = _LEAF_KINDS
+    leaves = LEAF_KINDS
     for fn in mod.functions.values():
         # every node once, kernels (primitive functions) not entered, leaves not stacked
         stack, seen = [fn.body], set()
@@ -219,9 +219,6 @@ def memory_stage(mod: Module) -> str | None:
                     seen.add(id(c))
                     stack.append(c)
     return MANIFEST_ALLOC.name if allocates else None
-
-
-_LEAF_KINDS = frozenset(LEAVES)
 
 
 def default_pipeline(extra: Iterable[Pass] = (), entries=ENTRIES) -> Pipeline:

@@ -20,6 +20,8 @@ _var_ids = itertools.count()
 
 
 class Node:
+    # The node classes below set these two themselves rather than through super().__init__:
+    # a large program's passes make nodes by the hundred thousand.
     __slots__ = ("span", "checked_type")
 
     def __init__(self, span: Span | None = None):
@@ -37,7 +39,8 @@ class Constant(Expr):
     __slots__ = ("data",)
 
     def __init__(self, data, span=None):
-        super().__init__(span)
+        self.span = span
+        self.checked_type = None
         self.data = data
 
 
@@ -47,7 +50,8 @@ class Var(Expr):
     __slots__ = ("name", "type_annotation", "uid")
 
     def __init__(self, name: str, type_annotation: Type | None = None, span=None):
-        super().__init__(span)
+        self.span = span
+        self.checked_type = None
         self.name = name
         self.type_annotation = type_annotation
         self.uid = next(_var_ids)
@@ -62,7 +66,8 @@ class GlobalVar(Expr):
     __slots__ = ("name",)
 
     def __init__(self, name: str, span=None):
-        super().__init__(span)
+        self.span = span
+        self.checked_type = None
         self.name = name
 
 
@@ -72,7 +77,8 @@ class ConstructorRef(Expr):
     __slots__ = ("name", "constructor")
 
     def __init__(self, name: str, constructor: "Constructor | None" = None, span=None):
-        super().__init__(span)
+        self.span = span
+        self.checked_type = None
         self.name = name
         self.constructor = constructor
 
@@ -83,7 +89,8 @@ class OpRef(Expr):
     __slots__ = ("name",)
 
     def __init__(self, name: str, span=None):
-        super().__init__(span)
+        self.span = span
+        self.checked_type = None
         self.name = name
 
 
@@ -93,7 +100,8 @@ class Call(Expr):
     __slots__ = ("op", "args", "attrs", "type_args")
 
     def __init__(self, op: Expr, args: list, attrs: dict | None = None, span=None):
-        super().__init__(span)
+        self.span = span
+        self.checked_type = None
         self.op = op
         self.args = list(args)
         self.attrs = dict(attrs or {})
@@ -107,7 +115,8 @@ class Function(Expr):
 
     def __init__(self, params: list, body: Expr, ret_type: Type | None = None,
                  type_params: list | None = None, attrs: dict | None = None, span=None):
-        super().__init__(span)
+        self.span = span
+        self.checked_type = None
         self.params = list(params)
         self.body = body
         self.ret_type = ret_type
@@ -125,7 +134,8 @@ class Let(Expr):
     __slots__ = ("var", "value", "body")
 
     def __init__(self, var: Var, value: Expr, body: Expr, span=None):
-        super().__init__(span)
+        self.span = span
+        self.checked_type = None
         self.var = var
         self.value = value
         self.body = body
@@ -135,7 +145,8 @@ class If(Expr):
     __slots__ = ("cond", "true_branch", "false_branch")
 
     def __init__(self, cond: Expr, true_branch: Expr, false_branch: Expr, span=None):
-        super().__init__(span)
+        self.span = span
+        self.checked_type = None
         self.cond = cond
         self.true_branch = true_branch
         self.false_branch = false_branch
@@ -145,7 +156,8 @@ class Tuple(Expr):
     __slots__ = ("fields",)
 
     def __init__(self, fields: list, span=None):
-        super().__init__(span)
+        self.span = span
+        self.checked_type = None
         self.fields = list(fields)
 
 
@@ -153,7 +165,8 @@ class TupleGetItem(Expr):
     __slots__ = ("tuple_value", "index")
 
     def __init__(self, tuple_value: Expr, index: int, span=None):
-        super().__init__(span)
+        self.span = span
+        self.checked_type = None
         self.tuple_value = tuple_value
         self.index = index
 
@@ -164,7 +177,8 @@ class Match(Expr):
     __slots__ = ("data", "clauses", "complete")
 
     def __init__(self, data: Expr, clauses: list, complete: bool = True, span=None):
-        super().__init__(span)
+        self.span = span
+        self.checked_type = None
         self.data = data
         self.clauses = list(clauses)
         self.complete = complete
@@ -174,7 +188,8 @@ class Clause(Node):
     __slots__ = ("lhs", "rhs")
 
     def __init__(self, lhs: "Pattern", rhs: Expr, span=None):
-        super().__init__(span)
+        self.span = span
+        self.checked_type = None
         self.lhs = lhs
         self.rhs = rhs
 
@@ -183,7 +198,8 @@ class RefCreate(Expr):
     __slots__ = ("value",)
 
     def __init__(self, value: Expr, span=None):
-        super().__init__(span)
+        self.span = span
+        self.checked_type = None
         self.value = value
 
 
@@ -191,7 +207,8 @@ class RefRead(Expr):
     __slots__ = ("ref",)
 
     def __init__(self, ref: Expr, span=None):
-        super().__init__(span)
+        self.span = span
+        self.checked_type = None
         self.ref = ref
 
 
@@ -201,7 +218,8 @@ class RefWrite(Expr):
     __slots__ = ("ref", "value")
 
     def __init__(self, ref: Expr, value: Expr, span=None):
-        super().__init__(span)
+        self.span = span
+        self.checked_type = None
         self.ref = ref
         self.value = value
 
@@ -220,7 +238,8 @@ class PatternVar(Pattern):
     __slots__ = ("var",)
 
     def __init__(self, var: Var, span=None):
-        super().__init__(span)
+        self.span = span
+        self.checked_type = None
         self.var = var
 
 
@@ -228,7 +247,8 @@ class PatternConstructor(Pattern):
     __slots__ = ("name", "constructor", "patterns")
 
     def __init__(self, name: str, constructor: "Constructor | None", patterns: list, span=None):
-        super().__init__(span)
+        self.span = span
+        self.checked_type = None
         self.name = name
         self.constructor = constructor
         self.patterns = list(patterns)
@@ -238,7 +258,8 @@ class PatternTuple(Pattern):
     __slots__ = ("patterns",)
 
     def __init__(self, patterns: list, span=None):
-        super().__init__(span)
+        self.span = span
+        self.checked_type = None
         self.patterns = list(patterns)
 
 
@@ -322,6 +343,10 @@ _CHILDREN = {
     RefWrite: lambda e: [e.ref, e.value],
 }
 LEAVES = (Constant, Var, GlobalVar, ConstructorRef, OpRef)
+# the same as sets, for `type(e) in ...` (the AST's classes are not subclassed); the closed
+# leaves use no local variable
+LEAF_KINDS = frozenset(LEAVES)
+CLOSED_LEAF_KINDS = LEAF_KINDS - {Var}
 for _leaf in LEAVES:
     _CHILDREN[_leaf] = lambda e: []
 
@@ -530,7 +555,6 @@ def _is(a, b) -> bool:
     return a is b
 
 
-_LEAF_KINDS = frozenset(LEAVES)
 _DEFAULTS = {kind: getattr(ExprMutator, "_default_" + kind.__name__)
              for kind in (Call, Function, Let, If, Tuple, TupleGetItem, Match, RefCreate,
                           RefRead, RefWrite)}

@@ -15,7 +15,7 @@ from rvmdbg.fileio import FileRefused, read_text
 from rvmdbg.relay.ast import Module
 from rvmdbg.relay.diagnostics import NameResolutionError, RelayError, Source
 from rvmdbg.relay.parser import parse, parse_with_info
-from rvmdbg.i18n import _
+from rvmdbg.i18n import N_, _
 
 PRELUDE_PATH = Path(__file__).with_name("prelude.relay")
 
@@ -46,15 +46,17 @@ def read_program(path) -> str:
     name = str(path)
     src = Source(name, "")
     try:
-        return read_text(path, what="program")
+        return read_text(path, what=N_("program"))
     except FileNotFoundError:
         raise RelayError(_("file not found"), None, None, src) from None
     except FileRefused as e:
-        raise RelayError(_("cannot read the file: {reason}").format(reason=e.reason), None, None, src) from None
+        raise RelayError(_("cannot read the file: {reason}").format(reason=e.reason), None, None,
+                         src) from None
     except UnicodeDecodeError:
         raise RelayError(_("cannot read the file: it is not UTF-8 text"), None, None, src) from None
     except OSError as e:
-        raise RelayError(_("cannot read the file: {reason}").format(reason=e.strerror or e), None, None, src) from None
+        raise RelayError(_("cannot read the file: {reason}").format(reason=e.strerror or e), None,
+                         None, src) from None
 
 
 def load_file(path, prelude: bool = True) -> Module:
@@ -119,11 +121,13 @@ def _merge_prelude(mod: Module, info, pmod: Module, pinfo) -> Module:
     dropped: dict[tuple, str] = {}  # ("type"|"global", name) -> why
     for tname, td in pmod.type_defs.items():
         if tname in own_types:
-            dropped[("type", tname)] = f"this program defines its own type {tname}"
+            dropped[("type", tname)] = _("this program defines its own type {name}").format(
+                name=tname)
         else:
             clash = [c.name for c in td.constructors if c.name in own_ctors]
             if clash:
-                dropped[("type", tname)] = f"this program defines its own constructor {clash[0]}"
+                dropped[("type", tname)] = _("this program defines its own constructor "
+                                             "{name}").format(name=clash[0])
 
     def dep_key(dep: tuple):
         """The definition a dependency names: constructors stand for their type."""
@@ -146,9 +150,12 @@ def _merge_prelude(mod: Module, info, pmod: Module, pinfo) -> Module:
                 if d[0] == "global" and d[1] in own_funcs:
                     continue  # calls the program's own definition by name, as TVM does
                 if d in dropped:
-                    kind = "type" if d[0] == "type" else "function"
-                    sigil = "" if d[0] == "type" else "@"
-                    dropped[key] = f"it uses the prelude {kind} {sigil}{d[1]}, and {dropped[d]}"
+                    if d[0] == "type":
+                        why = _("it uses the prelude type {name}, and {reason}")
+                    else:
+                        why = _("it uses the prelude function {name}, and {reason}")
+                    dropped[key] = why.format(name=("" if d[0] == "type" else "@") + d[1],
+                                              reason=dropped[d])
                     changed = True
                     break
 
@@ -160,12 +167,17 @@ def _merge_prelude(mod: Module, info, pmod: Module, pinfo) -> Module:
         if d is None:
             continue
         if d in dropped:
-            sigil = "@" if d[0] == "global" else ""
-            what = "function" if d[0] == "global" else "type"
-            name = use[1] if use[0] != "ctor" else f"{use[1]} (of type {d[1]})"
-            raise NameResolutionError(
-                f"the prelude {what} {sigil}{name} is not available here", span,
-                f"it is left out because {dropped[d]}", mod.source)
+            if d[0] == "global":
+                message = _("the prelude function {name} is not available here").format(
+                    name="@" + use[1])
+            elif use[0] == "ctor":
+                message = _("the prelude type {name} (of type {type}) is not available here"
+                            ).format(name=use[1], type=d[1])
+            else:
+                message = _("the prelude type {name} is not available here").format(
+                    name=use[1])
+            raise NameResolutionError(message, span, _("it is left out because {reason}").format(
+                reason=dropped[d]), mod.source)
         if d not in reached:
             reached.add(d)
             work.append(d)

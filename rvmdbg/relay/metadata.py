@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.relay.diagnostics import RelayError, Source, Span
 
 MARK = "#[metadata]"
@@ -88,33 +89,37 @@ def decode_ndarray(buf: bytes) -> np.ndarray:
     """One tensor in TVM's NDArray save format -> a read-only NumPy array over `buf` (no copy).
     Raises ValueError saying what is wrong."""
     if len(buf) < _HEAD.size:
-        raise ValueError(f"the tensor header needs {_HEAD.size} bytes, found {len(buf)}")
+        raise ValueError(_("the tensor header needs {need} bytes, found {have}").format(
+            need=_HEAD.size, have=len(buf)))
     magic, _reserved, dev_type, _dev_id, ndim, code, bits, lanes = _HEAD.unpack_from(buf, 0)
     if magic != NDARRAY_MAGIC:
-        raise ValueError(f"wrong magic number 0x{magic:016X} (a TVM NDArray starts with "
-                         f"0x{NDARRAY_MAGIC:016X})")
+        raise ValueError(_("wrong magic number {magic} (a TVM NDArray starts with {want})")
+                         .format(magic=f"0x{magic:016X}", want=f"0x{NDARRAY_MAGIC:016X}"))
     if dev_type != CPU:
-        raise ValueError(f"the tensor was saved from device type {dev_type}; TVM saves "
-                         "metadata from the CPU (device type 1)")
+        raise ValueError(_("the tensor was saved from device type {dev}; TVM saves metadata "
+                           "from the CPU (device type 1)").format(dev=dev_type))
     if not 0 <= ndim <= _MAX_NDIM:
-        raise ValueError(f"ndim {ndim} is out of range (0 to {_MAX_NDIM})")
+        raise ValueError(_("ndim {ndim} is out of range (0 to {max})").format(ndim=ndim,
+                                                                             max=_MAX_NDIM))
     if lanes != 1:
-        raise ValueError(f"vector dtype with {lanes} lanes: rvmdbg reads scalar element types "
-                         "(lanes 1) only")
+        raise ValueError(_("vector dtype with {lanes} lanes: rvmdbg reads scalar element types "
+                           "(lanes 1) only").format(lanes=lanes))
     dtype = _DTYPE_OF.get((code, bits))
     if dtype is None:
-        kind = _CODE_NAMES.get(code, f"type code {code}")
-        raise ValueError(f"unsupported dtype {kind}{bits}")
+        kind = _CODE_NAMES.get(code) or _("type code {code}").format(code=code)
+        raise ValueError(_("unsupported dtype {dtype}").format(dtype=f"{kind}{bits}"))
     pos = _HEAD.size
     if len(buf) < pos + 8 * ndim + 8:
-        raise ValueError("the data is truncated inside the tensor's shape")
+        raise ValueError(_("the data is truncated inside the tensor's shape"))
     shape = struct.unpack_from(f"<{ndim}q", buf, pos)
     pos += 8 * ndim
     for d in shape:
         if d < 0:
-            raise ValueError(f"negative dimension {d} in shape {tuple(shape)}")
+            raise ValueError(_("negative dimension {d} in shape {shape}").format(
+                d=d, shape=tuple(shape)))
         if d > 1 << 48:
-            raise ValueError(f"dimension {d} in shape {tuple(shape)} is too large")
+            raise ValueError(_("dimension {d} in shape {shape} is too large").format(
+                d=d, shape=tuple(shape)))
     nbytes = _I64.unpack_from(buf, pos)[0]
     pos += 8
     count = 1
@@ -122,13 +127,16 @@ def decode_ndarray(buf: bytes) -> np.ndarray:
         count *= d
     expect = count * ((bits * lanes + 7) // 8)
     if nbytes != expect:
-        raise ValueError(f"the byte size {nbytes} does not match shape {tuple(shape)} of "
-                         f"{dtype} ({expect} bytes)")
+        raise ValueError(_("the byte size {nbytes} does not match shape {shape} of {dtype} "
+                           "({expect} bytes)").format(nbytes=nbytes, shape=tuple(shape),
+                                                      dtype=dtype, expect=expect))
     have = len(buf) - pos
     if have < nbytes:
-        raise ValueError(f"the data is truncated: {nbytes} bytes claimed, {have} present")
+        raise ValueError(_("the data is truncated: {nbytes} bytes claimed, {have} present")
+                         .format(nbytes=nbytes, have=have))
     if have > nbytes:
-        raise ValueError(f"{have - nbytes} bytes follow the tensor's {nbytes} bytes of data")
+        raise ValueError(_("{extra} bytes follow the tensor's {nbytes} bytes of data").format(
+            extra=have - nbytes, nbytes=nbytes))
     if dtype == "bool":
         raw = np.frombuffer(buf, np.uint8, count, pos)
         # TVM stores one byte per bool; any byte other than 0/1 is normalised, as a C++ bool is
@@ -226,7 +234,9 @@ class MetadataSection:
 
     def _node_error(self, index: int, message: str) -> MetadataError:
         pos, length = self._element_pos("nodes", index)
-        return self._error(f"metadata node {index}: {message}", pos, length)
+        return self._error(_("metadata node {index}: {message}").format(index=index,
+                                                                       message=message),
+                           pos, length)
 
     # ---- decoding ----
 
@@ -238,8 +248,8 @@ class MetadataSection:
         while pos < n and text[pos] in " \t\r\n":
             pos += 1
         if pos >= n:
-            raise self._error("the #[metadata] section is empty",
-                              hint="TVM writes one JSON document after #[metadata]")
+            raise self._error(_("the #[metadata] section is empty"),
+                              hint=_("TVM writes one JSON document after #[metadata]"))
         # The tensors' base64 is sliced out of the text one string at a time, so the JSON
         # decoder never makes a second copy of it; a list of anything but plain strings falls
         # back to decoding it with the rest (and its errors are found there).
@@ -259,33 +269,36 @@ class MetadataSection:
         try:
             doc, end = json.JSONDecoder().raw_decode(reduced, start)
         except json.JSONDecodeError as e:
-            raise self._error(f"bad JSON in the metadata: {e.msg}", absolute(e.pos)) from None
+            # i18n: {reason} is Python's JSON decoder's own words, in English
+            raise self._error(_("bad JSON in the metadata: {reason}").format(reason=e.msg),
+                              absolute(e.pos)) from None
         del reduced
         end = absolute(end)
         rest = text[end:end + 64].strip() if end < n else ""
         if rest:
             while text[end] in " \t\r\n":
                 end += 1
-            raise self._error("text after the metadata's JSON document", end,
-                              hint="#[metadata] must be the last part of the file")
+            raise self._error(_("text after the metadata's JSON document"), end,
+                              hint=_("#[metadata] must be the last part of the file"))
         if not isinstance(doc, dict):
-            raise self._error("the metadata must be a JSON object", pos)
+            raise self._error(_("the metadata must be a JSON object"), pos)
         nodes = doc.get("nodes")
         root = doc.get("root")
         if not isinstance(nodes, list) or not nodes:
-            raise self._error("the metadata has no `nodes` list", self._key_pos("nodes") or pos)
+            raise self._error(_("the metadata has no `nodes` list"),
+                              self._key_pos("nodes") or pos)
         if not isinstance(root, int) or not 0 <= root < len(nodes):
-            raise self._error(f"the metadata's `root` {root!r} is not a node index",
-                              self._key_pos("root") or pos)
+            raise self._error(_("the metadata's `root` {root} is not a node index").format(
+                root=repr(root)), self._key_pos("root") or pos)
         for i, nd in enumerate(nodes):
             if not isinstance(nd, dict) or not isinstance(nd.get("type_key", ""), str):
-                raise self._node_error(i, "expected an object with a `type_key`")
+                raise self._node_error(i, _("expected an object with a `type_key`"))
         self.nodes = nodes
         self.tables = self._read_tables(root)
         b64 = doc.get("b64ndarrays", [])
         del doc
         if not isinstance(b64, list):
-            raise self._error("`b64ndarrays` must be a list", self._key_pos("b64ndarrays"))
+            raise self._error(_("`b64ndarrays` must be a list"), self._key_pos("b64ndarrays"))
         arrays: list = []
         if spans is not None:
             for i, (a, b) in enumerate(spans):
@@ -302,7 +315,8 @@ class MetadataSection:
         nd = self.nodes[root]
         tk = nd.get("type_key")
         if tk not in ("Map", "StrMap"):
-            raise self._node_error(root, f"the root must be a Map of tables, found {tk!r}")
+            raise self._node_error(root, _("the root must be a Map of tables, found {key}")
+                                   .format(key=repr(tk)))
         data = nd.get("data", [])
         keys = nd.get("keys")
         if keys is None:  # a Map with object keys: [key node, value node, ...]
@@ -310,12 +324,13 @@ class MetadataSection:
             keys = [self._string_node(k) for k, _ in pairs]
             data = [v for _, v in pairs]
         if not isinstance(keys, list) or not isinstance(data, list) or len(keys) != len(data):
-            raise self._node_error(root, "the root Map's `keys` and `data` do not pair up")
+            raise self._node_error(root, _("the root Map's `keys` and `data` do not pair up"))
         tables: dict = {}
         for key, arr in zip(keys, data):
             items = self._node_list(arr)
             if not isinstance(key, str) or items is None:
-                raise self._node_error(root, f"table {key!r} is not an Array of objects")
+                raise self._node_error(root, _("table {key} is not an Array of objects").format(
+                    key=repr(key)))
             tables[key] = items
         return tables
 
@@ -358,13 +373,16 @@ class MetadataSection:
     def _decode(self, i: int, s, where: tuple | None = None) -> np.ndarray:
         def fail(message: str):
             pos, length = where if where is not None else self._element_pos("b64ndarrays", i)
-            return self._error(f"metadata tensor {i}: {message}", pos, length)
+            return self._error(_("metadata tensor {index}: {message}").format(index=i,
+                                                                             message=message),
+                               pos, length)
         if not isinstance(s, str):
-            raise fail("expected a base64 string")
+            raise fail(_("expected a base64 string"))
         try:
             buf = base64.b64decode(s, validate=True)
         except (binascii.Error, ValueError) as e:
-            raise fail(f"bad base64 ({e})") from None
+            # i18n: {reason} is Python's base64 decoder's own words, in English
+            raise fail(_("bad base64 ({reason})").format(reason=e)) from None
         try:
             return decode_ndarray(buf)
         except ValueError as e:
@@ -377,16 +395,18 @@ class MetadataSection:
     def _constant_data(self, node: int) -> np.ndarray:
         nd = self.nodes[node]
         if nd.get("type_key") != "relay.Constant":
-            raise self._node_error(node, f"expected a relay.Constant, found {nd.get('type_key')!r}")
+            raise self._node_error(node, _("expected a relay.Constant, found {key}").format(
+                key=repr(nd.get("type_key"))))
         ref = nd.get("attrs", {}).get("data")
         try:
             k = int(ref)
         except (TypeError, ValueError):
-            raise self._node_error(node, f"the constant's `data` {ref!r} is not a tensor index") \
-                from None
+            raise self._node_error(node, _("the constant's `data` {ref} is not a tensor index")
+                                   .format(ref=repr(ref))) from None
         if not 0 <= k < len(self.arrays):
-            raise self._node_error(node, f"the constant's `data` {k} is past the end of "
-                                   f"b64ndarrays ({len(self.arrays)} tensors)")
+            raise self._node_error(node, _("the constant's `data` {k} is past the end of "
+                                           "b64ndarrays ({n} tensors)").format(
+                                               k=k, n=len(self.arrays)))
         return self.arrays[k]
 
     def release_text(self) -> None:
@@ -402,21 +422,23 @@ class MetadataSection:
         MetaObject otherwise."""
         table = self.tables.get(key)
         if table is None:
-            known = ", ".join(sorted(self.tables)) or "none"
-            raise MetadataError(f"unknown metadata table `{key}`", key_span,
-                                f"this file's #[metadata] has the tables: {known}", source)
+            known = ", ".join(sorted(self.tables)) or _("none")
+            raise MetadataError(_("unknown metadata table `{key}`").format(key=key), key_span,
+                                _("this file's #[metadata] has the tables: {known}").format(
+                                    known=known), source)
         if not 0 <= index < len(table):
-            raise MetadataError(f"meta[{key}][{index}] is past the end of its table", index_span,
-                                f"the table {key} has {len(table)} entries (0 to "
-                                f"{len(table) - 1})" if table else f"the table {key} is empty",
-                                source)
+            raise MetadataError(_("{ref} is past the end of its table").format(
+                ref=f"meta[{key}][{index}]"), index_span,
+                _("the table {key} has {n} entries (0 to {last})").format(
+                    key=key, n=len(table), last=len(table) - 1)
+                if table else _("the table {key} is empty").format(key=key), source)
         node = table[index]
         if key == "relay.Constant" or self.nodes[node].get("type_key") == "relay.Constant":
             return self._constant_data(node)
         if as_expr:
-            raise MetadataError(f"meta[{key}][{index}] is a {self.nodes[node].get('type_key')}, "
-                                "not an expression", key_span,
-                                "only relay.Constant entries can be used as values", source)
+            raise MetadataError(_("{ref} is a {type_key}, not an expression").format(
+                ref=f"meta[{key}][{index}]", type_key=self.nodes[node].get("type_key")), key_span,
+                _("only relay.Constant entries can be used as values"), source)
         got = self._objects.get((key, index))
         if got is None:
             nd = self.nodes[node]
@@ -434,7 +456,7 @@ class _Quoted(Source):
         self.name = name
         self.text = ""
         start = 0
-        for _ in range(span.line - 1):
+        for _line in range(span.line - 1):
             start = text.find("\n", start) + 1
         end = text.find("\n", start)
         keep = max(span.col + 80, 160)

@@ -1280,9 +1280,23 @@ class TypeChecker:
         final = self.resolve_final
         noted = False
         self._defaulted = False
+        # id(type) -> its resolution, for composite types met again (a global's type at each
+        # of its uses): kept only when resolving it defaulted nothing, so it stays exact
+        done: dict = {}
         for n in self._nodes:
             t = types[id(n)]
-            n.checked_type = t if type(t) is TensorType else final(t)
+            tt = type(t)
+            if tt is TensorType:
+                n.checked_type = t
+            elif tt is IncompleteType:
+                n.checked_type = final(t)
+            else:
+                r = done.get(id(t))
+                if r is None:
+                    r = final(t)
+                    if not self._defaulted:
+                        done[id(t)] = r
+                n.checked_type = r
             if type(n) is Call:
                 inst = call_inst.get(id(n))
                 n.type_args = [final(u) for u in inst] if inst else []

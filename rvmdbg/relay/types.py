@@ -20,10 +20,20 @@ class Type:
     __slots__ = ()
 
 
-@dataclass(frozen=True)
+# The frozen types below write their fields once, straight into the instance's dict: the
+# dataclass's own __init__ calls object.__setattr__ per field, twice as slow, and the checker
+# and the passes make types by the thousand.
+
+
+@dataclass(frozen=True, init=False)
 class TensorType(Type):
     shape: tuple  # of int, or None for a dimension known only at run time (`?`)
     dtype: str
+
+    def __init__(self, shape: tuple, dtype: str) -> None:
+        d = self.__dict__
+        d["shape"] = shape
+        d["dtype"] = dtype
 
     @property
     def is_scalar(self) -> bool:
@@ -46,9 +56,13 @@ def scalar(dtype: str) -> TensorType:
     return TensorType((), dtype)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class TupleType(Type):
     fields: tuple
+
+    def __init__(self, fields: tuple) -> None:
+        d = self.__dict__
+        d["fields"] = fields
 
     def __str__(self) -> str:
         if len(self.fields) == 1:
@@ -59,33 +73,48 @@ class TupleType(Type):
 UNIT = TupleType(())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class TypeVar(Type):
     """A type parameter (`A` in `def @id[A](%x: A) -> A`, or in `type List[A]`)."""
 
     name: str
 
+    def __init__(self, name: str) -> None:
+        d = self.__dict__
+        d["name"] = name
+
     def __str__(self) -> str:
         return self.name
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class FuncType(Type):
     params: tuple
     ret: Type
     type_params: tuple = ()  # of TypeVar: the function is polymorphic over these
+
+    def __init__(self, params: tuple, ret: Type, type_params: tuple = ()) -> None:
+        d = self.__dict__
+        d["params"] = params
+        d["ret"] = ret
+        d["type_params"] = type_params
 
     def __str__(self) -> str:
         tp = ("[" + ", ".join(str(t) for t in self.type_params) + "]") if self.type_params else ""
         return f"fn {tp}(" + ", ".join(str(p) for p in self.params) + f") -> {self.ret}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class TypeCall(Type):
     """An algebraic data type applied to its arguments: `List[int32]`, `nat` (no arguments)."""
 
     name: str
     args: tuple = ()
+
+    def __init__(self, name: str, args: tuple = ()) -> None:
+        d = self.__dict__
+        d["name"] = name
+        d["args"] = args
 
     def __str__(self) -> str:
         if not self.args:
@@ -93,9 +122,13 @@ class TypeCall(Type):
         return f"{self.name}[" + ", ".join(str(a) for a in self.args) + "]"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class RefType(Type):
     value: Type
+
+    def __init__(self, value: Type) -> None:
+        d = self.__dict__
+        d["value"] = value
 
     def __str__(self) -> str:
         return f"ref({self.value})"

@@ -29,7 +29,7 @@ from textual.keys import KEY_NAME_REPLACEMENTS, Keys
 
 from rvmdbg.fileio import FileRefused, read_text
 from rvmdbg.relay.diagnostics import RelayError, Source, Span
-from rvmdbg.i18n import _
+from rvmdbg.i18n import N_, _
 
 KEYS_FILE = "keys.conf"
 _MODIFIERS = ("ctrl", "shift", "alt", "meta", "super", "hyper")
@@ -114,13 +114,16 @@ def _owners() -> list[tuple[type, str, str | None]]:
     from rvmdbg.tui.views.control_flow import ControlFlowView
     from rvmdbg.tui.views.executors import ExecutorsView
     from rvmdbg.tui.views.flow import FlowView
-    return [(DebuggerScreen, "screen", None), (BytecodeListing, "bytecode pane", "screen"),
-            (SourceView, "source pane", "screen"), (RegisterPane, "registers pane", "screen"),
-            (CallStackPane, "stack pane", "screen"),
-            (BreakpointPane, "breakpoints pane", "screen"),
-            (TeachingScreen, "teaching views", None), (FlowView, "flow view", "teaching views"),
-            (ExecutorsView, "executors view", "teaching views"),
-            (ControlFlowView, "control-flow view", "teaching views")]
+    # the names are shown in messages (`_(name)`): marked for the catalog
+    return [(DebuggerScreen, "screen", None), (BytecodeListing, N_("bytecode pane"), "screen"),
+            (SourceView, N_("source pane"), "screen"),
+            (RegisterPane, N_("registers pane"), "screen"),
+            (CallStackPane, N_("stack pane"), "screen"),
+            (BreakpointPane, N_("breakpoints pane"), "screen"),
+            (TeachingScreen, N_("teaching views"), None),
+            (FlowView, N_("flow view"), "teaching views"),
+            (ExecutorsView, N_("executors view"), "teaching views"),
+            (ControlFlowView, N_("control-flow view"), "teaching views")]
 
 
 def _chain(cls) -> list:
@@ -214,17 +217,19 @@ def _parse_line(raw: str, line_no: int, ids: set, keymap: dict, where: dict, fai
         return
     indent = len(line) - len(line.lstrip())
     if "=" not in line:
-        fail(line_no, indent + 1, len(line) - indent, "expected `binding-id = key, key`",
-             "run `rvmdbg keys` to see every binding id with its keys")
-    name, _, value = line.partition("=")
+        fail(line_no, indent + 1, len(line) - indent, _("expected `binding-id = key, key`"),
+             _("run `rvmdbg keys` to see every binding id with its keys"))
+    name, _eq, value = line.partition("=")
     binding_id = name.strip()
     if binding_id not in ids:
         fail(line_no, indent + 1, len(binding_id) or 1,
-             f"unknown binding `{binding_id}`" if binding_id else "expected a binding id",
-             "binding ids: " + ", ".join(sorted(ids)))
+             _("unknown binding `{id}`").format(id=binding_id) if binding_id
+             else _("expected a binding id"),
+             _("binding ids: {ids}").format(ids=", ".join(sorted(ids))))
     if binding_id in where:
         fail(line_no, indent + 1, len(binding_id),
-             f"`{binding_id}` was given keys already on line {where[binding_id]}")
+             _("`{id}` was given keys already on line {line}").format(id=binding_id,
+                                                                     line=where[binding_id]))
     keys = []
     col = len(name) + 2
     for part in value.split(","):
@@ -233,11 +238,12 @@ def _parse_line(raw: str, line_no: int, ids: set, keymap: dict, where: dict, fai
         if key is None:
             shown = part.strip()
             fail(line_no, start, len(shown) or 1,
-                 f"`{shown}` is not a key" if shown else "expected a key",
-                 "keys are single characters or Textual key names such as f5, ctrl+r, "
-                 "shift+tab, pageup, escape, space")
+                 _("`{key}` is not a key").format(key=shown) if shown else _("expected a key"),
+                 _("keys are single characters or Textual key names such as f5, ctrl+r, "
+                   "shift+tab, pageup, escape, space"))
         if key in keys:
-            fail(line_no, start, len(part.strip()), f"`{part.strip()}` is listed twice")
+            fail(line_no, start, len(part.strip()),
+                 _("`{key}` is listed twice").format(key=part.strip()))
         keys.append(key)
         col += len(part) + 1
     keymap[binding_id] = ",".join(keys)
@@ -262,10 +268,14 @@ def _check_clashes(keymap: dict, where: dict, fail) -> None:
                 other = occupied.get(key)
                 if other is not None and other != label and (b.id in keymap or other in keymap):
                     changed = b.id if b.id in keymap else other
-                    fail(where[changed], 1, len(changed),
-                         f"`{key}` would be the key of both `{other}` and `{label}` "
-                         f"({'on the screen' if space == 'screen' else 'in the ' + space})",
-                         "give one of them another key")
+                    if space == "screen":
+                        message = _("`{key}` would be the key of both `{a}` and `{b}` (on the "
+                                    "screen)").format(key=key, a=other, b=label)
+                    else:
+                        message = _("`{key}` would be the key of both `{a}` and `{b}` (in the "
+                                    "{space})").format(key=key, a=other, b=label, space=_(space))
+                    fail(where[changed], 1, len(changed), message,
+                         _("give one of them another key"))
                 occupied[key] = label
 
 
@@ -280,20 +290,20 @@ def load_keymap(path: str | os.PathLike | None = None, config_dir=None,
     file = Path(path) if explicit else default_path(config_dir)
     lenient = notes if not explicit else None
     try:
-        text = read_text(file, KEYS_LIMIT, "keys file")
+        text = read_text(file, KEYS_LIMIT, N_("keys file"))
     except FileNotFoundError:
         if explicit:
-            raise KeymapError("no such keys file", source=Source(str(file), "")) from None
+            raise KeymapError(_("no such keys file"), source=Source(str(file), "")) from None
         return {}
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.reason if isinstance(exc, FileRefused) else (
-            "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else
+            _("not UTF-8 text") if isinstance(exc, UnicodeDecodeError) else
             (exc.strerror or str(exc)))
         if lenient is not None:
-            lenient.append(f"{file}: cannot read the keys file ({reason}); "
-                           "the default keys are used")
+            lenient.append(_("{file}: cannot read the keys file ({reason}); the default keys "
+                             "are used").format(file=file, reason=reason))
             return {}
-        raise KeymapError(f"cannot read the keys file: {reason}",
+        raise KeymapError(_("cannot read the keys file: {reason}").format(reason=reason),
                           source=Source(str(file), "")) from None
     return parse_keymap(text, str(file), lenient)
 

@@ -16,7 +16,6 @@ import os
 from dataclasses import dataclass, field
 
 from rvmdbg.relay.diagnostics import RelayError
-from rvmdbg.wording import plural
 from rvmdbg.i18n import _
 
 
@@ -71,14 +70,10 @@ class DebugProgram:
 
     def parse_args(self, texts: list[str]) -> list:
         """Runtime values for the entry's parameters; raises ArgumentError saying why not."""
-        from rvmdbg.args import ArgumentError, convert_value, parse_program_args, parse_value
+        from rvmdbg.args import parse_program_args, parse_untyped_args
         if self.module is not None and self.entry in self.module.functions:
             return parse_program_args(self.module, self.entry, texts)
-        params = self.params()
-        if len(texts) != len(params):
-            raise ArgumentError(f"@{self.entry} takes {plural(len(params), 'argument')}, got {len(texts)}")
-        return [convert_value(parse_value(t, None, f"argument {i + 1}"), None, None,
-                              f"argument {i + 1}") for i, t in enumerate(texts)]
+        return parse_untyped_args(self.entry, texts, len(self.params()))
 
     def bind_inputs(self, given: list[str], inputs: str) -> list[str]:
         """`--inputs FILE.npz`: the argument texts with the archive's arrays bound by name

@@ -197,6 +197,107 @@ class StepInfo:
         return f"<StepInfo step={self.step} fi={self.func_index} pc={self.pc} {self.instruction.text()}>"
 
 
+_new_object = object.__new__
+
+
+class _Step(StepInfo):
+    """The `StepInfo` that `VirtualMachine.step()` returns: the step's facts as one flat tuple
+    `_r`, made in a fraction of what setting a dozen attributes and building `RegisterWrite`
+    records costs; each field is computed from it when read (a trace line, a pane or `unstep`
+    reads a few). Every value is captured at the step (old and new register values, the
+    callee's parameters), so a field reads the same whatever ran since.
+
+    `_r` = (step, frame, depth, meta, pc, nxt, old, new, live_before, live_after,
+    owned_before, storages, other, caller_pc, orphan_before): `meta` is the instruction's
+    decoded entry (kind, reads, writes, w0, instruction, handler), `nxt` what its handler
+    returned, `old`
+    and `new` the written values (one value when `w0 >= 0`, else lists over `writes`; for a
+    return the caller's result register, for a call the callee's parameters), `other` the
+    callee (a call) or the caller (a return), `caller_pc` the caller's pc before a return."""
+
+    __slots__ = ("_r",)
+
+    step = property(lambda self: self._r[0])
+    frame = property(lambda self: self._r[1])
+    depth = property(lambda self: self._r[2])
+    pc = property(lambda self: self._r[4])
+    func_index = property(lambda self: self._r[1].func_index)
+    instruction = property(lambda self: self._r[3][4])
+    reads = property(lambda self: self._r[3][1])
+
+    @property
+    def pushed(self):
+        r = self._r
+        return r[12] if r[3][0] == _CALL else None
+
+    @property
+    def popped(self):
+        r = self._r
+        return r[1] if r[3][0] == _RETURN else None
+
+    @property
+    def jump_target(self):
+        r = self._r
+        return r[5] if r[3][0] == _JUMP and r[5] >= 0 else None
+
+    @property
+    def halted(self):
+        return self._r[5] == HALT
+
+    @property
+    def result(self):
+        r = self._r
+        return r[7] if r[5] == HALT else None
+
+    @property
+    def next_func_index(self):
+        r = self._r
+        if r[5] >= 0:
+            return r[1].func_index
+        return None if r[5] == HALT else r[12].func_index
+
+    @property
+    def next_pc(self):
+        r = self._r
+        nxt = r[5]
+        if nxt >= 0:
+            return nxt
+        if nxt == HALT:
+            return None
+        return 0 if r[3][0] == _CALL else r[13] + 1  # `ret` moves the caller past its invoke
+
+    @property
+    def allocated_bytes(self):
+        r = self._r
+        return max(0, r[9] - r[8])
+
+    @property
+    def freed_bytes(self):
+        r = self._r
+        return max(0, r[8] - r[9])
+
+    @property
+    def writes(self):
+        r = self._r
+        depth, (kind, _reads, writes, w0, _ins, _h), nxt, old, new = r[2], r[3], r[5], r[6], r[7]
+        if nxt >= 0:
+            if w0 >= 0:
+                return (_write(RegisterWrite, (depth, w0, old, new)),)
+            return tuple([_write(RegisterWrite, (depth, reg, o, n))
+                          for reg, o, n in zip(writes, old, new)]) if writes else ()
+        if kind == _CALL:
+            return tuple([_write(RegisterWrite, (depth + 1, reg, None, v))
+                          for reg, v in enumerate(new)])
+        if nxt == HALT:
+            return ()
+        return (_write(RegisterWrite, (depth - 1, r[1].caller_return_register, old, new)),)
+
+    @property
+    def _undo(self):
+        r = self._r
+        return r[8], r[14], r[10], r[11], r[13]
+
+
 # ---------------------------------------------------------------- handlers, one per opcode
 #
 # Each factory gets (vm, func_index, pc, instruction) and returns `handler(regs) -> next pc`.
@@ -1393,6 +1494,7 @@ class VirtualMachine:
         read set and write set."""
         self._code: list[list] = []
         self._meta: list[list] = []
+        self._arity: list[int] = []     # per function, its parameter count (step() of a call)
         self._fused: list[tuple] = []   # per function (handlers, widths), for run()
         self._blocks: list[list] = []   # per function [(start pc, width)] of its blocks
         self._fused_ready = False       # the two above are made on the first run()
@@ -1423,6 +1525,7 @@ class VirtualMachine:
             code.append(_raiser(f"execution ran past the last instruction of @{fn.name}"))
             self._code.append(code)
             self._meta.append(meta)
+            self._arity.append(len(fn.params))
 
     def handler_at(self, func_index: int, pc: int):
         """The handler closure `HANDLERS[opcode]` made for this instruction when the function
@@ -1743,12 +1846,12 @@ class VirtualMachine:
     # ------------------------------------------------------------ one step at a time
 
     def step(self) -> StepInfo:
-        """Execute exactly one instruction and report what it did."""
+        """Execute exactly one instruction and report what it did (a `StepInfo` whose fields
+        are computed from a flat record when asked: see `_Step`)."""
         frames = self.frames
         if self.halted or not frames:
             self._check_runnable()
         frame = frames[-1]
-        fi = frame.func_index
         pc = frame.pc
         steps = self.steps
         if steps >= self.limits.max_steps:
@@ -1758,36 +1861,30 @@ class VirtualMachine:
             raise self._fail(err, frame, pc)
         regs = frame.registers
         try:
-            kind, reads, writes, w0, instruction, handler = self._meta[fi][pc]
+            meta = self._meta[frame.func_index][pc]
         except IndexError:  # past the end: the handler there reports it
-            kind, reads, writes, w0, instruction = _PLAIN, (), (), -1, None
-            code = self._code[fi]
-
-            def handler(regs):
-                return code[pc](regs)
+            meta = (_PLAIN, (), (), -1, None, self._code[frame.func_index][-1])
+        kind, _reads, writes, w0, _ins, handler = meta
         depth = len(frames) - 1
-        info = StepInfo(steps, frame, depth, fi, pc, instruction, reads)
         live_before = self.live_bytes
         orphan_before = self.orphan_bytes
         account = frame.account
         owned_before = 0 if account is None else account.owned_bytes
-        old = caller_old = caller_pc = None
         storages = ()
+        other = caller_pc = old = None
         if w0 >= 0:  # the common case: one register written
             old = regs[w0]
             if type(old) is StorageObject:
-                storages = [(old, old.released, old.owner, old.owner.owned_bytes)]
-        elif kind == _PLAIN or kind == _KERNEL or kind == _JUMP:
+                storages = ((old, old.released, old.owner, old.owner.owned_bytes),)
+        elif kind == _RETURN:
+            if depth > 0:
+                other = frames[-2]
+                old = other.registers[frame.caller_return_register]
+                caller_pc = other.pc
+        elif kind != _CALL and writes:
             old = [regs[r] for r in writes]
-            for v in old:
-                if type(v) is StorageObject:
-                    storages = [(v, v.released, v.owner, v.owner.owned_bytes)
-                                for v in old if type(v) is StorageObject]
-                    break
-        elif kind == _RETURN and depth > 0:
-            caller = frames[-2]
-            caller_old = caller.registers[frame.caller_return_register]
-            caller_pc = caller.pc
+            storages = tuple([(v, v.released, v.owner, v.owner.owned_bytes)
+                              for v in old if type(v) is StorageObject])
         try:
             if kind == _KERNEL:  # scalar arithmetic wraps around without NumPy's warnings
                 nxt = _QUIET.call(handler, regs)
@@ -1796,44 +1893,19 @@ class VirtualMachine:
         except Exception as exc:
             raise self._fail(exc, frame, pc) from None if isinstance(exc, VMError) else exc
         self.steps = steps + 1
-
         if nxt >= 0:
             frame.pc = nxt
-            info.next_func_index = fi
-            info.next_pc = nxt
-            if kind == _JUMP:
-                info.jump_target = nxt
-            if w0 >= 0:
-                info.writes = (_write(RegisterWrite, (depth, w0, old, regs[w0])),)
-            elif writes:
-                info.writes = tuple([_write(RegisterWrite, (depth, r, o, regs[r]))
-                                     for r, o in zip(writes, old)])
+            new = regs[w0] if w0 >= 0 else [regs[r] for r in writes] if writes else None
         elif kind == _CALL:
-            callee = frames[-1]
-            info.next_func_index = callee.func_index
-            info.pushed = callee
-            info.next_pc = 0
-            nparams = len(self.exe.functions[callee.func_index].params)
-            info.writes = tuple([_write(RegisterWrite, (depth + 1, r, None, callee.registers[r]))
-                                 for r in range(nparams)])
-        else:  # a return
-            info.popped = frame
-            if nxt == HALT:
-                info.halted = True
-                info.result = self.result
-            else:
-                caller = frames[-1]
-                info.next_func_index = caller.func_index
-                r = frame.caller_return_register
-                info.next_pc = caller.pc
-                info.writes = (_write(RegisterWrite, (depth - 1, r, caller_old,
-                                                      caller.registers[r])),)
-        delta = self.live_bytes - live_before
-        if delta > 0:
-            info.allocated_bytes = delta
-        elif delta:
-            info.freed_bytes = -delta
-        info._undo = (live_before, orphan_before, owned_before, storages, caller_pc)
+            other = frames[-1]
+            new = other.registers[:self._arity[other.func_index]]
+        elif nxt == HALT:
+            new = self.result
+        else:
+            new = other.registers[frame.caller_return_register]
+        info = _new_object(_Step)
+        info._r = (steps, frame, depth, meta, pc, nxt, old, new, live_before, self.live_bytes,
+                   owned_before, storages, other, caller_pc, orphan_before)
         return info
 
     def unstep(self, info: StepInfo) -> None:

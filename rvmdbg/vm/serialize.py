@@ -490,7 +490,7 @@ def load(path, build_kernels: bool = True) -> Executable:
     """Read and verify a `.rvmx` file."""
     name = os.fspath(path)
     try:
-        data = read_file(name, MAX_FILE_BYTES, "saved executable")
+        data = read_file(name, MAX_FILE_BYTES, N_("saved executable"))
     except FileRefused as e:
         raise _fail(name, e.reason) from e
     except OSError as e:

@@ -27,11 +27,20 @@ ROOT = Path(__file__).resolve().parents[2]
 MODULES = [
     "rvmdbg/relay/lexer.py",
     "rvmdbg/relay/parser.py",
+    "rvmdbg/relay/metadata.py",
+    "rvmdbg/relay/loader.py",
+    "rvmdbg/relay/dialect.py",
+    "rvmdbg/relay/diagnostics.py",
+    "rvmdbg/args.py",
+    "rvmdbg/fileio.py",
+    "rvmdbg/tui/keymap.py",
+    "rvmdbg/debug/config.py",
+    "rvmdbg/minivm/parser.py",
+    "rvmdbg/minivm/machine.py",
     # the type checker, the memory dialect's types, and every operator's type relation
     "rvmdbg/relay/typecheck.py",
     "rvmdbg/relay/types.py",
     "rvmdbg/relay/equal.py",
-    "rvmdbg/relay/dialect.py",
     *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "rvmdbg/relay/ops").glob("*.py")),
     *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "rvmdbg/passes").glob("*.py")),
     # run-time errors: the VM, executables, the interpreter, the graph executor, the debugger
@@ -63,6 +72,17 @@ MESSAGE_ARGS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     "ParseError": ((0, 2), ("message", "hint")),
     "NameResolutionError": ((0, 2), ("message", "hint")),
     "RelayTypeError": ((0, 2), ("message", "hint")),
+    "MetadataError": ((0, 2), ("message", "hint")),
+    "KeymapError": ((0, 2), ("message", "hint")),
+    "MvmSyntaxError": ((0, 2), ("message", "hint")),
+    # a refused file: (path, reason)
+    "FileRefused": ((1,), ("reason",)),
+    # the metadata reader's: _error(message, pos, length, hint), _node_error(index, message)
+    "_error": ((0, 3), ("message", "hint")),
+    "_node_error": ((1,), ("message",)),
+    # local `fail` helpers: fail(message, ...) (metadata, MiniVM: hint as keyword) and the
+    # keys file's fail(line, col, width, message, hint); the other positions hold numbers
+    "fail": ((0, 3, 4), ("message", "hint")),
     # the parser's helpers: error(cls, message, where, hint), expected(what, hint); the type
     # checker's error(node, message, hint, cls)
     "error": ((1, 2, 3), ("message", "hint")),

@@ -658,6 +658,50 @@ def test_call_and_return_step_infos():
     assert infos[-1].halted and int(infos[-1].result) == 1 and infos[-1].popped is not None
 
 
+_FIELDS = ("step", "frame", "depth", "func_index", "pc", "instruction", "reads", "writes",
+           "pushed", "popped", "jump_target", "next_func_index", "next_pc", "allocated_bytes",
+           "freed_bytes", "halted", "result")
+
+
+def _fields(info):
+    """Every field of a step record, values by identity (a later step must not change them)."""
+    out = []
+    for name in _FIELDS:
+        v = getattr(info, name)
+        if name == "writes":
+            v = tuple((w.depth, w.register, id(w.old), id(w.new)) for w in v)
+        elif name in ("frame", "pushed", "popped", "result", "instruction"):
+            v = id(v)
+        out.append(v)
+    return out
+
+
+@pytest.mark.parametrize("program, args", [("fib.relay", ["5"]), ("quicksort.relay", None),
+                                           ("closures.relay", None)])
+def test_step_records_read_the_same_later(program, args):
+    """step()'s record is computed from what the step captured: read at the end of the run,
+    with register reuse overwriting parameters and results, every field (the writes' old and
+    new values, the callee's parameters, the next pc after a return) is what it was just
+    after the step."""
+    from pathlib import Path
+    from rvmdbg.args import parse_program_args
+    from rvmdbg.relay.loader import load_module, program_default_args
+    from rvmdbg.vm.compiler import compile_module
+    text = (Path(__file__).resolve().parents[2] / "programs" / program).read_text()
+    mod = load_module(text, program)
+    vm = VirtualMachine(compile_module(mod, reuse_registers=True))
+    vm.start("main", parse_program_args(mod, "main", args or program_default_args(text) or []))
+    records, at_once = [], []
+    while not vm.halted:
+        info = vm.step()
+        records.append(info)
+        at_once.append(_fields(info))
+        assert info.next_pc == (vm.frames[-1].pc if vm.frames else None)
+        assert info.next_func_index == (vm.frames[-1].func_index if vm.frames else None)
+    assert any(r.pushed is not None for r in records) and records[-1].halted
+    assert [_fields(r) for r in records] == at_once
+
+
 def test_run_stops_at_breakpoints_and_moves_on():
     vm = VirtualMachine(exe_of(count_loop()))
     vm.start("main", [i64(3)])

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rvmdbg import workloads
 from rvmdbg.args import parse_program_args
@@ -21,6 +22,8 @@ from rvmdbg.vm.executable import Executable, Kernel, VMFunction
 from rvmdbg.vm.kernels import build_kernel
 from rvmdbg.vm.machine import MAX_BLOCK, VirtualMachine, VMError
 from rvmdbg.vm.objects import ByteAccount, StorageObject, TensorPlaceholder
+
+from random_relay import programs as random_programs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -356,3 +359,94 @@ def test_trap_tables_copy_only_the_trapped_functions_and_keep_the_sets_in_use():
         # distinct sets (a function index past the last one is no location: ignored)
         vm._code_with_traps(frozenset({(fi, n % len(table[fi])), (len(table) + n, 0)}))
         assert vm._code_with_traps(inside) is kept
+
+
+# ------------------------------------------------------------ random programs (hypothesis)
+
+
+def _outcome(vm, drive):
+    """(error message, function, pc) or ("ok", result) of driving `vm` to its end with
+    `drive` (nothing when it has halted), and its state."""
+    try:
+        if not vm.halted:
+            drive()
+        return ("ok", describe(vm.result)), state(vm)
+    except VMError as e:
+        return (e.message, e.func_name, e.pc), state(vm)
+
+
+@st.composite
+def straight_programs(draw):
+    """Scalar code as TVM's VM runs it most: lets of `x op y` and `x op constant` (each
+    a scalar kernel group; consecutive independent ones fuse two at a time), ifs on
+    comparisons, calls; `@main(%a: int32, %b: int32) -> int32`."""
+    names = ["%a", "%b"]
+    lines = []
+    for i in range(draw(st.integers(1, 7))):
+        x = draw(st.sampled_from(names))
+        y = draw(st.sampled_from(names + [str(draw(st.integers(-3, 3)))]))
+        op = draw(st.sampled_from(["+", "-", "*", "+", "-"]))
+        expr = f"{x} {op} {y}"
+        kind = draw(st.integers(0, 5))
+        if kind == 0:
+            cmp = draw(st.sampled_from(["<", ">", "==", "!="]))
+            expr = f"if ({x} {cmp} {y}) {{ {x} }} else {{ {y} {op} 1 }}"
+        elif kind == 1:
+            expr = f"@h({x}, {y})"
+        lines.append(f"  let %v{i} = {expr};")
+        names.append(f"%v{i}")
+    last = " + ".join(draw(st.lists(st.sampled_from(names), min_size=1, max_size=3)))
+    return ("def @h(%p: int32, %q: int32) -> int32 { %p * 2 - %q }\n"
+            "def @main(%a: int32, %b: int32) -> int32 {\n" + "\n".join(lines)
+            + f"\n  {last}\n}}\n")
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.one_of(random_programs(), straight_programs()), st.integers(-5, 5),
+       st.integers(-5, 5), st.data())
+def test_run_agrees_with_single_steps_on_random_programs(text, x, y, data):
+    """Random int32 programs (lets, ifs, closures, references, options: scalar kernel groups
+    chained with moves, kills, branches, calls and returns), optionally with reused registers
+    and a --max-bytes limit: run() stopped at random steps and breakpoints, and run() to the
+    end, leave exactly the states and the outcome single steps do."""
+    reuse = data.draw(st.booleans(), label="reuse registers")
+    mod = load_module('#[version = "0.0.5"]\n' + text, "<random>")
+    exe = compile_module(mod, reuse_registers=reuse)
+    max_bytes = data.draw(st.sampled_from([None, None, 3, 9, 17]), label="max_bytes")
+    limits = Limits(max_bytes=max_bytes) if max_bytes else None
+
+    def fresh():
+        vm = VirtualMachine(exe, limits)
+        vm.start("main", [np.array(x, dtype=np.int32), np.array(y, dtype=np.int32)])
+        return vm
+
+    stepper = fresh()
+    states = [state(stepper)]
+    locations = [stepper.location]
+
+    def step_to_the_end():
+        while not stepper.halted:
+            stepper.step()
+            states.append(state(stepper))
+            locations.append(stepper.location)
+    expected = _outcome(stepper, step_to_the_end)
+    vm = fresh()
+    assert _outcome(vm, vm.run) == expected
+    total = len(states) - 1
+    stride = max(1, total // 40)
+    offset = data.draw(st.integers(0, stride - 1), label="offset")
+    for k in range(offset, total + 1, stride):
+        vm = fresh()
+        vm.run(until_step=k)
+        assert state(vm) == states[k], f"run(until_step={k})"
+        if k % 8 == 0:
+            assert _outcome(vm, vm.run) == expected
+    if total:
+        where = data.draw(st.sampled_from(locations[1:total]) if total > 1 else st.none(),
+                          label="breakpoint")
+        if where is not None:
+            vm = fresh()
+            vm.run(breakpoints={where})
+            first = locations.index(where, 1)
+            assert vm.location == where and state(vm) == states[first]
