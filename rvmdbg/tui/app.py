@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import time
 
 from textual.app import App
 
@@ -21,6 +22,10 @@ from rvmdbg.tui.program import DebugProgram, ProgramLoadError, load_program_kept
 from rvmdbg.tui.screen import DebuggerScreen
 from rvmdbg.tui.terminal import colour_classes, environment_error, wants_ascii
 from rvmdbg.i18n import _
+
+# A full collection of the cyclic garbage collector waits until no key has been painted for
+# this long (with `freeze_heap`, see DebuggerApp.__init__).
+GC_IDLE_SECONDS = 1.0
 
 
 class DebuggerApp(App):
@@ -39,8 +44,12 @@ class DebuggerApp(App):
         # stop is on screen, everything alive then (the program, the decoded VM, the widget
         # tree) is moved out of the cyclic collector's reach with `gc.freeze`, so that its
         # full collections while stepping scan only what stepping made (a collection over
-        # all of it took about 110 ms with the 20,000-instruction benchmark listing).
+        # all of it took about 110 ms with the 20,000-instruction benchmark listing); and
+        # the full collections themselves wait for a pause in the keys (`_collect_when_idle`).
         self.freeze_heap = freeze_heap
+        self._gc_thresholds: tuple | None = None   # the collector's, while full ones wait
+        self._collected_at = 0.0
+        self._gc_timer = None
         self.animation_level = "none"   # scrolling never animates: it costs frames over ssh
         self.program = program
         self.arg_texts = program.initial_arg_texts(arg_texts or [])
@@ -127,6 +136,31 @@ class DebuggerApp(App):
             self.session.warm_up()  # frozen with the rest, and the first `n` does not wait
         gc.collect()  # what startup left behind is collected first, not frozen for good
         gc.freeze()
+        # What stepping leaves (history, rendered rows) still grows; a full collection over
+        # it, 50-70 ms on the benchmark program, used to land on every 30th to 100th key.
+        # It runs when the keys pause instead (young generations are collected as before).
+        if self._gc_thresholds is None:
+            self._gc_thresholds = gc.get_threshold()
+            gc.set_threshold(self._gc_thresholds[0], self._gc_thresholds[1], 1 << 30)
+            self._gc_timer = self.set_interval(GC_IDLE_SECONDS, self._collect_when_idle)
+
+    def _collect_when_idle(self) -> None:
+        """The deferred full collection, once the screen has been still for a while."""
+        if not self.screen_stack:
+            return   # the app is closing
+        screen = self.debugger
+        painted = screen.last_paint
+        if (painted > self._collected_at and not screen.running
+                and time.monotonic() - painted >= GC_IDLE_SECONDS):
+            gc.collect()
+            self._collected_at = time.monotonic()
+
+    def on_unmount(self) -> None:
+        if self._gc_timer is not None:
+            self._gc_timer.stop()
+        if self._gc_thresholds is not None:
+            gc.set_threshold(*self._gc_thresholds)
+            self._gc_thresholds = None
 
     def interpreter(self):
         """The command-language interpreter on the session (made on first use)."""

@@ -5,8 +5,16 @@ state is (`line_state`) and how to draw it (`render_full_line`); strips are kept
 `LRUCache` keyed by (line, cursor, state), so moving the cursor or the pc repaints two lines
 and scrolling a 20,000-line listing renders only what comes into view. Scrolling never
 animates.
+
+The finished rows (with the pane's border, padding and colour filters, which Textual redoes
+for every row it repaints) are kept too, by the same key plus the horizontal scroll and the
+pane's size and colours (`_RowMemo`): a row that comes back into view, after a scroll, a
+switch of function and back, or a repaint of the whole pane, costs a lookup. The vertical
+scrollbar (`PaneScrollBar`) keeps its rows the same way.
 """
 from __future__ import annotations
+
+from typing import Callable, Hashable
 
 from rich.segment import Segment
 from rich.style import Style
@@ -16,8 +24,10 @@ from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
-from textual.scrollbar import ScrollBarRender
+from textual.color import Color
+from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.strip import Strip
+from textual._styles_cache import StylesCache
 from textual.widget import Widget
 
 from rvmdbg.tui.glyphs import UNICODE, Glyphs
@@ -62,6 +72,80 @@ def overlay_segments(text: str, pos: int, style: Style, marks, segs: list) -> No
         segs.append(Segment(text[a:b], s))
 
 
+class _RowMemo(StylesCache):
+    """Textual's per-widget styles cache, keeping also each finished content row by what it
+    shows (`row_key(y)`: a `LinePane`'s line key and horizontal scroll, a scrollbar's segment)
+    and the widget's size and colours. Textual's own cache is by screen row and is dropped
+    at every scroll or whole-widget repaint; this one is dropped when the widget's content
+    or styles change (`LinePane.forget_rows`, called by `notify_style_update`)."""
+
+    def __init__(self, row_key: Callable[[int], Hashable]) -> None:
+        super().__init__()
+        self.row_key = row_key
+        self.rows: LRUCache[tuple, Strip] = LRUCache(2048)
+
+    def render_line(self, styles, y, size, content_size, padding, base_background, background,
+                    render_content_line, *rest) -> Strip:
+        top = styles.gutter.top
+        if top <= y < top + content_size.height:
+            key = (self.row_key(y - top), size, content_size, padding, base_background,
+                   background, rest[-3])   # rest[-3]: opacity
+            strip = self.rows.get(key)
+            if strip is None:
+                strip = self.rows[key] = super().render_line(
+                    styles, y, size, content_size, padding, base_background, background,
+                    render_content_line, *rest)
+            return strip
+        return super().render_line(styles, y, size, content_size, padding, base_background,
+                                   background, render_content_line, *rest)
+
+
+class PaneScrollBar(ScrollBar):
+    """A pane's vertical scrollbar drawn a row at a time from the bar's segments, its
+    finished rows kept by segment (`_RowMemo`). Textual's renders the whole bar through Rich
+    and styles every row again whenever the thumb moves (a scroll, a switch of function):
+    here only the rows that changed cost anything. What it draws is Textual's, cell for cell."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._bar_key: tuple | None = None
+        self._bar_rows: list[Segment] = []
+        self._styles_cache = _RowMemo(self.row_key)
+
+    def bar_rows(self) -> list[Segment]:
+        """One segment per row, styled as Textual's render shows it (the widget's own
+        style under the bar's)."""
+        bar = self.render()
+        width, height = self.size
+        base = self.visual_style.rich_style
+        key = (width, height, bar.virtual_size, bar.window_size, bar.position, bar.style, base,
+               type(bar))
+        if key != self._bar_key:
+            style = bar.style
+            segments = bar.render_bar(
+                size=height, virtual_size=bar.virtual_size, window_size=bar.window_size,
+                position=bar.position, thickness=width, vertical=True,
+                back_color=style.bgcolor or Color.parse("#555555"),
+                bar_color=style.color or Color.parse("bright_magenta")).segments
+            self._bar_rows = [Segment(s.text, base + s.style) for s in segments]
+            self._bar_key = key
+        return self._bar_rows
+
+    def row_key(self, y: int) -> Segment | None:
+        rows = self.bar_rows()
+        return rows[y] if 0 <= y < len(rows) else None
+
+    def render_line(self, y: int) -> Strip:
+        segment = self.row_key(y)
+        if segment is None:
+            return Strip.blank(self.size.width, self.visual_style.rich_style)
+        return Strip([segment], self.size.width)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles_cache.rows.clear()
+
+
 class LinePane(ScrollView, can_focus=True):
     """A focusable pane of lines with a cursor, cached rendering and text search."""
 
@@ -104,11 +188,22 @@ class LinePane(ScrollView, can_focus=True):
         self._styles: dict[tuple[str, ...], Style] = {}
         self._base_style: Style | None = None
         self._quiet = False
+        self._styles_cache = _RowMemo(self.row_key)
         self.border_title = _(self.title)
 
     def on_mount(self) -> None:
         if self.glyphs is not UNICODE:
             use_ascii_scrollbars(self)
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        """The vertical scrollbar, a `PaneScrollBar` (made as Textual makes its own)."""
+        if self._vertical_scrollbar is None:
+            bar = self._vertical_scrollbar = PaneScrollBar(
+                vertical=True, name="vertical", thickness=self.scrollbar_size_vertical)
+            bar.display = False
+            self.app._start_widget(self, bar)
+        return self._vertical_scrollbar
 
     # ------------------------------------------------------------ content size
 
@@ -120,7 +215,7 @@ class LinePane(ScrollView, can_focus=True):
         if self.cursor >= count:
             self.set_cursor(max(0, count - 1), quiet=True)
         if clear:
-            self._strips.clear()
+            self.forget_rows()
             self.refresh()
 
     def set_virtual_size(self, size: Size) -> None:
@@ -137,12 +232,17 @@ class LinePane(ScrollView, can_focus=True):
 
     def invalidate(self) -> None:
         """Forget every rendered line (state the keys do not capture changed)."""
-        self._strips.clear()
+        self.forget_rows()
         self.refresh()
+
+    def forget_rows(self) -> None:
+        """Drop the rendered lines and the finished rows."""
+        self._strips.clear()
+        self._styles_cache.rows.clear()
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        self._strips.clear()
+        self.forget_rows()
         self._styles = {}
         self._base_style = None
 
@@ -211,20 +311,29 @@ class LinePane(ScrollView, can_focus=True):
         """False while the pane only shows a message (no cursor is drawn then)."""
         return self.line_count > 0
 
-    def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
-        index = y + scroll_y
-        width = self.size.width
-        base = self.base_style
+    def _line_key(self, index: int) -> tuple | None:
+        """(line, cursor, state) of content line `index`; None past the end."""
         if index >= self.line_count or index < 0:
-            return Strip.blank(width, base)
+            return None
         cursor = ""
         if index == self.cursor and self.has_rows:
             cursor = "focused" if self.has_focus else "blurred"
-        key = (index, cursor, self.line_state(index))
+        return (index, cursor, self.line_state(index))
+
+    def row_key(self, y: int) -> tuple:
+        """What row `y` of the pane shows: its line's key and the horizontal scroll."""
+        scroll_x, scroll_y = self.scroll_offset
+        return (self._line_key(y + scroll_y), scroll_x)
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.size.width
+        key = self._line_key(y + scroll_y)
+        if key is None:
+            return Strip.blank(width, self.base_style)
         cached = self._strips.get(key)
         if cached is None:
-            segments, fill = self.render_full_line(index, cursor)
+            segments, fill = self.render_full_line(key[0], key[1])
             cached = (Strip(segments), fill)
             self._strips[key] = cached
         strip, fill = cached
@@ -363,4 +472,4 @@ class LinePane(ScrollView, can_focus=True):
         return Region(0, index, self.virtual_size.width, 1)
 
 
-__all__ = ["LinePane"]
+__all__ = ["LinePane", "PaneScrollBar"]

@@ -364,15 +364,19 @@ class BytecodeListing(LinePane):
         else:
             add(Segment(" ", base))
 
-        # dependency gutter (fixed width), then the jump gutter
+        # dependency gutter (fixed width), then the jump gutter; drawn only on the rows of
+        # its range (the others are blank, and the rows' keys count them out of it)
         deps = self._deps
+        swap_rows, dep_rows = self._swap_range, self._dep_range
         if self.swap_mark is not None:
             # while a swap? mark is set the gutter shows what forbids the swap
-            runs = self._swap_layout.line(index, g.light, None, g.dep_head) \
-                if self._swap_layout is not None else []
-            text = "".join(t for t, _ in runs)
-            add(Segment(f"{text:>{DEP_WIDTH}}"[-DEP_WIDTH:], base + st("listing--swap-no")))
-        elif deps is not None:
+            if self._swap_layout is not None and swap_rows[0] <= index <= swap_rows[1]:
+                runs = self._swap_layout.line(index, g.light, None, g.dep_head)
+                text = "".join(t for t, _ in runs)
+                add(Segment(f"{text:>{DEP_WIDTH}}"[-DEP_WIDTH:], base + st("listing--swap-no")))
+            else:
+                add(Segment(" " * DEP_WIDTH, base))
+        elif deps is not None and dep_rows is not None and dep_rows[0] <= index <= dep_rows[1]:
             runs = deps.line(index, g.dashed, None, g.dep_head)
             text = "".join(t for t, _ in runs)
             add(Segment(f"{text:>{DEP_WIDTH}}"[-DEP_WIDTH:], base + st("listing--read")))

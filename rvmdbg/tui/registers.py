@@ -7,7 +7,7 @@ and write symbols. Registers that hold nothing are left out unless they just cha
 """
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, insort
 from itertools import compress, repeat
 from operator import is_not
 
@@ -48,7 +48,8 @@ class RegisterPane(LinePane):
         self.register_prefix = "$"   # "r" for a MiniVM program, as its text names registers
         self.message = _("no frame")
         self._generation = 0
-        self._versions: list[int] = []
+        self._versions: list[int] = []   # per row: changes when the row must be drawn again
+        self._next_version = 1   # versions are never reused within a generation
         self._layouts: dict[str, _Layout] = {}   # title -> rows last shown for that frame
         self._layout: _Layout | None = None      # the one on screen
         self._name_width = 3
@@ -68,15 +69,17 @@ class RegisterPane(LinePane):
         regs = list(registers)
         changed, reads, writes = set(changed), set(reads), set(writes)
         layout = self._layouts.pop(title, None)
-        shown = layout is not None and layout is self._layout
+        shown = (layout is not None and layout is self._layout and bool(self.rows)
+                 and title == self.border_title)
+        old_width = self._type_width
         if layout is None or len(layout.regs) != len(regs) or layout.params != params:
             layout = _Layout(regs, changed, params, self.constructor_types)
             shown = False
             differ: set[int] = set()
         else:
             differ = layout.update(regs, changed, self.constructor_types)
-            if layout.rows_moved:
-                shown = False
+            if layout.type_width != old_width:
+                shown = False   # every row's columns move
         self._layouts[title] = layout
         while len(self._layouts) > 8:
             self._layouts.pop(next(iter(self._layouts)))
@@ -84,15 +87,35 @@ class RegisterPane(LinePane):
         self.registers, self.rows, self.params = regs, layout.rows, params
         self.changed, self.reads, self.writes = changed, reads, writes
         self.message = "" if layout.rows else _("no registers in use")
-        if shown and layout.rows and title == self.border_title:
+        if shown and layout.rows:
+            rows = layout.rows
+            versions = self._versions
+            if layout.moved:
+                # rows came or went: the rows from the first that moved on are new, those
+                # above it keep their place (a register written for the first time in a long
+                # function comes at the end, usually below the view: nothing to repaint)
+                first = bisect_left(rows, min(layout.moved))
+                shown_rows = len(versions)
+                del versions[first:]
+                versions.extend(range(self._next_version, self._next_version + len(rows) - first))
+                self._next_version += len(rows) - first
+                self.set_lines(len(rows), self.virtual_size.width, clear=False)
+                top = self.scroll_offset.y   # the rows left past the end are blank now
+                last = min(max(len(rows), shown_rows), top + self.size.height) - 1
+                if max(first, top) <= last:
+                    self.refresh_lines(max(first, top), last - max(first, top) + 1)
+            else:
+                first = len(rows)
             touched = (differ | layout.mutable | (changed ^ old_marks[0]) | (reads ^ old_marks[1])
                        | (writes ^ old_marks[2]))
-            versions = self._versions
             for r in touched:
                 i = layout.row_index(r)
-                if i is not None:
-                    versions[i] += 1
+                if i is not None and i < first:
+                    versions[i] = self._next_version
+                    self._next_version += 1
                     self.refresh_content_line(i)
+            if layout.moved and keep is not None and keep in layout.row_set:
+                self.set_cursor(layout.row_index(keep), quiet=True)
             return
         self._layout = layout
         rows = layout.rows
@@ -190,35 +213,40 @@ class _Layout:
         self.digits = len(str(n))   # of the highest register number
         types = [len(value_type(regs[i], constructor_types)) for i in self.rows[:2000]]
         self.type_width = min(_TYPE_WIDTH, max(types, default=4))
-        self.rows_moved = False
+        self.moved: set[int] = set()   # the registers whose rows came or went at the update
 
     def update(self, regs: list, changed: set[int], constructor_types) -> set[int]:
         """Take the new register file; returns the registers whose value is another object.
-        `rows_moved` says whether rows came or went (then the pane repaints whole)."""
+        `moved` says whose rows came or went."""
         n = len(regs)
         old = self.regs
         differ = set(compress(range(n), map(is_not, regs, old)))
         changed = {r for r in changed if 0 <= r < n}
-        self.rows_moved = False
+        self.moved = set()
         row_set = self.row_set
         for r in differ | changed | self.changed:
             shown = regs[r] is not None or r in changed or r < self.params
             if shown != (r in row_set):
-                self.rows_moved = True
+                self.moved.add(r)
                 if shown:
                     row_set.add(r)
                 else:
                     row_set.discard(r)
-        if self.rows_moved:
+        if len(self.moved) > 64:
             self.rows = sorted(row_set)
+        else:
+            rows = self.rows   # a few rows in place: sorting 20,000 rows per step costs a ms
+            for r in self.moved:
+                if r in row_set:
+                    insort(rows, r)
+                else:
+                    del rows[bisect_left(rows, r)]
         width = self.type_width
         for r in differ:
             if regs[r] is not None and width < _TYPE_WIDTH:
                 # the type column widens for a wider value, as a fresh layout would
                 width = max(width, min(_TYPE_WIDTH, len(value_type(regs[r], constructor_types))))
-        if width != self.type_width:
-            self.type_width = width
-            self.rows_moved = True
+        self.type_width = width
         self.mutable = (self.mutable - differ) | _mutable(regs, differ)
         self.regs = regs
         self.changed = changed

@@ -24,7 +24,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.screen import Screen
+from textual.screen import UPDATE_PERIOD, Screen
 from textual.widgets import Input
 
 from rvmdbg.tui.breakpoints import BreakpointPane
@@ -179,6 +179,7 @@ class DebuggerScreen(Screen):
         self._matches = None   # (text, matches) of the last search across functions
         self._parts: dict = {}   # id -> widget, see `pane`
         self.numbering = "tvm"  # the register numbering shown (`r`, `numbering`)
+        self.last_paint = 0.0   # when the screen last painted (time.monotonic, see `_on_idle`)
 
     # ------------------------------------------------------------ composition
 
@@ -287,6 +288,25 @@ class DebuggerScreen(Screen):
 
     def on_resize(self, event) -> None:
         self._apply_layout(event.size.width, event.size.height)
+
+    # ------------------------------------------------------------ painting
+
+    async def _on_idle(self, event) -> None:
+        """Paint a key's changes as soon as the screen is idle, when the last paint is a
+        frame old or more. Textual leaves that to its 60 Hz update timer, whose next tick
+        comes one to two frames after the last (it skips the ticks missed while paused): a
+        key pressed in that window waited up to 33 ms for a screen it had already updated.
+        Paints stay at most one a frame: a key within a frame of the last paint waits for the
+        timer as before."""
+        if (not self.app._batch_count and self.is_current
+                and time.monotonic() - self.last_paint >= UPDATE_PERIOD
+                and (self._layout_required or self._scroll_required or self._repaint_required
+                     or self._dirty_widgets)):
+            self._on_timer_update()
+
+    def _on_timer_update(self) -> None:
+        self.last_paint = time.monotonic()
+        super()._on_timer_update()
 
     def on_unmount(self) -> None:
         # Leaving the app must not leave a run going in the worker thread.

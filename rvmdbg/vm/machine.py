@@ -1499,6 +1499,7 @@ class VirtualMachine:
         self._blocks: list[list] = []   # per function [(start pc, width)] of its blocks
         self._fused_ready = False       # the two above are made on the first run()
         self._trapped: dict = {}
+        self._block_start_of: dict[int, list[int]] = {}   # see _block_starts
         # Tens of thousands of small closures: no cyclic collection passes meanwhile.
         gc_was_enabled = gc.isenabled()
         gc.disable()
@@ -1573,21 +1574,27 @@ class VirtualMachine:
         the start of a block runs the whole block when its check lets it go on (its checks
         never ask to stop after the instruction: see `run`)."""
         key = (breakpoints, keep_blocks)
-        tables = self._trapped.get(key)
+        trapped = self._trapped
+        tables = trapped.pop(key, None)
         if tables is None:
             self._fuse_all()
-            table = [list(code) for code in self._code]
-            fused = [(list(handlers), list(widths)) for handlers, widths in self._fused]
-            frames = self.frames
             traps = [(fi, pc) for fi, pc in breakpoints
-                     if 0 <= fi < len(table) and 0 <= pc < len(table[fi]) - 1]
+                     if 0 <= fi < len(self._code) and 0 <= pc < len(self._code[fi]) - 1]
+            # only the functions with a trap get copies: a stop's trap set (a few writers of
+            # one function) costs that function's table, never the whole program's
+            table = list(self._code)
+            fused = list(self._fused)
+            for fi in {fi for fi, _ in traps}:
+                table[fi] = list(self._code[fi])
+                fused[fi] = (list(self._fused[fi][0]), list(self._fused[fi][1]))
+            frames = self.frames
             for fi, pc in traps:
                 table[fi][pc] = _make_trap(self, frames, fi, pc, self._code[fi][pc])
             for fi, pc in traps:
                 handlers, widths = fused[fi]
-                for start, width in self._blocks[fi]:
-                    if start < pc < start + width:  # the block would run over the trap
-                        handlers[start], widths[start] = table[fi][start], 1
+                start = self._block_starts(fi)[pc]
+                if start < pc:  # the block would run over the trap
+                    handlers[start], widths[start] = table[fi][start], 1
                 handlers[pc], widths[pc] = table[fi][pc], 1
             if keep_blocks:
                 for fi, pc in traps:
@@ -1598,10 +1605,24 @@ class VirtualMachine:
                         handlers[pc] = _make_trap(self, frames, fi, pc, self._code[fi][pc],
                                                   block)
                         widths[pc] = width
-            if len(self._trapped) > 16:
-                self._trapped.clear()
-            tables = self._trapped[key] = (table, fused)
+            tables = (table, fused)
+            # the least recently used set goes: the debugger's own sets (every call, for
+            # `push_step`) come back at every stop and are dear to make for a big program
+            while len(trapped) >= 16:
+                trapped.pop(next(iter(trapped)))
+        trapped[key] = tables
         return tables
+
+    def _block_starts(self, fi: int) -> list[int]:
+        """Per pc of function `fi`, the start of the fused block that holds it (the pc itself
+        outside a block); made once per function."""
+        starts = self._block_start_of.get(fi)
+        if starts is None:
+            starts = list(range(len(self._code[fi])))
+            for start, width in self._blocks[fi]:
+                starts[start:start + width] = [start] * width
+            self._block_start_of[fi] = starts
+        return starts
 
     # ------------------------------------------------------------ starting
 

@@ -342,6 +342,28 @@ def test_a_check_returning_a_callable_stops_after_its_instruction():
     assert state(vm) == states[-1]
 
 
+def test_trap_tables_copy_only_the_trapped_functions_and_keep_the_sets_in_use():
+    """A set of trap locations costs its own functions' tables, not the program's (a stop's
+    few writers of one function, or the debugger's every-call set, on a 20,000-instruction
+    program), a trap inside a block cuts the block before it, and the sets made are kept
+    least recently used first out, so one used at every stop survives others made meanwhile."""
+    vm = started("list_ops.relay", None)
+    blocks = [(fi, start, w) for fi, bs in enumerate(vm.blocks()) for start, w in bs]
+    fi, start, width = blocks[0]
+    inside = frozenset({(fi, start + 1)})
+    table, fused = vm._code_with_traps(inside)
+    assert table[fi] is not vm._code[fi] and fused[fi] is not vm._fused[fi]
+    assert all(table[g] is vm._code[g] and fused[g] is vm._fused[g]
+               for g in range(len(table)) if g != fi)
+    assert fused[fi][1][start] == 1 and fused[fi][1][start + 1] == 1
+    assert fused[fi][0][start] is table[fi][start]   # the block's first instruction, alone
+    kept = vm._code_with_traps(inside)
+    for n in range(40):
+        # distinct sets (a function index past the last one is no location: ignored)
+        vm._code_with_traps(frozenset({(fi, n % len(table[fi])), (len(table) + n, 0)}))
+        assert vm._code_with_traps(inside) is kept
+
+
 # ------------------------------------------------------------ random programs (hypothesis)
 
 
