@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from rvmdbg.i18n import _
+
 
 class VMClosure:
     """A function index plus the values it captured (`alloc_closure`)."""
@@ -61,7 +63,7 @@ class StorageObject:
         self.tensor = tensor
 
     def __repr__(self) -> str:
-        return f"<storage {self.size} bytes>"
+        return _("<storage {n} bytes>").format(n=self.size)
 
 
 class TensorPlaceholder:
@@ -85,7 +87,7 @@ class TensorPlaceholder:
 
     def __repr__(self) -> str:
         dims = ", ".join(str(d) for d in self.shape)
-        return f"<uninitialized tensor [{dims}] {self.dtype}>"
+        return _("<uninitialized tensor [{dims}] {dtype}>").format(dims=dims, dtype=self.dtype)
 
 
 def dtype_nbytes(shape: tuple, dtype: np.dtype) -> int:
