@@ -18,6 +18,8 @@ import weakref
 
 import numpy as np
 
+from rvmdbg.i18n import _, ngettext
+
 
 def is_tensor(v) -> bool:
     """A tensor value: an array, or a NumPy scalar (a 0-d tensor)."""
@@ -243,11 +245,15 @@ def value_summary(v, width: int = 60, ellipsis: str = "…") -> str:
             kind = type(v).__name__
             if kind == "VMClosure":
                 captured = len(getattr(v, "captured", ()))
-                text = f"@{v.name}" + (f" ({captured} captured)" if captured else "")
+                text = f"@{v.name}" + (ngettext(" ({n} captured)", " ({n} captured)",
+                                                    captured).format(n=captured)
+                                           if captured else "")
             elif kind == "StorageObject":
-                text = f"{getattr(v, 'size', '?')} bytes" + (" (released)" if getattr(v, "released", False) else "")
+                size = getattr(v, "size", "?")
+                text = (_("{n} bytes (released)") if getattr(v, "released", False)
+                        else _("{n} bytes")).format(n=size)
             elif kind == "TensorPlaceholder":
-                text = "uninitialized"
+                text = _("uninitialized")
             elif hasattr(v, "name"):
                 text = f"@{v.name}"
             else:

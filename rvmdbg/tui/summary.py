@@ -13,6 +13,7 @@ from operator import not_
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.scalars import SCALAR_TYPES
 from rvmdbg.values import ADTValue, RefCell, tensor_summary, value_summary
 
@@ -35,9 +36,9 @@ def value_type(v, constructor_types: dict[str, str] | None = None) -> str:
         return "ref"
     kind = type(v).__name__
     if kind == "VMClosure" or (hasattr(v, "name") and hasattr(v, "captured")):
-        return "closure"
+        return _("closure")
     if kind == "StorageObject":
-        return "storage"
+        return _("storage")
     if kind == "TensorPlaceholder":
         shape = getattr(v, "shape", ())
         return f"{getattr(v, 'dtype', '?')}[{', '.join(str(d) for d in shape)}]"
