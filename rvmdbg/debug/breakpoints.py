@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rvmdbg.debug.heap import value_text
+from rvmdbg.i18n import _
 from rvmdbg.scalars import SCALAR_TYPES
 from rvmdbg.values import ADTValue, values_equal
 from rvmdbg.vm import bytecode as bc
@@ -67,7 +68,8 @@ def _whole(digits: str, what: str) -> int:
     """A whole number from a breakpoint spec or condition; one of thousands of digits is a
     message, not Python's int() error."""
     if len(digits) > 18:
-        raise BreakpointError(f"{what} too large: {digits[:12]}... ({len(digits)} digits)")
+        raise BreakpointError(_("{what} too large: {start}... ({n} digits)").format(
+            what=what, start=digits[:12], n=len(digits)))
     return int(digits)
 
 
@@ -77,7 +79,8 @@ def _tokenize(text: str) -> list[tuple[str, object]]:
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if m is None:
-            raise BreakpointError(f"condition: unexpected {text[pos]!r} at column {pos + 1}")
+            raise BreakpointError(_("condition: unexpected {char} at column {col}").format(
+                char=repr(text[pos]), col=pos + 1))
         pos = m.end()
         kind = m.lastgroup
         if kind == "ws":
@@ -118,18 +121,20 @@ class _Parser:
     def take(self, value=None):
         tok = self.peek()
         if tok[0] is None:
-            raise BreakpointError(f"condition {self.text!r} ends too early")
+            raise BreakpointError(_("condition {text} ends too early").format(text=repr(self.text)))
         if value is not None and tok != ("op", value):
-            raise BreakpointError(f"condition {self.text!r}: expected {value!r}, found {tok[1]!r}")
+            raise BreakpointError(_("condition {text}: expected {expected}, found {found}").format(
+                text=repr(self.text), expected=repr(value), found=repr(tok[1])))
         self.i += 1
         return tok
 
     def parse(self):
         if not self.tokens:
-            raise BreakpointError("empty condition")
+            raise BreakpointError(_("empty condition"))
         tree = self.disjunction()
         if self.i != len(self.tokens):
-            raise BreakpointError(f"condition {self.text!r}: unexpected {self.peek()[1]!r}")
+            raise BreakpointError(_("condition {text}: unexpected {found}").format(
+                text=repr(self.text), found=repr(self.peek()[1])))
         return tree
 
     def disjunction(self):
@@ -161,7 +166,8 @@ class _Parser:
             left = ("cmp", tok[1], left, right)
             nxt = self.peek()
             if nxt[0] == "op" and nxt[1] in _COMPARE:
-                raise BreakpointError(f"condition {self.text!r}: chain comparisons with `and`")
+                raise BreakpointError(_("condition {text}: chain comparisons with `and`").format(
+                    text=repr(self.text)))
         return left
 
     def sum(self):
@@ -185,7 +191,8 @@ class _Parser:
             return inner
         if kind in ("lit", "reg", "con"):
             return (kind, value)
-        raise BreakpointError(f"condition {self.text!r}: unexpected {value!r}")
+        raise BreakpointError(_("condition {text}: unexpected {found}").format(
+            text=repr(self.text), found=repr(value)))
 
 
 def _registers_used(tree) -> set[int]:
@@ -225,7 +232,7 @@ class Condition:
         if kind == "reg":
             r = node[1]
             if not 0 <= r < len(regs):
-                raise ConditionError(f"${r} is outside the register file (size {len(regs)})")
+                raise ConditionError(_outside(r, regs))
             return _operand(regs[r], r)
         if kind == "or":
             return _truth(self._eval(node[1], regs)) or _truth(self._eval(node[2], regs))
@@ -244,7 +251,7 @@ class Condition:
             return a + b if node[1] == "+" else a - b
         if kind == "cmp":
             return _compare(node[1], self._eval(node[2], regs), self._eval(node[3], regs))
-        raise ConditionError(f"bad condition node {kind}")  # unreachable for parsed trees
+        raise ConditionError(f"bad condition node {kind}")  # not shown to users: parsed trees have no other kind
 
     def __str__(self) -> str:
         return self.text
@@ -284,20 +291,7 @@ def _compile(node):
         return lambda regs: con
     if kind == "reg":
         r = node[1]
-
-        def reg(regs):
-            try:
-                v = regs[r]
-            except IndexError:
-                raise ConditionError(f"${r} is outside the register file "
-                                     f"(size {len(regs)})") from None
-            number = _TO_NUMBER.get(type(v))
-            if number is not None:
-                return number(v)
-            if type(v) is _NDARRAY and v.size == 1:
-                return v.item()
-            return _operand(v, r)
-        return reg
+        return lambda regs: _scalar_at(regs, r)
     if kind in ("or", "and"):
         a, b = _compile(node[1]), _compile(node[2])
         if kind == "or":
@@ -337,7 +331,7 @@ def _compile(node):
                 return _compare(op, x, y)
             return fn(x, y)
         return cmp
-    raise BreakpointError(f"bad condition node {kind}")  # unreachable for parsed trees
+    raise BreakpointError(f"bad condition node {kind}")  # not shown to users
 
 
 def _folded(node):
@@ -352,17 +346,7 @@ def _compare_register(op: str, r: int, literal):
     fn = _ORDER[op]
 
     def cmp(regs):
-        try:
-            v = regs[r]
-        except IndexError:
-            raise ConditionError(f"${r} is outside the register file "
-                                 f"(size {len(regs)})") from None
-        number = _TO_NUMBER.get(type(v))
-        if number is not None:
-            return fn(number(v), literal)
-        if type(v) is _NDARRAY and v.size == 1:
-            return fn(v.item(), literal)
-        x = _operand(v, r)
+        x = _scalar_at(regs, r)
         if type(x) is _Con:
             return _compare(op, x, literal)
         return fn(x, literal)
@@ -384,39 +368,57 @@ class _Con:
         return self.name
 
 
+def _outside(r: int, regs) -> str:
+    return _("${r} is outside the register file (size {n})").format(r=r, n=len(regs))
+
+
+def _scalar_at(regs, r: int):
+    """What register `r` holds as a condition sees it: a Python number, or a constructor."""
+    try:
+        v = regs[r]
+    except IndexError:
+        raise ConditionError(_outside(r, regs)) from None
+    number = _TO_NUMBER.get(type(v))
+    if number is not None:
+        return number(v)
+    if type(v) is _NDARRAY and v.size == 1:
+        return v.item()
+    return _operand(v, r)
+
+
 def _operand(v, r: int):
     if v is None:
-        raise ConditionError(f"${r} is empty")
+        raise ConditionError(_("${r} is empty").format(r=r))
     if isinstance(v, np.generic):
         v = np.asarray(v)
     if isinstance(v, np.ndarray):
         if v.size != 1:
-            raise ConditionError(f"${r} is a tensor of shape {list(v.shape)}, not a scalar")
+            raise ConditionError(_("${r} is a tensor of shape {shape}, not a scalar").format(r=r, shape=list(v.shape)))
         return v.reshape(()).item()
     if isinstance(v, ADTValue):
         if v.con is None:
-            raise ConditionError(f"${r} is a tuple, not a scalar")
+            raise ConditionError(_("${r} is a tuple, not a scalar").format(r=r))
         return _Con(v.con)
-    raise ConditionError(f"${r} holds a {type(v).__name__}, not a scalar")
+    raise ConditionError(_("${r} holds a {kind}, not a scalar").format(r=r, kind=type(v).__name__))
 
 
 def _need_number(v, op):
     if isinstance(v, _Con) or not isinstance(v, (int, float, bool)):
-        raise ConditionError(f"`{op}` needs numbers, got {v!r}")
+        raise ConditionError(_("`{op}` needs numbers, got {value}").format(op=op, value=repr(v)))
 
 
 def _truth(v) -> bool:
     if isinstance(v, _Con):
-        raise ConditionError(f"a constructor ({v.name}) is not true or false; compare it")
+        raise ConditionError(_("a constructor ({name}) is not true or false; compare it").format(name=v.name))
     return bool(v)
 
 
 def _compare(op: str, a, b) -> bool:
     if isinstance(a, _Con) or isinstance(b, _Con):
         if op not in ("==", "!="):
-            raise ConditionError(f"constructors compare only with == and !=")
+            raise ConditionError(_("constructors compare only with == and !="))
         if not (isinstance(a, _Con) and isinstance(b, _Con)):
-            raise ConditionError(f"cannot compare {a!r} with {b!r}")
+            raise ConditionError(_("cannot compare {a} with {b}").format(a=repr(a), b=repr(b)))
         return (a == b) if op == "==" else not (a == b)
     if op == "==":
         return a == b
@@ -496,7 +498,8 @@ def position_key(exe, unit: str):
         return by_line
     if unit == "statement":
         return by_span
-    raise BreakpointError(f"no stepping unit {unit!r}: use instruction, statement or line")
+    raise BreakpointError(_("no stepping unit {unit}: use instruction, statement or line").format(
+        unit=repr(unit)))
 
 
 # ------------------------------------------------------------------ hit counts and log points
@@ -511,12 +514,12 @@ class HitCondition:
     def __init__(self, text: str):
         m = _HIT.match(text)
         if m is None:
-            raise BreakpointError(f"hit condition {text!r}: use N, == N, >= N, > N, < N, <= N "
-                                  f"or % N")
+            raise BreakpointError(_("hit condition {text}: use N, == N, >= N, > N, < N, <= N "
+                                    "or % N").format(text=repr(text)))
         self.op = {None: "==", "=": "=="}.get(m.group(1), m.group(1))
         self.n = _whole(m.group(2), "hit condition: count")
         if self.op == "%" and self.n == 0:
-            raise BreakpointError("hit condition % 0: the period must be at least 1")
+            raise BreakpointError(_("hit condition % 0: the period must be at least 1"))
         self.text = f"{self.op} {self.n}"
 
     def holds(self, hits: int) -> bool:
@@ -567,7 +570,8 @@ def opcode_class(name: str):
     cls = mnemonics.get(want)
     if cls is None:
         known = ", ".join(c.name for c in bc.OPCODES)
-        raise BreakpointError(f"no opcode {name!r} (opcodes: {known})")
+        raise BreakpointError(_("no opcode {name} (opcodes: {known})").format(
+            name=repr(name), known=known))
     return cls
 
 
@@ -698,7 +702,7 @@ class BreakpointTable:
         try:
             return self._bps[bp_id]
         except KeyError:
-            raise BreakpointError(f"no breakpoint number {bp_id}") from None
+            raise BreakpointError(_("no breakpoint number {n}").format(n=bp_id)) from None
 
     def at(self, func_index: int, pc: int) -> list[Breakpoint]:
         """Every breakpoint (enabled or not) with a location at this instruction."""
@@ -729,7 +733,7 @@ class BreakpointTable:
         exe = self.exe
         if not text:
             if current is None:
-                raise BreakpointError("no current instruction to put a breakpoint on")
+                raise BreakpointError(_("no current instruction to put a breakpoint on"))
             fi, pc = current
             return dict(spec=f"@{exe.functions[fi].name}:{pc}", kind="instruction",
                         locations=frozenset([current]), func_index=fi, pc=pc)
@@ -742,38 +746,41 @@ class BreakpointTable:
             return self._resolve_line(_whole(text, "line number"))
         m = _FUNC_PC.match(text)
         if m is None:
-            raise BreakpointError(f"cannot read breakpoint spec {spec!r}: use @f, @f:PC, "
-                                  f"LINE or op:NAME")
+            raise BreakpointError(_("cannot read breakpoint spec {spec}: use @f, @f:PC, "
+                                    "LINE or op:NAME").format(spec=repr(spec)))
         name, pc_text = m.group(1), m.group(2)
         try:
             fi = exe.func_index(name)
         except KeyError:
             known = ", ".join("@" + n for n in exe.function_names())
-            raise BreakpointError(f"no function @{name} (functions: {known})") from None
+            raise BreakpointError(_("no function @{name} (functions: {known})").format(
+                name=name, known=known)) from None
         fn = exe.functions[fi]
         if pc_text is None:
             return dict(spec=f"@{fn.name}", kind="function", locations=frozenset([(fi, 0)]),
                         func_index=fi, pc=0)
         pc = _whole(pc_text, "pc")
         if not 0 <= pc < len(fn.instructions):
-            raise BreakpointError(f"@{fn.name} has pcs 0..{len(fn.instructions) - 1}, not {pc}")
+            raise BreakpointError(_("@{func} has pcs 0..{last}, not {pc}").format(
+                func=fn.name, last=len(fn.instructions) - 1, pc=pc))
         return dict(spec=f"@{fn.name}:{pc}", kind="instruction",
                     locations=frozenset([(fi, pc)]), func_index=fi, pc=pc)
 
     def _resolve_line(self, line: int) -> dict:
         lines = self.lines
         if not lines:
-            raise BreakpointError("this executable has no source map: break on @f:PC instead")
+            raise BreakpointError(_("this executable has no source map: break on @f:PC instead"))
         total = len(_source_lines(self.exe))
         if line < 1 or (total and line > total):
-            raise BreakpointError(f"line {line} is outside the program (lines 1..{total})")
+            raise BreakpointError(_("line {line} is outside the program (lines 1..{total})").format(
+                line=line, total=total))
         target = line
         while target not in lines and (not total or target <= total):
             target += 1
             if target - line > 1000:
                 break
         if target not in lines:
-            raise BreakpointError(f"no code at or after line {line}")
+            raise BreakpointError(_("no code at or after line {line}").format(line=line))
         src = _source_lines(self.exe)
         text = src[target - 1] if 0 < target <= len(src) else None
         return dict(spec=str(target), kind="line", locations=lines[target], line=target,

@@ -31,9 +31,9 @@ def _root(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _arrays(roots, seen: set) -> list[np.ndarray]:
+def _arrays(roots) -> list[np.ndarray]:
     """The distinct memory-owning arrays reachable from `roots`, each once."""
-    found = []
+    found, seen = [], set()
     stack = list(roots)
     while stack:
         v = stack.pop()
@@ -71,10 +71,10 @@ def escaped_bytes(vm) -> int:
                     and type(v.tensor) is np.ndarray):
                 covered.add(id(_root(v.tensor)))
     # the constant pool and the arguments were never allocated by the program
-    for a in _arrays(list(vm.constants) + list(vm.inputs), set()):
+    for a in _arrays(list(vm.constants) + list(vm.inputs)):
         covered.add(id(a))
     total = 0
-    for a in _arrays([v for frame in vm.frames for v in frame.registers], set()):
+    for a in _arrays([v for frame in vm.frames for v in frame.registers]):
         if id(a) not in covered:
             total += a.nbytes
     return total

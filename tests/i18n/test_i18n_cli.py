@@ -51,6 +51,10 @@ goto 5
 run-to @insert:3
 search alloc
 frobnicate
+break @nope
+break @insert if $1 <
+condition 1 $1 ==
+tbreak 9999
 print $999
 delete 77
 info
@@ -78,6 +82,9 @@ def test_batch_commands_have_every_message_translated(chinese, tmp_path, capsys,
     assert "个命令报告了错误" in out.err
     assert "[第 " in out.out and "(断点 1)" in out.out
     assert "invoke_packed" in out.out or "get_tag" in out.out     # opcodes stay
+    # the breakpoint and condition errors, which used to stay English
+    assert "没有函数 @nope" in out.out and "过早结束" in out.out
+    assert "no function" not in out.out and "ends too early" not in out.out
     assert chinese == set(), sorted(chinese)
     assert os.environ["LANGUAGE"] == "zh_CN"
 

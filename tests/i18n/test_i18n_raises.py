@@ -35,6 +35,7 @@ MODULES = [
     "rvmdbg/fileio.py",
     "rvmdbg/tui/keymap.py",
     "rvmdbg/debug/config.py",
+    "rvmdbg/debug/breakpoints.py",
     "rvmdbg/minivm/parser.py",
     "rvmdbg/minivm/machine.py",
     # the type checker, the memory dialect's types, and every operator's type relation
