@@ -169,7 +169,9 @@ def _tensor_text(x: np.ndarray) -> str:
     followed by its shape and statistics."""
     if x.ndim == 0:
         return _scalar_text(x)
-    body = np.array2string(x, separator=", ", threshold=_BIG)
+    # floatmode "unique": each float at its dtype's own precision, as element_text shows it
+    # (NumPy's default, 8 fractional digits, cuts float64 and small float32 values)
+    body = np.array2string(x, separator=", ", threshold=_BIG, floatmode="unique")
     if x.size <= _BIG:
         return f"{body} ({x.dtype})"
     shape = ", ".join(str(d) for d in x.shape)
