@@ -251,18 +251,20 @@ class _Partitioner:
     # ---- TVM's helpers ----
 
     def _check_path(self, src, sink, fcond) -> bool:
+        """Does every node on every path from src to sink (sink included) pass fcond(its
+        group's pattern, is it the sink)? Iterative: a path can be as long as the program."""
         seen: set = set()
-
-        def walk(node) -> bool:
+        todo = [c for c, _ in src.outputs]
+        while todo:
+            node = todo.pop()
             if node.index in seen:
-                return True
+                continue
             seen.add(node.index)
             if not fcond(self.groups[node.index].find_root().pattern, node is sink):
                 return False
-            if node is sink:
-                return True
-            return all(walk(c) for c, _ in node.outputs)
-        return all(walk(c) for c, _ in src.outputs)
+            if node is not sink:
+                todo.extend(c for c, _ in node.outputs)
+        return True
 
     def _merge(self, child: Group, parent: Group) -> None:
         child, parent = child.find_root(), parent.find_root()
