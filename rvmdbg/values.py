@@ -178,6 +178,15 @@ def _tensor_text(x: np.ndarray) -> str:
     return f"{body} ({x.dtype}, shape ({shape}), {tensor_stats(x)})"
 
 
+def full_form_stats(a) -> str | None:
+    """The statistics `print` adds after a tensor's full form when that form lists every
+    element but the summaries would show statistics (more than a few elements; a bigger
+    tensor's full form has them already), else None."""
+    if isinstance(a, np.ndarray) and _FEW < a.size <= _BIG:
+        return tensor_stats(a)
+    return None
+
+
 CYCLE = "<cycle>"  # a reference cell met again inside itself, as Python prints `[...]`
 
 
