@@ -428,7 +428,6 @@ TYPE_ERRORS = [
     ("nn.batch_matmul", [T((2, 3, 4)), T((2, 5, 3))], {}, "inner dimensions differ"),
     ("nn.batch_matmul", [T((3, 4)), T((2, 5, 4))], {}, "x must be 3-d"),
     ("nn.batch_flatten", [T(())], {}, "rank >= 1"),
-    ("shape_of", [T((2,))], {"dtype": "float32"}, "dtype must be an integer type"),
 ]
 
 

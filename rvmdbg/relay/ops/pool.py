@@ -193,6 +193,41 @@ def _global_rel(name, args, attrs):
     return TensorType(tuple(shape), x.dtype)
 
 
+def _adaptive_divisor(name: str, dt: np.dtype, eh: np.ndarray, ew: np.ndarray) -> np.ndarray:
+    """The divisor of each adaptive window, (len(eh), len(ew)), as topi makes it: the window's
+    height and width each cast to the data's dtype and multiplied in it. An integer extent the
+    dtype cannot hold is refused (TVM's make_const of the folded extent: "Literal value 196
+    exceeds maximum of int8"); the product wraps (int8: 12 * 12 is -112), and one that wraps
+    to 0 is refused (TVM's constant folding: "Divide by zero")."""
+    if dt.kind in "iu":
+        top = int(np.iinfo(dt).max)
+        big = int(max(eh.max(), ew.max()))
+        if big > top:
+            raise tvm_lowering_refuses(name, dt, _("lowering refuses: the window extent {n} "
+                                                   "exceeds the maximum of {dtype}").format(
+                n=big, dtype=dt.name), _("cast to a wider dtype first"))
+    with np.errstate(over="ignore"):
+        divisor = eh.astype(dt)[:, None] * ew.astype(dt)[None, :]
+    if dt.kind in "iu" and np.any(divisor == 0):
+        i, j = (int(v[0]) for v in np.nonzero(divisor == 0))
+        raise tvm_lowering_refuses(name, dt, _("lowering refuses: the window's element count "
+                                               "{n} is 0 as {dtype}, a division by zero").format(
+            n=int(eh[i]) * int(ew[j]), dtype=dt.name), _("cast to a wider dtype first"))
+    return divisor
+
+
+def _adaptive_quotient(total: np.ndarray, divisor: np.ndarray) -> np.ndarray:
+    """total / divisor in total's dtype (divisor broadcasts over the last two axes): floats
+    divide, integers truncate toward zero as TIR's div does, by a divisor that may have
+    wrapped negative."""
+    if total.dtype.kind == "f":
+        return total / divisor
+    wide = np.int64 if total.dtype != np.uint64 else np.uint64
+    t, d = total.astype(wide), divisor.astype(wide)
+    q = np.abs(t) // np.abs(d)
+    return np.where((t < 0) != (d < 0), -q, q).astype(total.dtype)
+
+
 def _global_kernel(kind):
     def kernel(args, attrs):
         (x,) = args
@@ -201,8 +236,11 @@ def _global_kernel(kind):
             if kind == "max":
                 out = x.max(axis=axes, keepdims=True)
             else:
-                out = _divide(x.sum(axis=axes, keepdims=True, dtype=x.dtype),
-                              np.array(x.shape[axes[0]] * x.shape[axes[1]]))
+                divisor = _adaptive_divisor("nn.global_avg_pool2d", x.dtype,
+                                            np.array([x.shape[axes[0]]]),
+                                            np.array([x.shape[axes[1]]]))
+                out = _adaptive_quotient(x.sum(axis=axes, keepdims=True, dtype=x.dtype),
+                                         divisor.reshape(()))
         return as_result(out, x.dtype)
     return kernel
 
@@ -268,7 +306,7 @@ def _adaptive_avg_kernel(args, attrs):
     xt = x.transpose(rest + [ah, aw])
     with np.errstate(all="ignore"):
         sums = np.matmul(np.matmul(mh.astype(x.dtype), xt), mw.T.astype(x.dtype))
-        out = _divide(sums, (ch[:, None] * cw[None, :]))
+        out = _adaptive_quotient(sums, _adaptive_divisor(name, x.dtype, ch, cw))
     back = np.argsort(rest + [ah, aw])
     return as_result(np.ascontiguousarray(out.transpose(back)), x.dtype)
 
