@@ -6,7 +6,8 @@ with LLVM's ordered float compares (`a > b` is false when either is NaN).
 - argmax/argmin: topi's (index, value) reducer from (-1, that bound);
 - gather_nd with float indices: each index truncated to int32;
 - one_hot with float indices: `indices[i] == float(position)`;
-- variance of mixed dtypes: data - mean in TIR's common dtype."""
+- variance of mixed dtypes: data - mean in TIR's common dtype;
+- max pooling: the max loop over each window."""
 from __future__ import annotations
 
 import numpy as np
@@ -145,3 +146,17 @@ def test_variance_of_mixed_dtypes_subtracts_in_tirs_common_dtype(data, mean, wan
 def test_shape_of_casts_each_dimension_to_a_float_dtype():
     got = OPS["shape_of"].kernel([np.zeros((3, 2049, 1), "int8")], {"dtype": "float16"})
     assert got.dtype == np.float16 and got.tolist() == [3.0, 2048.0, 1.0]  # rounded to even
+
+
+@settings(max_examples=60, deadline=None)
+@given(row=st.lists(st.sampled_from(_SPECIAL), min_size=3, max_size=8),
+       pool=st.integers(1, 3), stride=st.integers(1, 2), pad=st.integers(0, 1))
+def test_max_pool_follows_tvms_max_loop_over_each_window(row, pool, stride, pad):
+    x = np.array(row, "float32")
+    got = OPS["nn.max_pool1d"].kernel([x.reshape(1, 1, -1)], {
+        "pool_size": [pool], "strides": [stride], "padding": [pad]})[0, 0]
+    padded = np.concatenate([np.full(pad, np.finfo(np.float32).min, "float32"), x,
+                             np.full(pad, np.finfo(np.float32).min, "float32")])
+    want = [ref_extreme(padded[i:i + pool], "max")
+            for i in range(0, len(padded) - pool + 1, stride)]
+    assert np.array_equal(got, np.array(want, "float32"), equal_nan=True), (x, got, want)

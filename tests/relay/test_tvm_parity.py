@@ -354,6 +354,19 @@ TVM_VALUE_CASES = [
      np.full((1, 1, 1, 1), -7, "int16")),
     ("nn.adaptive_avg_pool2d(%a, output_size=[1, 2])", [np.arange(12, dtype="int8").reshape(
         1, 1, 3, 4)], np.array([[[[4, 6]]]], "int8")),
+    # max pooling: the same reducer as max, over each window in row-major order
+    ("nn.max_pool2d(%a, pool_size=[1, 2])", [np.array([[[[NAN, 1, NAN]]]], "float32")],
+     np.array([[[[1, NAN]]]], "float32")),
+    ("nn.global_max_pool2d(%a)", [np.array([[[[1, NAN], [-INF, -INF]]]], "float32")],
+     np.array([[[[-INF]]]], "float32")),
+    ("nn.max_pool1d(%a, pool_size=[1])", [np.array([[[-INF]]], "float32")],
+     np.array([[[np.finfo(np.float32).min]]], "float32")),
+    # an empty reduction: the reducer's start value
+    ("max(%a, axis=[1])", [np.zeros((2, 0), "float16")], np.full(2, -65504, "float16")),
+    ("argmax(%a, axis=[0])", [np.zeros((0, 2), "int32")], np.array([-1, -1], "int32")),
+    # fast_erf clamps a NaN to 4 with its ordered selects; fast_exp gives the NaN back
+    ("fast_erf(%a)", [_f32(NAN, -INF)], _f32(1, -1)),
+    ("fast_exp(%a)", [_f32(NAN, -INF)], _f32(NAN, 0)),
 ]
 
 

@@ -20,6 +20,7 @@ from rvmdbg.relay.ops.core import (
 from rvmdbg.relay.ops.layouts import (
     CANONICAL_DATA, expand_padding, layout_perm, spatial_values, window_out,
 )
+from rvmdbg.relay.ops.reduce import tvm_reduce_max
 from rvmdbg.relay.types import TensorType
 
 # ---------------------------------------------------------------------------------------------
@@ -93,8 +94,14 @@ def pool_nd(x: np.ndarray, axes, pool, strides, dilation, before, after, ceil_mo
                 start = off * d
                 index[ax] = slice(start, start + (o - 1) * s + 1, s)
             part = xp[tuple(index)]
+            if acc is None and kind == "max" and x.dtype.kind == "f":
+                # topi's max reducer: `acc > v ? acc : v` from the lowest finite value, an
+                # ordered compare (a NaN counts only when last; only -inf gives the lowest)
+                acc = np.full(part.shape, fill, x.dtype)
             if acc is None:
                 acc = part.copy()
+            elif kind == "max" and x.dtype.kind == "f":
+                acc = np.where(acc > part, acc, part)
             elif kind == "max":
                 np.maximum(acc, part, out=acc)
             else:
@@ -234,7 +241,7 @@ def _global_kernel(kind):
         axes = tuple(layout_perm("", "layout", attrs["layout"], "NCHW")[2:])
         with np.errstate(all="ignore"):
             if kind == "max":
-                out = x.max(axis=axes, keepdims=True)
+                out = tvm_reduce_max(x, sorted(axes), True)
             else:
                 divisor = _adaptive_divisor("nn.global_avg_pool2d", x.dtype,
                                             np.array([x.shape[axes[0]]]),

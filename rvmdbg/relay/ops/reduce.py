@@ -58,11 +58,8 @@ def _make_reduce(name, np_fn):
         x = args[0]
         dt = x.dtype
         axes = _axes_at_run_time(x, attrs)
-        try:
-            with np.errstate(all="ignore"):
-                r = np_fn(x, axis=axes, keepdims=attrs["keepdims"])
-        except ValueError:
-            raise KernelError(_("{op}: cannot reduce an empty tensor of shape {x_shape} (no identity)").format(op=name, x_shape=fmt_shape(x.shape))) from None
+        with np.errstate(all="ignore"):  # every reduction has an identity: empty axes are fine
+            r = np_fn(x, axis=axes, keepdims=attrs["keepdims"])
         return as_result(r, dt)
     return kernel
 
@@ -175,31 +172,42 @@ def _nan_suffix(flat: np.ndarray, kind: str) -> tuple:
 def _tvm_extreme(kind: str):
     """max/min as TVM computes them: `acc = acc > v ? acc : v` (max; min with <) from the
     dtype's finite lowest (highest) value, in row-major order, with LLVM's ordered compares:
-    a NaN is kept only when it comes last, an all -inf row gives the finite lowest value, and
-    of equal values (+0.0 and -0.0) the later one wins."""
+    a NaN is kept only when it comes last, an all -inf row gives the finite lowest value, of
+    equal values (+0.0 and -0.0) the later one wins, and an empty row is the start value."""
     np_fn = np.max if kind == "max" else np.min
 
     def reduce(x, axis, keepdims):
-        if x.dtype.kind != "f":
-            return np_fn(x, axis=axis, keepdims=keepdims)  # integers: the identity never wins
         flat, lead = _reduced_last(x, axis)
-        last_nan, after, masked = _nan_suffix(flat, kind)
-        m = np_fn(masked, axis=-1, keepdims=True)
-        at = _last_true(after & (masked == m))  # the later of equal values
-        value = np.take_along_axis(flat, np.maximum(at, 0)[..., None], axis=-1)[..., 0]
-        bound = _dtype_bound(x.dtype, kind)
-        beyond = (m[..., 0] < bound) if kind == "max" else (m[..., 0] > bound)
-        # no NaN: the fold started from the bound, which an infinity does not pass
-        value = np.where((last_nan < 0) & beyond, bound, value)
-        value = np.where(last_nan == flat.shape[-1] - 1, np.nan, value)
-        out = value.astype(x.dtype).reshape(lead)
+        if flat.shape[-1] == 0:
+            value = np.full(lead, _dtype_bound(x.dtype, kind), x.dtype)  # the loop never ran
+        elif x.dtype.kind != "f":
+            return np_fn(x, axis=axis, keepdims=keepdims)  # integers: the identity never wins
+        else:
+            value = _float_extreme(flat, kind).reshape(lead)
         if keepdims:
-            out = out.reshape(tuple(1 if i in axis else d for i, d in enumerate(x.shape)))
-        return out
+            value = value.reshape(tuple(1 if i in axis else d for i, d in enumerate(x.shape)))
+        return value
     return reduce
 
 
-for _name, _fn in [("sum", _sum), ("prod", _prod), ("mean", _mean), ("max", _tvm_extreme("max")),
+def _float_extreme(flat: np.ndarray, kind: str) -> np.ndarray:
+    """max/min of each (non-empty) row of floats as TVM's ordered-select loop computes it."""
+    last_nan, after, masked = _nan_suffix(flat, kind)
+    m = (np.max if kind == "max" else np.min)(masked, axis=-1, keepdims=True)
+    at = _last_true(after & (masked == m))  # the later of equal values
+    value = np.take_along_axis(flat, np.maximum(at, 0)[..., None], axis=-1)[..., 0]
+    bound = _dtype_bound(flat.dtype, kind)
+    beyond = (m[..., 0] < bound) if kind == "max" else (m[..., 0] > bound)
+    # no NaN: the fold started from the bound, which an infinity does not pass
+    value = np.where((last_nan < 0) & beyond, bound, value)
+    value = np.where(last_nan == flat.shape[-1] - 1, np.nan, value)
+    return value.astype(flat.dtype)
+
+
+# the max reduction global max pooling shares (topi's adaptive pooling uses the same reducer)
+tvm_reduce_max = _tvm_extreme("max")
+
+for _name, _fn in [("sum", _sum), ("prod", _prod), ("mean", _mean), ("max", tvm_reduce_max),
                    ("min", _tvm_extreme("min")), ("all", np.all), ("any", np.any)]:
     _k = _make_reduce(_name, _fn)
     register(_name, 1, _reduce_rel, _bool_only(_name, _k) if _name in ("all", "any") else _k,
@@ -239,8 +247,8 @@ def _make_arg_kernel(name, kind):
         # reduce over the listed axes as one flattened axis (index within the reduced block)
         flat, lead = _reduced_last(x, list(axes))
         if flat.shape[-1] == 0:
-            raise KernelError(_("{op}: cannot reduce an empty tensor of shape {x_shape}").format(op=name, x_shape=fmt_shape(x.shape)))
-        with np.errstate(invalid="ignore"):
+            idx = np.full(lead, -1)  # the reducer's start index: its loop never ran
+        else:
             idx = _tvm_arg_index(flat, kind, attrs["select_last_index"])
         if attrs["keepdims"]:
             idx = np.reshape(idx, tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
