@@ -158,6 +158,15 @@ def _dtype_bound(dt: np.dtype, kind: str):
     return dt.type(info.min if kind == "max" else info.max)
 
 
+def plain_extreme_is_tvms(x: np.ndarray) -> bool:
+    """Whether NumPy's max/min of these floats is what TVM's ordered-select loop gives once
+    clamped to the dtype's finite range: with no NaN, and no -0.0 to tie with +0.0 (of equal
+    values the loop keeps the later, NumPy one of them)."""
+    if np.isnan(x).any():
+        return False
+    return not np.signbit(x[x == 0]).any()
+
+
 def _nan_suffix(flat: np.ndarray, kind: str) -> tuple:
     """What TVM's ordered-select fold sees of a float row: the index of the last NaN (-1: none)
     and the row with every element up to it masked out (a NaN is taken, then replaced by the
@@ -182,6 +191,9 @@ def _tvm_extreme(kind: str):
             value = np.full(lead, _dtype_bound(x.dtype, kind), x.dtype)  # the loop never ran
         elif x.dtype.kind != "f":
             return np_fn(x, axis=axis, keepdims=keepdims)  # integers: the identity never wins
+        elif plain_extreme_is_tvms(x):
+            clamp = np.maximum if kind == "max" else np.minimum  # an infinity stays the bound
+            return clamp(np_fn(x, axis=axis, keepdims=keepdims), _dtype_bound(x.dtype, kind))
         else:
             value = _float_extreme(flat, kind).reshape(lead)
         if keepdims:
@@ -222,7 +234,7 @@ def _tvm_arg_index(flat: np.ndarray, kind: str, last: bool) -> np.ndarray:
     NaN always taken and always replaced. So an index counts only after the last NaN, a row
     that never passes the start value gives -1, and ties go to the first (last) index."""
     n = flat.shape[-1]
-    if flat.dtype.kind == "f":
+    if flat.dtype.kind == "f" and np.isnan(flat).any():
         last_nan, after, masked = _nan_suffix(flat, kind)
     else:
         last_nan, after, masked = np.full(flat.shape[:-1], -1), np.ones(flat.shape, bool), flat
