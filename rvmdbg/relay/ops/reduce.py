@@ -1,6 +1,10 @@
 """Reductions: sum, mean, prod, max, min, all, any (result keeps the input dtype, as in TVM:
 a sum of int32 is int32 and wraps), argmax/argmin (result int32), variance, std, logsumexp.
 
+max, min, argmax and argmin give what TVM's reducers give: a loop over the reduced elements in
+row-major order from the dtype's finite bound, with LLVM's ordered float compares (a NaN counts
+only when it comes last; argmax of all-zero uint8 is -1), docs/tvm-parity.md.
+
 All share TVM's attributes `axis` (None: every axis), `keepdims` and `exclude` (reduce the axes
 NOT listed); argmax/argmin add `select_last_index`.
 """
@@ -186,14 +190,16 @@ def _tvm_extreme(kind: str):
     np_fn = np.max if kind == "max" else np.min
 
     def reduce(x, axis, keepdims):
+        bound = _dtype_bound(x.dtype, kind)
+        if all(x.shape[a] for a in axis):
+            if x.dtype.kind != "f":
+                return np_fn(x, axis=axis, keepdims=keepdims)  # integers: the start never wins
+            if plain_extreme_is_tvms(x):
+                clamp = np.maximum if kind == "max" else np.minimum  # an infinity stays the bound
+                return clamp(np_fn(x, axis=axis, keepdims=keepdims), bound)
         flat, lead = _reduced_last(x, axis)
         if flat.shape[-1] == 0:
-            value = np.full(lead, _dtype_bound(x.dtype, kind), x.dtype)  # the loop never ran
-        elif x.dtype.kind != "f":
-            return np_fn(x, axis=axis, keepdims=keepdims)  # integers: the identity never wins
-        elif plain_extreme_is_tvms(x):
-            clamp = np.maximum if kind == "max" else np.minimum  # an infinity stays the bound
-            return clamp(np_fn(x, axis=axis, keepdims=keepdims), _dtype_bound(x.dtype, kind))
+            value = np.full(lead, bound, x.dtype)  # the loop never ran: its start value
         else:
             value = _float_extreme(flat, kind).reshape(lead)
         if keepdims:
