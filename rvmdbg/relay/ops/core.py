@@ -586,6 +586,25 @@ def as_result(r, dt) -> np.ndarray:
     return r
 
 
+def tvm_cast(x: np.ndarray, dtype) -> np.ndarray:
+    """x converted as TVM's cast converts it: to bool `x != 0`, an ordered compare (a NaN is
+    false); otherwise NumPy's conversion. Returns x itself when it already has the dtype."""
+    dt = np.dtype(dtype)
+    if x.dtype == dt:
+        return x
+    if dt == BOOL:
+        if x.dtype.kind == "f":
+            return np.less(x, 0) | np.greater(x, 0)
+        return x != 0
+    with np.errstate(all="ignore"):
+        return x.astype(dt)
+
+
+def bool_parity(total: np.ndarray) -> np.ndarray:
+    """A sum of bools (held in int64) as TVM's 1-bit `uint1` sum ends: modulo 2, as bool."""
+    return (total & 1) != 0
+
+
 def tvm_lowering_refuses(name: str, dtype, why: str, fix: str) -> KernelError:
     """The error for a call that TVM's type relation accepts and its lowering refuses (no
     kernel for that dtype): rvmdbg type-checks it as TVM does and stops when it runs.
