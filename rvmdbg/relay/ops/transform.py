@@ -412,7 +412,8 @@ register("split", 1, _split_rel, _split_kernel, "injective",
 
 def _take_rel(name, args, attrs):
     data, indices = args
-    if not is_int(indices.dtype):
+    # TakeRel's ICHECK is is_int() || is_uint(), and TVM's bool is a 1-bit uint: indices 0, 1
+    if not (is_int(indices.dtype) or indices.dtype == "bool"):
         raise OpTypeError(_("{op}: indices must be an integer tensor, got {indices}").format(
                 op=name, indices=indices))
     axis = attrs["axis"]
