@@ -107,12 +107,28 @@ def gather_nd_shape(name: str, data: tuple, indices: tuple, batch_dims: int,
 
 
 def _gather_nd_rel(name, args, attrs):
+    # GatherNDRel checks no dtype: float indices are cast to int32 by topi (see the kernel)
     data, indices = args
-    if not is_int(indices.dtype):
-        raise OpTypeError(_("{op}: indices must be an integer tensor, got {indices}").format(
-                op=name, indices=indices))
     return TensorType(gather_nd_shape(name, data.shape, indices.shape, attrs["batch_dims"],
                                       attrs["index_rank"]), data.dtype)
+
+
+def _nd_index(idx: np.ndarray, n: int, axis: int) -> np.ndarray:
+    """One coordinate of gather_nd's indices as int64: topi casts float indices to int32,
+    truncating toward zero (LLVM's fptosi); a NaN, an infinity or a value out of range is
+    refused here (TVM reads outside the tensor)."""
+    if idx.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            t = np.trunc(idx)
+            bad = ~((t >= 0) & (t < n))
+        if np.any(bad):
+            v = idx[bad].flat[0]
+            raise KernelError(_("{op}: index {v} is out of range for axis {axis} of size "
+                                "{n}").format(op="gather_nd", v=v, axis=axis, n=n))
+        return t.astype(np.int64)
+    idx = idx.astype(np.int64)
+    _check_range("gather_nd", idx, n, axis)
+    return idx
 
 
 def _gather_nd_kernel(args, attrs):
@@ -128,9 +144,14 @@ def _gather_nd_kernel(args, attrs):
     for j in range(bd):  # the batch axes of data follow the first axes of Y
         index.append(np.arange(data.shape[j]).reshape(
             tuple(data.shape[j] if k == j else 1 for k in range(len(y)))))
+    if indices.dtype == np.bool_:
+        # topi indexes with the 1-bit value unconverted; LLVM sign-extends an i1 index, so
+        # True reads before the buffer on some axes: undefined, a clear stop here
+        raise KernelError(_("gather_nd: TVM's kernel indexes with bool indices unconverted "
+                            "(True may read index -1, undefined); cast the indices to int32 "
+                            "first"))
     for i in range(m):
-        idx = indices[i].astype(np.int64)
-        _check_range("gather_nd", idx, data.shape[bd + i], bd + i)
+        idx = _nd_index(indices[i], data.shape[bd + i], bd + i)
         index.append(idx)
     out = data[tuple(index)] if index else np.broadcast_to(data, y + data.shape)
     return as_result(np.array(out), data.dtype)
