@@ -414,6 +414,26 @@ def is_int(dtype: str) -> bool:
     return dtype in INT_DTYPES
 
 
+def _dtype_bits(dtype: str) -> int:
+    return 1 if dtype == "bool" else int("".join(c for c in dtype if c.isdigit()))
+
+
+def tir_binary_dtype(a: str, b: str) -> str:
+    """The dtype TIR computes `a op b` in when a kernel mixes two dtypes (TVM's
+    BinaryOpMatchTypes, src/tir/op/op.cc): a float wins over an integer, the wider of two
+    floats or two same-signed integers, and of a signed and an unsigned integer the wider one,
+    the unsigned one at equal width (bool is a 1-bit unsigned integer)."""
+    if a == b:
+        return a
+    fa, fb = is_float(a), is_float(b)
+    if fa != fb:
+        return a if fa else b
+    ua, ub = a == "bool" or a.startswith("u"), b == "bool" or b.startswith("u")
+    if fa or ua == ub or _dtype_bits(a) != _dtype_bits(b):
+        return a if _dtype_bits(a) >= _dtype_bits(b) else b
+    return a if ua else b
+
+
 def fmt_shape(shape) -> str:
     dims = ", ".join("?" if d is None else str(d) for d in shape)
     return f"({dims},)" if len(shape) == 1 else f"({dims})"

@@ -23,6 +23,7 @@ from rvmdbg.relay.ops.core import (
 from rvmdbg.relay.ops.layouts import (
     CANONICAL_DATA, expand_padding, layout_perm, spatial_values, window_out,
 )
+from rvmdbg.relay.ops.reduce import plain_extreme_is_tvms, tvm_reduce_max
 from rvmdbg.relay.types import TensorType
 
 # ---------------------------------------------------------------------------------------------
@@ -89,6 +90,9 @@ def pool_nd(x: np.ndarray, axes, pool, strides, dilation, before, after, ceil_mo
     fill = _lowest(x.dtype) if kind == "max" else 0
     xp = np.pad(x, pads, constant_values=fill) if any(p != (0, 0) for p in pads) else x
     acc = None
+    # topi's max reducer is `acc > v ? acc : v` from the lowest finite value, an ordered
+    # compare: NumPy's maximum is the same but for a NaN or a -0.0 (then the select itself)
+    ordered = kind == "max" and x.dtype.kind == "f" and not plain_extreme_is_tvms(x)
     with np.errstate(all="ignore"):
         for offsets in itertools.product(*(range(k) for k in pool)):
             index = [slice(None)] * x.ndim
@@ -96,14 +100,20 @@ def pool_nd(x: np.ndarray, axes, pool, strides, dilation, before, after, ceil_mo
                 start = off * d
                 index[ax] = slice(start, start + (o - 1) * s + 1, s)
             part = xp[tuple(index)]
+            if acc is None and ordered:
+                acc = np.full(part.shape, fill, x.dtype)
             if acc is None:
                 acc = part.copy()
+            elif ordered:
+                acc = np.where(acc > part, acc, part)
             elif kind == "max":
                 np.maximum(acc, part, out=acc)
             else:
                 acc += part
         if kind == "max":
-            return acc
+            # NumPy's maximum from the first element: the loop from the lowest finite value
+            # lifts a window of only -inf to it
+            return np.maximum(acc, fill) if x.dtype.kind == "f" and not ordered else acc
         count = np.ones((1,) * x.ndim, dtype=np.int64)
         for ax, k, s, d, b, a, o in zip(axes, pool, strides, dilation, before, after, outs):
             size = x.shape[ax]
@@ -204,7 +214,7 @@ def _global_kernel(name, kind):
         axes = tuple(layout_perm("", "layout", attrs["layout"], "NCHW")[2:])
         with np.errstate(all="ignore"):
             if kind == "max":
-                out = x.max(axis=axes, keepdims=True)  # bool: or
+                out = tvm_reduce_max(x, tuple(sorted(axes)), True)  # max's loop; bool: or
             elif x.dtype == BOOL:  # the factor (1 when TVM lowers it at all) checks the sizes
                 _adaptive_divisor(name, x.dtype, x.shape[axes[0]], 1, x.shape[axes[1]], 1)
                 out = bool_parity(x.sum(axis=axes, keepdims=True, dtype=np.int64))
