@@ -773,7 +773,9 @@ class DebugSession:
     def _last_hit(self, lo: int, hi: int):
         """(step, "breakpoint"|"watchpoint", id) of the last hit with lo <= step < hi, or
         (step, "interrupted", None) when interrupted (no hit at or after that step), or None.
-        Leaves the VM anywhere: callers go to the step they want."""
+        Of several hits at one step it is the first, the one a forward continue stops at
+        (a watched write landing there, then breakpoints, then read watchpoints): one rule
+        for both directions. Leaves the VM anywhere: callers go to the step they want."""
         if lo >= hi:
             return None
         plan = TrapPlan(self.vm, self.exe, "search", register_index=self._register_index)
@@ -784,19 +786,28 @@ class DebugSession:
         self._interrupt.clear()
         progress = [time.monotonic(), self.vm.steps]
         seg_end = hi
+        # The first hit at a checkpoint's own step, found in the segment it begins: a write
+        # landing at that step is made by the previous segment's last instruction, and
+        # comes first.
+        pending = None
         cp = self.history.before(hi)
-        while cp is not None and seg_end > lo:
+        while cp is not None:
             hits = [h for h in self._segment_hits(cp, seg_end, plan) if lo <= h[0] < hi]
+            if pending is not None:
+                return next((h for h in hits if h[0] == seg_end), pending)
             if hits:
-                return max(hits, key=lambda h: h[0])
-            if cp.step <= lo:
+                last = max(hits, key=lambda h: h[0])   # the first of those at the last step
+                if last[0] > cp.step:
+                    return last
+                pending = last
+            if cp.step < lo:
                 break
             seg_end = cp.step
-            if self._interrupt.is_set():
+            if pending is None and self._interrupt.is_set():
                 return (seg_end, "interrupted", None)
             self._progress(progress)
             cp = self.history.before(seg_end)
-        return None
+        return pending
 
     @_quiet_gc
     def _last_at(self, lo: int, hi: int, locs, pred=None) -> int | None:

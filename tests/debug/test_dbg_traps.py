@@ -302,6 +302,39 @@ def test_random_stops_agree_with_single_steps(data):
     reverse_agrees(s, ref, limit=12)
 
 
+@pytest.mark.parametrize("interval", [1, 2, 64])
+def test_several_hits_at_one_step_stop_at_the_same_one_both_ways(interval):
+    """Found by test_random_stops_agree_with_single_steps: in collatz's @main, $1 is written
+    by step 0 (watchpoint 1) and read at step 1 (watchpoint 2). Forward stops at the write;
+    with a checkpoint at step 1 (interval 1) rcontinue reported the read, as the write is
+    found only by replaying the segment before that checkpoint."""
+    def setup(s):
+        s.watch(1, 0, "write")
+        s.watch(1, 0, "read")
+        s.breakpoints.add("@main:1")
+    s, ref, logs = session_and_reference("collatz.relay", interval, setup)
+    stops = forward_agrees(s, ref, ["cont", "cont"], logs)
+    assert (stops[0].reason, stops[0].number, stops[0].step) == ("watchpoint", 1, 1)
+    first_back = reverse_stops(ref.every_hit(), s.step_count)[0]
+    assert first_back == ("watchpoint", 1, 1)
+    reverse_agrees(s, ref, limit=12)
+
+
+@pytest.mark.parametrize("interval", [1, 2, 64])
+def test_reverse_finish_stops_at_a_watched_parameter_written_at_a_checkpoint(interval):
+    """rfinish searches from the step after the call: a parameter written there by the
+    push is a hit even when a checkpoint falls on that very step (interval 1)."""
+    exe, values = program("fib.relay", ["3"])
+    s = DebugSession(exe, values, interval=interval)
+    while s.depth() < 1:
+        s.step()
+    push = s.step_count - 1
+    wp = s.watch(0, 1, "write")
+    s.step(2)
+    ev = s.rfinish()
+    assert (ev.reason, ev.number, ev.step) == ("watchpoint", wp.id, push + 1)
+
+
 def test_watch_read_command_and_rwatch():
     exe, values = program("fib.relay", ["4"])
     s = DebugSession(exe, values)
