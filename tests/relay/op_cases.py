@@ -9,6 +9,7 @@ A family's file is `tests/relay/test_ops*.py` with module-level `TYPE_CASES` row
 from __future__ import annotations
 
 import importlib
+import math
 import warnings
 from pathlib import Path
 
@@ -93,3 +94,14 @@ def rel(name, *types, **attrs):
 def run(name, *args, **attrs):
     """The operator's kernel on these arrays."""
     return OPS[name].kernel(list(args), attrs)
+
+
+def topi_padded_count(first: int, k: int, d: int, size: int, after: int) -> int:
+    """topi's count_include_pad divisor along one axis for the window whose first cell is
+    `first` (negative in the leading padding): its cells up to the end of the written
+    padding; a window that starts past that end (wholly in ceil_mode's extra cells) counts
+    1 + (end - first) / d in C's truncating division, 0 or less, never lifted to 1."""
+    end = size + after - 1
+    if first <= end:
+        return sum(1 for t in range(k) if first + t * d <= end)
+    return 1 + math.trunc((end - first) / d)

@@ -8,13 +8,13 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from rvmdbg.relay.ops import OPS, OpTypeError
+from rvmdbg.relay.ops import OPS, KernelError, OpTypeError
 from rvmdbg.relay.types import TensorType
 
-from op_cases import T, rel, run
+from op_cases import T, rel, run, topi_padded_count
 
 
 RNG = np.random.default_rng(3)
@@ -22,7 +22,8 @@ RNG = np.random.default_rng(3)
 
 def ref_pool2d(x, kind, pool, strides, dilation, padding, ceil_mode, count_include_pad):
     """Each output cell looks at the window's in-image cells; the average divides by the cells
-    inside the written padding (count_include_pad) or inside the image."""
+    inside the image (at least 1) or, with count_include_pad, by the product of each axis's
+    topi count (`topi_padded_count`: 0 or less for a window in ceil_mode's extra cells)."""
     n, c, h, w = x.shape
     pt, pl, pb, pr = padding
     outs = []
@@ -32,19 +33,22 @@ def ref_pool2d(x, kind, pool, strides, dilation, padding, ceil_mode, count_inclu
         outs.append((math.ceil(span / s) if ceil_mode else span // s) + 1)
     out = np.zeros((n, c, *outs))
     for b_, ch, y, xx in itertools.product(range(n), range(c), range(outs[0]), range(outs[1])):
-        vals, counted = [], 0
+        vals = []
         for i, j in itertools.product(range(pool[0]), range(pool[1])):
             r = y * strides[0] + i * dilation[0] - pt
             q = xx * strides[1] + j * dilation[1] - pl
-            inside = 0 <= r < h and 0 <= q < w
-            if inside:
+            if 0 <= r < h and 0 <= q < w:
                 vals.append(float(x[b_, ch, r, q]))
-            if (inside if not count_include_pad else (-pt <= r < h + pb and -pl <= q < w + pr)):
-                counted += 1
         if kind == "max":
             out[b_, ch, y, xx] = max(vals) if vals else np.finfo(np.float32).min
+            continue
+        if count_include_pad:
+            counted = (topi_padded_count(y * strides[0] - pt, pool[0], dilation[0], h, pb)
+                       * topi_padded_count(xx * strides[1] - pl, pool[1], dilation[1], w, pr))
         else:
-            out[b_, ch, y, xx] = sum(vals) / max(counted, 1)
+            counted = max(len(vals), 1)
+        with np.errstate(all="ignore"):   # 0 / 0 is NaN, 0 / -1 is -0.0, as in topi
+            out[b_, ch, y, xx] = np.float64(sum(vals)) / np.float64(counted)
     return out
 
 
@@ -75,6 +79,9 @@ def test_pool2d_matches_direct_loops(kind, pool, strides, dilation, padding, cei
        kh=st.integers(1, 3), kw=st.integers(1, 3), sh=st.integers(1, 3), sw=st.integers(1, 3),
        pad=st.lists(st.integers(0, 1), min_size=4, max_size=4), ceil_mode=st.booleans(),
        cip=st.booleans(), nhwc=st.booleans())
+# windows wholly in ceil_mode's extra padding: counts -1 (rows) and 0 (columns)
+@example(kind="avg", h=5, w=6, kh=1, kw=1, sh=3, sw=3, pad=[0, 0, 0, 0], ceil_mode=True,
+         cip=True, nhwc=False)
 def test_pool2d_property(kind, h, w, kh, kw, sh, sw, pad, ceil_mode, cip, nhwc):
     if h + pad[0] + pad[2] < kh or w + pad[1] + pad[3] < kw:
         return
@@ -157,3 +164,32 @@ def test_unknown_dims_and_patterns():
         assert OPS[name].pattern == "out_elemwise_fusable"
     assert OPS["nn.avg_pool2d"].attr_specs["count_include_pad"].default is False
     assert OPS["nn.max_pool2d"].attr_specs["pool_size"].required
+
+
+def test_avg_pool_window_wholly_in_ceil_mode_padding_divides_as_topi():
+    """topi's count_include_pad count for a window past the written padding (only ceil_mode
+    makes one) is 1 + (end - first) / d, truncated: 0 gives 0/0 = NaN, -2 gives -0.0; the
+    count is not lifted to 1 as without count_include_pad, which gives 0.0."""
+    x = np.arange(1, 7, dtype="float32").reshape(1, 1, 6)
+    attrs = dict(pool_size=[1], ceil_mode=True, count_include_pad=True)
+    got = run("nn.avg_pool1d", x, strides=[3], **attrs)   # windows at 0, 3, 6 (past 5)
+    assert got[0, 0, :2].tolist() == [1.0, 4.0] and np.isnan(got[0, 0, 2])
+    got = run("nn.avg_pool1d", x, strides=[4], **attrs)   # at 8: 1 + (5 - 8) = -2
+    assert got[0, 0].tolist() == [1.0, 5.0, 0.0] and np.signbit(got[0, 0, 2])
+    without = run("nn.avg_pool1d", x, pool_size=[1], strides=[3], ceil_mode=True)
+    assert without[0, 0].tolist() == [1.0, 4.0, 0.0] and not np.signbit(without[0, 0, 2])
+    # 2-d: the axes' counts multiply, -2 * -2 = 4 and -2 * 1 = -2
+    x2 = np.ones((1, 1, 6, 6), "float32")
+    got = run("nn.avg_pool2d", x2, pool_size=[1, 1], strides=[4, 4], ceil_mode=True,
+              count_include_pad=True)
+    assert got[0, 0, 2, 2] == 0 and not np.signbit(got[0, 0, 2, 2])
+    assert got[0, 0, 2, 0] == 0 and np.signbit(got[0, 0, 2, 0])
+    np.testing.assert_array_equal(
+        got, ref_pool2d(x2, "avg", (1, 1), (4, 4), (1, 1), (0, 0, 0, 0), True, True))
+
+
+def test_integer_avg_pool_window_in_ceil_mode_padding_stops():
+    x = np.arange(6, dtype="int32").reshape(1, 1, 6)
+    with pytest.raises(KernelError, match="integer division by zero"):
+        run("nn.avg_pool1d", x, pool_size=[1], strides=[3], ceil_mode=True,
+            count_include_pad=True)

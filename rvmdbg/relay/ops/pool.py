@@ -3,7 +3,8 @@ nn.adaptive_avg_pool2d.
 
 topi's semantics: max pooling pads with the dtype's lowest value, average pooling with zeros
 and divides by the window's element count (the padded ones included when count_include_pad;
-never the extra cells ceil_mode adds at the end). Kernels work in the written layout, one
+never the extra cells ceil_mode adds at the end, so a window wholly in those counts 0 or less
+and gives NaN or -0.0, see `_cells_to_padding_end`). Kernels work in the written layout, one
 vectorised pass per window position; adaptive windows run from floor(i*in/out) to
 ceil((i+1)*in/out). Global and adaptive average pooling divide by TVM's factor: each axis's
 window length cast to the dtype, multiplied in the dtype (see `_adaptive_divisor`); a bool
@@ -117,13 +118,30 @@ def pool_nd(x: np.ndarray, axes, pool, strides, dilation, before, after, ceil_mo
         count = np.ones((1,) * x.ndim, dtype=np.int64)
         for ax, k, s, d, b, a, o in zip(axes, pool, strides, dilation, before, after, outs):
             size = x.shape[ax]
-            pos = np.arange(o)[:, None] * s - b + np.arange(k)[None, :] * d
-            inside = (pos < size + a) if count_include_pad else ((pos >= 0) & (pos < size))
             shape = [1] * x.ndim
             shape[ax] = o
-            count = count * inside.sum(axis=1).reshape(shape)
-        count = np.maximum(count, 1)
+            if count_include_pad:
+                count = count * _cells_to_padding_end(o, size, k, s, d, b, a).reshape(shape)
+            else:
+                pos = np.arange(o)[:, None] * s - b + np.arange(k)[None, :] * d
+                count = count * ((pos >= 0) & (pos < size)).sum(axis=1).reshape(shape)
+        if not count_include_pad:
+            count = np.maximum(count, 1)   # topi's max(count, 1): a window of padding alone
+        elif x.dtype.kind != "f" and not count.all():
+            raise KernelError(_("integer division by zero (a window lies wholly in "
+                                "ceil_mode's extra padding)"))
         return _divide(acc, count)
+
+
+def _cells_to_padding_end(o: int, size: int, k: int, s: int, d: int, b: int, a: int):
+    """topi's count_include_pad count along one axis, for each of the `o` windows:
+    (last - first) / d + 1 in C's truncating division, where `last` is the window's last cell
+    or the written padding's last one, whichever comes first; a window wholly in ceil_mode's
+    extra cells (first past that end) counts 1 - floor(excess / d), 0 or less, and topi does
+    not lift the count to 1 there (0 / 0 is NaN, 0 / -1 is -0.0)."""
+    first = np.arange(o) * s - b
+    span = np.minimum(first + (k - 1) * d, size + a - 1) - first
+    return np.where(span >= 0, span // d, -(-span // d)) + 1
 
 
 def _divide(total: np.ndarray, count) -> np.ndarray:
