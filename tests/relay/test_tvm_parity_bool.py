@@ -1,9 +1,10 @@
 """TVM parity of bool (and narrow-dtype) tensors in the operators whose rows of
 docs/tvm-parity.md were `-!`: convolutions, nn.pad, resizing, global and adaptive pooling,
-cumsum and the sorts (and their unchecked axes), and bool indices of take. Each kernel is checked against a direct loop or formula of TVM's
-semantics (TVM's bool is a 1-bit integer: a sum of bools is their parity), each operator runs
-alike on the VM, the reference interpreter and the graph executor, and FoldConstant on constant
-inputs gives the same value or leaves the call to stop at run time."""
+cumsum and the sorts (and their unchecked axes), and bool indices of take. Each kernel is
+checked against a direct loop or formula of TVM's semantics (TVM's bool is a 1-bit integer: a
+sum of bools is their parity), each operator runs alike on the VM, the reference interpreter
+and the graph executor, and FoldConstant on constant inputs gives the same value. Where TVM
+refuses, the cases are in test_tvm_parity.py's TVM_REFUSALS."""
 from __future__ import annotations
 
 import itertools
@@ -13,13 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from test_tvm_parity import VERSION, _all_executors, _program, _same
-from rvmdbg.passes.fold_constant import fold_constant
-from rvmdbg.relay.ast import Call, Constant, Function, Var
+from test_tvm_parity import _all_executors, _program, _same, folded
+from rvmdbg.relay.ast import Constant
 from rvmdbg.relay.interpreter import Interpreter
-from rvmdbg.relay.loader import load_module
 from rvmdbg.relay.ops import OPS, KernelError
-from rvmdbg.relay.typecheck import check_module
 
 RNG = np.random.default_rng(20261201)
 
@@ -284,18 +282,8 @@ VALUES = [
     ("topk(%a, k=2, ret_type=\"indices\", dtype=\"float32\")",
      [np.array([1, 5, 3], np.float32)], np.array([1, 2], np.float32)),
 ]
-
-REFUSALS = [
-    ("nn.global_avg_pool2d(%a)", [K2], "the window size 2 exceeds the maximum of bool"),
-    ("sort(%a)", [np.array([True, False])], 'Unsupported input dtype: bool'),
-    ("argsort(%a)", [np.array([3, 1], np.uint8)], 'Unsupported input dtype: uint8'),
-    ("topk(%a, k=1)", [np.array([True, False])], 'Unsupported input dtype: bool'),
-    ("topk(%a, k=1, dtype=\"int16\")", [np.array([3, 1], np.int8)],
-     'Unsupported output dtype: int16'),
-    # axes only lowering (cumsum) or the run-time function (sort) meets
-    ("cumsum(%a, axis=1)", [np.array([1, 2], np.int32)], "cannot use axis 1 of a 1-d tensor"),
-    ("sort(%a)", [np.array(1.5, np.float32)], "cannot use axis -1 of a 0-d tensor"),
-]
+# Their refusals (bool sorts, the bool window size, unchecked axes) are rows of
+# test_tvm_parity.py's TVM_REFUSALS, run on every executor and through FoldConstant there.
 
 
 def test_the_adaptive_value_case_is_the_loop_value():
@@ -314,40 +302,11 @@ def test_every_executor_computes_tvms_bool_value(call, args, want):
         assert _same(got, want), (call, got, want)
 
 
-@pytest.mark.parametrize("call,args,reason", REFUSALS, ids=[c[0].split("(")[0] for c in REFUSALS])
-def test_every_executor_stops_with_tvms_reason_for_bool(call, args, reason):
-    check_module(load_module(VERSION + _program(call, args), "parity.relay"))  # as in TVM
-    for got in _all_executors(_program(call, args), args):
-        assert isinstance(got, str) and reason in got, (call, got)
-
-
-def _on_constants(call: str, args: list):
-    """@main with the call's arguments as constants, before and after FoldConstant."""
-    mod = load_module(VERSION + _program(call, args), "fold.relay")
-    fn = mod.functions["main"]
-    values = dict(zip(fn.params, args))
-    body = fn.body
-    assert isinstance(body, Call) and all(isinstance(a, Var) for a in body.args)
-    mod.functions["main"] = Function(
-        [], Call(body.op, [Constant(values[a], a.span) for a in body.args], body.attrs,
-                 body.span), span=fn.span)
-    mod = check_module(mod)
-    return mod, check_module(fold_constant(mod))
-
-
 @pytest.mark.parametrize("call,args,want", VALUES, ids=[c[0].split("(")[0] for c in VALUES])
 def test_fold_constant_gives_tvms_bool_value(call, args, want):
-    _mod, folded = _on_constants(call, args)
-    body = folded.functions["main"].body
-    value = body.data if isinstance(body, Constant) else Interpreter(folded).run("main", [])
+    mod = folded(call, args)
+    body = mod.functions["main"].body
+    value = body.data if isinstance(body, Constant) else Interpreter(mod).run("main", [])
     value = value[1] if isinstance(value, tuple) else value
     assert _same(value, want), (call, value)
 
-
-@pytest.mark.parametrize("call,args,reason", REFUSALS, ids=[c[0].split("(")[0] for c in REFUSALS])
-def test_fold_constant_leaves_a_refused_call_to_run_time(call, args, reason):
-    _mod, folded = _on_constants(call, args)
-    body = folded.functions["main"].body
-    assert isinstance(body, Call) and body.op.name == call.split("(")[0]
-    with pytest.raises(Exception, match=reason):
-        Interpreter(folded).run("main", [])
