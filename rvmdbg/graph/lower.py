@@ -25,15 +25,13 @@ from rvmdbg.relay.ast import (Call, Constant, ConstructorRef, Function, GlobalVa
                               Module, OpRef, PatternConstructor, PatternTuple, RefCreate, RefRead,
                               RefWrite, Tuple, TupleGetItem, Var, children, room_for_recursion)
 from rvmdbg.relay.dialect import MEMORY_OPS
+from rvmdbg.relay.ops.core import RESHAPE_OPS
 from rvmdbg.relay.printer import print_expr
 from rvmdbg.relay.typecheck import check_module
 from rvmdbg.relay.types import FuncType, RefType, TensorType, TupleType, TypeCall, TypeVar
 
 __all__ = ["lower_to_graph", "find_refusal", "RESHAPE_OPS"]
 
-# Operators that only reinterpret a contiguous tensor's shape (TVM marks them TReshapeOp); a
-# primitive function made of nothing else is "reshape only" and its output aliases its input.
-RESHAPE_OPS = frozenset({"reshape", "squeeze", "expand_dims", "nn.batch_flatten"})
 # TVM shortens longer kernel names and appends a hash of the full one
 _MAX_NAME = 80
 def _checked(mod: Module) -> Module:
