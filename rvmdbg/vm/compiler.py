@@ -39,7 +39,7 @@ from rvmdbg.relay.ast import (Call, Constant, ConstructorRef, Function, GlobalVa
 from rvmdbg.relay.dialect import DEVICE_COPY, ON_DEVICE, static_shape
 from rvmdbg.vm import bytecode as bc
 from rvmdbg.vm.executable import Executable, Kernel, VMFunction
-from rvmdbg.vm.kernels import BUILTIN_KERNELS, build_kernel, post_order
+from rvmdbg.vm.kernels import BUILTIN_KERNELS, build_kernel, post_order, with_param_types
 
 # TVM shortens longer kernel names and appends a hash of the full one
 MAX_KERNEL_NAME = 80
@@ -108,6 +108,7 @@ class _ModuleTables:
         from rvmdbg.relay.printer import print_expr
         # with its own #[metadata]: a tensor constant or metadata attribute inside a primitive
         # function (as TVM prints fused functions) must parse back when the kernel is built
+        fn = with_param_types(fn)
         source = print_expr(fn, metadata=True)
         index = self._kernel_index.get(source)
         if index is not None:
