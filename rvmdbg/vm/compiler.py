@@ -350,10 +350,10 @@ class _FunctionCompiler:
             size = self.value(args[0])
             attrs = e.attrs or {}
             alignment = attrs.get("alignment", 64)
-            if len(args) == 3:  # TVM 0.18: (size, shape, alignment), alignment a constant
-                if not isinstance(args[2], Constant):
+            if len(args) > 1:  # TVM: (size, alignment), from 0.14 (size, shape, alignment)
+                if not isinstance(args[-1], Constant):
                     raise self.error(_("alloc_storage: the alignment must be a constant"), e)
-                alignment = int(args[2].data)
+                alignment = int(args[-1].data)
             dtype = attrs.get("dtype_hint", attrs.get("dtype", "float32"))
             dst = self.new_register()
             self.emit(bc.AllocStorage(size, alignment, dtype, dst))

@@ -137,7 +137,11 @@ def test_the_pipeline_skips_the_passes_a_printed_stage_is_past():
 
 
 @pytest.mark.parametrize("call, message, col", [
-    ("memory.alloc_storage(24i64, 64i64)", "memory.alloc_storage takes 1 or 3 arguments, 2 given", 3),
+    ("memory.alloc_storage(24i64, 0i64, 64i64, 1i64)",
+     "memory.alloc_storage takes 1, 2 or 3 arguments, 4 given", 3),
+    ("memory.alloc_storage(24i64, %x)",
+     "memory.alloc_storage: the alignment must be an int64 scalar, found Tensor[(2, 3), float32]",
+     3),
     ("memory.alloc_tensor(%x, 0i64, vm.shape_of(%x))",
      "memory.alloc_tensor: the first argument must be a storage, found Tensor[(2, 3), float32]",
      3),  # a variable's own span is its binder's: the error points at the call
@@ -222,3 +226,22 @@ def test_tvms_manifest_alloc_layout_with_metadata_runs_on_the_vm():
     np.testing.assert_allclose(got, np.ones((2, 3)), rtol=1e-6)
     assert "alloc_tensor $5 $3 $4 [2, 3] float32" in exe.bytecode()
     assert "device_copy" in exe.bytecode()
+
+
+def test_tvm_0_13_alloc_storage_layout_size_and_alignment_runs_on_the_vm():
+    # TVM 0.8 to 0.13 printed `memory.alloc_storage(%size, %alignment, ...)` (no shape yet);
+    # its test_pass_plan_devices.py test_alloc_storage writes that form
+    text = TVM_STAGE.replace("memory.alloc_storage(24i64 /* ty=int64 */, meta[relay.Constant][0] "
+                             "/* ty=Tensor[(1), int64] */, 64i64",
+                             "memory.alloc_storage(24i64 /* ty=int64 */, 64i64")
+    assert text != TVM_STAGE
+    from rvmdbg.relay.metadata import MetaObject, metadata_text
+    device = MetaObject("VirtualDevice", 0, "VirtualDevice",
+                        {"device_type_int": "1", "virtual_device_id": "0", "target": "0",
+                         "memory_scope": "0"})
+    section = metadata_text([np.array([24], "int64"), np.array([2, 3], "int64")], [device])
+    exe = compile_module(load_module(HEADER + text.lstrip("\n") + "#[metadata]\n" + section,
+                                     "tvm_013.relay"))
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    np.testing.assert_allclose(VirtualMachine(exe).invoke("main", [x, -x]), np.ones((2, 3)))
+    assert "alloc_storage $3 $2 64 float32 0" in exe.bytecode()
