@@ -90,6 +90,12 @@ def primitive_callee(call, mod: Module) -> Function | None:
     if isinstance(op, GlobalVar):
         target = mod.functions.get(op.name)
         if target is not None and target.is_primitive:
+            if target.attrs.get("Extern") and not target.attrs.get("global_symbol"):
+                # TVM calls an external function by its global's name
+                named = Function(target.params, target.body, target.ret_type, target.type_params,
+                                 {**target.attrs, "global_symbol": op.name}, target.span)
+                named.checked_type = target.checked_type
+                return named
             return target
     return None
 

@@ -128,7 +128,9 @@ class Function(Expr):
 
     @property
     def is_primitive(self) -> bool:
-        return bool(self.attrs.get("Primitive"))
+        # `Extern=1` (TVM: a function an external codegen has compiled already) is called as
+        # one kernel too, and is no VM function
+        return bool(self.attrs.get("Primitive") or self.attrs.get("Extern"))
 
 
 class Let(Expr):

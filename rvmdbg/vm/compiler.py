@@ -63,10 +63,11 @@ class CompileError(Exception):
 def kernel_name(fn: Function) -> str:
     """TVM 0.18's name for a lowered primitive: its LowerTE module prefix `vm_mod_`, then
     `fused_` (`shape_func` for a shape kernel) and its operators in evaluation order, dots
-    made underscores; a function for an external codegen (`Compiler=...`) keeps its
-    `global_symbol`."""
+    made underscores; a function for an external codegen (`Compiler=...`, or `Extern=1`
+    once it is compiled) keeps its `global_symbol`."""
     symbol = fn.attrs.get("global_symbol")
-    if fn.attrs.get("Compiler") and isinstance(symbol, str) and symbol:
+    external = fn.attrs.get("Compiler") or fn.attrs.get("Extern")
+    if external and isinstance(symbol, str) and symbol:
         return symbol
     ops = [n.op.name for n in post_order(fn.body)
            if isinstance(n, Call) and isinstance(n.op, OpRef)]

@@ -52,6 +52,16 @@ def @main(%a: {T}) {{
   %0 = add(%a, %a);
   on_device(%0, constrain_result=True)
 }}""",
+    # MarkCompilerFunctionsAsExtern's result (test_compiler_function_utils.py): an `Extern=1`
+    # global holding a Composite function, compiled already, called as one kernel
+    "extern_global": f"""
+def @main(%x: {T}) -> {T} {{ @tvmgen_default_ccompiler_main_0(%x, %x) }}
+def @tvmgen_default_ccompiler_main_0(%a: {T}, %b: {T}, Extern=1) -> {T} {{
+  %0 = fn (%p: {T}, %q: {T}, PartitionedFromPattern="add_", Composite="ccompiler.add") -> {T} {{
+    add(%p, %q)
+  }};
+  %0(%a, %b)
+}}""",
     "bare_expression": f"""
 fn (%x: {T}) -> {T} {{
   let %f = fn (%p0: {T}, Primitive=1) -> {T} {{ negative(%p0) }};
@@ -71,7 +81,7 @@ def run_both(text: str, args):
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_vm_agrees_with_the_interpreter(name):
     x = np.array([1.5, -2.0], dtype="float32")
-    args = [x, x + 1] if "%b" in PROGRAMS[name] else [x]
+    args = [x, x + 1] if name == "unannotated_primitive_parameters" else [x]
     _, expected, got = run_both(PROGRAMS[name], args)
     assert got is not None and values_equal(expected, got)
 
@@ -245,3 +255,10 @@ def test_tvm_0_13_alloc_storage_layout_size_and_alignment_runs_on_the_vm():
     x = np.arange(6, dtype="float32").reshape(2, 3)
     np.testing.assert_allclose(VirtualMachine(exe).invoke("main", [x, -x]), np.ones((2, 3)))
     assert "alloc_storage $3 $2 64 float32 0" in exe.bytecode()
+
+
+def test_an_extern_global_is_one_kernel_named_by_the_global_as_in_tvm():
+    # TVM's VM compiles no VMFunction for it and calls the external kernel by its name
+    exe, _, _ = run_both(PROGRAMS["extern_global"], [np.ones(2, "float32")])
+    assert [f.name for f in exe.functions] == ["main"]
+    assert exe.kernel_names() == ["tvmgen_default_ccompiler_main_0"]
