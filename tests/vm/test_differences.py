@@ -96,3 +96,10 @@ def test_alloc_storage_takes_its_size_from_a_register_with_no_static_shape():
     (alloc,) = [i for i in exe.functions[0].instructions if i.name == "AllocStorage"]
     assert alloc.text() == "alloc_storage $2 $1 64 float32 0"
     assert alloc.fields()[6] == 0  # ndim
+
+
+def test_vm_functions_are_numbered_in_the_modules_order():
+    exe = compiled("def @g(%x: int32) -> int32 { %x }\n"
+                   "def @main(%x: int32) -> int32 { @f(@g(%x)) }\n"
+                   "def @f(%x: int32) -> int32 { @g(%x) }")
+    assert [f.name for f in exe.functions] == ["g", "main", "f"]
