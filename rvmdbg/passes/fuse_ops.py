@@ -68,6 +68,11 @@ def call_pattern(call: Call) -> int:
     return op_pattern(call.op.name)
 
 
+def _same_shape(a, b) -> bool:
+    return (isinstance(a, TensorType) and isinstance(b, TensorType) and a.shape == b.shape
+            and None not in a.shape)
+
+
 def _static(t) -> bool:
     if isinstance(t, TupleType):
         return all(_static(f) for f in t.fields)
@@ -169,6 +174,7 @@ class _Fuser(ExprMutator):
         def sole_consumer(child, node) -> bool:
             return consumers.get(id(child)) == {id(node)}
 
+        self._anchor_chains(post, consumers)
         for node in reversed(post):  # every consumer before its producers
             if not _is_op_call(node):
                 continue
@@ -180,6 +186,37 @@ class _Fuser(ExprMutator):
             if group.kind[id(node)] == OPAQUE:
                 continue
             self._grow(group, node, sole_consumer)
+
+    def _anchor_chains(self, post: list, consumers: dict) -> None:
+        """TVM's first fusion phase, before any other: an out_elemwise_fusable op (nn.dense,
+        nn.conv2d) takes the elementwise ops after it, as long as each is its producer's one
+        consumer and keeps its shape (an elemwise edge: `add` of a bias broadcast into it).
+        So `dense -> add -> reshape -> exp` is dense+add, then reshape+exp, as in TVM, rather
+        than the injective reshape claiming the add first and leaving dense alone."""
+        node_of = {id(n): n for n in post}
+        for node in post:  # producers first
+            if (not _is_op_call(node) or id(node) in self.group_of
+                    or call_pattern(node) != OUT_ELEMWISE_FUSABLE):
+                continue
+            chain = [node]
+            while len(chain) < MAX_GROUP_SIZE:
+                users = consumers.get(id(chain[-1]), ())
+                if len(users) != 1:
+                    break
+                user = node_of.get(next(iter(users)))
+                if (user is None or not _is_op_call(user) or id(user) in self.group_of
+                        or call_pattern(user) > BROADCAST
+                        or not _same_shape(user.checked_type, chain[-1].checked_type)):
+                    break
+                chain.append(user)
+            if len(chain) == 1:
+                continue
+            group = _Group(chain[-1])
+            group.add(chain[-1], call_pattern(chain[-1]), None)
+            for producer, user in zip(reversed(chain[:-1]), reversed(chain[1:])):
+                group.add(producer, call_pattern(producer), user)
+            for member in chain:
+                self.group_of[id(member)] = group
 
     def _grow(self, group: _Group, node, sole_consumer) -> None:
         """Pull node's producers (and glue around them) into node's group."""
