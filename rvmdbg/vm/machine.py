@@ -459,10 +459,11 @@ def _invoke_closure(vm, fi, pc, ins):
     closure, args, dst = ins.closure, tuple(ins.args), ins.dst
     functions = vm.exe.functions
     frames, max_depth = vm.frames, vm.limits.max_depth
-    # the None registers after each function's parameters
+    # per function, its parameter count and the None registers after its parameters
     pads = [[None] * max(0, f.register_file_size - len(f.params)) for f in functions]
     arities = [len(f.params) for f in functions]
-    gather = (operator.itemgetter(*args) if len(args) > 1
+    nargs = len(args)
+    gather = (operator.itemgetter(*args) if nargs > 1
               else (lambda regs: (regs[args[0]],)) if args else (lambda regs: ()))
 
     def invoke_closure(regs):
@@ -471,20 +472,27 @@ def _invoke_closure(vm, fi, pc, ins):
             raise VMError(_("invoke_closure: ${reg} holds {value}, not a closure").format(
                 reg=closure, value=_summary(clo)))
         callee = clo.func_index
-        values = [*clo.captured, *gather(regs)]
-        if len(values) != arities[callee]:
-            takes = arities[callee] - len(clo.captured)
+        captured = clo.captured
+        if len(captured) + nargs != arities[callee]:
+            takes = arities[callee] - len(captured)
             raise VMError(ngettext("closure @{func} takes {n} argument, called with {m}",
                                    "closure @{func} takes {n} arguments, called with {m}",
-                                   takes).format(func=clo.name, n=takes, m=len(args)))
+                                   takes).format(func=clo.name, n=takes, m=nargs))
         if len(frames) >= max_depth:
             raise _limit_error("max_depth", max_depth,
                                _("call depth exceeded {n} frames calling @{func}").format(
                                    n=max_depth, func=clo.name))
-        values += pads[callee]
         frames[-1].pc = pc
         vm.pushes = serial = vm.pushes + 1
-        frames.append(Frame(callee, 0, values, dst, serial))
+        # Frame(callee, 0, registers, dst, serial) without its Python-level __init__
+        frame = _new_object(Frame)
+        frame.func_index = callee
+        frame.pc = 0
+        frame.registers = [*captured, *gather(regs), *pads[callee]]
+        frame.caller_return_register = dst
+        frame.account = None
+        frame.serial = serial
+        frames.append(frame)
         return CALL
     return invoke_closure
 

@@ -37,6 +37,11 @@ from rvmdbg.values import ADTValue
 from rvmdbg.vm import bytecode as bc
 from rvmdbg.vm.objects import ByteAccount, StorageObject, TensorPlaceholder, VMClosure, dtype_nbytes
 
+_shape = operator.attrgetter("shape")
+_dtype = operator.attrgetter("dtype")
+
+_new = object.__new__
+
 # What a register holds at a point of the region, as (kind, index):
 _CONST = 0     # statics[index]: a constant-pool value, a load_consti scalar, or None (killed)
 _ENTRY = 1     # the value register `index` held when the region started
@@ -512,10 +517,14 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
             if account is None:
                 owner.account = account = ByteAccount()
             for p, size, alignment, hint, released, written in made_storages:
-                st = d[p] = StorageObject(size, alignment, hint, account,
-                                          d[written] if written >= 0 else None)
-                if released:
-                    st.released = True
+                # StorageObject(...) without its Python-level __init__ (8 per LSTM step)
+                st = d[p] = _new(StorageObject)
+                st.size = size
+                st.alignment = alignment
+                st.dtype_hint = hint
+                st.owner = account
+                st.released = released
+                st.tensor = d[written] if written >= 0 else None
             for p, s, offset, shape, dtype in made_tensors:
                 d[p] = TensorPlaceholder(d[s], offset, shape, dtype)
             account.owned_bytes += net
@@ -625,14 +634,43 @@ def _step(step: tuple, at: dict, checks=None):
     return closure
 
 
-def _viewed(v, d: list, watch: tuple) -> bool:
-    """Whether `v` is one of the values at `watch` in `d`, or a view of one."""
-    while v is not None:  # the value, its base, its base's base...
-        for w in watch:
-            if v is d[w]:
-                return True
-        v = getattr(v, "base", None)
-    return False
+def _view_check(watch: tuple):
+    """`viewed(outs, d)`: whether any of `outs` is one of the values at `watch` in `d`, or a
+    view of one (its base, its base's base...); one call per kernel, specialised for the
+    commonest one or two watched values."""
+    if len(watch) == 1:
+        w0 = watch[0]
+
+        def viewed(outs, d):
+            x = d[w0]
+            for v in outs:
+                while v is not None:
+                    if v is x:
+                        return True
+                    v = getattr(v, "base", None)
+            return False
+    elif len(watch) == 2:
+        w0, w1 = watch
+
+        def viewed(outs, d):
+            x, y = d[w0], d[w1]
+            for v in outs:
+                while v is not None:
+                    if v is x or v is y:
+                        return True
+                    v = getattr(v, "base", None)
+            return False
+    else:
+        def viewed(outs, d):
+            xs = [d[w] for w in watch]
+            for v in outs:
+                while v is not None:
+                    for x in xs:
+                        if v is x:
+                            return True
+                    v = getattr(v, "base", None)
+            return False
+    return viewed
 
 
 def _guard(step: tuple, reads: list):
@@ -685,17 +723,20 @@ def _kernel_step(impl, at: tuple, layouts: tuple, outs: list, fresh=(), watch=()
         gather, nout = _getter(list(at)), len(layouts)
         o0, o1 = outs[0], outs[0] + nout  # contiguous (see _layout)
 
+        types, shapes = (ndarray,) * nout, tuple(shape for shape, _ in layouts)
+        dtypes = tuple(dtype for _, dtype in layouts)
+        viewed = _view_check(watch) if watch else None
+
         def kernel_n(d):
             res = impl([*gather(d)])
             if type(res) is not tuple or len(res) != nout:
                 raise _Recheck
-            for out, (shape, dtype) in zip(res, layouts):
-                if type(out) is not ndarray or out.shape != shape or (
-                        out.dtype is not dtype and out.dtype != dtype):
-                    raise _Recheck
-                if watch and _viewed(out, d, watch):
-                    raise _Recheck
-            del out
+            # dtypes compare by identity first, then by value (as `out.dtype != dtype`)
+            if (tuple(map(type, res)) != types or tuple(map(_shape, res)) != shapes
+                    or tuple(map(_dtype, res)) != dtypes):
+                raise _Recheck
+            if viewed is not None and viewed(res, d):
+                raise _Recheck
             for k in fresh:
                 if _refcount(res[k]) != 2:  # the tuple and the argument
                     raise _Recheck
@@ -716,6 +757,8 @@ def _kernel_step(impl, at: tuple, layouts: tuple, outs: list, fresh=(), watch=()
     if fresh or watch:  # (a 0-d output is a scalar: never a view, never counted)
         gather = _getter(list(at))
 
+        viewed = _view_check(watch) if watch else None
+
         def kernel_checked(d):
             out = impl([*gather(d)])
             if type(out) is not ndarray or out.shape != shape or (
@@ -723,7 +766,7 @@ def _kernel_step(impl, at: tuple, layouts: tuple, outs: list, fresh=(), watch=()
                 raise _Recheck
             if fresh and _refcount(out) != 2:  # `out` and the argument: a new object
                 raise _Recheck
-            if watch and _viewed(out, d, watch):
+            if viewed is not None and viewed((out,), d):
                 raise _Recheck
             d[o] = out
         return kernel_checked

@@ -428,7 +428,6 @@ TYPE_ERRORS = [
     ("nn.batch_matmul", [T((2, 3, 4)), T((2, 5, 3))], {}, "inner dimensions differ"),
     ("nn.batch_matmul", [T((3, 4)), T((2, 5, 4))], {}, "x must be 3-d"),
     ("nn.batch_flatten", [T(())], {}, "rank >= 1"),
-    ("shape_of", [T((2,))], {"dtype": "float32"}, "dtype must be an integer type"),
 ]
 
 
@@ -764,8 +763,9 @@ def test_runtime_shape_errors():
         run("nn.dense", A([[1, 2]]), A([[1, 2, 3]]))
     with pytest.raises(KernelError, match="split: cannot split axis 0 of size 5"):
         run("split", A([1, 2, 3, 4, 5]), indices_or_sections=2)
-    with pytest.raises(KernelError, match="max: cannot reduce an empty tensor"):
-        run("max", np.zeros((0,), np.float32))
+    # an empty reduction is the reducer's start value, as TVM's loop that never runs leaves it
+    assert run("max", np.zeros((0,), np.float32)) == np.finfo(np.float32).min
+    assert run("argmin", np.zeros((2, 0), np.int8), axis=[1]).tolist() == [-1, -1]
 
 
 def test_take_modes():

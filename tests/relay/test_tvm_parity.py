@@ -293,3 +293,153 @@ def test_the_scalar_path_agrees_with_the_array_path_on_bools(name, x, y):
         assert scalar.item() == array.item()
     else:
         assert scalar == array
+
+
+# ---------------------------------------------------------------------------------------------
+# Calls TVM's relations accept that rvmdbg refused before: float indices of gather_nd and
+# one_hot, a float shape_of dtype, variance of mixed dtypes, and the values TVM's lowering
+# gives NaN in max/min/argmax/argmin and narrow integers in global/adaptive average pooling
+
+NAN, INF = np.nan, np.inf
+F4 = np.arange(4, dtype="float32") * 10
+
+
+def _f32(*values):
+    return np.array(values, "float32")
+
+
+TVM_VALUE_CASES = [
+    # gather_nd: topi casts float indices to int32, truncating toward zero
+    ("gather_nd(%a, %b)", [F4, np.array([[2.9, -0.5, 1.0]], "float32")], _f32(20, 0, 10)),
+    ("gather_nd(%a, %b)", [np.arange(6, dtype="float32").reshape(2, 3),
+                           np.array([[1.5], [2.2]], "float16")], _f32(5)),
+    # one_hot: the position, cast to the indices' float dtype, compared with them
+    ("one_hot(%a, 1f, 0f, depth=3, axis=-1, dtype=\"float32\")", [_f32(1, 1.5, NAN, 2)],
+     np.array([[0, 1, 0], [0, 0, 0], [0, 0, 0], [0, 0, 1]], "float32")),
+    ("one_hot(%a, 5, 0, depth=2, axis=0, dtype=\"int32\")", [np.array([True, False])],
+     np.array([[0, 5], [5, 0]], "int32")),  # bool as 0 and 1
+    # shape_of: each dimension cast to the dtype
+    ("shape_of(%a, dtype=\"float16\")", [np.zeros((3, 2), "int8")], np.array([3, 2], "float16")),
+    ("shape_of(%a, dtype=\"bool\")", [np.zeros((3, 0), "int8")], np.array([True, False])),
+    # variance: data - mean in TIR's common dtype
+    ("variance(%a, %b, axis=[1])", [np.array([[1, 2, 6]], "float32"),
+                                    np.array([[3]], "float16")], _f32(14 / 3)),
+    ("variance(%a, %b)", [np.array([1, 3], "float16"), np.array([1.5], "float64")],
+     np.array(1.25, "float16")),
+    ("variance(%a, %b)", [np.array([1, 5], "int64"), np.array([2], "int8")],
+     np.array(5, "int64")),  # (1 + 9) / 2
+    ("variance(%a, %b)", [np.array([3, 5], "uint64"), np.array([4], "int64")],
+     np.array(1, "uint64")),
+    # max/min: acc > v ? acc : v from the finite lowest value, row-major
+    ("max(%a)", [_f32(NAN, 1)], _f32(1).reshape(())),
+    ("max(%a)", [_f32(1, NAN)], _f32(NAN).reshape(())),
+    ("max(%a, axis=[1])", [np.array([[NAN, -INF], [2, NAN]], "float32")], _f32(-INF, NAN)),
+    ("max(%a)", [_f32(-INF, -INF)], np.array(np.finfo(np.float32).min, "float32")),
+    ("min(%a)", [np.array([INF], "float16")], np.array(65504, "float16")),
+    ("min(%a)", [_f32(0.0, -0.0)], _f32(-0.0).reshape(())),
+    # argmax/argmin: (index, value) from (-1, the dtype's bound), NaN taken then replaced
+    ("argmax(%a)", [_f32(NAN, 1, 0)], np.array(1, "int32")),
+    ("argmax(%a)", [_f32(3, NAN)], np.array(1, "int32")),
+    ("argmin(%a, axis=[1])", [np.array([[NAN, 2, 1], [1, 1, NAN]], "float32")],
+     np.array([2, 2], "int32")),
+    ("argmax(%a)", [np.zeros(3, "uint8")], np.array(-1, "int32")),
+    ("argmax(%a, select_last_index=True)", [np.zeros(3, "uint8")], np.array(2, "int32")),
+    ("argmax(%a)", [np.zeros(2, bool)], np.array(-1, "int32")),
+    ("argmin(%a)", [_f32(INF, INF)], np.array(-1, "int32")),
+    # global/adaptive average pooling: the window's height and width cast to the dtype and
+    # multiplied in it (int8 12 * 12 wraps to -112); the sum wraps in the dtype too
+    ("nn.global_avg_pool2d(%a)", [np.full((1, 1, 12, 12), 2, "int8")],
+     np.full((1, 1, 1, 1), 0, "int8")),  # the sum 288 wraps to 32; 32 / -112 is 0
+    ("nn.global_avg_pool2d(%a)", [np.full((1, 1, 2, 2), -7, "int16")],
+     np.full((1, 1, 1, 1), -7, "int16")),
+    ("nn.adaptive_avg_pool2d(%a, output_size=[1, 2])", [np.arange(12, dtype="int8").reshape(
+        1, 1, 3, 4)], np.array([[[[4, 6]]]], "int8")),
+    # max pooling: the same reducer as max, over each window in row-major order
+    ("nn.max_pool2d(%a, pool_size=[1, 2])", [np.array([[[[NAN, 1, NAN]]]], "float32")],
+     np.array([[[[1, NAN]]]], "float32")),
+    ("nn.global_max_pool2d(%a)", [np.array([[[[1, NAN], [-INF, -INF]]]], "float32")],
+     np.array([[[[-INF]]]], "float32")),
+    ("nn.max_pool1d(%a, pool_size=[1])", [np.array([[[-INF]]], "float32")],
+     np.array([[[np.finfo(np.float32).min]]], "float32")),
+    # an empty reduction: the reducer's start value
+    ("max(%a, axis=[1])", [np.zeros((2, 0), "float16")], np.full(2, -65504, "float16")),
+    ("argmax(%a, axis=[0])", [np.zeros((0, 2), "int32")], np.array([-1, -1], "int32")),
+    # fast_erf clamps a NaN to 4 with its ordered selects; fast_exp gives the NaN back
+    ("fast_erf(%a)", [_f32(NAN, -INF)], _f32(1, -1)),
+    ("fast_exp(%a)", [_f32(NAN, -INF)], _f32(NAN, 0)),
+]
+
+
+@pytest.mark.parametrize("call,args,want", TVM_VALUE_CASES, ids=[c[0] for c in TVM_VALUE_CASES])
+def test_every_executor_computes_tvms_value_of_relaxed_dtypes(call, args, want):
+    check_module(load_module(VERSION + _program(call, args), "parity.relay"))
+    for got in _all_executors(_program(call, args), args):
+        assert not isinstance(got, str), got
+        assert _same(got, want), (call, got, want)
+        if want.dtype.kind == "f":  # the sign of a zero too (min of 0.0 and -0.0)
+            assert np.array_equal(np.signbit(got), np.signbit(want)), (call, got, want)
+
+
+TVM_REFUSALS = [
+    # (call, arguments, the reason the run stops with)
+    ("variance(%a, %b)", [_f32(1, 2), np.array([1], "float64")],
+     "divides by an int64 count and returns float64"),
+    ("variance(%a, %b)", [np.array([1, 2], "int64"), np.array([1], "uint64")],
+     "divides by an int64 count and returns uint64"),
+    ("nn.global_avg_pool2d(%a)", [np.zeros((1, 1, 16, 16), "int8")],
+     "integer division by zero"),  # 16 * 16 wraps to 0 in int8
+    ("nn.global_avg_pool2d(%a)", [np.zeros((1, 1, 128, 1), "int8")],
+     "the window size 128 exceeds the maximum of int8"),
+    ("gather_nd(%a, %b)", [F4, _f32(NAN).reshape(1, 1)], "index nan is out of range"),
+    ("gather_nd(%a, %b)", [F4, _f32(4.5).reshape(1, 1)], "index 4.5 is out of range"),
+    ("gather_nd(%a, %b)", [F4, np.array([[True]])], "indexes with bool indices unconverted"),
+    # integer division by zero: undefined in TVM (LLVM's sdiv/srem, SIGFPE on x86), a clear
+    # stop here (docs/differences.md)
+] + [
+    (f"{name}(%a, %b)", [np.array([5], dtype), np.array([0], dtype)], "integer division by zero")
+    for name, dtype in [("divide", "int32"), ("floor_divide", "int8"), ("trunc_divide", "int64"),
+                        ("mod", "uint8"), ("floor_mod", "int32"), ("trunc_mod", "int16")]
+] + [
+    ("divide(%a, %b)", [np.array([True]), np.array([False])], "integer division by zero"),
+]
+
+
+@pytest.mark.parametrize("call,args,reason", TVM_REFUSALS,
+                         ids=[f"{c[0]}-{c[1][0].dtype}-{c[1][1].dtype if len(c[1]) > 1 else ''}"
+                              f"{c[1][-1].shape}" for c in TVM_REFUSALS])
+def test_every_executor_stops_where_tvms_lowering_refuses_relaxed_dtypes(call, args, reason):
+    check_module(load_module(VERSION + _program(call, args), "parity.relay"))  # as in TVM
+    for got in _all_executors(_program(call, args), args):
+        assert isinstance(got, str) and reason in got, (call, got)
+
+
+def _folded_body(call: str, args: list):
+    """The body of @main after FoldConstant, its arguments given as constants."""
+    from rvmdbg.passes.fold_constant import fold_constant
+    from rvmdbg.relay.ast import Constant, ExprMutator, Function, map_functions
+
+    mod = load_module(VERSION + _program(call, args), "fold.relay")
+    main = mod.functions["main"]
+    constants = {p: Constant(a) for p, a in zip(main.params, args)}
+
+    class Bind(ExprMutator):
+        def visit_Var(self, e):
+            return constants.get(e, e)
+
+    body = Bind().visit(main.body)
+    bound = check_module(map_functions(mod, lambda name, f: Function([], body)))
+    return fold_constant(bound).functions["main"].body
+
+
+@pytest.mark.parametrize("call,args,want", TVM_VALUE_CASES[::3] + TVM_VALUE_CASES[10:16],
+                         ids=[c[0] for c in TVM_VALUE_CASES[::3] + TVM_VALUE_CASES[10:16]])
+def test_fold_constant_gives_tvms_value_of_relaxed_dtypes(call, args, want):
+    from rvmdbg.relay.ast import Constant
+    body = _folded_body(call, args)
+    assert isinstance(body, Constant) and _same(body.data, want), (call, body)
+
+
+@pytest.mark.parametrize("call,args,reason", TVM_REFUSALS[::2], ids=[c[0] for c in TVM_REFUSALS[::2]])
+def test_fold_constant_leaves_a_refused_call_to_run(call, args, reason):
+    from rvmdbg.relay.ast import Call
+    assert isinstance(_folded_body(call, args), Call)

@@ -208,3 +208,66 @@ def test_a_killed_storages_tensor_living_on_is_counted_as_stepping_counts_it(fir
                        for d in ("run", "step"))
     assert by_run == by_step and by_run[0] == "ok"
     assert by_run[2][3] > 0  # orphan bytes: the first storage's, and the returned frame's
+
+
+def _watching_exe(k: int, outputs):
+    """main(x): k kernels each make `negative(x)` in its own storage, then a kernel of two
+    outputs, `outputs(inputs) -> (a, b)`, reads all k; the k inputs and their storages are
+    killed, the two outputs returned in a tuple: one region. Each input's storage kill counts
+    it as living on only when an output is it or a view of it."""
+    t = "Tensor[(2), float32]"
+    neg = Kernel("fused_negative", f"fn (%p0: {t}, Primitive=1) -> {t} {{\n  negative(%p0)\n}}",
+                 1, 1)
+    params = ", ".join(f"%p{i}: {t}" for i in range(k))
+    two = Kernel("fused_two", f"fn ({params}, Primitive=1) -> ({t}, {t}) {{\n  "
+                 "(negative(%p0), negative(%p0))\n}", k, 2)
+    neg.impl = build_kernel(neg)
+    two.impl = outputs
+    code, r = [], 1
+
+    def alloc():  # load_const, alloc_storage, load_const, alloc_tensor: (storage, tensor)
+        nonlocal r
+        s, st, o, tensor = r, r + 1, r + 2, r + 3
+        r += 4
+        code.extend([bc.LoadConst(0, s), bc.AllocStorage(s, 64, "float32", st),
+                     bc.LoadConst(1, o), bc.AllocTensor(st, o, [2], "float32", tensor)])
+        return st, tensor
+    inputs = []
+    for _ in range(k):
+        st, tensor = alloc()
+        code.append(bc.InvokePacked(0, 2, 1, [0, tensor]))
+        inputs.append((st, tensor))
+    outs = [alloc()[1] for _ in range(2)]
+    code.append(bc.InvokePacked(1, k + 2, 2, [tensor for _, tensor in inputs] + outs))
+    code += [bc.KillRegister(tensor) for _, tensor in inputs]
+    code += [bc.KillRegister(st) for st, _ in inputs]
+    code += [bc.AllocADT(0, outs, r), bc.Ret(r)]
+    consts = [np.array(8, dtype=np.int64), np.array(0, dtype=np.int64)]
+    return Executable([VMFunction("main", ["x"], r + 1, code)], consts, [neg, two])
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("outputs, lives_on", [
+    (lambda v: (np.negative(v[0]), v[-1] + v[0]), False),  # new tensors: the fast path holds
+    (lambda v: (np.negative(v[0]), v[-1][:]), True),       # a view of the last input
+    (lambda v: (v[0][::1][:], np.negative(v[-1])), True),  # a view of a view of the first
+    (lambda v: (v[-1], np.negative(v[0])), True),          # the last input itself
+], ids=["new", "view-last", "view-first", "itself"])
+def test_a_kernel_of_several_outputs_viewing_a_killed_input_is_counted_as_stepping(
+        k, outputs, lives_on):
+    # the region's check of a multi-output kernel against the inputs whose storages it
+    # kills afterwards (one, two or more watched values): run() must count as step() does
+    calls = []
+    exe = _watching_exe(k, lambda values: calls.append(1) or outputs(values))
+    width = len(exe.functions[0].instructions)
+    assert VirtualMachine(exe).blocks()[0] == [(0, width)]
+    x = np.array([1, 2], dtype=np.float32)
+    by_run = rb.outcome(exe, [x], "run")
+    ran_calls, calls[:] = len(calls), []
+    by_step = rb.outcome(exe, [x], "step")
+    assert by_run == by_step and by_run[0] == "ok"
+    # the region runs its kernels once when nothing lives on, and re-runs the instructions
+    # one by one (the kernel twice) when a killed input's tensor does
+    assert ran_calls == (2 if lives_on else 1)
+    frame_owned = 2 * 8  # the outputs' storages, released when the frame returned
+    assert by_run[2][3] == frame_owned + (8 if lives_on else 0)

@@ -4,7 +4,8 @@ Kernels run through a matrix product (BLAS for floats): a 1x1 convolution is one
 the channels, a larger one gathers its windows into columns first (im2col, one strided copy per
 kernel position), a depthwise one accumulates one multiply per kernel position, a grouped one
 runs each group. `conv2d_nchw(data, weight, strides, padding, dilation, groups)` is the
-canonical-layout entry other operator families (qnn.conv2d) reuse.
+canonical-layout entry other operator families (qnn.conv2d) reuse. A bool convolution is
+TVM's sum in 1-bit integers: the parity of the ands.
 """
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import numpy as np
 
 from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
-    AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, need_dtype, register, unify_dim,
+    BOOL, AttrSpec, KernelError, OpTypeError, as_result, bool_parity, fmt_shape, register,
+    tvm_cast, unify_dim,
 )
 from rvmdbg.relay.ops.layouts import (
     CANONICAL_DATA, CANONICAL_KERNEL, expand_padding, from_canonical, inverse_perm, layout_perm,
@@ -133,12 +135,11 @@ def _conv_layouts(name, attrs, n, kernel_canonical):
 def _conv_common(name, args, attrs, n):
     data, weight = args
     for what, t in (("data", data), ("weight", weight)):
-        need_dtype(name, t, "numeric")
         if len(t.shape) != n + 2:
             raise OpTypeError(_("{op}: {what} must be {rank}-d, got {t}").format(
                     op=name, what=what, rank=n + 2, t=t))
-    # TVM's Conv*Rel does not compare the dtypes: the result is out_dtype, else data's, and
-    # topi casts both inputs to it
+    # TVM's Conv*Rel takes any dtype and does not compare them: the result is out_dtype, else
+    # data's, and topi casts both inputs to it (bool included: a 1-bit sum of ands)
     if attrs["groups"] < 1:
         raise OpTypeError(_("{op}: attribute '{attr}' must be >= {minimum}, got {value}").format(
                 op=name, attr="groups", minimum=1, value=attrs["groups"]))
@@ -238,7 +239,10 @@ def _conv_transpose_rel(name, args, attrs, n):
 def _prepare(name, args, attrs, n, kernel_canonical):
     data, weight = args
     dt = np.dtype(attrs["out_dtype"] or data.dtype)
-    data, weight = data.astype(dt, copy=False), weight.astype(dt, copy=False)
+    data, weight = tvm_cast(data, dt), tvm_cast(weight, dt)
+    if dt == BOOL:
+        # topi sums the ands in TVM's 1-bit bool: count them in int64, keep the parity
+        data, weight = data.astype(np.int64), weight.astype(np.int64)
     data_c = CANONICAL_DATA[n]
     dperm = layout_perm(name, "data_layout", attrs["data_layout"], data_c)
     kperm = layout_perm(name, "kernel_layout", attrs["kernel_layout"], kernel_canonical)
@@ -255,6 +259,8 @@ def _prepare(name, args, attrs, n, kernel_canonical):
 
 
 def _finish(out, operm, n, dt):
+    if dt == BOOL:
+        out = bool_parity(out)
     if n == 1:
         out = out[:, :, 0, :]
     if operm != tuple(range(len(operm))):

@@ -420,6 +420,26 @@ def is_int(dtype: str) -> bool:
     return dtype in INT_DTYPES
 
 
+def _dtype_bits(dtype: str) -> int:
+    return 1 if dtype == "bool" else int("".join(c for c in dtype if c.isdigit()))
+
+
+def tir_binary_dtype(a: str, b: str) -> str:
+    """The dtype TIR computes `a op b` in when a kernel mixes two dtypes (TVM's
+    BinaryOpMatchTypes, src/tir/op/op.cc): a float wins over an integer, the wider of two
+    floats or two same-signed integers, and of a signed and an unsigned integer the wider one,
+    the unsigned one at equal width (bool is a 1-bit unsigned integer)."""
+    if a == b:
+        return a
+    fa, fb = is_float(a), is_float(b)
+    if fa != fb:
+        return a if fa else b
+    ua, ub = a == "bool" or a.startswith("u"), b == "bool" or b.startswith("u")
+    if fa or ua == ub or _dtype_bits(a) != _dtype_bits(b):
+        return a if _dtype_bits(a) >= _dtype_bits(b) else b
+    return a if ua else b
+
+
 def fmt_shape(shape) -> str:
     dims = ", ".join("?" if d is None else str(d) for d in shape)
     return f"({dims},)" if len(shape) == 1 else f"({dims})"
@@ -570,6 +590,25 @@ def as_result(r, dt) -> np.ndarray:
     if r.dtype != dt:
         return r.astype(dt)
     return r
+
+
+def tvm_cast(x: np.ndarray, dtype) -> np.ndarray:
+    """x converted as TVM's cast converts it: to bool `x != 0`, an ordered compare (a NaN is
+    false); otherwise NumPy's conversion. Returns x itself when it already has the dtype."""
+    dt = np.dtype(dtype)
+    if x.dtype == dt:
+        return x
+    if dt == BOOL:
+        if x.dtype.kind == "f":
+            return np.less(x, 0) | np.greater(x, 0)
+        return x != 0
+    with np.errstate(all="ignore"):
+        return x.astype(dt)
+
+
+def bool_parity(total: np.ndarray) -> np.ndarray:
+    """A sum of bools (held in int64) as TVM's 1-bit `uint1` sum ends: modulo 2, as bool."""
+    return (total & 1) != 0
 
 
 def tvm_lowering_refuses(name: str, dtype, why: str, fix: str) -> KernelError:

@@ -470,14 +470,16 @@ def _np_fast_exp(x):
     if x.dtype != _F32:
         return np.exp(x)
     c = _FAST_EXP
-    xc = np.maximum(np.minimum(x, c["hi"]), c["lo"])
+    # topi's clamp max(min(x, hi), lo) is two ordered selects: a NaN becomes hi (the final
+    # max(.., x) gives the NaN back)
+    xc = _np_max_select(_np_min_select(x, c["hi"]), c["lo"])
     n = np.floor(xc * c["log2e"] + _F32(0.5))
     f = xc - n * c["ln2"]
     p = c["p"]
     y = (((((p[0] * f + p[1]) * f + p[2]) * f + p[3]) * f + p[4]) * f + p[5]) * f * f + f + _F32(1)
     # 2^n built from its exponent bits
     scale = ((n + _F32(127)).astype(np.int32) << 23).view(_F32)
-    return np.maximum(scale * y, x)
+    return _np_max_select(scale * y, x)
 
 
 def _odd_over_even(x, num, den, dt):
@@ -495,7 +497,8 @@ def _odd_over_even(x, num, den, dt):
 def _np_fast_tanh(x):
     if x.dtype != _F32:
         return np.tanh(x)
-    xc = np.maximum(np.minimum(x, _F32(9)), _F32(-9))
+    # topi writes maximum(-9, minimum(9, x)): with the constants on the left a NaN stays NaN
+    xc = _np_max_select(np.full_like(x, -9), _np_min_select(np.full_like(x, 9), x))
     return _odd_over_even(xc, _FAST_TANH_P, _FAST_TANH_Q, x.dtype)
 
 
@@ -505,7 +508,8 @@ def _np_fast_erf(x):
         return _np_fast_erf(x.astype(_F32)).astype(np.float16)
     if x.dtype != _F32:
         return _np_erf(x)
-    xc = np.maximum(np.minimum(x, _F32(4)), _F32(-4))
+    # max(min(x, 4), -4) as ordered selects: a NaN becomes 4, so fast_erf(NaN) is erf's 1
+    xc = _np_max_select(_np_min_select(x, _F32(4)), _F32(-4))
     return _odd_over_even(xc, _FAST_ERF_P, _FAST_ERF_Q, x.dtype)
 
 

@@ -5,14 +5,15 @@ coordinate_transformation_mode (computed in float32), nearest picks a pixel by t
 rounding_method, linear blends the two neighbours on each axis and cubic the four (spline
 coefficient cubic_alpha; cubic_exclude drops neighbours outside the image); pixel indices clamp
 to the image. nn.upsampling is resize2d to round(size * scale) with "asymmetric" coordinates, or
-"align_corners" when align_corners is set.
+"align_corners" when align_corners is set. Any dtype: linear and cubic blend integers and
+bools in float32 and cast back (to bool: `!= 0`).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from rvmdbg.i18n import _
-from rvmdbg.relay.ops.core import AttrSpec, OpTypeError, as_result, need_dtype, register
+from rvmdbg.relay.ops.core import BOOL, AttrSpec, OpTypeError, as_result, register, tvm_cast
 from rvmdbg.relay.ops.layouts import layout_perm
 from rvmdbg.relay.types import TensorType
 
@@ -138,6 +139,8 @@ def resize_2d(x: np.ndarray, axes: tuple, out_hw: tuple, method: str, mode: str,
                 out = np.where(outside, _F32(extrapolation), out)
         if dt.kind in "iu" and out.dtype.kind == "f":
             out = np.trunc(out)
+        elif dt == BOOL:
+            out = tvm_cast(out, BOOL)  # a blend of bools (float32) becomes `!= 0`
         return as_result(out, dt)
 
 
@@ -147,7 +150,6 @@ def _hw_axes(name, layout):
 
 def _resize_rel(name, args, attrs):
     (x,) = args
-    need_dtype(name, x, "numeric")
     if len(x.shape) != 4:
         raise OpTypeError(_("{op}: needs a {rank}-d tensor ({layout}), got {x}").format(
                 op=name, rank=4, layout=attrs["layout"], x=x))
@@ -197,7 +199,6 @@ def _upsampled(size, scale):
 
 def _upsampling_rel(name, args, attrs):
     (x,) = args
-    need_dtype(name, x, "numeric")
     if len(x.shape) != 4:
         raise OpTypeError(_("{op}: needs a {rank}-d tensor ({layout}), got {x}").format(
                 op=name, rank=4, layout=attrs["layout"], x=x))

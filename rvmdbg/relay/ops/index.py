@@ -1,7 +1,10 @@
 """Indexing, sorting and scans: gather, gather_nd, cumsum, sort, argsort, topk.
 
 Sorts are stable, as TVM's CPU sorts are: equal values keep the order of their indices, in
-descending order too. Indices out of range are a run-time error (KernelError) instead of
+descending order too. TVM's relations take any dtype, but its CPU sorts are run-time functions
+(tvm.contrib.sort.sort, .argsort, .topk) with a fixed list of dtypes: the others stop when the
+kernel runs, with that function's message. A bool cumsum adds in TVM's 1-bit bool: a running
+parity. Indices out of range are a run-time error (KernelError) instead of
 topi's unchecked read.
 """
 from __future__ import annotations
@@ -10,8 +13,8 @@ import numpy as np
 
 from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
-    AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, is_int, known_prod, need_dtype,
-    norm_axis, register, unify_dim,
+    BOOL, AttrSpec, KernelError, OpTypeError, as_result, bool_parity, fmt_shape, is_int,
+    known_prod, norm_axis, register, tvm_cast, tvm_lowering_refuses, unify_dim,
 )
 from rvmdbg.relay.types import TensorType, TupleType
 
@@ -104,12 +107,28 @@ def gather_nd_shape(name: str, data: tuple, indices: tuple, batch_dims: int,
 
 
 def _gather_nd_rel(name, args, attrs):
+    # GatherNDRel checks no dtype: float indices are cast to int32 by topi (see the kernel)
     data, indices = args
-    if not is_int(indices.dtype):
-        raise OpTypeError(_("{op}: indices must be an integer tensor, got {indices}").format(
-                op=name, indices=indices))
     return TensorType(gather_nd_shape(name, data.shape, indices.shape, attrs["batch_dims"],
                                       attrs["index_rank"]), data.dtype)
+
+
+def _nd_index(idx: np.ndarray, n: int, axis: int) -> np.ndarray:
+    """One coordinate of gather_nd's indices as int64: topi casts float indices to int32,
+    truncating toward zero (LLVM's fptosi); a NaN, an infinity or a value out of range is
+    refused here (TVM reads outside the tensor)."""
+    if idx.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            t = np.trunc(idx)
+            bad = ~((t >= 0) & (t < n))
+        if np.any(bad):
+            v = idx[bad].flat[0]
+            raise KernelError(_("{op}: index {v} is out of range for axis {axis} of size "
+                                "{n}").format(op="gather_nd", v=v, axis=axis, n=n))
+        return t.astype(np.int64)
+    idx = idx.astype(np.int64)
+    _check_range("gather_nd", idx, n, axis)
+    return idx
 
 
 def _gather_nd_kernel(args, attrs):
@@ -125,9 +144,14 @@ def _gather_nd_kernel(args, attrs):
     for j in range(bd):  # the batch axes of data follow the first axes of Y
         index.append(np.arange(data.shape[j]).reshape(
             tuple(data.shape[j] if k == j else 1 for k in range(len(y)))))
+    if indices.dtype == np.bool_:
+        # topi indexes with the 1-bit value unconverted; LLVM sign-extends an i1 index, so
+        # True reads before the buffer on some axes: undefined, a clear stop here
+        raise KernelError(_("gather_nd: TVM's kernel indexes with bool indices unconverted "
+                            "(True may read index -1, undefined); cast the indices to int32 "
+                            "first"))
     for i in range(m):
-        idx = indices[i].astype(np.int64)
-        _check_range("gather_nd", idx, data.shape[bd + i], bd + i)
+        idx = _nd_index(indices[i], data.shape[bd + i], bd + i)
         index.append(idx)
     out = data[tuple(index)] if index else np.broadcast_to(data, y + data.shape)
     return as_result(np.array(out), data.dtype)
@@ -143,8 +167,7 @@ register("gather_nd", 2, _gather_nd_rel, _gather_nd_kernel, "injective",
 
 
 def _cumsum_rel(name, args, attrs):
-    (x,) = args
-    need_dtype(name, x, "numeric")
+    (x,) = args  # ScanopRel: any dtype
     dt = attrs["dtype"] or x.dtype
     if attrs["axis"] is None:
         return TensorType((known_prod(x.shape),), dt)
@@ -162,7 +185,10 @@ def _cumsum_kernel(args, attrs):
     if axis is None:
         x, axis = x.reshape(-1), 0
     with np.errstate(all="ignore"):
-        r = np.cumsum(x, axis=axis, dtype=dt)
+        if dt == BOOL:  # topi's scan adds 1-bit bools (each element cast first): xor
+            r = bool_parity(np.cumsum(tvm_cast(x, BOOL), axis=axis, dtype=np.int64))
+        else:
+            r = np.cumsum(x, axis=axis, dtype=dt)
         if attrs["exclusive"]:
             # the sum of the elements before each one: 0 first
             r = np.concatenate([np.zeros_like(np.take(r, [0], axis=axis)),
@@ -191,8 +217,30 @@ def stable_argsort(x: np.ndarray, axis: int, ascend: bool) -> np.ndarray:
     return np.flip(n - 1 - flipped, axis)
 
 
+# what TVM v0.14's CPU sort functions take (src/runtime/contrib/sort/sort.cc, as built for
+# x86): the data dtypes, each with its index dtypes; any other stops with "Unsupported
+# input dtype" / "Unsupported output dtype"
+_INDEX_DTYPES = frozenset(("int32", "int64", "float32", "float64"))
+_ARGSORT_DTYPES = {d: _INDEX_DTYPES for d in ("float32", "float64", "float16", "int32", "int64")}
+_TOPK_DTYPES = dict(_ARGSORT_DTYPES, uint8=_INDEX_DTYPES | {"uint8"},
+                    int8=_INDEX_DTYPES | {"int8"})
+
+
+def _runtime_sort_takes(name: str, function: str, data, index_dtypes, index_dtype=None):
+    """Stop as TVM's run-time sort `function` does when it has no code for these dtypes
+    (`index_dtypes`: the data dtype's index dtypes, None when it takes no such data)."""
+    if index_dtypes is None:
+        raise tvm_lowering_refuses(
+            name, data.dtype, _("{function} stops: \"Unsupported input dtype: {dtype}\"").format(
+                function=function, dtype=data.dtype.name),
+            _("cast to int32, int64 or a float dtype first"))
+    if index_dtype is not None and index_dtype not in index_dtypes:
+        raise tvm_lowering_refuses(
+            name, data.dtype, _("{function} stops: \"Unsupported output dtype: {dtype}\"").format(
+                function=function, dtype=index_dtype), _("give dtype=\"int32\" or \"int64\""))
+
+
 def _sort_axis_rel(name, x: TensorType, axis: int) -> int:
-    need_dtype(name, x, "numeric")
     if len(x.shape) == 0:
         raise OpTypeError(_("{op}: needs a tensor of rank >= 1, got {x}").format(op=name, x=x))
     return norm_axis(name, axis, len(x.shape))
@@ -206,6 +254,7 @@ def _sort_rel(name, args, attrs):
 
 def _sort_kernel(args, attrs):
     x = args[0]
+    _runtime_sort_takes("sort", "tvm.contrib.sort.sort", x, _ARGSORT_DTYPES.get(x.dtype.name))
     order = stable_argsort(x, attrs["axis"], attrs["is_ascend"])
     return np.take_along_axis(x, order, axis=attrs["axis"])
 
@@ -223,6 +272,8 @@ def _argsort_rel(name, args, attrs):
 
 def _argsort_kernel(args, attrs):
     x = args[0]
+    _runtime_sort_takes("argsort", "tvm.contrib.sort.argsort", x,
+                        _ARGSORT_DTYPES.get(x.dtype.name), attrs["dtype"])
     return as_result(stable_argsort(x, attrs["axis"], attrs["is_ascend"]),
                      np.dtype(attrs["dtype"]))
 
@@ -235,10 +286,7 @@ register("argsort", 1, _argsort_rel, _argsort_kernel, "opaque",
 
 def _topk_rel(name, args, attrs):
     (x,) = args
-    axis = _sort_axis_rel(name, x, attrs["axis"])
-    if not is_int(attrs["dtype"]):
-        raise OpTypeError(_("{op}: attribute 'dtype' must be an integer type, got {dtype}").format(
-                op=name, dtype=attrs['dtype']))
+    axis = _sort_axis_rel(name, x, attrs["axis"])  # TopKRel: any dtypes
     k, d = attrs["k"], x.shape[axis]
     if k >= 1 and d is not None and k > d:
         raise OpTypeError(_("{op}: attribute 'k' {k} exceeds the size {d} of axis {axis}").format(
@@ -251,6 +299,9 @@ def _topk_rel(name, args, attrs):
 
 def _topk_kernel(args, attrs):
     x = args[0]
+    # TVM passes no index buffer for ret_type="values" and the function then checks int64
+    _runtime_sort_takes("topk", "tvm.contrib.sort.topk", x, _TOPK_DTYPES.get(x.dtype.name),
+                        "int64" if attrs["ret_type"] == "values" else attrs["dtype"])
     axis = attrs["axis"] % x.ndim
     k = attrs["k"]
     if k > x.shape[axis]:

@@ -16,7 +16,7 @@ import numpy as np
 from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
     AttrSpec, KernelError, OpTypeError, as_result, float_intrinsic_refusal, fmt_shape, known_prod,
-    need_dtype, norm_axis, register, same_dtype, tvm_lowering_refuses, unify_dim,
+    norm_axis, register, same_dtype, tvm_cast, tvm_lowering_refuses, unify_dim,
 )
 from rvmdbg.relay.types import TensorType, TupleType
 
@@ -344,8 +344,7 @@ PAD_MODES = ("constant", "edge", "reflect")
 
 
 def _pad_rel(name, args, attrs):
-    data = args[0]
-    need_dtype(name, data, "numeric")
+    data = args[0]  # PadRel: any dtype; PadCompute casts the pad value to data's dtype
     widths = _pad_widths(name, attrs["pad_width"], len(data.shape))
     if len(args) == 2:
         value = args[1]
@@ -395,8 +394,7 @@ def _pad_kernel(args, attrs):
                             "at run time").format(pad_width=attrs['pad_width'], x_shape=fmt_shape(x.shape)))
     if mode == "constant":
         value = args[1] if len(args) == 2 else np.array(attrs["pad_value"] or 0.0)
-        with np.errstate(all="ignore"):
-            fill = np.asarray(value).astype(x.dtype)
+        fill = tvm_cast(np.asarray(value), x.dtype)
         return np.pad(x, widths, mode="constant", constant_values=fill)
     return np.pad(x, widths, mode=mode)
 

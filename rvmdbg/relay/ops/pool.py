@@ -5,7 +5,9 @@ topi's semantics: max pooling pads with the dtype's lowest value, average poolin
 and divides by the window's element count (the padded ones included when count_include_pad;
 never the extra cells ceil_mode adds at the end). Kernels work in the written layout, one
 vectorised pass per window position; adaptive windows run from floor(i*in/out) to
-ceil((i+1)*in/out).
+ceil((i+1)*in/out). Global and adaptive average pooling divide by TVM's factor: each axis's
+window length cast to the dtype, multiplied in the dtype (see `_adaptive_divisor`); a bool
+window sum is TVM's 1-bit one, the parity.
 """
 from __future__ import annotations
 
@@ -15,11 +17,13 @@ import numpy as np
 
 from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
-    AttrSpec, KernelError, OpTypeError, as_result, need_dtype, register, tvm_lowering_refuses,
+    BOOL, AttrSpec, KernelError, OpTypeError, as_result, bool_parity, register,
+    tvm_lowering_refuses,
 )
 from rvmdbg.relay.ops.layouts import (
     CANONICAL_DATA, expand_padding, layout_perm, spatial_values, window_out,
 )
+from rvmdbg.relay.ops.reduce import plain_extreme_is_tvms, tvm_reduce_max
 from rvmdbg.relay.types import TensorType
 
 # ---------------------------------------------------------------------------------------------
@@ -86,6 +90,9 @@ def pool_nd(x: np.ndarray, axes, pool, strides, dilation, before, after, ceil_mo
     fill = _lowest(x.dtype) if kind == "max" else 0
     xp = np.pad(x, pads, constant_values=fill) if any(p != (0, 0) for p in pads) else x
     acc = None
+    # topi's max reducer is `acc > v ? acc : v` from the lowest finite value, an ordered
+    # compare: NumPy's maximum is the same but for a NaN or a -0.0 (then the select itself)
+    ordered = kind == "max" and x.dtype.kind == "f" and not plain_extreme_is_tvms(x)
     with np.errstate(all="ignore"):
         for offsets in itertools.product(*(range(k) for k in pool)):
             index = [slice(None)] * x.ndim
@@ -93,14 +100,20 @@ def pool_nd(x: np.ndarray, axes, pool, strides, dilation, before, after, ceil_mo
                 start = off * d
                 index[ax] = slice(start, start + (o - 1) * s + 1, s)
             part = xp[tuple(index)]
+            if acc is None and ordered:
+                acc = np.full(part.shape, fill, x.dtype)
             if acc is None:
                 acc = part.copy()
+            elif ordered:
+                acc = np.where(acc > part, acc, part)
             elif kind == "max":
                 np.maximum(acc, part, out=acc)
             else:
                 acc += part
         if kind == "max":
-            return acc
+            # NumPy's maximum from the first element: the loop from the lowest finite value
+            # lifts a window of only -inf to it
+            return np.maximum(acc, fill) if x.dtype.kind == "f" and not ordered else acc
         count = np.ones((1,) * x.ndim, dtype=np.int64)
         for ax, k, s, d, b, a, o in zip(axes, pool, strides, dilation, before, after, outs):
             size = x.shape[ax]
@@ -114,11 +127,14 @@ def pool_nd(x: np.ndarray, axes, pool, strides, dilation, before, after, ceil_mo
 
 
 def _divide(total: np.ndarray, count) -> np.ndarray:
-    """total / count in total's dtype; integers truncate toward zero as topi's div does."""
+    """total / count in total's dtype; integers truncate toward zero as topi's div does (the
+    count may be negative once wrapped to a narrow dtype; the caller has refused zero)."""
     if total.dtype.kind == "f":
         return total / count.astype(total.dtype)
-    q = np.abs(total) // count
-    return np.where(total < 0, -q, q).astype(total.dtype)
+    count = np.asarray(count).astype(total.dtype)
+    with np.errstate(all="ignore"):
+        # the remainder takes the dividend's sign (C's), so what is left divides exactly
+        return ((total - np.fmod(total, count)) // count).astype(total.dtype)
 
 
 # the integer dtypes whose average pooling TVM computes (the int32 count promotes to them)
@@ -177,7 +193,6 @@ _register_pool("nn.avg_pool2d", 2, "avg")
 
 
 def _hw_axes(name, attrs, x):
-    need_dtype(name, x, "numeric")
     if len(x.shape) != 4:
         raise OpTypeError(_("{op}: needs a {rank}-d tensor ({layout}), got {x}").format(
                 op=name, rank=4, layout=attrs["layout"], x=x))
@@ -193,25 +208,31 @@ def _global_rel(name, args, attrs):
     return TensorType(tuple(shape), x.dtype)
 
 
-def _global_kernel(kind):
+def _global_kernel(name, kind):
     def kernel(args, attrs):
         (x,) = args
         axes = tuple(layout_perm("", "layout", attrs["layout"], "NCHW")[2:])
         with np.errstate(all="ignore"):
             if kind == "max":
-                out = x.max(axis=axes, keepdims=True)
+                out = tvm_reduce_max(x, tuple(sorted(axes)), True)  # max's loop; bool: or
+            elif x.dtype == BOOL:  # the factor (1 when TVM lowers it at all) checks the sizes
+                _adaptive_divisor(name, x.dtype, x.shape[axes[0]], 1, x.shape[axes[1]], 1)
+                out = bool_parity(x.sum(axis=axes, keepdims=True, dtype=np.int64))
             else:
                 out = _divide(x.sum(axis=axes, keepdims=True, dtype=x.dtype),
-                              np.array(x.shape[axes[0]] * x.shape[axes[1]]))
+                              _adaptive_divisor(name, x.dtype, x.shape[axes[0]], 1,
+                                                x.shape[axes[1]], 1)[0, 0])
         return as_result(out, x.dtype)
     return kernel
 
 
 _GLOBAL_ATTRS = [AttrSpec("layout", "str", "NCHW"), AttrSpec("out_layout", "str", "")]
-register("nn.global_avg_pool2d", 1, _global_rel, _global_kernel("avg"), "out_elemwise_fusable",
-         attrs=_GLOBAL_ATTRS, doc="mean over height and width: (N, C, H, W) -> (N, C, 1, 1)")
-register("nn.global_max_pool2d", 1, _global_rel, _global_kernel("max"), "out_elemwise_fusable",
-         attrs=_GLOBAL_ATTRS, doc="maximum over height and width: (N, C, H, W) -> (N, C, 1, 1)")
+register("nn.global_avg_pool2d", 1, _global_rel, _global_kernel("nn.global_avg_pool2d", "avg"),
+         "out_elemwise_fusable", attrs=_GLOBAL_ATTRS,
+         doc="mean over height and width: (N, C, H, W) -> (N, C, 1, 1)")
+register("nn.global_max_pool2d", 1, _global_rel, _global_kernel("nn.global_max_pool2d", "max"),
+         "out_elemwise_fusable", attrs=_GLOBAL_ATTRS,
+         doc="maximum over height and width: (N, C, H, W) -> (N, C, 1, 1)")
 
 
 def _output_size(name, attrs, in_h, in_w):
@@ -256,19 +277,52 @@ def _window_sums(size: int, out: int) -> tuple:
     return mark, end - start
 
 
+def _axis_factor(name, dtype, size: int, out: int) -> np.ndarray:
+    """One axis of topi's divide factor: each window's length cast to the dtype. Equal windows
+    (size % out == 0) make it a constant, which TVM's make_const refuses when it does not fit
+    the dtype; unequal ones are cast when the kernel runs (to bool: `!= 0`; integers wrap)."""
+    lengths = _window_sums(size, out)[1]
+    if dtype.kind in "biu" and size % out == 0:
+        top = 1 if dtype == BOOL else int(np.iinfo(dtype).max)
+        if size // out > top:
+            raise tvm_lowering_refuses(
+                name, dtype, _("lowering refuses: the window size {n} exceeds the maximum of "
+                               "{dtype}").format(n=size // out, dtype=dtype.name),
+                _("cast to a wider dtype first"))
+    return (lengths != 0).astype(np.int64) if dtype == BOOL else lengths
+
+
+def _adaptive_divisor(name, dtype, in_h: int, out_h: int, in_w: int, out_w: int) -> np.ndarray:
+    """topi's divide factor (out_h, out_w) for average pooling: cast(1) * cast(height window)
+    * cast(width window), multiplied in the dtype (integers wrap: int8 over 12 x 12 divides by
+    -112; bool is 1 where TVM has a kernel at all)."""
+    fh = _axis_factor(name, dtype, in_h, out_h)
+    fw = _axis_factor(name, dtype, in_w, out_w)
+    if dtype.kind == "f":
+        return fh[:, None].astype(dtype) * fw[None, :].astype(dtype)
+    with np.errstate(all="ignore"):
+        factor = (fh[:, None] * fw[None, :]).astype(dtype)
+    if not factor.all():  # wrapped to 0 (uint8 over 16 x 16)
+        raise KernelError(_("{op}: integer division by zero").format(op=name))
+    return factor
+
+
 def _adaptive_avg_kernel(args, attrs):
     (x,) = args
     name = "nn.adaptive_avg_pool2d"
     ah, aw = layout_perm(name, "layout", attrs["layout"], "NCHW")[2:]
     oh, ow = _output_size(name, attrs, x.shape[ah], x.shape[aw])
-    mh, ch = _window_sums(x.shape[ah], oh)
-    mw, cw = _window_sums(x.shape[aw], ow)
+    mh = _window_sums(x.shape[ah], oh)[0]
+    mw = _window_sums(x.shape[aw], ow)[0]
+    divisor = _adaptive_divisor(name, x.dtype, x.shape[ah], oh, x.shape[aw], ow)
     # move H, W last, sum each window with two products by 0/1 matrices, divide by its count
     rest = [a for a in range(4) if a not in (ah, aw)]
     xt = x.transpose(rest + [ah, aw])
+    acc = np.dtype(np.int64) if x.dtype == BOOL else x.dtype
     with np.errstate(all="ignore"):
-        sums = np.matmul(np.matmul(mh.astype(x.dtype), xt), mw.T.astype(x.dtype))
-        out = _divide(sums, (ch[:, None] * cw[None, :]))
+        sums = np.matmul(np.matmul(mh.astype(acc), xt.astype(acc, copy=False)), mw.T.astype(acc))
+        # a bool sum is the parity; the bool factor is 1, so the quotient is the sum
+        out = bool_parity(sums) if x.dtype == BOOL else _divide(sums, divisor)
     back = np.argsort(rest + [ah, aw])
     return as_result(np.ascontiguousarray(out.transpose(back)), x.dtype)
 

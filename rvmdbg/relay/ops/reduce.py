@@ -1,6 +1,10 @@
 """Reductions: sum, mean, prod, max, min, all, any (result keeps the input dtype, as in TVM:
 a sum of int32 is int32 and wraps), argmax/argmin (result int32), variance, std, logsumexp.
 
+max, min, argmax and argmin give what TVM's reducers give: a loop over the reduced elements in
+row-major order from the dtype's finite bound, with LLVM's ordered float compares (a NaN counts
+only when it comes last; argmax of all-zero uint8 is -1), docs/tvm-parity.md.
+
 All share TVM's attributes `axis` (None: every axis), `keepdims` and `exclude` (reduce the axes
 NOT listed); argmax/argmin add `select_last_index`.
 """
@@ -11,7 +15,7 @@ import numpy as np
 from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
     AttrSpec, KernelError, OpTypeError, as_result, float_intrinsic_refusal, fmt_shape, norm_axes,
-    register, tvm_lowering_refuses,
+    register, tir_binary_dtype, tvm_lowering_refuses,
 )
 from rvmdbg.relay.types import TensorType
 
@@ -58,11 +62,8 @@ def _make_reduce(name, np_fn):
         x = args[0]
         dt = x.dtype
         axes = _axes_at_run_time(x, attrs)
-        try:
-            with np.errstate(all="ignore"):
-                r = np_fn(x, axis=axes, keepdims=attrs["keepdims"])
-        except ValueError:
-            raise KernelError(_("{op}: cannot reduce an empty tensor of shape {x_shape} (no identity)").format(op=name, x_shape=fmt_shape(x.shape))) from None
+        with np.errstate(all="ignore"):  # every reduction has an identity: empty axes are fine
+            r = np_fn(x, axis=axes, keepdims=attrs["keepdims"])
         return as_result(r, dt)
     return kernel
 
@@ -130,34 +131,143 @@ def _bool_only(name, kernel):
     return checked
 
 
-for _name, _fn in [("sum", _sum), ("prod", _prod), ("mean", _mean), ("max", np.max),
-                   ("min", np.min), ("all", np.all), ("any", np.any)]:
+def _reduced_last(x: np.ndarray, axis) -> tuple:
+    """x with the reduced axes moved last and flattened in row-major order (the order of
+    topi's reduction loop), and the shape of the kept axes."""
+    rest = [i for i in range(x.ndim) if i not in axis]
+    lead = tuple(x.shape[i] for i in rest)
+    n = 1
+    for a in axis:
+        n *= x.shape[a]
+    return np.transpose(x, rest + list(axis)).reshape(lead + (n,)), lead
+
+
+def _last_true(mask: np.ndarray) -> np.ndarray:
+    """The index of the last True along the last axis (-1 where there is none)."""
+    n = mask.shape[-1]
+    last = (n - 1) - np.argmax(mask[..., ::-1], axis=-1)
+    return np.where(mask.any(axis=-1), last, -1)
+
+
+def _first_true(mask: np.ndarray) -> np.ndarray:
+    return np.argmax(mask, axis=-1)
+
+
+def _dtype_bound(dt: np.dtype, kind: str):
+    """TVM's min_value/max_value of a dtype: the reduction's identity (floats: the finite
+    extreme, not an infinity; bool: False/True)."""
+    if dt == np.bool_:
+        return kind == "min"
+    info = np.finfo(dt) if dt.kind == "f" else np.iinfo(dt)
+    return dt.type(info.min if kind == "max" else info.max)
+
+
+def plain_extreme_is_tvms(x: np.ndarray) -> bool:
+    """Whether NumPy's max/min of these floats is what TVM's ordered-select loop gives once
+    clamped to the dtype's finite range: with no NaN, and no -0.0 to tie with +0.0 (of equal
+    values the loop keeps the later, NumPy one of them)."""
+    if np.isnan(x).any():
+        return False
+    return not np.signbit(x[x == 0]).any()
+
+
+def _nan_suffix(flat: np.ndarray, kind: str) -> tuple:
+    """What TVM's ordered-select fold sees of a float row: the index of the last NaN (-1: none)
+    and the row with every element up to it masked out (a NaN is taken, then replaced by the
+    next element, so only what follows the last NaN counts)."""
+    nan = np.isnan(flat)
+    last_nan = _last_true(nan)
+    after = np.arange(flat.shape[-1]) > last_nan[..., None]
+    masked = np.where(after, flat, -np.inf if kind == "max" else np.inf)
+    return last_nan, after, masked
+
+
+def _tvm_extreme(kind: str):
+    """max/min as TVM computes them: `acc = acc > v ? acc : v` (max; min with <) from the
+    dtype's finite lowest (highest) value, in row-major order, with LLVM's ordered compares:
+    a NaN is kept only when it comes last, an all -inf row gives the finite lowest value, of
+    equal values (+0.0 and -0.0) the later one wins, and an empty row is the start value."""
+    np_fn = np.max if kind == "max" else np.min
+
+    def reduce(x, axis, keepdims):
+        bound = _dtype_bound(x.dtype, kind)
+        if all(x.shape[a] for a in axis):
+            if x.dtype.kind != "f":
+                return np_fn(x, axis=axis, keepdims=keepdims)  # integers: the start never wins
+            if plain_extreme_is_tvms(x):
+                clamp = np.maximum if kind == "max" else np.minimum  # an infinity stays the bound
+                return clamp(np_fn(x, axis=axis, keepdims=keepdims), bound)
+        flat, lead = _reduced_last(x, axis)
+        if flat.shape[-1] == 0:
+            value = np.full(lead, bound, x.dtype)  # the loop never ran: its start value
+        else:
+            value = _float_extreme(flat, kind).reshape(lead)
+        if keepdims:
+            value = value.reshape(tuple(1 if i in axis else d for i, d in enumerate(x.shape)))
+        return value
+    return reduce
+
+
+def _float_extreme(flat: np.ndarray, kind: str) -> np.ndarray:
+    """max/min of each (non-empty) row of floats as TVM's ordered-select loop computes it."""
+    last_nan, after, masked = _nan_suffix(flat, kind)
+    m = (np.max if kind == "max" else np.min)(masked, axis=-1, keepdims=True)
+    at = _last_true(after & (masked == m))  # the later of equal values
+    value = np.take_along_axis(flat, np.maximum(at, 0)[..., None], axis=-1)[..., 0]
+    bound = _dtype_bound(flat.dtype, kind)
+    beyond = (m[..., 0] < bound) if kind == "max" else (m[..., 0] > bound)
+    # no NaN: the fold started from the bound, which an infinity does not pass
+    value = np.where((last_nan < 0) & beyond, bound, value)
+    value = np.where(last_nan == flat.shape[-1] - 1, np.nan, value)
+    return value.astype(flat.dtype)
+
+
+# the max reduction global max pooling shares (topi's adaptive pooling uses the same reducer)
+tvm_reduce_max = _tvm_extreme("max")
+
+for _name, _fn in [("sum", _sum), ("prod", _prod), ("mean", _mean), ("max", tvm_reduce_max),
+                   ("min", _tvm_extreme("min")), ("all", np.all), ("any", np.any)]:
     _k = _make_reduce(_name, _fn)
     register(_name, 1, _reduce_rel, _bool_only(_name, _k) if _name in ("all", "any") else _k,
              "comm_reduce", attrs=_REDUCE_ATTRS,
              doc=f"{_name} over axis (all axes when axis=None); keepdims, exclude as in TVM")
 
 
-def _make_arg_kernel(name, np_arg):
+def _tvm_arg_index(flat: np.ndarray, kind: str, last: bool) -> np.ndarray:
+    """argmax/argmin of each row as topi's reducer computes it: the state (index, value) starts
+    at (-1, the dtype's lowest value for argmax, highest for argmin) and takes element j unless
+    its value is better, or equal (without select_last_index); LLVM's ordered compares make a
+    NaN always taken and always replaced. So an index counts only after the last NaN, a row
+    that never passes the start value gives -1, and ties go to the first (last) index."""
+    n = flat.shape[-1]
+    if flat.dtype.kind == "f" and np.isnan(flat).any():
+        last_nan, after, masked = _nan_suffix(flat, kind)
+    else:
+        last_nan, after, masked = np.full(flat.shape[:-1], -1), np.ones(flat.shape, bool), flat
+    m = (np.max if kind == "max" else np.min)(masked, axis=-1, keepdims=True)
+    best = after & (masked == m)
+    idx = _last_true(best) if last else _first_true(best)
+    bound = _dtype_bound(flat.dtype, kind)
+    if kind == "max":
+        stuck = (m[..., 0] < bound) if last else (m[..., 0] <= bound)
+    else:
+        stuck = (m[..., 0] > bound) if last else (m[..., 0] >= bound)
+    idx = np.where((last_nan < 0) & stuck, -1, idx)  # the start value was never passed
+    return np.where(last_nan == n - 1, n - 1, idx)
+
+
+def _make_arg_kernel(name, kind):
     def kernel(args, attrs):
         x = args[0]
         axes = _axes_at_run_time(x, attrs)
         if x.ndim == 0:
             return np.zeros((), np.int32)
-        rest = [i for i in range(x.ndim) if i not in axes]
         # reduce over the listed axes as one flattened axis (index within the reduced block)
-        moved = np.transpose(x, rest + list(axes))
-        lead = tuple(x.shape[i] for i in rest)
-        n = 1
-        for a in axes:
-            n *= x.shape[a]
-        if n == 0:
-            raise KernelError(_("{op}: cannot reduce an empty tensor of shape {x_shape}").format(op=name, x_shape=fmt_shape(x.shape)))
-        flat = moved.reshape(lead + (n,))
-        if attrs["select_last_index"]:
-            idx = (n - 1) - np_arg(flat[..., ::-1], axis=-1)
+        flat, lead = _reduced_last(x, list(axes))
+        if flat.shape[-1] == 0:
+            idx = np.full(lead, -1)  # the reducer's start index: its loop never ran
         else:
-            idx = np_arg(flat, axis=-1)
+            idx = _tvm_arg_index(flat, kind, attrs["select_last_index"])
         if attrs["keepdims"]:
             idx = np.reshape(idx, tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
         return as_result(idx, np.dtype(np.int32))
@@ -174,9 +284,9 @@ def _arg_rel(name, args, attrs):
     return TensorType(_reduced_shape(x.shape, axes, attrs["keepdims"]), "int32")
 
 
-register("argmax", 1, _arg_rel, _make_arg_kernel("argmax", np.argmax), "comm_reduce",
+register("argmax", 1, _arg_rel, _make_arg_kernel("argmax", "max"), "comm_reduce",
          attrs=_ARG_ATTRS, doc="index (int32) of the largest element over axis")
-register("argmin", 1, _arg_rel, _make_arg_kernel("argmin", np.argmin), "comm_reduce",
+register("argmin", 1, _arg_rel, _make_arg_kernel("argmin", "min"), "comm_reduce",
          attrs=_ARG_ATTRS, doc="index (int32) of the smallest element over axis")
 
 
@@ -188,10 +298,8 @@ _VARIANCE_ATTRS = _REDUCE_ATTRS + [AttrSpec("unbiased", "bool", False)]
 
 
 def _variance_rel(name, args, attrs):
+    # VarianceRel compares no dtypes: the kernel subtracts in TIR's common dtype
     data, mean = args
-    if data.dtype != mean.dtype:
-        raise OpTypeError(_("{op}: data {data} and mean {mean} need the same dtype").format(
-                op=name, data=data, mean=mean))
     if len(data.shape) == 0:
         raise OpTypeError(_("{op}: needs a tensor of rank >= 1, got {x}").format(
                 op=name, x=data))
@@ -206,13 +314,24 @@ def _variance_rel(name, args, attrs):
     return TensorType(_reduced_shape(data.shape, axes, attrs["keepdims"]), data.dtype)
 
 
+def _variance_dtypes(data: str, mean: str) -> tuple:
+    """(dtype of data - mean, dtype the squares are summed in, dtype of the kernel's output) as
+    topi computes variance: the difference in TIR's common dtype, float16 data's squares summed
+    in float32, the sum divided by an int64 count, float16 data's quotient cast back."""
+    diff = tir_binary_dtype(data, mean)
+    summed = "float32" if data == "float16" else diff
+    return diff, summed, "float16" if data == "float16" else tir_binary_dtype(summed, "int64")
+
+
 def _variance(args, attrs, name):
     data, mean = args
-    if data.dtype.kind != "f" and data.dtype not in (np.int64, np.uint64):
-        # TVM's count is an int64 constant: the quotient is int64 and its kernel's int64 output
-        # does not fit the relation's (smaller or bool) result tensor when it runs
+    diff_dt, sum_dt, out_dt = _variance_dtypes(data.dtype.name, mean.dtype.name)
+    if out_dt != data.dtype.name:
+        # the relation's result has data's dtype: a kernel output of another dtype does not
+        # fit it when it runs (int32 data: int64; float32 data and a float64 mean: float64)
         raise tvm_lowering_refuses(name, data.dtype,
-                                   _("its kernel divides by an int64 count and returns int64"),
+                                   _("its kernel divides by an int64 count and returns "
+                                     "{dtype}").format(dtype=out_dt),
                                    _("cast to a float dtype first"))
     axes = _axes_at_run_time(data, attrs)
     count = 1
@@ -222,7 +341,7 @@ def _variance(args, attrs, name):
         count -= 1
     with np.errstate(all="ignore"):
         try:
-            diff = data - mean
+            diff = data.astype(diff_dt, copy=False) - mean.astype(diff_dt, copy=False)
         except ValueError:
             raise KernelError(_("{op}: mean {mean_shape} does not broadcast to data {data_shape} at "
                                 "run time").format(op=name, mean_shape=fmt_shape(mean.shape), data_shape=fmt_shape(data.shape))) from None
@@ -234,8 +353,7 @@ def _variance(args, attrs, name):
                                   .format(op=name))
             s = np.sum(sq, axis=axes, keepdims=attrs["keepdims"], dtype=sq.dtype)
             return _trunc_div(s, count, sq.dtype)
-        if sq.dtype == np.float16:
-            sq = sq.astype(np.float32)  # topi sums float16 squares in float32
+        sq = sq.astype(sum_dt, copy=False)  # topi sums float16 data's squares in float32
         s = np.sum(sq, axis=axes, keepdims=attrs["keepdims"], dtype=sq.dtype)
         return np.divide(s, sq.dtype.type(count)).astype(data.dtype)
 

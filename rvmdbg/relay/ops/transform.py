@@ -15,7 +15,8 @@ import numpy as np
 from rvmdbg.i18n import N_, _
 from rvmdbg.relay.ops.core import (
     Attrs, AttrSpec, KernelError, OpTypeError, as_result, fmt_shape, is_int, known_prod, norm_axes,
-    norm_axis, register, runtime_type_error, unify_dim,
+    norm_axis, register, runtime_type_error, tir_binary_dtype,
+    unify_dim,
 )
 from rvmdbg.relay.ops.layouts import parse_layout
 from rvmdbg.relay.types import TensorType, TupleType
@@ -411,7 +412,8 @@ register("split", 1, _split_rel, _split_kernel, "injective",
 
 def _take_rel(name, args, attrs):
     data, indices = args
-    if not is_int(indices.dtype):
+    # TakeRel's ICHECK is is_int() || is_uint(), and TVM's bool is a 1-bit uint: indices 0, 1
+    if not (is_int(indices.dtype) or indices.dtype == "bool"):
         raise OpTypeError(_("{op}: indices must be an integer tensor, got {indices}").format(
                 op=name, indices=indices))
     axis = attrs["axis"]
@@ -496,15 +498,15 @@ register("take", 2, _take_rel, _take_kernel, "injective",
 
 
 def _shape_of_rel(name, args, attrs):
+    # ShapeOfRel: any dtype; topi casts each dimension to it (a float dtype rounds, bool is != 0)
     (x,) = args
-    if not is_int(attrs["dtype"]):
-        raise OpTypeError(_("{op}: dtype must be an integer type, got {dtype}").format(
-                op=name, dtype=attrs['dtype']))
     return TensorType((len(x.shape),), attrs["dtype"])
 
 
 def _shape_of_kernel(args, attrs):
-    return np.array(args[0].shape, dtype=attrs["dtype"]).reshape(args[0].ndim)
+    with np.errstate(over="ignore"):  # float16 of a dimension over 65504 is inf, as in LLVM
+        dims = np.array(args[0].shape, dtype=np.int64).astype(attrs["dtype"])
+    return dims.reshape(args[0].ndim)
 
 
 register("shape_of", 1, _shape_of_rel, _shape_of_kernel, "opaque",
@@ -971,10 +973,8 @@ register("arange", 3, _arange_rel, _arange_kernel, "opaque",
 
 
 def _one_hot_rel(name, args, attrs):
+    # OneHotRel checks no dtype of the indices: any is compared with the position (the kernel)
     indices, on, off = args
-    if not is_int(indices.dtype):
-        raise OpTypeError(_("{op}: indices must be an integer tensor, got {indices}").format(
-                op=name, indices=indices))
     for what, t in (("on_value", on), ("off_value", off)):
         if t.shape != ():
             raise OpTypeError(_("{op}: {what} must be a 0-d tensor, got {t}").format(
@@ -997,7 +997,11 @@ def _one_hot_kernel(args, attrs):
     indices, on, off = args
     axis = indices.ndim if attrs["axis"] == -1 else attrs["axis"]
     dt = np.dtype(attrs["dtype"] or on.dtype)
-    hit = np.expand_dims(indices, axis) == np.arange(attrs["depth"]).reshape(
+    # topi compares indices with the int32 position in TIR's common dtype: float indices with
+    # the position cast to their float dtype (1.5 and NaN match nothing), bool as 0 and 1
+    common = tir_binary_dtype(indices.dtype.name, "int32")
+    position = np.arange(attrs["depth"], dtype=np.int64).astype(common)
+    hit = np.expand_dims(indices.astype(common), axis) == position.reshape(
         (-1,) + (1,) * (indices.ndim - axis))
     with np.errstate(all="ignore"):
         return as_result(np.where(hit, on.astype(dt), off.astype(dt)), dt)
