@@ -290,7 +290,7 @@ def main() -> None:
                         help="a small program and a few steps (a smoke run, not a measurement)")
     parser.add_argument("--model-layers", type=int, metavar="N",
                         help="instead: step latency on a transformer of N layers printed as TVM "
-                             "prints it (16 kernels a layer; 32 layers = 512 kernels)")
+                             "prints it (15 kernels a layer; 34 layers = 510 kernels)")
     parser.add_argument("--baseline", metavar="DIR",
                         help="also measure the keys of the checkout in DIR (e.g. /work/main), "
                              "in a subprocess of the same run, and print both")

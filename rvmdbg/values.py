@@ -169,11 +169,22 @@ def _tensor_text(x: np.ndarray) -> str:
     followed by its shape and statistics."""
     if x.ndim == 0:
         return _scalar_text(x)
-    body = np.array2string(x, separator=", ", threshold=_BIG)
+    # floatmode "unique": each float at its dtype's own precision, as element_text shows it
+    # (NumPy's default, 8 fractional digits, cuts float64 and small float32 values)
+    body = np.array2string(x, separator=", ", threshold=_BIG, floatmode="unique")
     if x.size <= _BIG:
         return f"{body} ({x.dtype})"
     shape = ", ".join(str(d) for d in x.shape)
     return f"{body} ({x.dtype}, shape ({shape}), {tensor_stats(x)})"
+
+
+def full_form_stats(a) -> str | None:
+    """The statistics `print` adds after a tensor's full form when that form lists every
+    element but the summaries would show statistics (more than a few elements; a bigger
+    tensor's full form has them already), else None."""
+    if isinstance(a, np.ndarray) and _FEW < a.size <= _BIG:
+        return tensor_stats(a)
+    return None
 
 
 CYCLE = "<cycle>"  # a reference cell met again inside itself, as Python prints `[...]`

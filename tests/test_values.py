@@ -49,6 +49,23 @@ def test_small_tensors_print_in_full_as_numpy_does():
     assert value_summary(a) == "[0.1, 0.2, 0.3, 0.4]"
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_the_full_form_prints_every_element_at_its_dtypes_precision(dtype):
+    # NumPy's default print keeps 8 fractional digits: float64 1/3 read 0.33333333 and a
+    # float32 0.00012345678 read 0.00012346 in `print` and `run` (issue 11)
+    small = np.array([[1 / 3, 0.00012345678], [2.0, np.nan]], dtype=dtype)
+    close = np.array([0.00012345678, 0.0002], dtype=dtype)
+    big = np.linspace(0, 1 / 3, 1200, dtype=dtype)
+    for a in (small, close, big):
+        body = format_value(a).split(f" ({dtype}")[0]
+        shown = [t.strip(" []\n") for t in body.replace("...,", "").split(",")]
+        shown = [t for t in shown if t]
+        assert np.array(float(shown[0]), dtype=dtype) == a.flat[0]
+        for text in shown:
+            v = np.array(float(text), dtype=dtype)
+            assert np.isnan(v) or v in a, text  # reads back as exactly an element
+
+
 def test_big_tensors_show_shape_dtype_statistics_and_first_values():
     a = np.linspace(-1, 1, 3 * 500, dtype="float32").reshape(3, 500)
     a[0, 0], a[0, 1], a[1, 1] = np.nan, np.inf, -np.inf

@@ -32,7 +32,7 @@ from rvmdbg.debug.indexing import (
 )
 from rvmdbg.debug.session import DebugError, DebugSession, StopEvent
 from rvmdbg.debug.transcript import Transcript, TranscriptError
-from rvmdbg.values import format_value
+from rvmdbg.values import format_value, full_form_stats
 from rvmdbg.i18n import N_, _, ngettext
 
 HELP = N_("""\
@@ -656,11 +656,12 @@ class CommandInterpreter:
                 part = apply_index(v, index)
             except IndexSyntaxError as e:
                 raise DebugError(f"${r}[{index_text(index)}]: {e}") from None
-            return f"${r}[{index_text(index)}] = {format_value(part)}    ({value_type(part)})"
+            return (f"${r}[{index_text(index)}] = {format_value(part)}    "
+                    f"({_with_stats(value_type(part), part)})")
         lines = value_tree(v)
         if len(lines) == 1:
             text = _full_text(v)
-            return f"${r} = {text}    ({kind})"
+            return f"${r} = {text}    ({_with_stats(kind, v)})"
         return f"${r} = {value_text(v, 70)}    ({kind})\n" + "\n".join(lines)
 
     def cmd_heap(self, rest: str) -> str:
@@ -836,6 +837,13 @@ def search_bytecode(exe, text: str) -> list[tuple[int, int, str]]:
             if needle in line.lower():
                 found.append((fi, pc, line))
     return found
+
+
+def _with_stats(kind: str, v) -> str:
+    """A printed tensor's type, then its min / max / mean and NaN/Inf counts when its full
+    form lists the elements without them (as the registers pane shows them)."""
+    stats = full_form_stats(v)
+    return kind if stats is None else f"{kind}; {stats}"
 
 
 def _full_text(v) -> str:

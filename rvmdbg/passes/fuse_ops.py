@@ -1,40 +1,33 @@
 """FuseOps: group chains of operator calls into primitive functions, one kernel per group.
 
-TVM's FuseOps, in spirit. Every operator call ends up inside a primitive function
-`fn (%p0: T0, ..., Primitive=1) -> R { ... }` that is called once with the group's external
-inputs; the code generator turns each such call into one InvokePacked.
+Every operator call ends up inside a primitive function `fn (%p0: T0, ..., Primitive=1) -> R
+{ ... }` that is called once with the group's external inputs; the code generator turns each
+such call into one InvokePacked.
 
-Groups grow from a consumer toward its producers. A producer joins its consumer's group only
-when that consumer is its one and only user in the function's dataflow graph (so nothing is
-computed twice), and when the operator patterns allow it (each op's `pattern` in
-`rvmdbg.relay.ops`, TVM's OpPatternKind):
-- elemwise and broadcast producers fuse into elemwise, broadcast and injective consumers,
-  and into a comm_reduce whose path up from the producer is injective or simpler;
-- injective producers fuse into consumers whose path to the group's output is injective or
-  simpler (never into a reduction or dense);
-- a comm_reduce may take elemwise ops after it; an out_elemwise_fusable op (nn.dense) may
-  take elemwise and broadcast ops after it; a group holds at most one such anchor;
-- opaque ops stand alone, and so does a call with `?` output dims whose operator has a
-  data-dependent shape function (TVM's rule: see `call_pattern`); `annotation.stop_fusion`
-  is opaque so no group crosses it, and it is dropped once the groups are made (its argument
-  takes its place), as in TVM.
-Tuples feeding a fused op (concatenate) and projections of a fused op's tuple result (split)
-join the group as injective glue. Scalar constants stay inline in the kernel; every other
-input, tensor constants included, becomes a parameter, typed with its checked type, so the
-printed primitive function parses back on its own.
+The groups are TVM's: `rvmdbg.passes.partition` is TVM's GraphPartitioner (post-dominator
+tree, three phases, each op's `pattern` in `rvmdbg.relay.ops` as its OpPatternKind), so a
+listing shows the kernels TVM's shows: conv2d + bias_add + relu is one kernel, dense + add is
+one and the reshape + transpose after it another, a reduction never takes the ops after it,
+and a producer used twice joins its consumers' group when both uses lead there. Opaque ops
+stand alone, and so does a call with `?` output dims whose operator has a data-dependent shape
+function (TVM's rule: see `call_pattern`); `annotation.stop_fusion` is opaque so no group
+crosses it, and it is dropped once the groups are made (its argument takes its place), as in
+TVM. Tuples feeding a fused op (concatenate) and projections of a fused op's tuple result
+(split) join groups as TVM's tuple and injective nodes do. Scalar constants stay inline in the
+kernel; every other input, tensor constants included, becomes a parameter, typed with its
+checked type, so the printed primitive function parses back on its own.
 """
 from __future__ import annotations
 
+from rvmdbg.passes.partition import (BROADCAST, COMM_REDUCE, ELEMWISE, INJECTIVE, OPAQUE,
+                                     OUT_ELEMWISE_FUSABLE, TUPLE, Group, partition)
 from rvmdbg.passes.primitive_calls import direct_primitive_calls
 from rvmdbg.relay import ops as relay_ops
 from rvmdbg.relay.dialect import DIALECT_OPS
-from rvmdbg.relay.ast import (LEAF_KINDS, Call, Constant, ExprMutator, Function, Module, OpRef, Tuple,
-                              TupleGetItem, Var, children, map_functions)
+from rvmdbg.relay.ast import (Call, Constant, ExprMutator, Function, Module, OpRef, Tuple,
+                              TupleGetItem, Var, map_functions)
 from rvmdbg.relay.types import FuncType, TensorType, TupleType
 
-# TVM's OpPatternKind values
-ELEMWISE, BROADCAST, INJECTIVE, COMM_REDUCE, OUT_ELEMWISE_FUSABLE = 0, 1, 2, 3, 4
-TUPLE, OPAQUE = 7, 8
 _PATTERN_NAMES = {
     "elemwise": ELEMWISE, "broadcast": BROADCAST, "injective": INJECTIVE,
     "comm_reduce": COMM_REDUCE, "reduce": COMM_REDUCE,
@@ -43,8 +36,6 @@ _PATTERN_NAMES = {
 }
 # an identity that ends groups: opaque while partitioning, then replaced by its argument
 STOP_FUSION = "annotation.stop_fusion"
-# TVM stops growing a group at this many operators
-MAX_GROUP_SIZE = 256
 
 
 def op_pattern(name: str) -> int:
@@ -68,11 +59,6 @@ def call_pattern(call: Call) -> int:
     return op_pattern(call.op.name)
 
 
-def _same_shape(a, b) -> bool:
-    return (isinstance(a, TensorType) and isinstance(b, TensorType) and a.shape == b.shape
-            and None not in a.shape)
-
-
 def _static(t) -> bool:
     if isinstance(t, TupleType):
         return all(_static(f) for f in t.fields)
@@ -84,175 +70,11 @@ def _is_op_call(e) -> bool:
     return isinstance(e, Call) and isinstance(e.op, OpRef) and e.op.name not in DIALECT_OPS
 
 
-def _tensor_only(t) -> bool:
-    if isinstance(t, TensorType):
-        return True
-    if isinstance(t, TupleType):
-        return all(isinstance(f, TensorType) for f in t.fields)
-    return False
-
-
-class _Group:
-    __slots__ = ("root", "members", "parent", "kind", "anchor")
-
-    def __init__(self, root):
-        self.root = root
-        self.members: dict = {}  # id(node) -> node
-        self.parent: dict = {}   # id(member) -> the member consuming it (None for the root)
-        self.kind: dict = {}     # id(member) -> its pattern
-        self.anchor = None       # the comm_reduce or out_elemwise_fusable member, if any
-
-    def add(self, node, kind: int, consumer) -> None:
-        self.members[id(node)] = node
-        self.parent[id(node)] = consumer
-        self.kind[id(node)] = kind
-        if kind in (COMM_REDUCE, OUT_ELEMWISE_FUSABLE):
-            self.anchor = node
-
-    def remove(self, node) -> None:
-        for table in (self.members, self.parent, self.kind):
-            del table[id(node)]
-
-    def path_kinds(self, node) -> list:
-        """(member, kind) from node up to the group's output."""
-        out = []
-        while node is not None:
-            out.append((node, self.kind[id(node)]))
-            node = self.parent[id(node)]
-        return out
-
-    def accepts(self, kind: int, consumer) -> bool:
-        """May a producer of this pattern join the group as an input of consumer?"""
-        if len(self.members) >= MAX_GROUP_SIZE or kind == OPAQUE:
-            return False
-        path = self.path_kinds(consumer)
-        if any(k == OPAQUE for _, k in path):
-            return False
-        anchor_idx = next((i for i, (n, _) in enumerate(path) if n is self.anchor), None)
-        if kind <= BROADCAST:
-            if anchor_idx is None:
-                return True
-            before = path[:anchor_idx]
-            return (self.kind[id(self.anchor)] == COMM_REDUCE
-                    and all(k <= INJECTIVE for _, k in before))
-        if kind in (INJECTIVE, TUPLE):
-            return anchor_idx is None
-        if kind == COMM_REDUCE:
-            return self.anchor is None and all(k == ELEMWISE for _, k in path)
-        if kind == OUT_ELEMWISE_FUSABLE:
-            return self.anchor is None and all(k <= BROADCAST for _, k in path)
-        return False
-
-
 class _Fuser(ExprMutator):
     def __init__(self, body):
         super().__init__()
-        self.group_of: dict = {}
-        self._partition(body)
-
-    # ---- grouping ----
-
-    def _partition(self, body) -> None:
-        consumers: dict = {}  # id(node) -> set of id(consumer); leaves never join a group
-        post, seen = [], {id(body)}
-        stack = [(body, iter(self._kids(body)))]
-        leaves = LEAF_KINDS
-        while stack:
-            node, it = stack[-1]
-            for child in it:
-                if type(child) in leaves:
-                    continue
-                consumers.setdefault(id(child), set()).add(id(node))
-                if id(child) not in seen:
-                    seen.add(id(child))
-                    stack.append((child, iter(self._kids(child))))
-                    break
-            else:
-                stack.pop()
-                post.append(node)
-
-        def sole_consumer(child, node) -> bool:
-            return consumers.get(id(child)) == {id(node)}
-
-        self._anchor_chains(post, consumers)
-        for node in reversed(post):  # every consumer before its producers
-            if not _is_op_call(node):
-                continue
-            group = self.group_of.get(id(node))
-            if group is None:
-                group = _Group(node)
-                group.add(node, call_pattern(node), None)
-                self.group_of[id(node)] = group
-            if group.kind[id(node)] == OPAQUE:
-                continue
-            self._grow(group, node, sole_consumer)
-
-    def _anchor_chains(self, post: list, consumers: dict) -> None:
-        """TVM's first fusion phase, before any other: an out_elemwise_fusable op (nn.dense,
-        nn.conv2d) takes the elementwise ops after it, as long as each is its producer's one
-        consumer and keeps its shape (an elemwise edge: `add` of a bias broadcast into it).
-        So `dense -> add -> reshape -> exp` is dense+add, then reshape+exp, as in TVM, rather
-        than the injective reshape claiming the add first and leaving dense alone."""
-        node_of = {id(n): n for n in post}
-        for node in post:  # producers first
-            if (not _is_op_call(node) or id(node) in self.group_of
-                    or call_pattern(node) != OUT_ELEMWISE_FUSABLE):
-                continue
-            chain = [node]
-            while len(chain) < MAX_GROUP_SIZE:
-                users = consumers.get(id(chain[-1]), ())
-                if len(users) != 1:
-                    break
-                user = node_of.get(next(iter(users)))
-                if (user is None or not _is_op_call(user) or id(user) in self.group_of
-                        or call_pattern(user) > BROADCAST
-                        or not _same_shape(user.checked_type, chain[-1].checked_type)):
-                    break
-                chain.append(user)
-            if len(chain) == 1:
-                continue
-            group = _Group(chain[-1])
-            group.add(chain[-1], call_pattern(chain[-1]), None)
-            for producer, user in zip(reversed(chain[:-1]), reversed(chain[1:])):
-                group.add(producer, call_pattern(producer), user)
-            for member in chain:
-                self.group_of[id(member)] = group
-
-    def _grow(self, group: _Group, node, sole_consumer) -> None:
-        """Pull node's producers (and glue around them) into node's group."""
-        for child in node.args if isinstance(node, Call) else node.fields:
-            if (type(child) in LEAF_KINDS or id(child) in self.group_of
-                    or not sole_consumer(child, node)):
-                continue
-            if _is_op_call(child):
-                kind = call_pattern(child)
-                if group.accepts(kind, node):
-                    group.add(child, kind, node)
-                    self.group_of[id(child)] = group
-            elif isinstance(child, Tuple) and _tensor_only(child.checked_type):
-                if group.accepts(TUPLE, node):
-                    group.add(child, TUPLE, node)
-                    self.group_of[id(child)] = group
-                    self._grow(group, child, sole_consumer)
-            elif isinstance(child, TupleGetItem):
-                # a projection joins only together with the op producing the tuple
-                src = child.tuple_value
-                if (_is_op_call(src) and id(src) not in self.group_of
-                        and sole_consumer(src, child) and group.accepts(INJECTIVE, node)):
-                    kind = call_pattern(src)
-                    group.add(child, INJECTIVE, node)
-                    if group.accepts(kind, child):
-                        group.add(src, kind, child)
-                        self.group_of[id(child)] = group
-                        self.group_of[id(src)] = group
-                    else:
-                        group.remove(child)
-
-    @staticmethod
-    def _kids(e):
-        if isinstance(e, Function) and e.is_primitive:
-            return []
-        return children(e)
+        # id(node) -> its group (partition.Group: `root`, the output node; `members`)
+        self.group_of: dict = partition(body, call_pattern, _is_op_call)
 
     # ---- rewriting ----
 
@@ -266,11 +88,19 @@ class _Fuser(ExprMutator):
             # it did its work while partitioning (opaque: no group crosses it); TVM drops it
             return self.visit(e.args[0])
         group = self.group_of.get(id(e))
-        if group is None or group.root is not e:
+        if group is None or group.root is not e or not _is_op_call(e):
             return self._default(e)
         return self._primitive_call(group)
 
-    def _primitive_call(self, group: _Group):
+    def visit_TupleGetItem(self, e: TupleGetItem):
+        # a group may end in a projection of the tuple an operator in it makes (split(...).0)
+        group = self.group_of.get(id(e))
+        if (group is None or group.root is not e or id(e.tuple_value) not in group.members
+                or not any(_is_op_call(m) for m in group.members.values())):
+            return self._default(e)
+        return self._primitive_call(group)
+
+    def _primitive_call(self, group: Group):
         inputs, params, body_memo = [], {}, {}
 
         def param_for(ext):

@@ -89,3 +89,20 @@ def test_print_slices_a_register_in_batch_mode(tmp_path):
     assert "index 9 is out of bounds" in out["print $0[9]"][0]
     assert out["print $0[x]"][0].startswith("error: expected an integer")
     assert "$0 = [[[0. , 0.1, 0.2, 0.3]," in out["print $0"][0]
+    # past a few elements, print adds the statistics the registers pane shows
+    assert out["print $0"][-1].endswith("(Tensor[(2, 3, 4), float32]; min 0, max 2.3, "
+                                        "mean 1.15)")
+
+
+def test_print_shows_the_nan_and_inf_counts_of_a_small_tensor(tmp_path):
+    prog = tmp_path / "t.relay"
+    prog.write_text('#[version = "0.0.5"]\ndef @main(%x: Tensor[(6), float64]) {\n'
+                    "  add(%x, 1f64)\n}\n")
+    arr = tmp_path / "x.npy"
+    np.save(arr, np.array([np.nan, 1 / 3, np.inf, 2.0, -np.inf, np.nan]))
+    out = outputs(debug(tmp_path, str(prog), [f"@{arr}"], "print $0\nprint $0[1:4]\n").stdout)
+    text = "\n".join(out["print $0"])
+    assert "0.3333333333333333" in text  # the dtype's own precision
+    assert text.endswith("(Tensor[(6,), float64]; min 0.3333333333333333, max 2, mean 1.167, "
+                         "2 NaN, 2 Inf)")
+    assert out["print $0[1:4]"][-1].endswith("(Tensor[(3,), float64])")  # all shown: no stats

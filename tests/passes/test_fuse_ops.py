@@ -93,9 +93,24 @@ def @main(%x: Tensor[(4, 8), float32], %w: Tensor[(8, 8), float32], %b: Tensor[(
     assert same(run(out, *args), run(mod, *args))
 
 
+def test_softmax_takes_the_add_after_it_before_a_reshape_claims_it():
+    # softmax is out_elemwise_fusable too: softmax+add, then reshape+exp, as TVM's phase 0
+    mod, out = fuse("""
+def @main(%x: Tensor[(4, 8), float32], %b: Tensor[(8), float32]) {
+  %0 = nn.softmax(%x);
+  %1 = add(%0, %b);
+  exp(reshape(%1, newshape=[2, 16]))
+}""")
+    assert groups(out) == [["add", "nn.softmax"], ["exp", "reshape"]]
+    assert_kernels_standalone(out)
+    rng = np.random.default_rng(2)
+    args = [rng.standard_normal(s).astype("float32") for s in ((4, 8), (8,))]
+    assert same(run(out, *args), run(mod, *args))
+
+
 @pytest.mark.parametrize("expr, expected", [
     ("sum(exp(%x))", [["exp", "sum"]]),                       # elemwise into a reduction
-    ("exp(sum(%x))", [["exp", "sum"]]),                       # a reduction takes elemwise after
+    ("exp(sum(%x))", [["exp"], ["sum"]]),                     # a reduction never takes ops after
     ("sum(reshape(%x, newshape=[6]))", [["reshape"], ["sum"]]),  # injective not into reduce
     ("sum(sum(%x, axis=[1]))", [["sum"], ["sum"]]),           # one anchor per group
     ("shape_of(exp(%x))", [["exp"], ["shape_of"]]),           # opaque stands alone
@@ -107,6 +122,43 @@ def test_fusion_rules(expr, expected):
     assert not op_calls_outside_primitives(out)
     assert_kernels_standalone(out)
     x = np.arange(6, dtype="float32").reshape(2, 3) / 4
+    assert same(run(out, x), run(mod, x))
+
+
+# groups TVM's GraphPartitioner makes (traced by hand through graph_partitioner.cc, v0.14)
+@pytest.mark.parametrize("body, expected", [
+    # conv2d + bias_add + relu stays one kernel when a reduction follows
+    ("mean(nn.relu(nn.bias_add(nn.conv2d(%x, %w, padding=[1, 1]), %b)), axis=[2, 3])",
+     [["mean"], ["nn.bias_add", "nn.conv2d", "nn.relu"]]),
+    # dense takes the elemwise ops after it; the reshape and transpose after those are one more
+    ("transpose(reshape(tanh(add(nn.dense(%m, %v), %c)), newshape=[2, 2, 2]), axes=[1, 0, 2])",
+     [["add", "nn.dense", "tanh"], ["reshape", "transpose"]]),
+    # a pool takes the elemwise chain; the broadcast expand_dims goes into the sum
+    ("sum(expand_dims(exp(nn.relu(nn.max_pool2d(%x, pool_size=[2, 2]))), axis=0), axis=[1])",
+     [["exp", "nn.max_pool2d", "nn.relu"], ["expand_dims", "sum"]]),
+    # a diamond: both uses of exp lead to the add
+    ("add(negative(exp(%m)), sqrt(exp(%m)))", [["add", "exp", "exp", "negative", "sqrt"]]),
+])
+def test_tvms_groups(body, expected):
+    mod, out = fuse("def @main(%x: Tensor[(1, 3, 4, 4), float32], %w: Tensor[(2, 3, 3, 3), "
+                    "float32], %b: Tensor[(2), float32], %m: Tensor[(2, 4), float32], "
+                    "%v: Tensor[(4, 4), float32], %c: Tensor[(4), float32]) { " + body + " }")
+    assert groups(out) == expected
+    assert_kernels_standalone(out)
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal(s).astype("float32")
+            for s in ((1, 3, 4, 4), (2, 3, 3, 3), (2,), (2, 4), (4, 4), (4,))]
+    assert same(run(out, *args), run(mod, *args))
+
+
+def test_a_shared_producer_joins_the_add_both_uses_reach():
+    mod, out = fuse("""
+def @main(%x: Tensor[(4), float32]) -> Tensor[(4), float32] {
+  %0 = exp(%x);
+  add(negative(%0), sqrt(%0))
+}""")
+    assert groups(out) == [["add", "exp", "negative", "sqrt"]]
+    x = f32([0.5, 1.0, 1.5, 2.0])
     assert same(run(out, x), run(mod, x))
 
 
@@ -138,7 +190,9 @@ def @main(%a: Tensor[(2,), float32], %b: Tensor[(2,), float32]) -> Tensor[(2,), 
   %1 = split(%0 * 2f, indices_or_sections=2);
   %1.0 + %1.1
 }""")
-    assert ["concatenate", "exp", "multiply", "split"] in groups(out)
+    # TVM: the tuple joins concatenate, exp joins the tuple (phase 2), and split's two
+    # projections lead to the add, which takes it all
+    assert groups(out) == [["add", "concatenate", "exp", "multiply", "split"]]
     assert not op_calls_outside_primitives(out)
     assert_kernels_standalone(out)
     a, b = f32([0.5, 1.0]), f32([2.0, 3.0])

@@ -68,7 +68,9 @@ def test_tvm_attribute_defaults():
     assert dict(a) == {"axis": None, "keepdims": False, "exclude": False,
                        "select_last_index": False}
     assert dict(normalize_attrs("take", {})) == {"axis": None, "batch_dims": 0, "mode": "clip"}
-    assert normalize_attrs("nn.batch_matmul", {})["transpose_b"] is True
+    # TVM's C++ defaults, which its printer omits (not its Python API's transpose_b=True)
+    assert normalize_attrs("nn.batch_matmul", {})["transpose_b"] is False
+    assert normalize_attrs("nn.leaky_relu", {})["alpha"] == 0.25
     assert normalize_attrs("nn.bias_add", {})["axis"] == 1
     assert normalize_attrs("nn.softmax", {})["axis"] == -1
     assert normalize_attrs("expand_dims", {"axis": 0})["num_newaxis"] == 1
@@ -318,10 +320,12 @@ TYPE_CASES = [
     ("nn.log_softmax", [T((2, 4))], {"axis": 0}, "Tensor[(2, 4), float32]"),
     ("nn.batch_flatten", [T((2, 3, 4))], {}, "Tensor[(2, 12), float32]"),
     ("nn.batch_flatten", [T((None, 3, None))], {}, "Tensor[(?, ?), float32]"),
-    ("nn.batch_matmul", [T((2, 3, 4)), T((2, 5, 4))], {}, "Tensor[(2, 3, 5), float32]"),
+    ("nn.batch_matmul", [T((2, 3, 4)), T((2, 5, 4))], {"transpose_b": True},
+     "Tensor[(2, 3, 5), float32]"),
+    ("nn.batch_matmul", [T((2, 3, 4)), T((2, 4, 5))], {}, "Tensor[(2, 3, 5), float32]"),
     ("nn.batch_matmul", [T((1, 3, 4)), T((None, 4, 5))], {"transpose_b": False},
      "Tensor[(?, 3, 5), float32]"),
-    ("nn.batch_matmul", [T((2, 4, 3)), T((1, 5, 4))], {"transpose_a": True},
+    ("nn.batch_matmul", [T((2, 4, 3)), T((1, 5, 4))], {"transpose_a": True, "transpose_b": True},
      "Tensor[(2, 3, 5), float32]"),
     # convolution, pooling, normalisation, resizing (more in test_ops_conv/pool/norm/image.py)
     ("nn.conv1d", [T((None, 4, 10)), T((8, 4, 3))], {"padding": [1]},
@@ -424,8 +428,10 @@ TYPE_ERRORS = [
     ("nn.bias_add", [T((2, 3)), T((4,))], {}, "does not match axis 1"),
     ("nn.bias_add", [T((2, 3)), T((3, 1))], {}, "bias must be 1-d"),
     ("nn.softmax", [T((2,))], {"axis": 1}, "axis 1 is out of range"),
-    ("nn.batch_matmul", [T((2, 3, 4)), T((3, 5, 4))], {}, "batch sizes differ"),
+    ("nn.batch_matmul", [T((2, 3, 4)), T((3, 4, 5))], {}, "batch sizes differ"),
     ("nn.batch_matmul", [T((2, 3, 4)), T((2, 5, 3))], {}, "inner dimensions differ"),
+    ("nn.batch_matmul", [T((2, 3, 4)), T((2, 4, 5))], {"transpose_b": True},
+     "inner dimensions differ"),
     ("nn.batch_matmul", [T((3, 4)), T((2, 5, 4))], {}, "x must be 3-d"),
     ("nn.batch_flatten", [T(())], {}, "rank >= 1"),
 ]
@@ -615,7 +621,9 @@ KERNEL_CASES = [
     ("nn.log_softmax", [A([0.0, 0.0])], {}, A([np.log(0.5), np.log(0.5)])),
     ("nn.batch_flatten", [np.arange(8, dtype=np.int32).reshape(2, 2, 2)], {},
      A([[0, 1, 2, 3], [4, 5, 6, 7]], "int32")),
-    ("nn.batch_matmul", [A([[[1, 2]]]), A([[[3, 4], [5, 6]]])], {}, A([[[11, 17]]])),
+    ("nn.batch_matmul", [A([[[1, 2]]]), A([[[3, 4], [5, 6]]])], {"transpose_b": True},
+     A([[[11, 17]]])),
+    ("nn.batch_matmul", [A([[[1, 2]]]), A([[[3, 4], [5, 6]]])], {}, A([[[13, 16]]])),
     ("nn.batch_matmul", [A([[[1, 2]], [[0, 1]]]), A([[[3], [4]]])], {"transpose_b": False},
      A([[[11]], [[4]]])),
     ("nn.batch_matmul", [A([[[1], [2]]]), A([[[3, 4], [5, 6]]])],

@@ -190,8 +190,12 @@ def test_cumsum_keeps_the_dtype_and_wraps():
     # TVM's ScanopRel takes bool too: 1-bit sums wrap, a running xor
     assert rel("cumsum", T((2,), "bool")) == T((2,), "bool")
     assert run("cumsum", A([True, True], "bool")).tolist() == [True, False]
-    with pytest.raises(OpTypeError, match="cumsum: axis 1 is out of range"):
-        rel("cumsum", T((2,)), axis=1)
+    # ScanopRel does not check the axis; topi's scan refuses it when it lowers
+    assert rel("cumsum", T((2,)), axis=1) == T((2,))
+    with pytest.raises(KernelError, match="cumsum: TVM's kernel cannot use axis 1 of a 1-d"):
+        run("cumsum", A([1, 2], "int32"), axis=1)
+    with pytest.raises(OpTypeError, match="cumsum: a 0-d tensor has no dimension 0"):
+        rel("cumsum", T(()))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -240,5 +244,12 @@ def test_topk_errors_and_return_types():
         run("topk", np.zeros((2, 5), np.float32), k=6)
     assert infer_shape("topk", [(3, 7)], ["float32"], {"k": 2}) == [(3, 2), (3, 2)]
     assert isinstance(rel("topk", T((3, 7)), k=2), TupleType)
-    with pytest.raises(OpTypeError, match="sort: needs a tensor of rank >= 1"):
-        rel("sort", T(()))
+    # SortRel and ArgsortRel check no axis; the run-time function's read is undefined
+    assert rel("sort", T(())) == T(())
+    assert rel("argsort", T((2,)), axis=3) == T((2,), "int32")
+    with pytest.raises(KernelError, match="sort: TVM's kernel cannot use axis -1 of a 0-d"):
+        run("sort", np.array(1.0, np.float32))
+    with pytest.raises(KernelError, match="argsort: TVM's kernel cannot use axis 3 of a 1-d"):
+        run("argsort", np.zeros(2, np.float32), axis=3)
+    with pytest.raises(OpTypeError, match="topk: needs a tensor of rank >= 1"):
+        rel("topk", T(()))

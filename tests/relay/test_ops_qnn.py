@@ -61,11 +61,12 @@ def test_registered_with_tvm_arguments_and_patterns():
              "qnn.conv2d": 6, "qnn.add": 8, "qnn.mul": 8, "qnn.concatenate": 5}
     for name, n in arity.items():
         assert OPS[name].num_inputs == n, name
-    # TVM registers TOpPattern only for these; the others are opaque
+    # TVM's TOpPattern (C++) and register_pattern (python/tvm/relay/qnn/op/_qnn.py)
     assert OPS["qnn.add"].pattern == OPS["qnn.mul"].pattern == "broadcast"
     assert OPS["qnn.dense"].pattern == OPS["qnn.conv2d"].pattern == "out_elemwise_fusable"
-    for name in ("qnn.quantize", "qnn.dequantize", "qnn.requantize", "qnn.concatenate"):
-        assert OPS[name].pattern == "opaque"
+    for name in ("qnn.quantize", "qnn.dequantize", "qnn.requantize"):
+        assert OPS[name].pattern == "elemwise"
+    assert OPS["qnn.concatenate"].pattern == "injective"
     defaults = {a.name: a.default for a in OPS["qnn.requantize"].attrs}
     assert defaults == {"axis": -1, "rounding": "None", "compute_dtype": "None",
                         "out_dtype": "int8"}

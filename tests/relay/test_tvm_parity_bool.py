@@ -1,6 +1,6 @@
 """TVM parity of bool (and narrow-dtype) tensors in the operators whose rows of
 docs/tvm-parity.md were `-!`: convolutions, nn.pad, resizing, global and adaptive pooling,
-cumsum, the sorts, and bool indices of take. Each kernel is checked against a direct loop or formula of TVM's
+cumsum and the sorts (and their unchecked axes), and bool indices of take. Each kernel is checked against a direct loop or formula of TVM's
 semantics (TVM's bool is a 1-bit integer: a sum of bools is their parity), each operator runs
 alike on the VM, the reference interpreter and the graph executor, and FoldConstant on constant
 inputs gives the same value or leaves the call to stop at run time."""
@@ -292,6 +292,9 @@ REFUSALS = [
     ("topk(%a, k=1)", [np.array([True, False])], 'Unsupported input dtype: bool'),
     ("topk(%a, k=1, dtype=\"int16\")", [np.array([3, 1], np.int8)],
      'Unsupported output dtype: int16'),
+    # axes only lowering (cumsum) or the run-time function (sort) meets
+    ("cumsum(%a, axis=1)", [np.array([1, 2], np.int32)], "cannot use axis 1 of a 1-d tensor"),
+    ("sort(%a)", [np.array(1.5, np.float32)], "cannot use axis -1 of a 0-d tensor"),
 ]
 
 

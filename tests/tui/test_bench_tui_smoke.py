@@ -26,6 +26,6 @@ def test_bench_tui_model_steps_quick_runs(tmp_path):
                           env={"XDG_CONFIG_HOME": str(tmp_path), "PATH": "/usr/bin:/bin",
                                "HOME": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr
-    for label in ("transformer, 2 layers: 32 kernel calls", "s 160x48 on the 32-kernel model",
+    for label in ("transformer, 2 layers: 30 kernel calls", "s 160x48 on the 30-kernel model",
                   "S 160x48 on the", "n 160x48 on the", "target: every key < 10 ms median"):
         assert label in proc.stdout, proc.stdout

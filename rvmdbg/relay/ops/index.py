@@ -167,15 +167,26 @@ register("gather_nd", 2, _gather_nd_rel, _gather_nd_kernel, "injective",
 
 
 def _cumsum_rel(name, args, attrs):
-    (x,) = args  # ScanopRel: any dtype
+    # ScanopRel: any dtype; with an axis the data's shape, unchecked (topi's scan refuses an
+    # axis out of range when it lowers: the kernel stops then); without one, the flattened
+    # size, read from dimension 0 on (a 0-d tensor has none: the relation fails)
+    (x,) = args
     dt = attrs["dtype"] or x.dtype
     if attrs["axis"] is None:
+        if len(x.shape) == 0:
+            raise OpTypeError(_("{op}: a 0-d tensor has no dimension 0 to flatten from (TVM's "
+                                "relation reads it)").format(op=name))
         return TensorType((known_prod(x.shape),), dt)
-    if len(x.shape) == 0:
-        raise OpTypeError(_("{op}: cannot scan along an axis of a 0-d tensor; leave axis "
-                            "None").format(op=name))
-    norm_axis(name, attrs["axis"], len(x.shape))
     return TensorType(x.shape, dt)
+
+
+def _lowering_axis(name: str, axis: int, ndim: int) -> int:
+    """An axis only TVM's lowering or run time checks: out of range, the kernel stops."""
+    if not -ndim <= axis < ndim:
+        raise KernelError(_("{op}: TVM's kernel cannot use axis {axis} of a {ndim}-d tensor "
+                            "(its relation does not check it)").format(
+            op=name, axis=axis, ndim=ndim))
+    return axis % ndim
 
 
 def _cumsum_kernel(args, attrs):
@@ -184,6 +195,7 @@ def _cumsum_kernel(args, attrs):
     axis = attrs["axis"]
     if axis is None:
         x, axis = x.reshape(-1), 0
+    axis = _lowering_axis("cumsum", axis, x.ndim)
     with np.errstate(all="ignore"):
         if dt == BOOL:  # topi's scan adds 1-bit bools (each element cast first): xor
             r = bool_parity(np.cumsum(tvm_cast(x, BOOL), axis=axis, dtype=np.int64))
@@ -240,23 +252,25 @@ def _runtime_sort_takes(name: str, function: str, data, index_dtypes, index_dtyp
                 function=function, dtype=index_dtype), _("give dtype=\"int32\" or \"int64\""))
 
 
-def _sort_axis_rel(name, x: TensorType, axis: int) -> int:
+def _topk_axis_rel(name, x: TensorType, axis: int) -> int:
+    # TopKRel's ICHECK: the axis in range, so rank >= 1
     if len(x.shape) == 0:
         raise OpTypeError(_("{op}: needs a tensor of rank >= 1, got {x}").format(op=name, x=x))
     return norm_axis(name, axis, len(x.shape))
 
 
 def _sort_rel(name, args, attrs):
-    (x,) = args
-    _sort_axis_rel(name, x, attrs["axis"])
-    return x
+    # SortRel: the data's type, whatever the axis (the run-time function reads the shape at
+    # it: out of range, or any axis of a 0-d tensor, is undefined there and stops here)
+    return args[0]
 
 
 def _sort_kernel(args, attrs):
     x = args[0]
     _runtime_sort_takes("sort", "tvm.contrib.sort.sort", x, _ARGSORT_DTYPES.get(x.dtype.name))
-    order = stable_argsort(x, attrs["axis"], attrs["is_ascend"])
-    return np.take_along_axis(x, order, axis=attrs["axis"])
+    axis = _lowering_axis("sort", attrs["axis"], x.ndim)
+    order = stable_argsort(x, axis, attrs["is_ascend"])
+    return np.take_along_axis(x, order, axis=axis)
 
 
 register("sort", 1, _sort_rel, _sort_kernel, "opaque",
@@ -265,8 +279,7 @@ register("sort", 1, _sort_rel, _sort_kernel, "opaque",
 
 
 def _argsort_rel(name, args, attrs):
-    (x,) = args
-    _sort_axis_rel(name, x, attrs["axis"])
+    (x,) = args  # ArgsortRel: the data's shape, whatever the axis (as sort's)
     return TensorType(x.shape, attrs["dtype"])
 
 
@@ -274,8 +287,8 @@ def _argsort_kernel(args, attrs):
     x = args[0]
     _runtime_sort_takes("argsort", "tvm.contrib.sort.argsort", x,
                         _ARGSORT_DTYPES.get(x.dtype.name), attrs["dtype"])
-    return as_result(stable_argsort(x, attrs["axis"], attrs["is_ascend"]),
-                     np.dtype(attrs["dtype"]))
+    axis = _lowering_axis("argsort", attrs["axis"], x.ndim)
+    return as_result(stable_argsort(x, axis, attrs["is_ascend"]), np.dtype(attrs["dtype"]))
 
 
 register("argsort", 1, _argsort_rel, _argsort_kernel, "opaque",
@@ -286,7 +299,7 @@ register("argsort", 1, _argsort_rel, _argsort_kernel, "opaque",
 
 def _topk_rel(name, args, attrs):
     (x,) = args
-    axis = _sort_axis_rel(name, x, attrs["axis"])  # TopKRel: any dtypes
+    axis = _topk_axis_rel(name, x, attrs["axis"])  # TopKRel: any dtypes
     k, d = attrs["k"], x.shape[axis]
     if k >= 1 and d is not None and k > d:
         raise OpTypeError(_("{op}: attribute 'k' {k} exceeds the size {d} of axis {axis}").format(

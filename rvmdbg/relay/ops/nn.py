@@ -4,8 +4,9 @@ with the elementwise ops; convolution, pooling, normalisation and resizing have 
 own).
 
 TVM's conventions: dense computes data @ weight.T (weight is (units, in)); matmul computes
-a @ b with either side transposed on request; batch_matmul's default transpose_b=True computes
-x @ y^T per batch, batch dims of size 1 broadcast. nn.dropout at inference returns its input
+a @ b with either side transposed on request; batch_matmul computes x @ y per batch (x @ y^T
+with transpose_b=True, which TVM's Python API passes and its printer shows: the attribute's
+default, which the printer omits, is False), batch dims of size 1 broadcast. nn.dropout at inference returns its input
 and a mask of ones; nn.pad takes its pad value as a second (0-d) argument, or, as TVM before
 0.8 printed it, as the attribute pad_value.
 """
@@ -109,8 +110,11 @@ def _bmm_kernel(args, attrs):
 
 register("nn.batch_matmul", 2, _bmm_rel, _bmm_kernel, "out_elemwise_fusable",
          attrs=[AttrSpec("out_dtype", "dtype_or_none", None),
-                AttrSpec("transpose_a", "bool", False), AttrSpec("transpose_b", "bool", True)],
-         doc="nn.batch_matmul(x, y): per batch x @ y^T (transpose_b=True by default)")
+                # False: TVM's C++ default (BatchMatmulAttrs), which its printer omits; the
+                # Python API's True is always printed
+                AttrSpec("transpose_a", "bool", False), AttrSpec("transpose_b", "bool", False)],
+         doc="nn.batch_matmul(x, y, transpose_b=True): per batch x @ y^T (TVM's Python API "
+             "passes transpose_b=True; the attribute's default is False)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -236,7 +240,9 @@ def _leaky_relu_kernel(args, attrs):
 
 
 register("nn.leaky_relu", 1, _leaky_relu_rel, _leaky_relu_kernel, "elemwise",
-         attrs=[AttrSpec("alpha", "float", 0.01)], doc="x if x > 0 else alpha * x")
+         # 0.25 is TVM's C++ default (LeakyReluAttrs), the one its printer omits; 0.01 is only
+         # the Python API's
+         attrs=[AttrSpec("alpha", "float", 0.25)], doc="x if x > 0 else alpha * x")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -287,7 +287,7 @@ def _quantize_kernel(args, attrs):
         return np.clip(q, lo, hi).astype(attrs["out_dtype"])
 
 
-register("qnn.quantize", 3, _quantize_rel, _quantize_kernel, "opaque",
+register("qnn.quantize", 3, _quantize_rel, _quantize_kernel, "elemwise",
          attrs=[AttrSpec("axis", "int", -1),
                 AttrSpec("out_dtype", "dtype", "int8",
                          choices=("int8", "uint8", "int16", "uint16", "int32"))],
@@ -318,7 +318,7 @@ def _dequantize_kernel(args, attrs):
     return np.clip(out, float(info.min), float(info.max)).astype(np.float16)
 
 
-register("qnn.dequantize", 3, _dequantize_rel, _dequantize_kernel, "opaque",
+register("qnn.dequantize", 3, _dequantize_rel, _dequantize_kernel, "elemwise",
          attrs=[AttrSpec("axis", "int", -1),
                 AttrSpec("out_dtype", "dtype", "float32", choices=("float16", "float32"))],
          doc="qnn.dequantize(data, input_scale, input_zero_point, axis=-1, "
@@ -342,7 +342,7 @@ def _requantize_kernel(args, attrs):
                              _rounding(attrs), _compute_dtype(attrs), attrs["out_dtype"])
 
 
-register("qnn.requantize", 5, _requantize_rel, _requantize_kernel, "opaque",
+register("qnn.requantize", 5, _requantize_rel, _requantize_kernel, "elemwise",
          attrs=[AttrSpec("axis", "int", -1),
                 AttrSpec("rounding", "str", "None", choices=("None", "UPWARD", "TONEAREST")),
                 AttrSpec("compute_dtype", "str", "None",
@@ -461,8 +461,8 @@ def _concatenate_kernel(args, attrs):
     return OPS["concatenate"].kernel([tuple(parts)], {"axis": attrs["axis"]})
 
 
-register("qnn.concatenate", 5, _concatenate_rel, _concatenate_kernel, "opaque",
-         attrs=[AttrSpec("axis", "int")], tuple_input=(0, 1, 2),
+register("qnn.concatenate", 5, _concatenate_rel, _concatenate_kernel, "injective",
+         attrs=[AttrSpec("axis", "int", 0)], tuple_input=(0, 1, 2),
          doc="qnn.concatenate((x, ...), (scale, ...), (zero_point, ...), output_scale, "
              "output_zero_point, axis=): each requantized to the output, then joined")
 

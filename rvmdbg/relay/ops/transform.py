@@ -190,7 +190,7 @@ def _expand_dims_kernel(args, attrs):
     return x.reshape(x.shape[:p] + (1,) * attrs["num_newaxis"] + x.shape[p:]).copy()
 
 
-register("expand_dims", 1, _expand_dims_rel, _expand_dims_kernel, "injective",
+register("expand_dims", 1, _expand_dims_rel, _expand_dims_kernel, "broadcast",
          attrs=[AttrSpec("axis", "int"), AttrSpec("num_newaxis", "int", 1)],
          doc="insert num_newaxis dimensions of size 1 at axis")
 
