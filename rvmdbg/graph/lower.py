@@ -24,16 +24,14 @@ from rvmdbg.passes.fuse_ops import fuse_ops
 from rvmdbg.relay.ast import (Call, Constant, ConstructorRef, Function, GlobalVar, If, Let, Match,
                               Module, OpRef, PatternConstructor, PatternTuple, RefCreate, RefRead,
                               RefWrite, Tuple, TupleGetItem, Var, children, room_for_recursion)
-from rvmdbg.relay.dialect import MEMORY_OPS
+from rvmdbg.relay.dialect import DEVICE_OPS, MEMORY_OPS
+from rvmdbg.relay.ops.core import RESHAPE_OPS
 from rvmdbg.relay.printer import print_expr
 from rvmdbg.relay.typecheck import check_module
 from rvmdbg.relay.types import FuncType, RefType, TensorType, TupleType, TypeCall, TypeVar
 
 __all__ = ["lower_to_graph", "find_refusal", "RESHAPE_OPS"]
 
-# Operators that only reinterpret a contiguous tensor's shape (TVM marks them TReshapeOp); a
-# primitive function made of nothing else is "reshape only" and its output aliases its input.
-RESHAPE_OPS = frozenset({"reshape", "squeeze", "expand_dims", "nn.batch_flatten"})
 # TVM shortens longer kernel names and appends a hash of the full one
 _MAX_NAME = 80
 def _checked(mod: Module) -> Module:
@@ -464,6 +462,10 @@ class _Builder:
         elif isinstance(e, Call) and isinstance(e.op, Function) and e.op.is_primitive:
             args = [self.value(a, env, memo) for a in e.args]
             out = self.kernel(e.op, args, e)
+        elif isinstance(e, Call) and isinstance(e.op, OpRef) and e.op.name in DEVICE_OPS:
+            # one device: `on_device` and `device_copy` pass their value on (TVM's graph
+            # codegen drops on_device, and a copy within one device moves nothing)
+            out = self.value(e.args[0], env, memo)
         elif isinstance(e, Call) and isinstance(e.op, GlobalVar):
             callee = self.mod.functions[e.op.name]
             args = [self.value(a, env, memo) for a in e.args]

@@ -37,12 +37,11 @@ from rvmdbg.relay.dialect import (  # the memory dialect's names, typed in relay
     ALLOC_STORAGE, ALLOC_TENSOR, DIALECT_OPS, INVOKE_TVM_OP, KILL, RESHAPE_TENSOR, SHAPE_FUNC,
     SHAPE_OF,
 )
+from rvmdbg.relay.ops.core import RESHAPE_OPS
 from rvmdbg.relay.types import UNIT, FuncType, StorageType, TensorType, TupleType, scalar
 
 ALIGNMENT = 64
 SHAPE_FUNC_ATTR = "ShapeFunc"   # rvmdbg.vm.kernels reads it to build a shape kernel
-# primitives made only of these, applied to their one input, need no kernel (TVM: reshape_only)
-_RESHAPE_OPS = frozenset({"reshape", "squeeze", "expand_dims", "contrib_reverse_reshape"})
 DYN_RESHAPE = "dyn.reshape"   # reshape-only too, its new shape a second parameter
 
 
@@ -91,6 +90,12 @@ def primitive_callee(call, mod: Module) -> Function | None:
     if isinstance(op, GlobalVar):
         target = mod.functions.get(op.name)
         if target is not None and target.is_primitive:
+            if target.attrs.get("Extern") and not target.attrs.get("global_symbol"):
+                # TVM calls an external function by its global's name
+                named = Function(target.params, target.body, target.ret_type, target.type_params,
+                                 {**target.attrs, "global_symbol": op.name}, target.span)
+                named.checked_type = target.checked_type
+                return named
             return target
     return None
 
@@ -112,7 +117,7 @@ def _reshape_only(fn: Function) -> bool:
         name = node.op.name
         if name == DYN_RESHAPE and len(params) == 2 and node.args[1] is params[1]:
             shape_param_used = True
-        elif name not in _RESHAPE_OPS or len(node.args) != 1:
+        elif name not in RESHAPE_OPS or len(node.args) != 1:
             return False
         node = node.args[0]
     return node is params[0] and shape_param_used == (len(params) == 2)

@@ -21,6 +21,7 @@ from rvmdbg.passes.manifest_alloc import (ALLOC_STORAGE, ALLOC_TENSOR, INVOKE_TV
                                           SHAPE_FUNC, SHAPE_OF, dialect_call, wrap_lets)
 from rvmdbg.relay.ast import (Call, Clause, Function, If, Let, Match, Module, OpRef, PatternVar,
                               Var)
+from rvmdbg.relay.dialect import ON_DEVICE
 from rvmdbg.relay.types import UNIT, StorageType, TensorType
 
 # dialect calls that use their operands in place: kernel arguments, shapes, allocation operands
@@ -29,6 +30,16 @@ _IN_PLACE = frozenset({INVOKE_TVM_OP, SHAPE_FUNC, SHAPE_OF, KILL, ALLOC_TENSOR, 
 
 def _is_dialect(value, names) -> bool:
     return type(value) is Call and type(value.op) is OpRef and value.op.name in names
+
+
+def _alias_of(value):
+    """The variable whose register `value` is, or None: a variable, or `on_device` of one
+    (the compiler emits nothing for on_device; TVM's AliasEliminator looks through it too)."""
+    if type(value) is Var:
+        return value
+    if _is_dialect(value, (ON_DEVICE,)) and len(value.args) == 1 and type(value.args[0]) is Var:
+        return value.args[0]
+    return None
 
 
 def escaping(value, free=None) -> set:
@@ -111,7 +122,8 @@ class _KillInserter:
         # alias groups: a let of a variable shares that variable's register
         root = {}
         for var, value, _ in bindings:
-            root[var] = root.get(value, value) if isinstance(value, Var) else var
+            alias = _alias_of(value)
+            root[var] = root.get(alias, alias) if alias is not None else var
         returned = set(free_vars(tail))
         last_use: dict = {}        # group root -> last binding index using it
         last_member: dict = {}     # group root -> the member used last
@@ -127,7 +139,7 @@ class _KillInserter:
                 if g is not None:
                     last_use[g] = i
                     last_member[g] = used
-            if isinstance(value, Var):
+            if _alias_of(value) is not None:
                 last_member[r] = var
                 continue  # an alias shares the register; the value goes nowhere new
             for used in escaping(value, free):

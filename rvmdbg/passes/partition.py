@@ -276,8 +276,10 @@ class _Partitioner:
             parent.anchor = child.anchor
             parent.pattern = max(child.pattern, parent.pattern)
 
-    def _commit(self, src, sink) -> None:
-        target = self.groups[sink.index]
+    @staticmethod
+    def _path_nodes(src, sink):
+        """Each node on the paths from src to sink once, src included, sink not (TVM's
+        CommitFuse and CountNodesUptoSink walk these). Iterative, as _check_path."""
         seen: set = set()
         todo = [src]
         while todo:
@@ -285,23 +287,19 @@ class _Partitioner:
             if node is sink or node.index in seen:
                 continue
             seen.add(node.index)
-            self._merge(self.groups[node.index], target)
+            yield node
             todo.extend(c for c, _ in node.outputs)
+
+    def _commit(self, src, sink) -> None:
+        target = self.groups[sink.index]
+        for node in self._path_nodes(src, sink):
+            self._merge(self.groups[node.index], target)
 
     def _count_with(self, child, dom) -> int:
         """Nodes in dom's group once child's paths to it join (each node's own group count,
         as TVM adds them)."""
-        seen: set = set()
-        total = self.groups[dom.index].find_root().num_nodes
-        todo = [child]
-        while todo:
-            node = todo.pop()
-            if node is dom or node.index in seen:
-                continue
-            seen.add(node.index)
-            total += self.groups[node.index].num_nodes
-            todo.extend(c for c, _ in node.outputs)
-        return total
+        return (self.groups[dom.index].find_root().num_nodes
+                + sum(self.groups[n.index].num_nodes for n in self._path_nodes(child, dom)))
 
     # ---- the fusion passes ----
 

@@ -47,14 +47,17 @@ class Constant(Expr):
 class Var(Expr):
     """A local variable `%name` (name stored without `%`). Binder and uses are one object."""
 
-    __slots__ = ("name", "type_annotation", "uid")
+    __slots__ = ("name", "type_annotation", "uid", "attrs")
 
-    def __init__(self, name: str, type_annotation: Type | None = None, span=None):
+    def __init__(self, name: str, type_annotation: Type | None = None, span=None,
+                 attrs: dict | None = None):
         self.span = span
         self.checked_type = None
         self.name = name
         self.type_annotation = type_annotation
         self.uid = next(_var_ids)
+        # a parameter's `{virtual_device=...}` as TVM prints it, kept to be printed back
+        self.attrs = attrs
 
     def __repr__(self) -> str:
         return f"Var(%{self.name}#{self.uid})"
@@ -125,7 +128,9 @@ class Function(Expr):
 
     @property
     def is_primitive(self) -> bool:
-        return bool(self.attrs.get("Primitive"))
+        # `Extern=1` (TVM: a function an external codegen has compiled already) is called as
+        # one kernel too, and is no VM function
+        return bool(self.attrs.get("Primitive") or self.attrs.get("Extern"))
 
 
 class Let(Expr):

@@ -6,8 +6,9 @@ planning `on_device` and `device_copy`. They are not user operators (no kernel, 
 the parser accepts their names so a printed pass stage (rvmdbg's or TVM's) reads back, the
 type checker types them here, and the code generator maps each call to one instruction.
 
-Both argument layouts of `memory.alloc_storage` are read: rvmdbg's `(size, alignment=,
-dtype_hint=)` and TVM 0.18's `(size, shape, alignment, virtual_device=, dtype=)`.
+Every argument layout of `memory.alloc_storage` is read: rvmdbg's `(size, alignment=,
+dtype_hint=)`, TVM 0.8 to 0.13's `(size, alignment, virtual_device=, dtype=)` and TVM 0.14+'s
+`(size, shape, alignment, virtual_device=, dtype=)`.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ MEMORY_OPS = frozenset({ALLOC_STORAGE, ALLOC_TENSOR, KILL, INVOKE_TVM_OP, SHAPE_
 DEVICE_OPS = frozenset({ON_DEVICE, DEVICE_COPY})
 DIALECT_OPS = MEMORY_OPS | DEVICE_OPS
 
-_ARITY = {ALLOC_STORAGE: (1, 3), ALLOC_TENSOR: (3,), KILL: (1,), INVOKE_TVM_OP: (3,),
+_ARITY = {ALLOC_STORAGE: (1, 2, 3), ALLOC_TENSOR: (3,), KILL: (1,), INVOKE_TVM_OP: (3,),
           SHAPE_OF: (1,), SHAPE_FUNC: (3,), RESHAPE_TENSOR: (2,), ON_DEVICE: (1,),
           DEVICE_COPY: (1,)}
 
@@ -49,9 +50,10 @@ def arity_error(name: str, given: int) -> str | None:
     counts = _ARITY[name]
     if given in counts:
         return None
-    want = str(counts[0])
-    for n in counts[1:]:
-        want = _("{left} or {right}").format(left=want, right=n)
+    want = str(counts[-1])
+    if len(counts) > 1:
+        want = _("{left} or {right}").format(left=", ".join(str(n) for n in counts[:-1]),
+                                             right=want)
     return _("{op} takes {counts} arguments, {given} given").format(op=name, counts=want,
                                                                     given=given)
 
@@ -84,8 +86,8 @@ def result_type(name: str, arg_types: list, attrs: dict):
     attrs = attrs or {}
     if name == ALLOC_STORAGE:
         _int64_scalar(arg_types[0], name, 0, "size")
-        if len(arg_types) == 3:
-            _int64_scalar(arg_types[2], name, 2, "alignment")
+        if len(arg_types) > 1:  # the alignment comes last: (size, [shape,] alignment)
+            _int64_scalar(arg_types[-1], name, len(arg_types) - 1, "alignment")
         return StorageType()
     if name == ALLOC_TENSOR:
         if not isinstance(arg_types[0], StorageType):

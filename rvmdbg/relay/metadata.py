@@ -471,19 +471,48 @@ class _Quoted(Source):
 
 def metadata_text(constants: list, objects: list = ()) -> str:
     """The JSON document TVM writes after `#[metadata]`, for tensor constants (in table order)
-    and other table objects (MetaObject, in table order per key). Objects read from a section
-    keep their nodes: that section's nodes are written first at their own indices (its tensor
-    constants blanked, as they are written anew), so every field that names another node
-    (a target, a string, an array of them) still names it."""
-    # TVM's layout: node 0 is null and node 1 the root Map of tables
+    and other table objects (MetaObject, in table order per key).
+
+    Objects read from a section keep their nodes at their own indices, so every field that
+    names another node (a target, a string, an array of them) still names it. Which fields are
+    node indices depends on TVM's schema of each type, so every non-negative integer a kept
+    node holds is taken as a possible reference: the nodes reachable that way are kept, the
+    rest of that section (its tensor constants, its tables) is blanked or dropped, and the
+    nodes written anew (the constants, the tables) go after them where no kept field's integer
+    points. Printing a parsed print therefore gives the same text again."""
     origin = next((o.origin for o in objects if o.origin is not None), None)
     if origin is not None:
-        nodes: list = [{"type_key": ""} if n.get("type_key") == "relay.Constant" else n
-                       for n in origin]
+        # its tensor constants are written anew below
+        base: list = [_BLANK if n.get("type_key") == "relay.Constant" else n for n in origin]
     else:
-        nodes = [{"type_key": ""}, None]
-    # node 1 is the root Map of tables, as TVM writes it (filled in last; an origin's own root
-    # is replaced)
+        base = [_BLANK, None]
+    # TVM writes the root Map of tables as node 1; an origin's own root there is replaced
+    root_at_1 = base[1] is None or base[1].get("type_key") in ("Map", "StrMap")
+    by_key: dict = {}
+    for obj in objects:
+        if origin is None or obj.origin is not origin:
+            # an object made here (or from another section) has no nodes to point at: such
+            # fields become null
+            node = {"type_key": obj.type_key}
+            if obj.attrs:
+                node["attrs"] = {k: (v if not _is_node_field(k) else "0")
+                                 for k, v in obj.attrs.items()}
+            where = len(base)
+            base.append(node)
+        else:
+            where = obj.node
+        by_key.setdefault(obj.key, []).append(where)
+    kept, values = _reachable([n for items in by_key.values() for n in items], base,
+                              1 if root_at_1 else -1)
+    # the nodes written anew: the constants' device and scope, the constants, one Array per
+    # table, and the root unless it goes at 1
+    n_tables = (1 if constants else 0) + len(by_key)
+    fresh = (2 + len(constants) if constants else 0) + n_tables + (0 if root_at_1 else 1)
+    start = max(kept | {1}) + 1
+    while any(start <= v < start + fresh for v in values):
+        start += 1
+    nodes = [n if i == 0 or i in kept else _BLANK for i, n in enumerate(base[:start])]
+    nodes += [_BLANK] * (start - len(nodes))
     b64: list = []
     keys: list = []
     arrays: list = []
@@ -502,22 +531,7 @@ def metadata_text(constants: list, objects: list = ()) -> str:
             b64.append(encode_ndarray(a))
         keys.append("relay.Constant")
         arrays.append(items)
-    by_key: dict = {}
-    for obj in objects:
-        by_key.setdefault(obj.key, []).append(obj)
-    for key, objs in by_key.items():
-        items = []
-        for obj in objs:
-            if origin is not None and obj.origin is origin:
-                items.append(obj.node)
-                continue
-            items.append(len(nodes))
-            node = {"type_key": obj.type_key}
-            if obj.attrs:
-                # an object made here has no nodes to point at: such fields become null
-                node["attrs"] = {k: (v if not _is_node_field(k) else "0")
-                                 for k, v in obj.attrs.items()}
-            nodes.append(node)
+    for key, items in by_key.items():
         keys.append(key)
         arrays.append(items)
     data = []
@@ -525,14 +539,37 @@ def metadata_text(constants: list, objects: list = ()) -> str:
         data.append(len(nodes))
         nodes.append({"type_key": "Array", "data": items})
     root = {"type_key": "Map", "keys": keys, "data": data}
-    at = 1
-    if nodes[1] is None or nodes[1].get("type_key") in ("Map", "StrMap"):
+    if root_at_1:
         nodes[1] = root
-    else:  # an origin whose root was elsewhere: its node 1 may be named by its objects
+        at = 1
+    else:  # an origin whose node 1 is no Map may have objects naming it: the root goes last
         at = len(nodes)
         nodes.append(root)
     doc = {"root": at, "nodes": nodes, "b64ndarrays": b64, "attrs": {"tvm_version": TVM_VERSION}}
     return json.dumps(doc, indent=2)
+
+
+_BLANK = {"type_key": ""}
+
+
+def _reachable(starts: list, nodes: list, skip: int) -> tuple[set, set]:
+    """The nodes reachable from `starts` through every integer a node holds (an `attrs` value
+    written as digits, an element of `data`), never entering `skip`; and every such integer."""
+    kept: set = set()
+    values: set = set()
+    todo = [i for i in starts if 0 < i < len(nodes)]
+    while todo:
+        i = todo.pop()
+        if i in kept or i == skip:
+            continue
+        kept.add(i)
+        nd = nodes[i] or {}
+        found = [int(v) for v in (nd.get("attrs") or {}).values()
+                 if isinstance(v, str) and v.isascii() and v.isdigit()]
+        found += [v for v in nd.get("data") or () if isinstance(v, int) and v >= 0]
+        values.update(found)
+        todo += [v for v in found if 0 < v < len(nodes)]
+    return kept, values
 
 
 # Fields of TVM objects that hold another object (a node index), not a plain value.

@@ -552,6 +552,13 @@ class _Parser:
             if k == LOCAL:
                 self.pos += 1
                 ann = None
+                param_attrs = None
+                if toks[self.pos][0] == "{":
+                    # `%x {virtual_device=meta[VirtualDevice][0]}: t`, as TVM prints a parameter
+                    # placed on a device
+                    self.pos += 1
+                    param_attrs = self.attributes("}")
+                    self.pos += 1
                 if toks[self.pos][0] == ":":
                     self.pos += 1
                     ann = self.type_()
@@ -560,7 +567,7 @@ class _Parser:
                     raise self.error(NameResolutionError, _("duplicate parameter {name}").format(
                         name=tok[1]), tok)
                 seen[name] = True
-                v = Var(name, ann, self.tspan(tok))
+                v = Var(name, ann, self.tspan(tok), param_attrs)
                 params.append(v)
                 self.bind(name, v)
             elif k == NAME and self.attr_key_end(self.pos) is not None:
@@ -646,6 +653,10 @@ class _Parser:
         if k == BOOL:
             return tok[6]
         if k == NAME and tok[1] in ("None", "null", "nullptr"):
+            return None
+        if k == "?":
+            # TVM's printer writes an unknown dimension in a shape attribute as `?`
+            # (`assert_shape=[?, 4]` after ManifestAlloc); it is None, as an unknown dim
             return None
         if k == NAME and tok[1] == "meta" and self.toks[self.pos][0] == "[":
             self.pos -= 1

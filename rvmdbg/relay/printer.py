@@ -496,6 +496,9 @@ class _Printer:
 
     def binder(self, v: Var) -> str:
         text = "%" + self.var_name(v)
+        if v.attrs:
+            text += " {" + ", ".join(f"{k}={attr_text(a, self.objects)}"
+                                     for k, a in v.attrs.items()) + "}"
         if v.type_annotation is not None:
             text += f": {v.type_annotation}"
         return text

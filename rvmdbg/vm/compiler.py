@@ -39,7 +39,7 @@ from rvmdbg.relay.ast import (Call, Constant, ConstructorRef, Function, GlobalVa
 from rvmdbg.relay.dialect import DEVICE_COPY, ON_DEVICE, static_shape
 from rvmdbg.vm import bytecode as bc
 from rvmdbg.vm.executable import Executable, Kernel, VMFunction
-from rvmdbg.vm.kernels import BUILTIN_KERNELS, build_kernel, post_order
+from rvmdbg.vm.kernels import BUILTIN_KERNELS, build_kernel, post_order, with_param_types
 
 # TVM shortens longer kernel names and appends a hash of the full one
 MAX_KERNEL_NAME = 80
@@ -63,10 +63,11 @@ class CompileError(Exception):
 def kernel_name(fn: Function) -> str:
     """TVM 0.18's name for a lowered primitive: its LowerTE module prefix `vm_mod_`, then
     `fused_` (`shape_func` for a shape kernel) and its operators in evaluation order, dots
-    made underscores; a function for an external codegen (`Compiler=...`) keeps its
-    `global_symbol`."""
+    made underscores; a function for an external codegen (`Compiler=...`, or `Extern=1`
+    once it is compiled) keeps its `global_symbol`."""
     symbol = fn.attrs.get("global_symbol")
-    if fn.attrs.get("Compiler") and isinstance(symbol, str) and symbol:
+    external = fn.attrs.get("Compiler") or fn.attrs.get("Extern")
+    if external and isinstance(symbol, str) and symbol:
         return symbol
     ops = [n.op.name for n in post_order(fn.body)
            if isinstance(n, Call) and isinstance(n.op, OpRef)]
@@ -108,6 +109,7 @@ class _ModuleTables:
         from rvmdbg.relay.printer import print_expr
         # with its own #[metadata]: a tensor constant or metadata attribute inside a primitive
         # function (as TVM prints fused functions) must parse back when the kernel is built
+        fn = with_param_types(fn)
         source = print_expr(fn, metadata=True)
         index = self._kernel_index.get(source)
         if index is not None:
@@ -349,10 +351,10 @@ class _FunctionCompiler:
             size = self.value(args[0])
             attrs = e.attrs or {}
             alignment = attrs.get("alignment", 64)
-            if len(args) == 3:  # TVM 0.18: (size, shape, alignment), alignment a constant
-                if not isinstance(args[2], Constant):
+            if len(args) > 1:  # TVM: (size, alignment), from 0.14 (size, shape, alignment)
+                if not isinstance(args[-1], Constant):
                     raise self.error(_("alloc_storage: the alignment must be a constant"), e)
-                alignment = int(args[2].data)
+                alignment = int(args[-1].data)
             dtype = attrs.get("dtype_hint", attrs.get("dtype", "float32"))
             dst = self.new_register()
             self.emit(bc.AllocStorage(size, alignment, dtype, dst))

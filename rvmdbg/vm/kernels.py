@@ -132,6 +132,36 @@ def runtime_kernel(kernel):
     return on_values
 
 
+class _ParamSwap(ExprMutator):
+    def __init__(self, mapping: dict):
+        super().__init__()
+        self.mapping = mapping
+
+    def visit_Var(self, v: Var) -> Var:
+        return self.mapping.get(id(v), v)
+
+
+def with_param_types(fn: Function) -> Function:
+    """fn with every unannotated parameter annotated with its inferred type. A kernel's source
+    is its text type-checked alone, and TVM's printed primitives (its plan-devices tests) leave
+    parameters unannotated, typed by the call; TVM lowers them with those inferred types."""
+    if all(p.type_annotation is not None or p.checked_type is None for p in fn.params):
+        return fn
+    mapping = {}
+    params = []
+    for p in fn.params:
+        if p.type_annotation is None and p.checked_type is not None:
+            q = Var(p.name, p.checked_type, p.span, p.attrs)
+            q.checked_type = p.checked_type
+            mapping[id(p)] = q
+            p = q
+        params.append(p)
+    out = Function(params, _ParamSwap(mapping).visit(fn.body), fn.ret_type, fn.type_params,
+                   fn.attrs, fn.span)
+    out.checked_type = fn.checked_type
+    return out
+
+
 def parse_primitive(source: str) -> Function:
     """Parse and type-check the text of a primitive function."""
     from rvmdbg.relay.diagnostics import RelayError

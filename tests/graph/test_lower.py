@@ -131,6 +131,34 @@ def test_reshape_only_kernels_are_marked():
     assert '"reshape_only": "1"' in g.to_json()
 
 
+def test_reverse_reshape_is_reshape_only_as_every_tvm_reshape_op():
+    mod = load_text("""
+def @main(%x: Tensor[(2, 3, 4), float32]) -> Tensor[(4, 6), float32] {
+  contrib_reverse_reshape(%x, newshape=[4, -1])
+}
+""")
+    g = lower_to_graph(mod)
+    (kernel,) = [g.nodes[i] for i in g.kernel_nodes]
+    assert kernel.reshape_only
+    data = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    np.testing.assert_array_equal(run_graph(mod, [data]), data.reshape(4, 6))
+
+
+def test_device_annotations_pass_their_value_on_in_a_static_graph():
+    # TVM's printed plan-devices stages hold on_device and device_copy; one device here
+    mod = load_text("""
+def @main(%a: Tensor[(2,), float32]) {
+  (device_copy(%a), on_device(add(%a, 1f), constrain_result=True), %a)
+}
+""")
+    g = lower_to_graph(mod)
+    assert [g.nodes[i].func_name for i in g.kernel_nodes] == ["fused_add"]
+    data = np.array([1, 2], dtype=np.float32)
+    out = run_graph(mod, [data]).fields
+    np.testing.assert_array_equal(out[0], data)
+    np.testing.assert_array_equal(out[1], data + 1)
+
+
 def test_same_name_different_kernels_get_suffixes():
     mod = load_text("""
 def @main(%x: Tensor[(2, 2), float32]) -> (Tensor[(2, 2), float32], Tensor[(4,), float32]) {

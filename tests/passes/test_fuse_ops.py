@@ -77,6 +77,37 @@ def test_dense_takes_the_elementwise_ops_after_it():
     assert same(run(out, *args), run(mod, *args))
 
 
+def test_dense_takes_its_elementwise_ops_before_an_injective_op_claims_them():
+    # TVM fuses an out_elemwise_fusable op with the elemwise ops after it first: dense+add,
+    # then reshape+exp (a consumer-first grouping made add+reshape+exp and left dense alone)
+    mod, out = fuse("""
+def @main(%x: Tensor[(4, 8), float32], %w: Tensor[(8, 8), float32], %b: Tensor[(8), float32]) {
+  %0 = nn.dense(%x, %w, units=8);
+  %1 = add(%0, %b);
+  exp(reshape(%1, newshape=[2, 16]))
+}""")
+    assert groups(out) == [["add", "nn.dense"], ["exp", "reshape"]]
+    assert_kernels_standalone(out)
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal(s).astype("float32") for s in ((4, 8), (8, 8), (8,))]
+    assert same(run(out, *args), run(mod, *args))
+
+
+def test_softmax_takes_the_add_after_it_before_a_reshape_claims_it():
+    # softmax is out_elemwise_fusable too: softmax+add, then reshape+exp, as TVM's phase 0
+    mod, out = fuse("""
+def @main(%x: Tensor[(4, 8), float32], %b: Tensor[(8), float32]) {
+  %0 = nn.softmax(%x);
+  %1 = add(%0, %b);
+  exp(reshape(%1, newshape=[2, 16]))
+}""")
+    assert groups(out) == [["add", "nn.softmax"], ["exp", "reshape"]]
+    assert_kernels_standalone(out)
+    rng = np.random.default_rng(2)
+    args = [rng.standard_normal(s).astype("float32") for s in ((4, 8), (8,))]
+    assert same(run(out, *args), run(mod, *args))
+
+
 @pytest.mark.parametrize("expr, expected", [
     ("sum(exp(%x))", [["exp", "sum"]]),                       # elemwise into a reduction
     ("exp(sum(%x))", [["exp"], ["sum"]]),                     # a reduction never takes ops after

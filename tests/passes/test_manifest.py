@@ -135,6 +135,31 @@ def @main(%x: Tensor[(2, 3), float32]) -> Tensor[(3, 2), float32] {
     assert same(vm_run(text, x), x.reshape(3, 2))
 
 
+@pytest.mark.parametrize("call, shape", [
+    ("nn.batch_flatten(%x)", (2, 12)),
+    ("contrib_reverse_reshape(%x, newshape=[4, -1])", (4, 6)),
+    ("expand_dims(squeeze(reshape(%x, newshape=[1, 24]), axis=[0]), axis=0)", (1, 24)),
+])
+def test_every_tvm_reshape_op_becomes_reshape_tensor(call, shape):
+    # TVM registers nn.batch_flatten and contrib_reverse_reshape as TReshapeOp too: a group of
+    # them alone is relay.reshape_only, and its call a reshape_tensor, not a kernel
+    text = f"def @main(%x: Tensor[(2, 3, 4), float32]) {{ {call} }}"
+    _, alloc, _ = lowered(text)
+    assert dialect_sequence(alloc.functions["main"].body) == [RESHAPE_TENSOR]
+    x = f32(np.arange(24).reshape(2, 3, 4))
+    assert same(vm_run(text, x), x.reshape(shape))
+
+
+def test_batch_flatten_of_a_dynamic_batch_reshapes_by_its_shape_function():
+    text = "def @main(%x: Tensor[(?, 2, 3), float32]) { nn.batch_flatten(%x) }"
+    _, alloc, _ = lowered(text)
+    seq = dialect_sequence(alloc.functions["main"].body)
+    assert seq[-1] == RESHAPE_TENSOR and INVOKE_TVM_OP not in seq
+    for n in (1, 3):
+        x = f32(np.arange(6 * n).reshape(n, 2, 3))
+        assert same(vm_run(text, x), x.reshape(n, 6))
+
+
 def test_tuple_parameters_are_split_into_tensors():
     text = """
 def @main(%t: (Tensor[(2,), float32], (Tensor[(1,), float32], Tensor[(2,), float32]))) -> Tensor[(5,), float32] {

@@ -130,3 +130,61 @@ def test_let_bound_primitive_parses_as_a_let():
 }""")
     body = mod.functions["main"].body
     assert isinstance(body, Let) and body.value.is_primitive
+
+
+# TVM's printer writes a parameter placed on a device as `%x {virtual_device=...}: t` (its
+# AllocVar), and its parser reads that on `def` and `fn` parameters (test_pass_plan_devices.py
+# is written so); the devices are metadata objects
+VIRTUAL_DEVICES = """
+#[metadata]
+{"root": 1, "nodes": [{"type_key": ""},
+  {"type_key": "Map", "keys": ["VirtualDevice"], "data": [2]},
+  {"type_key": "Array", "data": [3, 5]},
+  {"type_key": "VirtualDevice", "attrs": {"device_type_int": "1", "memory_scope": "4",
+   "target": "0", "virtual_device_id": "0"}},
+  {"type_key": "runtime.String", "repr_str": ""},
+  {"type_key": "VirtualDevice", "attrs": {"device_type_int": "1", "memory_scope": "4",
+   "target": "0", "virtual_device_id": "0"}}],
+ "b64ndarrays": [], "attrs": {"tvm_version": "0.12.0"}}
+"""
+PLACED = HEADER + """\
+def @main(%a {virtual_device=meta[VirtualDevice][0]}: Tensor[(5, 7), float32], %b {virtual_device=meta[VirtualDevice][0]}: Tensor[(5, 7), float32],
+          virtual_device=meta[VirtualDevice][1]) {
+  %0 = fn (%x {virtual_device=meta[VirtualDevice][0]}, %y {virtual_device=meta[VirtualDevice][0]},
+           virtual_device=meta[VirtualDevice][1], Primitive=1) {
+    add(%x, %y)
+  };
+  %1 = %0(%a, %b);
+  on_device(%1, virtual_device=meta[VirtualDevice][1], constrain_result=True)
+}
+""" + VIRTUAL_DEVICES
+
+
+def test_parameters_placed_on_a_device_parse_check_and_print_back():
+    mod = load_module(PLACED, "placed.relay")
+    main = mod.functions["main"]
+    assert [p.attrs["virtual_device"].key for p in main.params] == ["VirtualDevice"] * 2
+    checked = check_module(mod)
+    assert str(checked.functions["main"].checked_type.ret) == "Tensor[(5, 7), float32]"
+    text = print_module(mod)
+    assert "def @main(%a {virtual_device=meta[VirtualDevice][0]}: Tensor[(5, 7), float32]," in text
+    assert "fn (%x {virtual_device=meta[VirtualDevice][0]}, %y {virtual_device=" in text
+    again = load_module(text, "again.relay")
+    assert structural_equal(again.functions["main"], main)
+    assert [p.attrs for p in again.functions["main"].params] == [p.attrs for p in main.params]
+
+
+def test_parameter_attributes_are_located_when_malformed():
+    with pytest.raises(ParseError, match=r"2:15: error: expected an attribute"):
+        parse(HEADER + "def @main(%a {7}: int32) { %a }", "bad.relay")
+
+
+def test_an_unknown_dimension_in_a_shape_attribute_reads_as_none():
+    # ManifestAlloc's alloc_tensor for a `?` output: TVM prints `assert_shape=[?, 4]`
+    mod = parse(HEADER + """def @main(%s: Storage[], %shape: Tensor[(2), int64]) {
+  memory.alloc_tensor(%s, 0i64, %shape, dtype="float32", assert_shape=[?, 4])
+}""")
+    call = mod.functions["main"].body
+    assert call.attrs["assert_shape"] == [None, 4]
+    checked = check_module(mod)
+    assert str(checked.functions["main"].body.checked_type) == "Tensor[(?, 4), float32]"

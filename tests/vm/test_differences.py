@@ -87,3 +87,19 @@ def test_device_copy_copies_from_device_0_to_device_0():
     value = VirtualMachine(exe).invoke("main", [np.array(2.5, "float32")])
     # a 0-d float32 tensor is held as a NumPy scalar (rvmdbg/scalars.py)
     assert type(value) is np.float32 and float(value) == 2.5
+
+
+def test_alloc_storage_takes_its_size_from_a_register_with_no_static_shape():
+    # TVM 0.14+ also writes the static shape into the instruction (`alloc_storage $2 [2, 3]
+    # float32 0`, ndim 2 among its fields); rvmdbg's, as TVM's before, is size and alignment
+    exe = compiled("def @main(%x: Tensor[(2, 3), float32]) { exp(%x) }")
+    (alloc,) = [i for i in exe.functions[0].instructions if i.name == "AllocStorage"]
+    assert alloc.text() == "alloc_storage $2 $1 64 float32 0"
+    assert alloc.fields()[6] == 0  # ndim
+
+
+def test_vm_functions_are_numbered_in_the_modules_order():
+    exe = compiled("def @g(%x: int32) -> int32 { %x }\n"
+                   "def @main(%x: int32) -> int32 { @f(@g(%x)) }\n"
+                   "def @f(%x: int32) -> int32 { @g(%x) }")
+    assert [f.name for f in exe.functions] == ["g", "main", "f"]

@@ -38,6 +38,30 @@ def @main(%x: {T}) -> {T} {{
   %2 = %1(%0(%x));
   reshape(%2, newshape=[2])
 }}""",
+    # as TVM's test_pass_plan_devices.py writes them: a primitive's parameters typed by its call
+    "unannotated_primitive_parameters": f"""
+def @main(%a: {T}, %b: {T}) {{
+  %0 = fn (%x, %y, Primitive=1) {{ add(%x, %y) }};
+  %1 = fn (%z, Primitive=1) {{ negative(%z) }};
+  %1(%0(%a, %b))
+}}""",
+    # on_device is the identity and compiles to nothing: the tensor it names must not be
+    # killed while the result, in the same register, is still to be returned
+    "on_device_of_the_result": f"""
+def @main(%a: {T}) {{
+  %0 = add(%a, %a);
+  on_device(%0, constrain_result=True)
+}}""",
+    # MarkCompilerFunctionsAsExtern's result (test_compiler_function_utils.py): an `Extern=1`
+    # global holding a Composite function, compiled already, called as one kernel
+    "extern_global": f"""
+def @main(%x: {T}) -> {T} {{ @tvmgen_default_ccompiler_main_0(%x, %x) }}
+def @tvmgen_default_ccompiler_main_0(%a: {T}, %b: {T}, Extern=1) -> {T} {{
+  %0 = fn (%p: {T}, %q: {T}, PartitionedFromPattern="add_", Composite="ccompiler.add") -> {T} {{
+    add(%p, %q)
+  }};
+  %0(%a, %b)
+}}""",
     "bare_expression": f"""
 fn (%x: {T}) -> {T} {{
   let %f = fn (%p0: {T}, Primitive=1) -> {T} {{ negative(%p0) }};
@@ -57,8 +81,9 @@ def run_both(text: str, args):
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_vm_agrees_with_the_interpreter(name):
     x = np.array([1.5, -2.0], dtype="float32")
-    _, expected, got = run_both(PROGRAMS[name], [x])
-    assert values_equal(expected, got)
+    args = [x, x + 1] if name == "unannotated_primitive_parameters" else [x]
+    _, expected, got = run_both(PROGRAMS[name], args)
+    assert got is not None and values_equal(expected, got)
 
 
 def test_a_let_bound_primitive_is_one_kernel_called_directly():
@@ -122,7 +147,11 @@ def test_the_pipeline_skips_the_passes_a_printed_stage_is_past():
 
 
 @pytest.mark.parametrize("call, message, col", [
-    ("memory.alloc_storage(24i64, 64i64)", "memory.alloc_storage takes 1 or 3 arguments, 2 given", 3),
+    ("memory.alloc_storage(24i64, 0i64, 64i64, 1i64)",
+     "memory.alloc_storage takes 1, 2 or 3 arguments, 4 given", 3),
+    ("memory.alloc_storage(24i64, %x)",
+     "memory.alloc_storage: the alignment must be an int64 scalar, found Tensor[(2, 3), float32]",
+     3),
     ("memory.alloc_tensor(%x, 0i64, vm.shape_of(%x))",
      "memory.alloc_tensor: the first argument must be a storage, found Tensor[(2, 3), float32]",
      3),  # a variable's own span is its binder's: the error points at the call
@@ -207,3 +236,29 @@ def test_tvms_manifest_alloc_layout_with_metadata_runs_on_the_vm():
     np.testing.assert_allclose(got, np.ones((2, 3)), rtol=1e-6)
     assert "alloc_tensor $5 $3 $4 [2, 3] float32" in exe.bytecode()
     assert "device_copy" in exe.bytecode()
+
+
+def test_tvm_0_13_alloc_storage_layout_size_and_alignment_runs_on_the_vm():
+    # TVM 0.8 to 0.13 printed `memory.alloc_storage(%size, %alignment, ...)` (no shape yet);
+    # its test_pass_plan_devices.py test_alloc_storage writes that form
+    text = TVM_STAGE.replace("memory.alloc_storage(24i64 /* ty=int64 */, meta[relay.Constant][0] "
+                             "/* ty=Tensor[(1), int64] */, 64i64",
+                             "memory.alloc_storage(24i64 /* ty=int64 */, 64i64")
+    assert text != TVM_STAGE
+    from rvmdbg.relay.metadata import MetaObject, metadata_text
+    device = MetaObject("VirtualDevice", 0, "VirtualDevice",
+                        {"device_type_int": "1", "virtual_device_id": "0", "target": "0",
+                         "memory_scope": "0"})
+    section = metadata_text([np.array([24], "int64"), np.array([2, 3], "int64")], [device])
+    exe = compile_module(load_module(HEADER + text.lstrip("\n") + "#[metadata]\n" + section,
+                                     "tvm_013.relay"))
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    np.testing.assert_allclose(VirtualMachine(exe).invoke("main", [x, -x]), np.ones((2, 3)))
+    assert "alloc_storage $3 $2 64 float32 0" in exe.bytecode()
+
+
+def test_an_extern_global_is_one_kernel_named_by_the_global_as_in_tvm():
+    # TVM's VM compiles no VMFunction for it and calls the external kernel by its name
+    exe, _, _ = run_both(PROGRAMS["extern_global"], [np.ones(2, "float32")])
+    assert [f.name for f in exe.functions] == ["main"]
+    assert exe.kernel_names() == ["tvmgen_default_ccompiler_main_0"]

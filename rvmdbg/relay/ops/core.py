@@ -136,6 +136,12 @@ PATTERNS = {"elemwise": 0, "broadcast": 1, "injective": 2, "comm_reduce": 3,
 
 OPS: dict = {}
 
+# The operators TVM registers as TReshapeOp: they only reinterpret a contiguous tensor's shape.
+# A primitive function made of nothing else is "reshape only" (FuseOps' relay.reshape_only): the
+# VM turns its call into `vm.reshape_tensor`, the graph executor aliases its output.
+RESHAPE_OPS = frozenset({"reshape", "squeeze", "expand_dims", "contrib_reverse_reshape",
+                         "nn.batch_flatten", "dyn.reshape"})
+
 
 class OpDef:
     """A primitive operator: arity, attributes, type relation, NumPy kernel, fusion pattern.
