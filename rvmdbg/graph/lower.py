@@ -24,7 +24,7 @@ from rvmdbg.passes.fuse_ops import fuse_ops
 from rvmdbg.relay.ast import (Call, Constant, ConstructorRef, Function, GlobalVar, If, Let, Match,
                               Module, OpRef, PatternConstructor, PatternTuple, RefCreate, RefRead,
                               RefWrite, Tuple, TupleGetItem, Var, children, room_for_recursion)
-from rvmdbg.relay.dialect import DEVICE_OPS, MEMORY_OPS
+from rvmdbg.relay.dialect import CALL_LOWERED, DEVICE_OPS, MEMORY_OPS
 from rvmdbg.relay.ops.core import RESHAPE_OPS
 from rvmdbg.relay.printer import print_expr
 from rvmdbg.relay.typecheck import check_module
@@ -181,6 +181,9 @@ class _Scanner:
                 continue  # its body belongs to the closure, refused as a whole
             elif isinstance(e, Call):
                 op = e.op
+                if (isinstance(op, OpRef) and op.name == CALL_LOWERED
+                        and isinstance(e.args[0], GlobalVar)):
+                    op = e.args[0]  # TVM's lowered call of @f: judged as a call of @f
                 if isinstance(op, GlobalVar):
                     if op.name == self.fname:
                         self.add(sp, _("`@{func}` calls itself at {where} (recursion)").format(
@@ -224,7 +227,9 @@ class _Scanner:
                         what=_describe(e), where=where, type=t))
             if isinstance(e, Call):
                 # a called global or constructor is judged with its call, not as a value
-                if isinstance(e.op, (GlobalVar, ConstructorRef, OpRef)):
+                if isinstance(e.op, OpRef) and e.op.name == CALL_LOWERED:
+                    stack.extend(e.args[1:])
+                elif isinstance(e.op, (GlobalVar, ConstructorRef, OpRef)):
                     stack.extend(reversed(e.args))
                 else:
                     stack.extend(reversed([e.op, *e.args]))

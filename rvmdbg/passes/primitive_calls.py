@@ -6,6 +6,8 @@ variable becomes a call of the kernel and the `let` disappears. This module does
 before FuseOps, so every such call compiles to one InvokePacked:
 
 - `let %f = fn (..., Primitive=1) {...}; %f(%x)` -> `fn (..., Primitive=1) {...}(%x)`;
+- `call_lowered(@f, (a, b))`, TVM's LowerTE form of a kernel call, -> `@f(a, b)`: a
+  primitive global is then one kernel, a Relay function one Invoke;
 - a primitive function used as a value (passed to a function, stored in a tuple) becomes a
   plain wrapper `fn (%x0, ...) { prim(%x0, ...) }`, which LambdaLift turns into a global that
   calls the kernel. TVM's VM compiler emits no register for such a value (see
@@ -15,8 +17,10 @@ Every node made here carries its checked type: FuseOps, which runs this, types i
 """
 from __future__ import annotations
 
-from rvmdbg.relay.ast import Call, ExprMutator, Function, Let, Module, OpRef, Var, map_functions
-from rvmdbg.relay.dialect import INVOKE_TVM_OP, SHAPE_FUNC
+from rvmdbg.relay.ast import (
+    Call, ExprMutator, Function, Let, Module, OpRef, Tuple, TupleGetItem, Var, map_functions,
+)
+from rvmdbg.relay.dialect import CALL_LOWERED, INVOKE_TVM_OP, SHAPE_FUNC
 from rvmdbg.relay.types import FuncType
 
 
@@ -68,6 +72,8 @@ class _DirectCalls(ExprMutator):
         return out
 
     def visit_Call(self, e: Call):
+        if type(e.op) is OpRef and e.op.name == CALL_LOWERED:
+            return self.lowered_call(e)
         prim = self.callee(e.op)
         if prim is None:
             if type(e.op) is OpRef and e.op.name in KERNEL_CALLS:
@@ -83,6 +89,30 @@ class _DirectCalls(ExprMutator):
         self.changed = True
         out = self._keep(e, Call(prim, args, e.attrs))
         out.type_args = list(e.type_args)
+        return out
+
+    def lowered_call(self, e: Call):
+        """`call_lowered(@f, (a, b))` -> `@f(a, b)`; a tuple that is no literal is bound first
+        (`let %args = t; @f(%args.0, %args.1)`), so it is evaluated once."""
+        self.changed = True
+        callee, packed = e.args[0], self.visit(e.args[1])
+        ptype = packed.checked_type
+        binder = None
+        if type(packed) is Tuple:
+            args = list(packed.fields)
+        else:
+            if type(packed) is not Var:
+                binder = Var("args", ptype, packed.span)
+                binder.checked_type = ptype
+                value, packed = packed, binder
+            args = []
+            for i, t in enumerate(ptype.fields):
+                item = TupleGetItem(packed, i, packed.span)
+                item.checked_type = t
+                args.append(item)
+        out = self._keep(e, Call(callee, args, None))
+        if binder is not None:
+            out = self._keep(e, Let(binder, value, out))
         return out
 
     def visit_Var(self, e: Var):

@@ -19,6 +19,18 @@ from rvmdbg.relay.types import Type, TypeVar
 _var_ids = itertools.count()
 
 
+class AttrMap(dict):
+    """A map as an attribute value: `{"relay_attrs"={__dict__={"Primitive"=1}}, ...}`, as TVM
+    prints call_lowered's metadata. Keys written without quotes (`__dict__`) are kept in
+    `bare`, so the printer writes them back the same way; equality is the dict's."""
+
+    __slots__ = ("bare",)
+
+    def __init__(self, items=(), bare=frozenset()):
+        super().__init__(items)
+        self.bare = frozenset(bare)
+
+
 class Node:
     # The node classes below set these two themselves rather than through super().__init__:
     # a large program's passes make nodes by the hundred thousand.

@@ -24,16 +24,18 @@ SHAPE_FUNC = "vm.shape_func"
 RESHAPE_TENSOR = "vm.reshape_tensor"
 ON_DEVICE = "on_device"
 DEVICE_COPY = "device_copy"
+# TVM's LowerTE writes a kernel call as `call_lowered(@f, (args...), metadata={...})`
+CALL_LOWERED = "call_lowered"
 
 MEMORY_OPS = frozenset({ALLOC_STORAGE, ALLOC_TENSOR, KILL, INVOKE_TVM_OP, SHAPE_OF, SHAPE_FUNC,
                         RESHAPE_TENSOR})
 # one device here: both are the identity on their argument's value
 DEVICE_OPS = frozenset({ON_DEVICE, DEVICE_COPY})
-DIALECT_OPS = MEMORY_OPS | DEVICE_OPS
+DIALECT_OPS = MEMORY_OPS | DEVICE_OPS | {CALL_LOWERED}
 
 _ARITY = {ALLOC_STORAGE: (1, 2, 3), ALLOC_TENSOR: (3,), KILL: (1,), INVOKE_TVM_OP: (3,),
           SHAPE_OF: (1,), SHAPE_FUNC: (3,), RESHAPE_TENSOR: (2,), ON_DEVICE: (1,),
-          DEVICE_COPY: (1,)}
+          DEVICE_COPY: (1,), CALL_LOWERED: (2,)}
 
 
 class DialectTypeError(Exception):

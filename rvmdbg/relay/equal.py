@@ -73,6 +73,8 @@ def attr_values_equal(x, y) -> bool:
     if isinstance(x, (list, tuple)) or isinstance(y, (list, tuple)):
         return isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)) and \
             len(x) == len(y) and all(attr_values_equal(p, q) for p, q in zip(x, y))
+    if isinstance(x, dict) or isinstance(y, dict):
+        return isinstance(x, dict) and isinstance(y, dict) and _attrs_equal(x, y)
     xb, yb = isinstance(x, (bool, np.bool_)), isinstance(y, (bool, np.bool_))
     if xb or yb:
         return xb and yb and bool(x) == bool(y)

@@ -32,7 +32,7 @@ from rvmdbg.relay.ast import (
     Tuple, TupleGetItem, Var, children, pattern_vars,
 )
 from rvmdbg.relay.diagnostics import Source, Span
-from rvmdbg.relay.dialect import DEVICE_OPS, KILL, MEMORY_OPS
+from rvmdbg.relay.dialect import CALL_LOWERED, DEVICE_OPS, KILL, MEMORY_OPS
 from rvmdbg.relay.types import TensorType
 from rvmdbg.values import ADTValue, RefCell, format_value, tensor_line
 from rvmdbg.i18n import _
@@ -656,6 +656,10 @@ class Interpreter:
         if isinstance(op, OpRef):
             if op.name in DEVICE_OPS:
                 return args[0]  # one device: on_device and device_copy pass the value on
+            if op.name == CALL_LOWERED:
+                # call_lowered(@f, (a, b)): @f applied to the tuple's fields
+                callee, packed, apply = args[0], args[1], self._apply
+                return lambda env: apply(callee(env), list(packed(env).fields), span)
             if op.name == KILL:
                 # freeing is the VM's business: here a kill only evaluates its operand
                 return lambda env, a=args[0]: (a(env), UNIT_VALUE)[1]

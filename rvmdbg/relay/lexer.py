@@ -54,7 +54,9 @@ _MASTER = re.compile(
     rf"|(?P<glob>@{_IDENT})"
     r"|(?P<linecomment>//[^\n]*)"
     r"|(?P<blockcomment>/\*)"
-    r'|(?P<string>"[^"]*")'
+    # TVM's printer writes the strings inside an object's repr in single quotes
+    # (`kind='llvm'`, `'tvmgen_default_fused_add'` in call_lowered's metadata)
+    r'|(?P<string>"[^"]*"|\'[^\'\n]*\')'
     r"|(?P<attr>#\[[^\]\n]*\])"
     r"|(?P<other>.)"
     r"|(?P<end>\Z))",

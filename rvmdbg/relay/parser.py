@@ -22,7 +22,7 @@ import numpy as np
 
 from rvmdbg.i18n import _, ngettext
 from rvmdbg.relay.ast import (
-    Call, Clause, Constant, Constructor, ConstructorRef, Function, GlobalVar, If, Let, Match,
+    AttrMap, Call, Clause, Constant, Constructor, ConstructorRef, Function, GlobalVar, If, Let, Match,
     Module, OpRef, PatternConstructor, PatternTuple, PatternVar, PatternWildcard, RefCreate,
     RefRead, RefWrite, Tuple, TupleGetItem, TypeData, Var,
 )
@@ -142,6 +142,7 @@ class _Parser:
         self.own_types: dict[str, int] = {}  # type name -> number of type parameters
         self.own_ctors: dict[str, str] = {}  # constructor name -> its type's name
         self.global_uses: list = []  # (name, Span) in source order
+        self.lowered_uses: set = set()  # globals named as the callee of call_lowered
         self.cur_deps: set | None = None
         self.is_expr = False
         self.free_vars: list | None = None  # the `free_var`s of a file that is one expression
@@ -509,6 +510,10 @@ class _Parser:
                 continue
             close = difflib.get_close_matches(name, list(funcs) + list(known), 1)
             hint = _("did you mean {name}?").format(name="@" + close[0]) if close else None
+            if name in self.lowered_uses and hint is None:
+                hint = _("call_lowered names a function TVM lowered to TIR, which rvmdbg does not "
+                         "read: print the module before LowerTE, or define @{name} as a Relay "
+                         "function (Primitive=1)").format(name=name)
             raise NameResolutionError(_("undefined global function {name}").format(
                 name="@" + name), span, hint, self.source)
 
@@ -698,12 +703,51 @@ class _Parser:
             self.pos += 1
             self.depth -= 1
             return out
+        if k == "{":
+            return self.attr_map()
         self.pos -= 1
         hint = None
         if k == NAME and (tok[1] in _DTYPES or tok[1] in DTYPE_ALIASES):
             hint = _("dtypes are strings in attributes: {dtype}").format(dtype=f'"{tok[1]}"')
-        raise self.expected(_("an attribute value (number, string, True/False, list or None)"),
+        raise self.expected(_("an attribute value (number, string, True/False, list, map or None)"),
                             hint=hint)
+
+    def attr_map(self):
+        """After `{`: a map `{"key"=value, name=value}` (call_lowered's metadata) or, with no
+        `=`, a set as TVM's printer writes one inside an object (`keys={'cpu'}`), a list."""
+        toks = self.toks
+        self.enter()
+        items: dict = {}
+        bare = set()
+        as_set = None
+        while toks[self.pos][0] != "}":
+            tok = toks[self.pos]
+            keyed = tok[0] in (STR, NAME) and toks[self.pos + 1][0] == "="
+            if as_set is None:
+                as_set = not keyed
+            if as_set:
+                items[len(items)] = self.attr_value()
+            else:
+                if not keyed:
+                    raise self.expected(_("a map entry `\"key\"=value`"))
+                key = tok[6] if tok[0] == STR else tok[1]
+                if tok[0] == NAME:
+                    bare.add(key)
+                if key in items:
+                    raise self.error(ParseError, _("duplicate key {key} in a map").format(
+                        key=key), tok)
+                self.pos += 2
+                items[key] = self.attr_value()
+            kk = toks[self.pos][0]
+            if kk == ",":
+                self.pos += 1
+            elif kk != "}":
+                raise self.expected(_("`,` or `}` in a map"))
+        self.pos += 1
+        self.depth -= 1
+        if as_set:
+            return list(items.values())
+        return AttrMap(items, bare)
 
     # ---- expressions ----
 
@@ -1004,6 +1048,8 @@ class _Parser:
             self.pos += 1
             span = self.tspan(tok)
             self.global_uses.append((tok[6], span))
+            if toks[self.pos - 3][1] == "call_lowered" and toks[self.pos - 2][0] == "(":
+                self.lowered_uses.add(tok[6])
             if self.cur_deps is not None:
                 self.cur_deps.add(("global", tok[6]))
             return GlobalVar(tok[6], span)

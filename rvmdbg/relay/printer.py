@@ -137,7 +137,13 @@ def attr_text(v, objects: dict | None = None) -> str:
             return "inff" if v > 0 else "-inff"
         return repr(v)
     if isinstance(v, str):
+        if '"' in v and "'" not in v:
+            return "'" + v + "'"  # read from TVM's single quotes: `kind='a "b"'`
         return '"' + v + '"'
+    if isinstance(v, dict):
+        bare = getattr(v, "bare", ())
+        return "{" + ", ".join((k if k in bare else '"' + k + '"') + "=" + attr_text(x, objects)
+                               for k, x in v.items()) + "}"
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(attr_text(x, objects) for x in v) + "]"
     if isinstance(v, np.ndarray):

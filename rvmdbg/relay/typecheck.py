@@ -746,6 +746,8 @@ class TypeChecker:
         msg = dialect.arity_error(op.name, len(call.args))
         if msg is not None:
             raise self.error(call, msg)
+        if op.name == dialect.CALL_LOWERED:
+            return self._call_lowered(call, op)
         arg_types = [self.visit(a) for a in call.args]
         if op.name in dialect.DEVICE_OPS:
             out = arg_types[0]  # one device: the value passes through
@@ -758,6 +760,48 @@ class TypeChecker:
                 raise self.error(where, exc.message) from None
         self._record(op, FuncType(tuple(arg_types), out))
         return out
+
+    def _call_lowered(self, call: Call, op: OpRef) -> Type:
+        """`call_lowered(@f, (a, b), metadata={...})`, as TVM's LowerTE writes a kernel call:
+        TVM's relation asks for a global callee whose parameters are the tuple's fields, and
+        gives the callee's result."""
+        callee, packed = call.args
+        if type(callee) is not GlobalVar:
+            raise self.error(_at(callee, call), _(
+                "call_lowered: the callee must be a global function such as @f"))
+        if callee.name not in self.mod.functions:
+            raise self.error(callee, _(
+                "call_lowered: @{name} is not a Relay function of this file (a lowered PrimFunc "
+                "is TIR, which rvmdbg does not read)").format(name=callee.name),
+                             cls=NameResolutionError,
+                             hint=_("print the module before LowerTE, or define @{name} as a "
+                                    "Relay function").format(name=callee.name))
+        fty = self.find(self.visit(callee))
+        packed_t = self.resolve(self.find(self.visit(packed)))
+        if type(packed_t) is not TupleType:
+            raise self.error(_at(packed, call), _(
+                "call_lowered: the arguments must be a tuple, found {type}").format(type=packed_t))
+        if type(fty) is not FuncType:
+            fty = self.resolve(fty)
+        if type(fty) is not FuncType:
+            raise self.error(callee, _("call_lowered: @{name} is not a function").format(
+                name=callee.name))
+        fields = packed_t.fields
+        if len(fty.params) != len(fields):
+            raise self.error(_at(packed, call), ngettext(
+                "call_lowered: @{name} takes {n} argument, the tuple holds {given}",
+                "call_lowered: @{name} takes {n} arguments, the tuple holds {given}",
+                len(fty.params)).format(name=callee.name, n=len(fty.params), given=len(fields)))
+        for i, (p, at) in enumerate(zip(fty.params, fields)):
+            try:
+                self.unify(p, at)
+            except _Mismatch:
+                self._refuse(p, at, _at(packed, call),
+                             N_("type mismatch in argument {index} of {callee}: expected "
+                                "{expected}, found {found}"), index=i + 1,
+                             callee="@" + callee.name)
+        self._record(op, FuncType((fty, packed_t), fty.ret))
+        return fty.ret
 
     def _apply_relation(self, call: Call, opdef, arg_types: list) -> Type | None:
         """The operator's result type, or None while an argument type is still unknown."""
