@@ -31,6 +31,28 @@ class AttrMap(dict):
         self.bare = frozenset(bare)
 
 
+class AttrObject:
+    """An object as TVM's printer writes one inline in an attribute:
+    `VirtualDevice(device_type=1, virtual_device_id=0, target=Target(kind='llvm', ...))`.
+    Kept as written (its name and fields, an AttrMap), printed back the same way."""
+
+    __slots__ = ("name", "fields")
+
+    def __init__(self, name: str, fields: dict):
+        self.name = name
+        self.fields = fields if isinstance(fields, AttrMap) else AttrMap(fields, fields)
+
+    def __eq__(self, other) -> bool:
+        return (type(other) is AttrObject and self.name == other.name
+                and self.fields == other.fields)
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"AttrObject({self.name!r}, {dict(self.fields)!r})"
+
+
 class Node:
     # The node classes below set these two themselves rather than through super().__init__:
     # a large program's passes make nodes by the hundred thousand.

@@ -48,6 +48,9 @@ _MASTER = re.compile(
     rf"|(?P<local>%{_IDENT})"
     r"|(?P<nl>\n[ \t\r\n]*)"
     rf"|(?P<ident>match\?|(?!(?:inf|nan)f(?:16|32|64)?(?![A-Za-z0-9_/])){_IDENT})"
+    # an object's address in TVM's repr (`Target(id=1d233c937a0, ...)`): hex digits, a
+    # string here (it would read as a number with a suffix); at least 6, one a letter
+    r"|(?P<hexid>(?<=id=)(?=[0-9a-f]{6,}(?![A-Za-z0-9_]))[0-9]*[a-f][0-9a-f]*)"
     r"|(?P<num>-*(?:[0-9][0-9.eE+\-]*(?:[fiu][0-9.eE+\-]*)?"
     r"|(?:inf|nan)f(?:16|32|64)?(?![A-Za-z0-9_/])))"
     r"|(?P<graph>%[0-9]+)"
@@ -222,6 +225,10 @@ def tokenize(text: str, filename: str = "<input>", source: Source | None = None)
                     before = text[start - 1] if start else ""
                     num = numbers[t] = _number(t, span, source, before)
                 append((NUM, t, line, col, line, col + len(t), num))
+            elif kind == "hexid":
+                t = m[kind]
+                col = m.end() - line_start - len(t) + 1
+                append((STR, t, line, col, line, col + len(t), t))
             elif kind == "graph":
                 t = m[kind]
                 col = m.end() - line_start - len(t) + 1

@@ -22,7 +22,7 @@ import numpy as np
 
 from rvmdbg.i18n import _, ngettext
 from rvmdbg.relay.ast import (
-    AttrMap, Call, Clause, Constant, Constructor, ConstructorRef, Function, GlobalVar, If, Let, Match,
+    AttrMap, AttrObject, Call, Clause, Constant, Constructor, ConstructorRef, Function, GlobalVar, If, Let, Match,
     Module, OpRef, PatternConstructor, PatternTuple, PatternVar, PatternWildcard, RefCreate,
     RefRead, RefWrite, Tuple, TupleGetItem, TypeData, Var,
 )
@@ -114,6 +114,11 @@ def parse_type(text: str, module: Module | None = None, filename: str = "<type>"
 def _span(a, b, file: str) -> Span:
     """The span from the start of token/node-span a to the end of token/node-span b."""
     return Span(a[2], a[3], b[4], b[5], file)
+
+
+# the casts TVM's printer writes before a value in an object's repr: `attrs={'x': (bool)0}`
+_REPR_CASTS = {"bool": bool, "int": int, "int32": int, "int64": int, "float": float,
+               "float32": float, "float64": float}
 
 
 class _Parser:
@@ -667,6 +672,12 @@ class _Parser:
             self.pos -= 1
             return self.meta_ref(as_expr=False)[0]
         if k == "(":
+            if (self.toks[self.pos][0] == NAME and self.toks[self.pos][1] in _REPR_CASTS
+                    and self.toks[self.pos + 1][0] == ")"):
+                # `(bool)0`, as TVM's printer writes a typed value inside an object's repr
+                cast = _REPR_CASTS[self.toks[self.pos][1]]
+                self.pos += 2
+                return cast(self.attr_value())
             # TVM: `(v)` is v; a parenthesised list is accepted as a list
             self.enter()
             first = self.attr_value()
@@ -705,12 +716,24 @@ class _Parser:
             return out
         if k == "{":
             return self.attr_map()
+        if k == NAME and self.toks[self.pos][0] == "(":
+            return self.attr_object(tok[1])
         self.pos -= 1
         hint = None
         if k == NAME and (tok[1] in _DTYPES or tok[1] in DTYPE_ALIASES):
             hint = _("dtypes are strings in attributes: {dtype}").format(dtype=f'"{tok[1]}"')
         raise self.expected(_("an attribute value (number, string, True/False, list, map or None)"),
                             hint=hint)
+
+    def attr_object(self, name: str):
+        """After `Name`: `(key=value, ...)`, an object TVM's printer wrote inline
+        (`VirtualDevice(device_type=1, target=Target(kind='llvm', keys={'cpu'}))`)."""
+        self.pos += 1  # the `(`
+        self.enter()
+        fields = self.attributes(")")
+        self.pos += 1
+        self.depth -= 1
+        return AttrObject(name, AttrMap(fields, fields))
 
     def attr_map(self):
         """After `{`: a map `{"key"=value, name=value}` (call_lowered's metadata) or, with no
@@ -722,7 +745,8 @@ class _Parser:
         as_set = None
         while toks[self.pos][0] != "}":
             tok = toks[self.pos]
-            keyed = tok[0] in (STR, NAME) and toks[self.pos + 1][0] == "="
+            # `"key"=value` as TVM's text printer writes a map, `'key': value` as its repr
+            keyed = tok[0] in (STR, NAME) and toks[self.pos + 1][0] in ("=", ":")
             if as_set is None:
                 as_set = not keyed
             if as_set:

@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 from rvmdbg.relay.ast import (
-    Call, Constant, ConstructorRef, Function, GlobalVar, If, Let, Match, Module, OpRef,
+    AttrObject, Call, Constant, ConstructorRef, Function, GlobalVar, If, Let, Match, Module, OpRef,
     PatternConstructor, PatternTuple, PatternVar, PatternWildcard, RefCreate, RefRead, RefWrite,
     Tuple, TupleGetItem, TypeData, Var,
 )
@@ -140,6 +140,9 @@ def attr_text(v, objects: dict | None = None) -> str:
         if '"' in v and "'" not in v:
             return "'" + v + "'"  # read from TVM's single quotes: `kind='a "b"'`
         return '"' + v + '"'
+    if isinstance(v, AttrObject):
+        return v.name + "(" + ", ".join(f"{k}={attr_text(x, objects)}"
+                                        for k, x in v.fields.items()) + ")"
     if isinstance(v, dict):
         bare = getattr(v, "bare", ())
         return "{" + ", ".join((k if k in bare else '"' + k + '"') + "=" + attr_text(x, objects)

@@ -163,3 +163,38 @@ def test_malformed_maps_are_located(value, message):
         load_module(text, "map.relay", prelude=False)
     assert message in info.value.message
     assert info.value.span.line == 2
+
+
+# device placement as TVM's printer writes it inline (the repr of VirtualDevice and Target),
+# object addresses included
+INLINE_DEVICES = HEADER + """\
+def @main(%data {virtual_device=VirtualDevice(device_type=11, virtual_device_id=0, target=Target(kind='lwc', keys={'x330'}, host=Target(kind='llvm', keys={'cpu'}, attrs={'link-params': (bool)0})))}: Tensor[(1, 2, 3, 3), float32], virtual_device=VirtualDevice(device_type=1, virtual_device_id=0, target=Target(id=1d233c937a0, kind='llvm', keys={'cpu'}, host=Target(id=55e1f2a8b3c0, kind='llvm', keys={'cpu'})))) -> Tensor[(1, 2, 6, 6), float32] {
+  nn.upsampling(%data, scale_h=2f, scale_w=2f)
+}
+"""
+
+
+def test_objects_written_inline_read_print_back_and_run():
+    from rvmdbg.relay.ast import AttrObject
+    mod = load_module(INLINE_DEVICES, "inline.relay", prelude=False)
+    main = mod.functions["main"]
+    device = main.attrs["virtual_device"]
+    assert isinstance(device, AttrObject) and device.name == "VirtualDevice"
+    target = device.fields["target"]
+    assert target.name == "Target" and target.fields["id"] == "1d233c937a0"
+    assert target.fields["host"].fields["id"] == "55e1f2a8b3c0"  # not the float 55e1
+    assert target.fields["keys"] == ["cpu"]
+    host = main.params[0].attrs["virtual_device"].fields["target"].fields["host"]
+    assert host.fields["attrs"] == {"link-params": False}
+    text = print_module(mod)
+    again = load_module(text, "again.relay", prelude=False)
+    assert structural_equal(mod, again) and print_module(again) == text
+    x = np.ones((1, 2, 3, 3), dtype="float32")
+    for value in run_everywhere(INLINE_DEVICES, "inline.relay", args=[x]).values():
+        assert agree(value, np.ones((1, 2, 6, 6), dtype="float32"))
+
+
+def test_an_attribute_named_id_keeps_its_numbers():
+    from rvmdbg.relay.lexer import tokenize
+    kinds = [t[0] for t in tokenize("f(id=5, id=123456, x=1e5, id=2f)")]
+    assert kinds.count("NUM") == 4 and "STR" not in kinds
