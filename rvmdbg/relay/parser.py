@@ -691,11 +691,7 @@ class _Parser:
             out = [first]
             while self.toks[self.pos][0] != ")":
                 out.append(self.attr_value())
-                kk = self.toks[self.pos][0]
-                if kk == ",":
-                    self.pos += 1
-                elif kk != ")":
-                    raise self.expected(_("`,` or `)` in an attribute list"))
+                self.separator(")", _("`,` or `)` in an attribute list"))
             self.pos += 1
             self.depth -= 1
             return out
@@ -705,12 +701,8 @@ class _Parser:
             out = []
             while self.toks[self.pos][0] != close:
                 out.append(self.attr_value())
-                kk = self.toks[self.pos][0]
-                if kk == ",":
-                    self.pos += 1
-                elif kk != close:
-                    raise self.expected(_("`,` or `{close}` in an attribute list").format(
-                        close=close))
+                self.separator(close, _("`,` or `{close}` in an attribute list").format(
+                    close=close))
             self.pos += 1
             self.depth -= 1
             return out
@@ -724,6 +716,15 @@ class _Parser:
             hint = _("dtypes are strings in attributes: {dtype}").format(dtype=f'"{tok[1]}"')
         raise self.expected(_("an attribute value (number, string, True/False, list, map or None)"),
                             hint=hint)
+
+    def separator(self, close: str, expected: str) -> None:
+        """Between the items of a list closed by `close`: a `,` is consumed, `close` left for
+        the caller; anything else is the error `expected`."""
+        k = self.toks[self.pos][0]
+        if k == ",":
+            self.pos += 1
+        elif k != close:
+            raise self.expected(expected)
 
     def attr_object(self, name: str):
         """After `Name`: `(key=value, ...)`, an object TVM's printer wrote inline
@@ -762,11 +763,7 @@ class _Parser:
                         key=key), tok)
                 self.pos += 2
                 items[key] = self.attr_value()
-            kk = toks[self.pos][0]
-            if kk == ",":
-                self.pos += 1
-            elif kk != "}":
-                raise self.expected(_("`,` or `}` in a map"))
+            self.separator("}", _("`,` or `}` in a map"))
         self.pos += 1
         self.depth -= 1
         if as_set:
@@ -1470,11 +1467,7 @@ class _Parser:
                 fields = []
                 while toks[self.pos][0] != ")":
                     fields.append(self.type_())
-                    kk = toks[self.pos][0]
-                    if kk == ",":
-                        self.pos += 1
-                    elif kk != ")":
-                        raise self.expected(_("`,` or `)` in a tuple type"))
+                    self.separator(")", _("`,` or `)` in a tuple type"))
                 self.pos += 1
                 # TVM: `(T)` is a one-element tuple type, like `(T,)`
                 return TupleType(tuple(fields))
@@ -1488,11 +1481,7 @@ class _Parser:
                 params = []
                 while toks[self.pos][0] != ")":
                     params.append(self.type_())
-                    kk = toks[self.pos][0]
-                    if kk == ",":
-                        self.pos += 1
-                    elif kk != ")":
-                        raise self.expected(_("`,` or `)` in a function type"))
+                    self.separator(")", _("`,` or `)` in a function type"))
                 self.pos += 1
                 if toks[self.pos][0] != "->":
                     raise self.expected(_("`->` and the result type of the function type"))
