@@ -35,6 +35,7 @@ SCOPES = {
     Comment.Multiline: "comment.block",
     Comment.Preproc: "meta.preprocessor",
     String.Double: "string.quoted.double",
+    String.Single: "string.quoted.single",
     Keyword: "keyword.control",
     Keyword.Declaration: "storage.type",
     Keyword.Constant: "constant.language",

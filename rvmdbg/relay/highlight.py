@@ -96,6 +96,7 @@ RULES: dict[str, list[tuple]] = {
         (r"#\[metadata\]", Comment.Preproc, "metadata"),
         (r"#\[", Comment.Preproc, "attribute"),
         (r'"(?:[^"\\\n]|\\.)*"', String.Double, None),
+        (r"'[^'\n]*'", String.Single, None),  # in an object's repr: `kind='llvm'`
         (r"(def)(\s+)(@[\w.]+)", [Keyword.Declaration, Whitespace, Name.Function], None),
         (r"(extern)(\s+)(type)(\s+)(" + _IDENT + ")",
          [Keyword.Declaration, Whitespace, Keyword.Declaration, Whitespace, Name.Class], None),

@@ -120,6 +120,12 @@ def test_booleans_and_strings():
     assert kind_of(text, "dtype") in Name.Attribute
 
 
+def test_single_quoted_strings_of_an_objects_repr():
+    text = "fn (%x, t=Target(kind='llvm', keys={'cpu'})) { %x }"
+    assert kind_of(text, "'llvm'") in String
+    assert kind_of(text, "'cpu'") in String
+
+
 def test_operators():
     text = "%a + %b - %c * %d / %e < %f <= %g > %h >= %i == %j != %k"
     ops = [v for t, v in tokens(text) if t in Operator]
