@@ -22,8 +22,8 @@ import numpy as np
 
 from rvmdbg.i18n import _, ngettext
 from rvmdbg.relay.ast import (
-    AttrMap, AttrObject, Call, Clause, Constant, Constructor, ConstructorRef, Function, GlobalVar, If, Let, Match,
-    Module, OpRef, PatternConstructor, PatternTuple, PatternVar, PatternWildcard, RefCreate,
+    AttrMap, AttrObject, Call, Clause, Constant, Constructor, ConstructorRef, Function, GlobalVar,
+    If, Let, Match, Module, OpRef, PatternConstructor, PatternTuple, PatternVar, PatternWildcard, RefCreate,
     RefRead, RefWrite, Tuple, TupleGetItem, TypeData, Var,
 )
 from rvmdbg.relay.diagnostics import (
@@ -677,6 +677,9 @@ class _Parser:
                 # `(bool)0`, as TVM's printer writes a typed value inside an object's repr
                 cast = _REPR_CASTS[self.toks[self.pos][1]]
                 self.pos += 2
+                if self.toks[self.pos][0] not in (NUM, BOOL):
+                    raise self.expected(_("a number after the cast `({name})`").format(
+                        name=self.toks[self.pos - 2][1]))
                 return cast(self.attr_value())
             # TVM: `(v)` is v; a parenthesised list is accepted as a list
             self.enter()
@@ -714,8 +717,8 @@ class _Parser:
         hint = None
         if k == NAME and (tok[1] in _DTYPES or tok[1] in DTYPE_ALIASES):
             hint = _("dtypes are strings in attributes: {dtype}").format(dtype=f'"{tok[1]}"')
-        raise self.expected(_("an attribute value (number, string, True/False, list, map or None)"),
-                            hint=hint)
+        raise self.expected(
+            _("an attribute value (number, string, True/False, list, map or None)"), hint=hint)
 
     def separator(self, close: str, expected: str) -> None:
         """Between the items of a list closed by `close`: a `,` is consumed, `close` left for

@@ -769,13 +769,6 @@ class TypeChecker:
         if type(callee) is not GlobalVar:
             raise self.error(_at(callee, call), _(
                 "call_lowered: the callee must be a global function such as @f"))
-        if callee.name not in self.mod.functions:
-            raise self.error(callee, _(
-                "call_lowered: @{name} is not a Relay function of this file (a lowered PrimFunc "
-                "is TIR, which rvmdbg does not read)").format(name=callee.name),
-                             cls=NameResolutionError,
-                             hint=_("print the module before LowerTE, or define @{name} as a "
-                                    "Relay function").format(name=callee.name))
         fty = self.find(self.visit(callee))
         packed_t = self.resolve(self.find(self.visit(packed)))
         if type(packed_t) is not TupleType:

@@ -198,3 +198,11 @@ def test_an_attribute_named_id_keeps_its_numbers():
     from rvmdbg.relay.lexer import tokenize
     kinds = [t[0] for t in tokenize("f(id=5, id=123456, x=1e5, id=2f)")]
     assert kinds.count("NUM") == 4 and "STR" not in kinds
+
+
+def test_a_cast_needs_a_number():
+    text = HEADER + "def @main(%x: Tensor[(2), float32], t=T(a=(bool)\"x\")) {\n  %x\n}\n"
+    with pytest.raises(RelayError) as info:
+        load_module(text, "cast.relay", prelude=False)
+    assert "a number after the cast `(bool)`" in info.value.message
+    assert (info.value.span.line, info.value.span.col) == (2, 49)  # the "x"
