@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import gc
+import re
 import sys
 from operator import itemgetter
 
@@ -23,8 +24,8 @@ import numpy as np
 from rvmdbg.i18n import _, ngettext
 from rvmdbg.relay.ast import (
     AttrMap, AttrObject, Call, Clause, Constant, Constructor, ConstructorRef, Function, GlobalVar,
-    If, Let, Match, Module, OpRef, PatternConstructor, PatternTuple, PatternVar, PatternWildcard, RefCreate,
-    RefRead, RefWrite, Tuple, TupleGetItem, TypeData, Var,
+    If, Let, Match, Module, OpRef, PatternConstructor, PatternTuple, PatternVar, PatternWildcard,
+    RefCreate, RefRead, RefWrite, Tuple, TupleGetItem, TypeData, Var,
 )
 from rvmdbg.relay.diagnostics import (
     LexError, NameResolutionError, ParseError, RelayError, RelayTypeError, RelayWarning, Source,
@@ -121,6 +122,10 @@ _REPR_CASTS = {"bool": bool, "int": int, "int32": int, "int64": int, "float": fl
                "float32": float, "float64": float}
 
 
+# a TIR function as TVM prints one after LowerTE, at the start of a line
+_PRIMFN = re.compile(r"^[ \t]*(@[\w.]+)[ \t]*=[ \t]*primfn\(", re.M)
+
+
 class _Parser:
     def __init__(self, text: str, filename: str, env: Module | None, expr_module: Module | None,
                  extra_ops=()):
@@ -165,6 +170,8 @@ class _Parser:
         try:
             with paused_gc():
                 try:
+                    if "primfn" in self.text:
+                        self.refuse_tir()
                     self.toks = tokenize(self.text, self.file, self.source)
                     if self.metadata is not None:
                         self.metadata.load()
@@ -521,6 +528,23 @@ class _Parser:
                          "function (Primitive=1)").format(name=name)
             raise NameResolutionError(_("undefined global function {name}").format(
                 name="@" + name), span, hint, self.source)
+
+    def refuse_tir(self) -> None:
+        """A module TVM printed after LowerTE lists its kernels as TIR (`@f = primfn(...)`),
+        which no Relay reader reads: refused at the first one, before lexing (TIR's text is
+        no Relay token stream), naming the function."""
+        m = _PRIMFN.search(self.text)
+        if m is None:
+            return
+        name = m.group(1)
+        line = self.text.count("\n", 0, m.start(1)) + 1
+        col = m.start(1) - (self.text.rfind("\n", 0, m.start(1)) + 1) + 1
+        raise ParseError(
+            _("{name} is a TIR function (primfn), which rvmdbg does not read").format(name=name),
+            Span(line, col, line, col + len(name), self.file),
+            _("print the module before LowerTE (only its Relay functions), or remove the primfn "
+              "definitions and define {name} as a Relay function (Primitive=1)").format(
+                name=name), self.source)
 
     # ---- scopes ----
 

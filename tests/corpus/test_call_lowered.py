@@ -206,3 +206,26 @@ def test_a_cast_needs_a_number():
         load_module(text, "cast.relay", prelude=False)
     assert "a number after the cast `(bool)`" in info.value.message
     assert (info.value.span.line, info.value.span.col) == (2, 49)  # the "x"
+
+
+def test_a_tir_function_after_the_relay_part_is_named_before_lexing():
+    # as TVM's PrettyPrint shows a module after LowerTE: its kernels follow as TIR, whose text
+    # (`&&`, buffers) is no Relay
+    text = HEADER + """\
+def @main(%x: Tensor[(2), float32]) {
+  %0 = (%x,);
+  call_lowered(@tvmgen_default_fused_add, %0)
+}
+
+@tvmgen_default_fused_add = primfn(p0_1: handle, T_add_1: handle) -> ()
+  buffers = {p0: Buffer(p0_2: Pointer(float32), float32, [2], []) && x}
+"""
+    with pytest.raises(RelayError) as info:
+        load_module(text, "tir.relay")
+    err = info.value
+    assert err.message == "@tvmgen_default_fused_add is a TIR function (primfn), which rvmdbg " \
+        "does not read"
+    assert (err.span.line, err.span.col) == (7, 1)
+    assert "before LowerTE" in err.hint
+    # the word alone, in a comment, is no definition
+    load_module(HEADER + "// a primfn( in a comment\ndef @main() { 1f }\n", "c.relay")
