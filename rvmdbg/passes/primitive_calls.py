@@ -111,6 +111,7 @@ class _DirectCalls(ExprMutator):
                 item.checked_type = t
                 args.append(item)
         out = self._keep(e, Call(callee, args, None))
+        out.type_args = list(e.type_args)  # a polymorphic @f: the checker's instantiation
         if binder is not None:
             out = self._keep(e, Let(binder, value, out))
         return out

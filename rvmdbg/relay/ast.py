@@ -40,7 +40,7 @@ class AttrObject:
 
     def __init__(self, name: str, fields: dict):
         self.name = name
-        self.fields = fields if isinstance(fields, AttrMap) else AttrMap(fields, fields)
+        self.fields = AttrMap(fields, fields)  # a repr's keys are bare names
 
     def __eq__(self, other) -> bool:
         return (type(other) is AttrObject and self.name == other.name

@@ -761,7 +761,7 @@ class _Parser:
         fields = self.attributes(")")
         self.pos += 1
         self.depth -= 1
-        return AttrObject(name, AttrMap(fields, fields))
+        return AttrObject(name, fields)
 
     def attr_map(self):
         """After `{`: a map `{"key"=value, name=value}` (call_lowered's metadata) or, with no

@@ -662,24 +662,7 @@ class TypeChecker:
         op = call.op
         if type(op) is OpRef:
             return self._op_call(call, op)
-        inst = None
-        if type(op) is GlobalVar:
-            s, poly = self._global_scheme(op)
-            if poly:
-                fty, inst = self.instantiate(s)
-            else:
-                fty = s
-                self._mono_calls.append((call, op.name))
-            self._record(op, fty)
-        elif type(op) is ConstructorRef:
-            fty, inst = self.instantiate(self._constructor_scheme(op))
-            self._record(op, fty)
-        else:
-            fty = self.find(self.visit(op))
-            if type(fty) is FuncType and fty.type_params:
-                fty, inst = self.instantiate(fty)
-        if inst:
-            self._call_inst[id(call)] = inst
+        fty = self._callee_type(call, op)
         args = call.args
         arg_types = [self.visit(a) for a in args]
         if type(fty) is IncompleteType:
@@ -701,6 +684,35 @@ class TypeChecker:
                 text = ngettext("{callee} takes {n} argument, {given} given",
                                 "{callee} takes {n} arguments, {given} given", n)
             raise self.error(call, text.format(callee=desc, n=n, given=len(args)))
+        self._unify_args(call, op, fty, args, arg_types)
+        return fty.ret
+
+    def _callee_type(self, call: Call, op) -> Type:
+        """The type of the function `call` calls through `op` (a global, a constructor or a
+        value), instantiated where it is polymorphic; the instantiation is kept for the call."""
+        inst = None
+        if type(op) is GlobalVar:
+            s, poly = self._global_scheme(op)
+            if poly:
+                fty, inst = self.instantiate(s)
+            else:
+                fty = s
+                self._mono_calls.append((call, op.name))
+            self._record(op, fty)
+        elif type(op) is ConstructorRef:
+            fty, inst = self.instantiate(self._constructor_scheme(op))
+            self._record(op, fty)
+        else:
+            fty = self.find(self.visit(op))
+            if type(fty) is FuncType and fty.type_params:
+                fty, inst = self.instantiate(fty)
+        if inst:
+            self._call_inst[id(call)] = inst
+        return fty
+
+    def _unify_args(self, call: Call, op, fty: FuncType, args, arg_types: list) -> None:
+        """Each argument type against its parameter; a mismatch is reported at its argument
+        (`args`: the nodes the arguments come from)."""
         unify = self.unify
         for i, (p, a, at) in enumerate(zip(fty.params, args, arg_types)):
             try:
@@ -713,7 +725,6 @@ class TypeChecker:
                             N_("type mismatch in argument {index} of {callee}: expected "
                                "{expected}, found {found}"))
                 self._refuse(p, at, _at(a, call), template, literal=a, index=i + 1, callee=desc)
-        return fty.ret
 
     def _op_call(self, call: Call, op: OpRef) -> Type:
         relay_ops = _ops()
@@ -769,30 +780,20 @@ class TypeChecker:
         if type(callee) is not GlobalVar:
             raise self.error(_at(callee, call), _(
                 "call_lowered: the callee must be a global function such as @f"))
-        fty = self.find(self.visit(callee))
+        fty = self._callee_type(call, callee)  # a global's type is known or being inferred
         packed_t = self.resolve(self.find(self.visit(packed)))
         if type(packed_t) is not TupleType:
             raise self.error(_at(packed, call), _(
                 "call_lowered: the arguments must be a tuple, found {type}").format(type=packed_t))
-        if type(fty) is not FuncType:
-            fty = self.resolve(fty)
-        if type(fty) is not FuncType:
-            raise self.error(callee, _("call_lowered: @{name} is not a function").format(
-                name=callee.name))
         fields = packed_t.fields
         if len(fty.params) != len(fields):
             raise self.error(_at(packed, call), ngettext(
                 "call_lowered: @{name} takes {n} argument, the tuple holds {given}",
                 "call_lowered: @{name} takes {n} arguments, the tuple holds {given}",
                 len(fty.params)).format(name=callee.name, n=len(fty.params), given=len(fields)))
-        for i, (p, at) in enumerate(zip(fty.params, fields)):
-            try:
-                self.unify(p, at)
-            except _Mismatch:
-                self._refuse(p, at, _at(packed, call),
-                             N_("type mismatch in argument {index} of {callee}: expected "
-                                "{expected}, found {found}"), index=i + 1,
-                             callee="@" + callee.name)
+        # a mismatch is reported at the tuple's field when the tuple is written out
+        nodes = packed.fields if type(packed) is ast.Tuple else [packed] * len(fields)
+        self._unify_args(call, callee, fty, nodes, list(fields))
         self._record(op, FuncType((fty, packed_t), fty.ret))
         return fty.ret
 

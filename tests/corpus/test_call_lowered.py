@@ -229,3 +229,29 @@ def @main(%x: Tensor[(2), float32]) {
     assert "before LowerTE" in err.hint
     # the word alone, in a comment, is no definition
     load_module(HEADER + "// a primfn( in a comment\ndef @main() { 1f }\n", "c.relay")
+
+
+def test_a_polymorphic_or_recursive_callee_is_typed_as_a_direct_call_would_be():
+    text = HEADER + """\
+def @first[A, B](%p: A, %q: B) -> A { %p }
+def @count(%n: int32) {
+  if (less(%n, 1)) { %n } else { call_lowered(@count, (subtract(%n, 1),)) }
+}
+def @main(%x: Tensor[(2), float32]) {
+  (call_lowered(@first, (%x, 1i)), @count(3))
+}
+"""
+    mod = check_module(load_module(text, "poly.relay"))
+    first = mod.functions["main"].body.fields[0]
+    assert [str(t) for t in first.type_args] == ["Tensor[(2,), float32]", "int32"]
+    x = np.array([4.0, 5.0], dtype="float32")
+    for value in run_everywhere(text, "poly.relay", args=[x], graph=False).values():
+        assert agree(value.fields[0], x) and int(value.fields[1]) == 0
+
+
+def test_a_mismatch_is_reported_at_the_tuples_field():
+    text = HEADER + ("def @id(%y: Tensor[(2), float32]) { %y }\n"
+                     "def @main(%x: Tensor[(2), float32]) {\n  call_lowered(@id, (1i,))\n}\n")
+    with pytest.raises(RelayError) as info:
+        check_module(load_module(text, "field.relay"))
+    assert (info.value.span.line, info.value.span.col) == (4, 22)  # the `1i`
