@@ -25,6 +25,8 @@ import re
 import numpy as np
 
 from rvmdbg.fileio import FileRefused, read_file
+from rvmdbg.limits import DEFAULT_LIMITS
+from rvmdbg.npyio import ArrayFileError, NpzArchive, kind_of, read_npy
 from rvmdbg.relay.ast import (
     Call, Constant, ConstructorRef, Function, GlobalVar, Module, OpRef, RefCreate, Tuple, Var,
 )
@@ -36,7 +38,7 @@ from rvmdbg.values import ADTValue, RefCell, format_value
 from rvmdbg.i18n import N_, _, ngettext
 
 __all__ = ["ArgumentError", "argument_where", "bind_inputs", "parse_untyped_args", "parse_program_args", "parse_value", "convert_value",
-           "param_types"]
+           "param_types", "set_array_limit"]
 
 
 class ArgumentError(Exception):
@@ -216,9 +218,24 @@ def _load_npy(path: str, where: str) -> np.ndarray:
 NUMPY_FILE_LIMIT = 4 << 30
 
 
+# the most bytes one array read from a file may declare: --max-bytes once the command line
+# or a DAP launch has set it (set_array_limit), else the default limit
+_array_limit = DEFAULT_LIMITS.max_bytes
+
+
+def set_array_limit(max_bytes: int | None) -> None:
+    """Arrays read from .npy/.npz files from now on may declare at most `max_bytes` bytes
+    (None: the default limit). Called with --max-bytes before the arguments are read."""
+    global _array_limit
+    _array_limit = max_bytes if isinstance(max_bytes, int) and max_bytes > 0 \
+        else DEFAULT_LIMITS.max_bytes
+
+
 def _np_load(path: str, where: str, npz: bool):
-    """np.load of a file read through fileio (a FIFO, a device or an oversized file is a
-    message, not a hang), never unpickling; every failure an ArgumentError naming the file."""
+    """The array of a .npy file, or the archive of a .npz, read through fileio (a FIFO, a
+    device or an oversized file is a message, not a hang) and `rvmdbg.npyio` (headers checked
+    and sizes bounded before any data is read or decompressed, never unpickling); every
+    failure an ArgumentError naming the file."""
     try:
         data = read_file(path, NUMPY_FILE_LIMIT, N_("NumPy archive") if npz else N_("NumPy file"))
     except FileNotFoundError:
@@ -235,10 +252,17 @@ def _np_load(path: str, where: str, npz: bool):
         message = (_("{where}: {path}: is empty, not a .npz archive") if npz
                    else _("{where}: {path}: is empty, not a .npy file"))
         raise ArgumentError(message.format(where=where, path=path))
+    kind = kind_of(data)
+    if kind is None:
+        message = (_("{where}: {path}: not a .npz archive (it is not a zip file)") if npz
+                   else _("{where}: {path}: not a .npy file (it does not start with the .npy "
+                          "header)"))
+        raise ArgumentError(message.format(where=where, path=path))
     try:
-        return np.load(io.BytesIO(data), allow_pickle=False)
-    except (ValueError, EOFError, OSError) as e:
-        # i18n: {reason} is NumPy's own words, in English
+        if kind == "npz":
+            return NpzArchive(data, _array_limit)
+        return read_npy(io.BytesIO(data), _array_limit)
+    except ArrayFileError as e:
         message = (_("{where}: {path}: not a plain .npz archive ({reason})") if npz
                    else _("{where}: {path}: not a plain .npy file ({reason})"))
         raise ArgumentError(message.format(where=where, path=path, reason=e)) from None
@@ -276,7 +300,7 @@ def _npz_member(path: str, name: str, where: str) -> np.ndarray:
                                                names=", ".join(archive.files) or _("nothing")))
         try:
             return archive[name]
-        except ValueError as e:
+        except ArrayFileError as e:
             raise ArgumentError(_("{where}: {member}: not a plain array ({reason})").format(
                 where=where, member=f"{path}:{name}", reason=e)) from None
 

@@ -22,7 +22,7 @@ from rvmdbg import __version__
 from rvmdbg.argparse_i18n import TranslatedParser
 from rvmdbg.argparse_i18n import speaking as argparse_speaking
 from rvmdbg.args import (
-    ArgumentError, bind_inputs, parse_program_args, parse_untyped_args,
+    ArgumentError, bind_inputs, parse_program_args, parse_untyped_args, set_array_limit,
 )
 from rvmdbg.limits import DEFAULT_LIMITS, LimitValueError, Limits
 from rvmdbg.relay.diagnostics import RelayError, Source
@@ -937,6 +937,7 @@ def main(argv: list[str] | None = None) -> int:
             ns = parse_command_line(argv)
         except SystemExit as e:  # argparse: --help, --version (0) or a usage error (2)
             return e.code if isinstance(e.code, int) else EXIT_USAGE
+        set_array_limit(getattr(ns, "max_bytes", None))  # arrays read from files obey it too
         return ns.handler(ns)
     except RelayError as e:
         _error(e.format())

@@ -150,10 +150,11 @@ def open_session(config: LaunchConfig) -> DebugSession:
     """Load, check and compile the program and start a session on it (RequestError with the
     located message when the program or its arguments are wrong)."""
     from rvmdbg import cli
-    from rvmdbg.args import ArgumentError
+    from rvmdbg.args import ArgumentError, set_array_limit
     from rvmdbg.relay.diagnostics import RelayError
     from rvmdbg.vm.machine import VMError
     try:
+        set_array_limit(config.limits.max_bytes)  # `inputs` arrays obey maxBytes
         program = cli.load_program(config.program)
         args = _program_arguments(cli, program, config)
         exe = cli.executable_of(program)
