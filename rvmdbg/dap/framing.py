@@ -13,7 +13,7 @@ import json
 import re
 import threading
 
-import numpy as np
+from rvmdbg.jsondepth import nesting
 
 MAX_BODY = 64 * 2 ** 20     # bytes: a larger message is skipped, not read into memory
 MAX_HEADER_LINE = 8192      # bytes: a longer header line is not a header
@@ -110,7 +110,7 @@ class MessageReader:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
             raise BadMessage("the message body is not UTF-8") from None
-        depth = nesting_depth(body)
+        depth = nesting(body)[0]
         if depth > MAX_NESTING:
             raise BadMessage(f"the message is nested {depth} deep; the adapter reads at most "
                              f"{MAX_NESTING} levels")
@@ -140,25 +140,6 @@ class MessageReader:
                 return False
             left -= len(chunk)
         return True
-
-
-def nesting_depth(body: bytes) -> int:
-    """The deepest nesting of arrays and objects in a JSON text, found in a few vectorised
-    passes over its bytes (brackets inside strings not counted), so a hostile depth is
-    refused before the parser recurses."""
-    b = np.frombuffer(body, dtype=np.uint8)
-    if not b.size:
-        return 0
-    idx = np.arange(b.size)
-    backslash = b == 0x5C
-    # a quote is escaped when an odd run of backslashes ends just before it
-    last_other = np.maximum.accumulate(np.where(backslash, -1, idx))
-    run_before = np.concatenate(([0], idx[:-1] - last_other[:-1]))
-    quote = (b == 0x22) & (run_before % 2 == 0)
-    outside = np.cumsum(quote) % 2 == 0
-    steps = (np.isin(b, (0x5B, 0x7B)) & outside).astype(np.int64) \
-        - (np.isin(b, (0x5D, 0x7D)) & outside).astype(np.int64)
-    return int(np.cumsum(steps).max(initial=0))
 
 
 def check_request(message) -> dict:
