@@ -620,7 +620,9 @@ def _cast(arr: np.ndarray, dtype: np.dtype, where: str) -> np.ndarray:
                 raise ArgumentError(_("{where}: {value} does not fit in {dtype} ({lo} to {hi})")
                                     .format(where=where, value=bad, dtype=dtype, lo=info.min,
                                             hi=info.max))
-    return arr.astype(dtype)
+    # a float too large for float16 becomes inf, as in TVM; NumPy's warning is no message of ours
+    with np.errstate(over="ignore"):
+        return arr.astype(dtype)
 
 
 def _check_shape(arr: np.ndarray, t: TensorType, where: str) -> None:

@@ -932,6 +932,7 @@ def main(argv: list[str] | None = None) -> int:
         _error(_("error: {message}").format(message=e))
         return EXIT_USAGE
     argv = _command_first(argv)
+    ns = None
     try:
         try:
             ns = parse_command_line(argv)
@@ -967,7 +968,9 @@ def main(argv: list[str] | None = None) -> int:
         _error(_("error: {message}").format(message=f"{name}{e.strerror or e}"))
         return EXIT_USAGE
     except RecursionError:
-        _error(_("error: {message}").format(message=_("the program is nested too deeply to process")))
+        name = getattr(ns, "program", None)
+        _error(_("error: {message}").format(message=(f"{name}: " if name else "")
+                                            + _("the program is nested too deeply to process")))
         return EXIT_USAGE
     except MemoryError:
         # outside the VM and interpreter (which stop with their own message): reading or

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from rvmdbg.i18n import _
+from rvmdbg.wording import picture_controls
 from rvmdbg.limits import DEFAULT_LIMITS, Limits
 from rvmdbg.scalars import SCALAR_TYPES, scalar_op, to_runtime
 from rvmdbg.relay.ast import (
@@ -127,7 +128,7 @@ def _source_line(span: Span, source: Source | None) -> str | None:
         if source is None:
             return None
     if 1 <= span.line <= len(source.lines):
-        return source.line_text(span.line)
+        return picture_controls(source.line_text(span.line))
     return None
 
 
