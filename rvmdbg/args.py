@@ -218,14 +218,15 @@ def _load_npy(path: str, where: str) -> np.ndarray:
 NUMPY_FILE_LIMIT = 4 << 30
 
 
-# the most bytes one array read from a file may declare: --max-bytes once the command line
-# or a DAP launch has set it (set_array_limit), else the default limit
+# the most bytes one compressed archive member may declare, checked before it is
+# decompressed: --max-bytes once the command line or a DAP launch has set it
+# (set_array_limit), else the default limit
 _array_limit = DEFAULT_LIMITS.max_bytes
 
 
 def set_array_limit(max_bytes: int | None) -> None:
-    """Arrays read from .npy/.npz files from now on may declare at most `max_bytes` bytes
-    (None: the default limit). Called with --max-bytes before the arguments are read."""
+    """Compressed .npz members read from now on may declare at most `max_bytes` bytes (None:
+    the default limit). Called with --max-bytes before the arguments are read."""
     global _array_limit
     _array_limit = max_bytes if isinstance(max_bytes, int) and max_bytes > 0 \
         else DEFAULT_LIMITS.max_bytes
@@ -261,7 +262,9 @@ def _np_load(path: str, where: str, npz: bool):
     try:
         if kind == "npz":
             return NpzArchive(data, _array_limit)
-        return read_npy(io.BytesIO(data), _array_limit)
+        # a plain .npy holds its data: the file's size bounds it, as for an argument typed
+        # on the command line (arguments are not the program's allocations)
+        return read_npy(io.BytesIO(data), len(data))
     except ArrayFileError as e:
         message = (_("{where}: {path}: not a plain .npz archive ({reason})") if npz
                    else _("{where}: {path}: not a plain .npy file ({reason})"))

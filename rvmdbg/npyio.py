@@ -112,7 +112,7 @@ def _short(e: BaseException) -> str:
 
 class NpzArchive:
     """The named arrays of an `.npz` archive: `files` lists the names (`.npy` dropped, as
-    NumPy does); `archive[name]` reads one member under the byte limit."""
+    NumPy does); `archive[name]` reads one member, a compressed one under the byte limit."""
 
     def __init__(self, data: bytes, limit: int):
         self.limit = limit
@@ -137,7 +137,10 @@ class NpzArchive:
                     raise ArrayFileError(_("the member {name} is not a .npy array (it does not "
                                            "start with the .npy header)").format(
                                                name=info.filename))
-                return read_npy(_Prefixed(head, member), self.limit)
+                # what would be decompressed is bounded by the limit; a stored member's data
+                # is in the file already, bounded by its size
+                limit = self.limit if info.compress_type != zipfile.ZIP_STORED else info.file_size
+                return read_npy(_Prefixed(head, member), limit)
         except ArrayFileError:
             raise
         except _BROKEN as e:

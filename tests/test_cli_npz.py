@@ -138,8 +138,24 @@ def test_a_bomb_declaring_a_small_array_stops_at_the_declared_size(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
-def test_a_plain_npy_over_the_limit_is_refused_unread(capsys, tmp_path):
+def test_a_plain_npy_is_bounded_by_its_file_not_by_max_bytes(capsys, tmp_path):
+    # its data is in the file already (an argument, not an allocation of the program)
     path = tmp_path / "x.npy"
     np.save(path, np.zeros((2, 3), dtype=np.float32))
     code, err = run(capsys, f"@{path}", "--max-bytes", "16")
+    assert code == 1 and "allocating 24 bytes" in err  # read; the program's own output stops
+    big = io.BytesIO()
+    np.lib.format.write_array_header_1_0(big, {"descr": "<f4", "fortran_order": False,
+                                               "shape": (2, 3)})
+    path.write_bytes(big.getvalue() + b"\0" * 8)
+    code, err = run(capsys, f"@{path}")
+    assert code == 2 and "ends after 8 of the 24 bytes" in err
+
+
+def test_a_stored_member_is_bounded_by_its_file(capsys, tmp_path):
+    path = npz(tmp_path / "in.npz", {"x.npy": GOOD}, zipfile.ZIP_STORED)
+    code, err = run(capsys, f"@{path}:x", "--max-bytes", "16")
+    assert code == 1 and "allocating 24 bytes" in err
+    path = npz(tmp_path / "in.npz", {"x.npy": GOOD})
+    code, err = run(capsys, f"@{path}:x", "--max-bytes", "16")
     assert code == 2 and "24 bytes, more than the limit of 16" in err

@@ -25,7 +25,9 @@ import numpy as np
 
 from rvmdbg.i18n import _
 from rvmdbg.wording import picture_controls
-from rvmdbg.limits import DEFAULT_LIMITS, Limits
+from rvmdbg.limits import (
+    DEEP_STACK_BYTES, DEFAULT_LIMITS, FRAME_FLOOR, INTERPRETER_FRAME_BYTES, Limits,
+)
 from rvmdbg.scalars import SCALAR_TYPES, scalar_op, to_runtime
 from rvmdbg.relay.ast import (
     Call, Constant, ConstructorRef, Function, GlobalVar, If, Let, Match, Module, OpRef,
@@ -220,7 +222,7 @@ def _short(v, limit: int = 120) -> str:
 # Bytes of C stack allowed per unit of Python's recursion limit: the worst paths measured (nested
 # format_value, json.dumps, values_equal) crash at 128 and are safe at 256; 512 leaves a margin.
 _STACK_BYTES_PER_FRAME = 512
-_STACK_SIZES = (2 << 30, 512 << 20, 64 << 20)
+_STACK_SIZES = (DEEP_STACK_BYTES, 512 << 20, 64 << 20)
 _deep = threading.local()
 _deep_lock = threading.Lock()
 
@@ -406,7 +408,14 @@ class Interpreter:
 
     def _depth_error(self, span) -> InterpreterError:
         n = self.limits.max_depth
-        return _limit_error("max_depth", n, _("call depth limit {n} exceeded").format(n=n), span)
+        if self._depth + 1 > n:
+            return _limit_error("max_depth", n, _("call depth limit {n} exceeded").format(n=n),
+                                span)
+        return _limit_error("max_bytes", self.limits.max_bytes, _(
+            "call depth {depth}: {depth} activations of {size} bytes with {live} bytes of live "
+            "tensors would pass the limit of {limit} bytes").format(
+                depth=self._depth + 1, size=INTERPRETER_FRAME_BYTES, live=self._live.bytes,
+                limit=self.limits.max_bytes), span)
 
     # ---- applying function values
 
@@ -414,7 +423,9 @@ class Interpreter:
         """Run code's body in env: the one place calls are counted (inlined in call_global,
         the hot path of calls to globals)."""
         depth = self._depth + 1
-        if depth > self.limits.max_depth:
+        if depth > self.limits.max_depth or (
+                depth * INTERPRETER_FRAME_BYTES > FRAME_FLOOR and
+                depth * INTERPRETER_FRAME_BYTES > self.limits.max_bytes - self._live.bytes):
             raise self._depth_error(span)
         self._budget -= 1
         if self._budget < 0:
@@ -703,7 +714,10 @@ class Interpreter:
             for p, a in binds:
                 new[p] = a(env)
             depth = self._depth + 1
-            if depth > limits.max_depth:
+            # activations count against --max-bytes beside the live tensors
+            if depth > limits.max_depth or (
+                    depth * INTERPRETER_FRAME_BYTES > FRAME_FLOOR and
+                    depth * INTERPRETER_FRAME_BYTES > limits.max_bytes - self._live.bytes):
                 raise self._depth_error(span)
             self._budget -= 1
             if self._budget < 0:
