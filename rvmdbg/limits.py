@@ -44,20 +44,29 @@ def vm_frame_bytes(register_file_size: int) -> int:
     return VM_FRAME_BYTES + VM_REGISTER_BYTES * register_file_size
 
 
+def address_room() -> int | None:
+    """The bytes of address space this process may still map under its RLIMIT_AS (None: no
+    such limit, or it cannot be read)."""
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft == resource.RLIM_INFINITY:
+            return None
+        with open("/proc/self/statm") as f:
+            mapped = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        return soft - mapped
+    except (ImportError, OSError, ValueError, IndexError):
+        return None
+
+
 def _memory_room() -> int | None:
     """The bytes this process can still get: the address-space limit less what it maps
     now, and physical memory; None when neither can be read."""
     room = []
-    try:
-        import resource
-        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
-        if soft != resource.RLIM_INFINITY:
-            with open("/proc/self/statm") as f:
-                mapped = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-            # the deep stack the runs take (call_with_deep_stack) is reserved from it too
-            room.append(soft - mapped - min(DEEP_STACK_BYTES, (soft - mapped) // 2))
-    except (ImportError, OSError, ValueError, IndexError):
-        pass
+    left = address_room()
+    if left is not None:
+        # the deep stack the runs take (call_with_deep_stack) is reserved from it too
+        room.append(left - min(DEEP_STACK_BYTES, left // 2))
     try:
         room.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):

@@ -27,6 +27,7 @@ from rvmdbg.i18n import _
 from rvmdbg.wording import picture_controls
 from rvmdbg.limits import (
     DEEP_STACK_BYTES, DEFAULT_LIMITS, FRAME_FLOOR, INTERPRETER_FRAME_BYTES, Limits,
+    address_room,
 )
 from rvmdbg.scalars import SCALAR_TYPES, scalar_op, to_runtime
 from rvmdbg.relay.ast import (
@@ -247,7 +248,10 @@ def call_with_deep_stack(fn, *args, on_interrupt=None):
     with _deep_lock:
         old_limit = sys.getrecursionlimit()
         thread = None
+        room = address_room()
         for size in _STACK_SIZES:
+            if room is not None and size > room // 2 and size != _STACK_SIZES[-1]:
+                continue  # under an address-space cap: leave room for the heap and threads
             try:
                 old_size = threading.stack_size(size)
             except (ValueError, RuntimeError):

@@ -106,3 +106,22 @@ def test_source_serves_the_program_and_refuses_other_paths(tmp_path):
     for seq in (5, 6, 7):
         assert by_seq[seq]["success"] is False
         assert "not a source of the program" in by_seq[seq]["message"]
+
+
+def test_the_adapter_starts_under_an_address_space_cap():
+    # the deep stack it runs on leaves room for its reader thread (it took 2 GiB of a 3 GiB
+    # cap, and starting the reader raised "can't start new thread")
+    import resource
+    import subprocess
+    import sys
+
+    from dap_client import ROOT, adapter_env
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, resource.RLIM_INFINITY))
+    proc = subprocess.run([sys.executable, "-m", "rvmdbg", "dap"],
+                          input=request(1, "initialize", {}) + request(2, "disconnect"),
+                          capture_output=True, timeout=60, env=adapter_env(), cwd=ROOT,
+                          preexec_fn=cap)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr
+    assert _responses(parse_output(proc.stdout))[1]["success"] is True
