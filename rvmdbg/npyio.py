@@ -16,6 +16,7 @@ import io
 import lzma
 import math
 import struct
+import tokenize
 import zipfile
 import zlib
 
@@ -29,10 +30,14 @@ ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")   # a zip's first entry, or an empty
 NUMERIC_KINDS = "biuf"                         # bool, signed, unsigned, float
 _HEADER_LIMIT = 10_000                         # NumPy's own bound on a header's length
 _CHUNK = 1 << 24
-# what a damaged zip, a damaged member or a malformed header raises from the standard library
+# what a damaged zip, a damaged member or a malformed header raises: the standard library's
+# zip, zlib, bz2 and lzma readers and NumPy's header parser (which tokenizes and evaluates the
+# header's text: TokenError, SyntaxError, ...) have no common base below Exception, and any
+# failure there means only that the file is not a plain array
 _BROKEN = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, lzma.LZMAError, EOFError,
            OSError, NotImplementedError, RuntimeError, ValueError, struct.error, KeyError,
-           IndexError, TypeError, OverflowError)
+           IndexError, TypeError, OverflowError, SyntaxError, tokenize.TokenError,
+           AttributeError)
 
 
 class ArrayFileError(ValueError):

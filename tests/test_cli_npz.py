@@ -159,3 +159,14 @@ def test_a_stored_member_is_bounded_by_its_file(capsys, tmp_path):
     path = npz(tmp_path / "in.npz", {"x.npy": GOOD})
     code, err = run(capsys, f"@{path}:x", "--max-bytes", "16")
     assert code == 2 and "24 bytes, more than the limit of 16" in err
+
+
+def test_a_header_numpy_cannot_tokenize_is_a_message(capsys, tmp_path):
+    # found by tests/fuzz/test_fuzz_npz.py: NumPy's header parser raised TokenError
+    text = b"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, }"
+    header = text + b" " * (64 - (10 + len(text) + 1) % 64) + b"\n"
+    path = tmp_path / "x.npy"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header
+                     + bytes(24))
+    code, err = run(capsys, f"@{path}")
+    assert code == 2 and "x.npy: not a plain .npy file" in err
