@@ -123,12 +123,16 @@ def sessions(draw, n: int):
 
 
 def _campaign(batch, tmp_path) -> dict:
+    """One batch in the child; its exit codes are printed (`pytest -m fuzz -s` shows them)."""
     outcomes = run_cases(batch, tmp_path / "config")
     seen = assert_clean(batch, outcomes, codes=(0,))
     for case, out in zip(batch, outcomes):
         # an "internal error" response is an unexpected exception inside the adapter
         assert out["error_lines"] == 0, (out["stderr"], case["dap"][:1500])
         assert out["responses"] >= 1 or not case["dap"], (out, case["dap"][:500])
+    print("fuzz figures:", json.dumps({"inputs": len(batch), "clean": len(batch),
+                                       "codes": seen,
+                                       "failed responses": sum(o["failed"] for o in outcomes)}))
     return seen
 
 
