@@ -128,8 +128,8 @@ def _campaign(batch, tmp_path) -> dict:
     seen = assert_clean(batch, outcomes, codes=(0,))
     for case, out in zip(batch, outcomes):
         # an "internal error" response is an unexpected exception inside the adapter
+        # (a session may get no response at all: its stream can end inside the first message)
         assert out["error_lines"] == 0, (out["stderr"], case["dap"][:1500])
-        assert out["responses"] >= 1 or not case["dap"], (out, case["dap"][:500])
     print("fuzz figures:", json.dumps({"inputs": len(batch), "clean": len(batch),
                                        "codes": seen,
                                        "failed responses": sum(o["failed"] for o in outcomes)}))
