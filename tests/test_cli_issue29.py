@@ -121,3 +121,22 @@ def test_nested_too_deeply_names_the_file(tmp_path, capsys):
                     + ")" * 100_000 + "\n}\n")
     code, out, err = main(capsys, "run", path)
     assert code == 2 and "deep.relay" in err, err
+
+
+def test_json_of_a_returned_uninitialized_tensor(tmp_path, capsys):
+    # an executable whose kernel call is replaced by a move: it returns what no kernel wrote
+    from rvmdbg.vm.bytecode import InvokePacked, Move
+    src = tmp_path / "add.relay"
+    src.write_text('#[version = "0.0.5"]\ndef @main(%x: Tensor[(2), float32]) {\n'
+                   '  add(%x, %x)\n}\n')
+    rvmx = tmp_path / "hole.rvmx"
+    assert cli.main(["compile", str(src), "-o", str(rvmx)]) == 0
+    exe = serialize.load(str(rvmx))
+    code = exe.functions[0].instructions
+    at = next(i for i, ins in enumerate(code) if isinstance(ins, InvokePacked))
+    code[at] = Move(0, 0)
+    rvmx.write_bytes(serialize.dumps(exe))
+    capsys.readouterr()
+    code, out, err = main(capsys, "run", rvmx, "[1, 2]", "--json")
+    assert code == 0, err
+    assert json.loads(out) == {"result": {"uninitialized": {"dtype": "float32", "shape": [2]}}}
