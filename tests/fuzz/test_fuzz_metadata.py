@@ -35,7 +35,7 @@ def good_doc() -> dict:
     doc["b64ndarrays"] = [encode_ndarray(np.array([1, 2, 3], "float32"))]
     nodes = doc["nodes"]
     first = len(nodes)
-    nodes.append(dict(VIRTUAL_DEVICE))
+    nodes.append(json.loads(json.dumps(VIRTUAL_DEVICE)))  # a deep copy: mutations stay here
     nodes.append({"type_key": "Array", "data": [first]})
     nodes[1]["keys"].append("VirtualDevice")
     nodes[1]["data"].append(len(nodes) - 1)
