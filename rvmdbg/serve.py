@@ -88,11 +88,13 @@ def child_argv(ns: argparse.Namespace) -> list[str]:
     """The command each browser tab runs: this Python, `-m rvmdbg screen`, the screen options
     given, PROGRAM and its ARGs. A browser draws Unicode whatever this machine's locale is,
     so Unicode glyphs are asked for unless --ascii was."""
-    from rvmdbg.cli import build_parser
+    from rvmdbg.cmdline import configure_screen
     ns = argparse.Namespace(**vars(ns))
     if ns.ascii is None:
         ns.ascii = False
-    options = screen_options(ns, build_parser()[1]["screen"])
+    screen_parser = argparse.ArgumentParser()
+    configure_screen(screen_parser)  # the screen command's own options, as `cli` builds them
+    options = screen_options(ns, screen_parser)
     # `--` would end the options, not start the ARGs: negative numbers read as values anyway
     return [sys.executable, "-m", "rvmdbg", "screen", *options, ns.program, *ns.args]
 
@@ -201,7 +203,8 @@ def make_server(command: str, host: str, port: int, title: str, announce=None):
 
 
 def cmd_serve(ns: argparse.Namespace) -> int:
-    from rvmdbg.cli import EXIT_OK, UsageError
+    from rvmdbg.cmdline import EXIT_OK
+    from rvmdbg.program import UsageError
     if not 1 <= ns.port <= 65535:
         raise UsageError(f"--port {ns.port}: " + _("a TCP port is 1..65535"))
     code = check_before_serving(ns)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from rvmdbg import __version__, cli
+from rvmdbg.program import EXECUTORS
 from rvmdbg.args import ArgumentError, parse_program_args
 from rvmdbg.relay.loader import load_module
 from rvmdbg.relay.typecheck import check_module
@@ -153,7 +154,7 @@ def test_an_executor_is_one_entry_of_the_table(capsys, monkeypatch):
     def echo(program, entry, args, limits):
         seen.update(entry=entry, limits=limits)
         return args[0]
-    monkeypatch.setitem(cli.EXECUTORS, "echo", echo)
+    monkeypatch.setitem(EXECUTORS, "echo", echo)
     code, out, _ = rvmdbg(capsys, "run", PROGRAMS / "fib.relay", "7", "--executor", "echo",
                           "--max-steps", "99")
     assert (code, out) == (0, "7\n")
@@ -253,7 +254,7 @@ def test_byte_limit_exit_1(capsys, program):
 def test_interrupt_exit_130(capsys, monkeypatch):
     def interrupted(*_):
         raise KeyboardInterrupt
-    monkeypatch.setitem(cli.EXECUTORS, "interp", interrupted)
+    monkeypatch.setitem(EXECUTORS, "interp", interrupted)
     code, _, err = interp(capsys, PROGRAMS / "fib.relay")
     assert code == 130 and "interrupted" in err
 
@@ -617,10 +618,11 @@ def test_an_argument_of_thousands_of_digits_is_a_usage_error():
 
 def test_memory_error_anywhere_is_a_message_and_exit_1(monkeypatch, capsys):
     from rvmdbg import cli
+    from rvmdbg.program import relay_text
 
     def exhausted(*a, **kw):
         raise MemoryError()
-    monkeypatch.setattr(cli, "read_source", exhausted)
+    monkeypatch.setattr(relay_text, "read_source", exhausted)
     assert cli.main(["check", str(ROOT / "programs/fib.relay")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: out of memory") and "Traceback" not in err
