@@ -21,10 +21,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rvmdbg.graph.nodes import CONSTANT, INPUT, KERNEL  # noqa: F401 (also imported from here)
 from rvmdbg.i18n import _
 from rvmdbg.relay.diagnostics import RelayError, Source, Span
-
-INPUT, CONSTANT, KERNEL = "input", "constant", "kernel"
 
 
 class GraphRefusal(RelayError):
