@@ -785,7 +785,8 @@ class DapAdapter:
             text = Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise RequestError(f"cannot read {path}: {exc}") from None
-        return {"content": text, "mimeType": "text/x-relay"}
+        language = kind_for(path).source_language  # how the file's kind shows its source
+        return {"content": text, "mimeType": f"text/x-{language}" if language else "text/plain"}
 
     def req_exceptionInfo(self, args: dict) -> dict:
         s = self._need_stopped()

@@ -93,8 +93,8 @@ class ProgramKind:
     -> list`: the ARG texts as runtime values. `debuggable(path, entry) -> Debuggable`: for the
     debugger screen (errors are ProgramLoadErrors). `machine`: which machine runs it
     (`relay-vm`, `minivm`). `compiled`: a compiled executable (no source to check, lower to a
-    graph or interpret). `source_language`: how its source is shown (a Pygments lexer name;
-    None: a listing only)."""
+    graph or interpret). `source_language`: how its source is shown (the language
+    named in the DAP `source` answer's `text/x-...` type; None: plain text)."""
 
     name: str
     suffixes: tuple[str, ...]

@@ -100,3 +100,12 @@ def test_a_hand_made_program_is_told_its_kind_by_its_path():
     exe = executable_of(load_program(str(FIB)))
     program = Program("saved.rvmx", executable=exe)
     assert bind_untyped(program, "main", ["3"]) == program_arguments(program, "main", ["3"])
+
+
+def test_the_dap_source_request_says_how_each_kind_is_shown():
+    from rvmdbg.dap.adapter import DapAdapter
+    adapter = DapAdapter(lambda *a: None)
+    relay = adapter.req_source({"source": {"path": str(FIB)}})
+    assert relay["mimeType"] == "text/x-relay" and "@main" in relay["content"]
+    mini = adapter.req_source({"source": {"path": str(DEMO)}})
+    assert mini["mimeType"] == "text/plain"
