@@ -624,3 +624,14 @@ def test_memory_error_anywhere_is_a_message_and_exit_1(monkeypatch, capsys):
     assert cli.main(["check", str(ROOT / "programs/fib.relay")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: out of memory") and "Traceback" not in err
+
+
+def test_an_expression_file_without_a_header_runs_with_a_note(capsys, tmp_path):
+    path = tmp_path / "fn.relay"
+    path.write_text("fn (%x: int32) {\n  add(%x, 1)\n}\n", encoding="utf-8")
+    code, out, err = rvmdbg(capsys, "run", path, "4", "--json")
+    assert code == 0 and result(out) == {"dtype": "int32", "shape": [], "data": 5}
+    assert f"{path}:1:1: note: no version header" in err
+    path.write_text("def @main() { 1 }\n", encoding="utf-8")
+    code, _, err = rvmdbg(capsys, "check", path)
+    assert code == 2 and "error: missing version header" in err

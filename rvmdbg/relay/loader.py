@@ -66,10 +66,10 @@ def load_file(path, prelude: bool = True) -> Module:
 
 def opening_comments(text: str):
     """The bodies of the `//` lines of the program's opening comment block (after the
-    `#[version ...]` header), in order."""
+    `#[version ...]` header, or TVM 0.6's `v0.0.4`), in order."""
     for raw in text.split("\n"):
         line = raw.strip()
-        if not line or line.startswith("#["):
+        if not line or line.startswith("#[") or line == "v0.0.4":
             continue
         if not line.startswith("//"):
             return

@@ -28,8 +28,8 @@ from rvmdbg.relay.ast import (
     RefCreate, RefRead, RefWrite, Tuple, TupleGetItem, TypeData, Var,
 )
 from rvmdbg.relay.diagnostics import (
-    LexError, NameResolutionError, ParseError, RelayError, RelayTypeError, RelayWarning, Source,
-    Span,
+    LexError, NameResolutionError, ParseError, RelayError, RelayNote, RelayTypeError,
+    RelayWarning, Source, Span,
 )
 from rvmdbg.relay.dialect import DIALECT_OPS
 from rvmdbg.relay.lexer import (
@@ -122,6 +122,9 @@ _REPR_CASTS = {"bool": bool, "int": int, "int32": int, "int64": int, "float": fl
                "float32": float, "float64": float}
 
 
+# TVM 0.6's header: the bare version at the start of the text (its grammar's SEMVER token)
+_LEGACY_HEADER = re.compile(r"[ \t\r\n]*(v0\.0\.4)(?![\w.])")
+
 # a TIR function as TVM prints one after LowerTE, at the start of a line
 _PRIMFN = re.compile(r"^[ \t]*(@[\w.]+)[ \t]*=[ \t]*primfn\(", re.M)
 
@@ -156,6 +159,7 @@ class _Parser:
         self.cur_deps: set | None = None
         self.is_expr = False
         self.free_vars: list | None = None  # the `free_var`s of a file that is one expression
+        self.legacy_header: Span | None = None  # where a TVM 0.6 `v0.0.4` header stood
 
     # ---- entry points ----
 
@@ -172,6 +176,7 @@ class _Parser:
                 try:
                     if "primfn" in self.text:
                         self.refuse_tir()
+                    self.read_legacy_header()
                     self.toks = tokenize(self.text, self.file, self.source)
                     if self.metadata is not None:
                         self.metadata.load()
@@ -190,7 +195,18 @@ class _Parser:
                 sys.setrecursionlimit(old)
 
     def parse_module(self) -> Module:
-        self.version_header(required=True)
+        tok = self.toks[0]
+        if self.legacy_header is None and (tok[0] != ATTR or not tok[6].startswith("version")) \
+                and self.bare_main_allowed(tok):
+            # TVM's parse_expr reads an expression without a header; only its module parser
+            # needs one
+            self.mod.warnings.append(RelayNote(
+                _("no version header: the file is read as one expression, as TVM's parse_expr "
+                  "reads it"), self.tspan(tok),
+                _("a file of definitions starts with {header}").format(
+                    header=f'#[version = "{VERSION}"]'), self.source))
+        else:
+            self.version_header(required=True)
         self.prescan()
         toks = self.toks
         mod = self.mod
@@ -244,6 +260,23 @@ class _Parser:
         else:
             self.mod.functions["main"] = Function(list(self.free_vars), e, None, [], {},
                                                   _span(start, self.toks[self.pos - 1], self.file))
+
+    def read_legacy_header(self) -> None:
+        """TVM 0.6 (text format v0.0.4) starts a file with a bare `v0.0.4`: the rest reads as
+        0.0.5 where the syntax is the same; the header is blanked (columns kept) and noted."""
+        m = _LEGACY_HEADER.match(self.text)
+        if m is None:
+            return
+        start = m.start(1)
+        line = self.text.count("\n", 0, start) + 1
+        col = start - (self.text.rfind("\n", 0, start) + 1) + 1
+        self.legacy_header = Span(line, col, line, col + len(m.group(1)), self.file)
+        self.text = self.text[:start] + " " * len(m.group(1)) + self.text[m.end(1):]
+        self.mod.warnings.append(RelayNote(
+            _("text format {version} (TVM 0.6) read as {current}: the syntax they share reads "
+              "the same").format(version=m.group(1), current=VERSION), self.legacy_header,
+            _("TVM 0.7 and later write {header}").format(header=f'#[version = "{VERSION}"]'),
+            self.source))
 
     def parse_expression_text(self):
         self.is_expr = True
@@ -301,6 +334,8 @@ class _Parser:
     # ---- module level ----
 
     def version_header(self, required: bool) -> None:
+        if self.legacy_header is not None:
+            return  # TVM 0.6's `v0.0.4`, blanked out before lexing
         tok = self.toks[0]
         if tok[0] != ATTR or not tok[6].startswith("version"):
             if required:
@@ -1492,10 +1527,14 @@ class _Parser:
             if k == "(":
                 self.pos += 1
                 fields = []
+                trailing = False
                 while toks[self.pos][0] != ")":
                     fields.append(self.type_())
+                    trailing = toks[self.pos][0] == ","
                     self.separator(")", _("`,` or `)` in a tuple type"))
                 self.pos += 1
+                if len(fields) == 1 and not trailing and self.legacy_header is not None:
+                    return fields[0]  # text format 0.0.4's grammar: `(T)` is T in parentheses
                 # TVM: `(T)` is a one-element tuple type, like `(T,)`
                 return TupleType(tuple(fields))
             if k == "fn":

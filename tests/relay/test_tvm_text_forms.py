@@ -188,3 +188,45 @@ def test_an_unknown_dimension_in_a_shape_attribute_reads_as_none():
     assert call.attrs["assert_shape"] == [None, 4]
     checked = check_module(mod)
     assert str(checked.functions["main"].body.checked_type) == "Tensor[(?, 4), float32]"
+
+
+# ---- a file without a version header, and TVM 0.6's `v0.0.4` (issue 28, item 17) ----
+
+def _notes(mod):
+    return [w for w in mod.warnings if w.kind == "note"]
+
+
+def test_an_expression_file_without_a_header_reads_with_a_note():
+    # what print(func) writes for a fn (docs/arch/convert_layout.rst in TVM v0.14.0 shows one)
+    text = "fn (%x: Tensor[(2), float32]) {\n  nn.relu(%x)\n}\n"
+    mod = check_module(load_module(text, "f.relay"))
+    assert str(mod.functions["main"].checked_type) == "fn (Tensor[(2,), float32]) -> " \
+        "Tensor[(2,), float32]"
+    [note] = _notes(mod)
+    shown = note.format()
+    assert shown.splitlines()[0] == "f.relay:1:1: note: no version header: the file is read " \
+        "as one expression, as TVM's parse_expr reads it"
+    assert '#[version = "0.0.5"]' in shown
+    free = load_module("free_var %x: int32;\nadd(%x, 1)\n", "g.relay")
+    assert [p.name for p in free.functions["main"].params] == ["x"] and len(_notes(free)) == 1
+
+
+def test_definitions_without_a_header_are_still_refused_as_tvms_module_parser_does():
+    with pytest.raises(ParseError, match="missing version header"):
+        parse("def @main() { 1 }", "m.relay")
+    assert _notes(parse(HEADER + "fn () { 1 }")) == []
+
+
+def test_tvm_06_header_reads_with_a_note_and_keeps_its_columns():
+    text = "v0.0.4\ndef @main(%x: int32) -> (int32) {\n  add(%x, 1)\n}\n"
+    mod = check_module(load_module(text, "old.relay"))
+    # text format 0.0.4's grammar reads `(T)` as T in parentheses, 0.0.5's as a 1-tuple
+    assert str(mod.functions["main"].checked_type) == "fn (int32) -> int32"
+    [note] = _notes(mod)
+    assert note.format().splitlines()[0] == "old.relay:1:1: note: text format v0.0.4 (TVM 0.6) " \
+        "read as 0.0.5: the syntax they share reads the same"
+    with pytest.raises(ParseError) as info:
+        parse("v0.0.4\ndef @main() { 1 +* 2 }", "old.relay")
+    assert info.value.span.line == 2  # positions are the file's own
+    assert str(check_module(parse(HEADER + "def @main(%x: int32) -> (int32) { (%x,) }"))
+               .functions["main"].checked_type) == "fn (int32) -> (int32,)"
