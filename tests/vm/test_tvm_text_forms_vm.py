@@ -53,3 +53,42 @@ def @main(%x: Tensor[(2), float32]) -> Tensor[(2), float32] { @k(%x) }
     assert [f.name for f in exe.functions] == ["main"]
     got = VirtualMachine(exe).invoke("main", [np.array([1, -2], np.float32)])
     assert got.tolist() == [-1, 2]
+
+
+# TVM's test_pass_dead_code_elimination.py, test_impure_op (apache/tvm v0.13.0), with the size
+# a parameter so the cast is no constant: the dialect beside a plain operator call
+IMPURE = HEADER + """\
+def @main(%n: int32) {
+   let %size: int64 = cast(%n, dtype="int64");
+   let %alignment: int64 = cast(64, dtype="int64");
+   let %x = memory.alloc_storage(%size, %alignment);
+   let %_ = memory.kill(%x);
+   0
+}
+"""
+
+
+def test_memory_dialect_beside_plain_operator_calls_is_fused_and_run():
+    from rvmdbg.passes.pipeline import memory_stage
+    mod = _module(IMPURE)
+    assert memory_stage(mod) is None  # not a printed late stage: every pass runs
+    exe = compile_module(mod)
+    ops = _opcodes(exe)
+    # FuseOps made the cast a kernel; the dialect's calls stay as written (TVM: non-computational)
+    assert ops.count("InvokePacked") == 1 and ops.count("AllocStorage") == 2
+    assert "KillRegister" in ops
+    assert exe.kernels[0].name.endswith("fused_cast")
+    assert VirtualMachine(exe).invoke("main", [np.int32(1024)]) == 0
+    assert Interpreter(_module(IMPURE)).run("main", [np.int32(1024)]) == 0
+
+
+def test_a_printed_late_stage_still_skips_the_passes_it_is_past():
+    from rvmdbg.passes.pipeline import memory_stage
+    text = HEADER + """\
+def @main() {
+  let %s = memory.alloc_storage(16i64, 64i64);
+  let %_ = memory.kill(%s);
+  0
+}
+"""
+    assert memory_stage(_module(text)) == "ManifestLifetimes"
