@@ -23,6 +23,7 @@ import numpy as np
 
 from rvmdbg.i18n import _
 from rvmdbg.relay.diagnostics import RelayError, Source, Span
+from rvmdbg.relay.types import dtype_bytes
 
 INPUT, CONSTANT, KERNEL = "input", "constant", "kernel"
 
@@ -112,7 +113,7 @@ class Graph:
         n = 1
         for d in self.shapes[eid]:
             n *= int(d)
-        return n * np.dtype(self.dtypes[eid]).itemsize
+        return n * dtype_bytes(self.dtypes[eid])
 
     def params(self) -> dict:
         """The constants by name, as TVM's `params` dict."""

@@ -38,7 +38,7 @@ from rvmdbg.relay.lexer import (
 from rvmdbg.relay.metadata import split_metadata
 from rvmdbg.relay.types import (
     DTYPE_ALIASES, DTYPES, FuncType, IncompleteType, RefType, StorageType, TensorType, TupleType,
-    TypeCall, TypeVar,
+    TypeCall, TypeVar, is_vector_dtype,
 )
 
 VERSION = "0.0.5"
@@ -1504,7 +1504,7 @@ class _Parser:
             if k == NAME:
                 self.pos += 1
                 name = tok[1]
-                if name in _DTYPES:
+                if name in _DTYPES or is_vector_dtype(name):
                     return TensorType((), name)
                 if name == "Tensor":
                     return self.tensor_type()
@@ -1604,7 +1604,7 @@ class _Parser:
         dtok = toks[self.pos]
         dtype = dtok[1] if dtok[0] == NAME else None
         dtype = DTYPE_ALIASES.get(dtype, dtype)
-        if dtype not in _DTYPES:
+        if dtype not in _DTYPES and not (dtype is not None and is_vector_dtype(dtype)):
             raise self.expected(_("a dtype ({dtypes})").format(dtypes=", ".join(DTYPES)))
         self.pos += 1
         if toks[self.pos][0] != "]":

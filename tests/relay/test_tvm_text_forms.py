@@ -230,3 +230,46 @@ def test_tvm_06_header_reads_with_a_note_and_keeps_its_columns():
     assert info.value.span.line == 2  # positions are the file's own
     assert str(check_module(parse(HEADER + "def @main(%x: int32) -> (int32) { (%x,) }"))
                .functions["main"].checked_type) == "fn (int32) -> (int32,)"
+
+
+# ---- vector dtypes (issue 28, item 22) ----
+
+VECTORS = HEADER + """\
+def @main(%x: Tensor[(2, 3), int8x4], %m: uint1x4, %h: Tensor[(4), float16x4]) -> (Tensor[(2, 3), int8x4], uint1x4) {
+  (%x, %m)
+}
+"""
+
+
+def test_vector_dtypes_parse_print_and_check_where_no_operator_meets_them():
+    from rvmdbg.relay.types import TensorType, dtype_bytes, is_vector_dtype
+    mod = check_module(parse(VECTORS, "v.relay"))
+    params = mod.functions["main"].params
+    assert [p.type_annotation for p in params] == [
+        TensorType((2, 3), "int8x4"), TensorType((), "uint1x4"), TensorType((4,), "float16x4")]
+    text = print_module(mod)
+    assert "Tensor[(2, 3), int8x4]" in text and "%m: uint1x4" in text
+    assert structural_equal(parse(text), mod)
+    assert [is_vector_dtype(d) for d in ("int8x4", "uint1x4", "float16x4", "int8", "int8x1",
+                                         "x4", "boolx4")] == [True] * 3 + [False] * 4
+    assert [dtype_bytes(d) for d in ("int8x4", "uint1x4", "float16x4", "float32")] == [4, 1, 8, 4]
+
+
+def test_an_operator_refuses_a_vector_dtype_located():
+    from rvmdbg.relay.diagnostics import RelayTypeError
+    text = HEADER + "def @main(%x: Tensor[(2), int8x4]) {\n  nn.relu(%x)\n}\n"
+    with pytest.raises(RelayTypeError) as info:
+        check_module(parse(text, "v.relay"))
+    lines = info.value.format().splitlines()
+    assert lines[0] == "v.relay:3:3: error: argument 1 of operator `nn.relu` has the vector " \
+        "dtype int8x4, which no operator kernel here takes"
+    assert lines[2].strip().startswith("^") and "int8" in info.value.hint
+    with pytest.raises(RelayTypeError, match="vector dtype float16x4"):
+        check_module(parse(HEADER + "def @main(%a: float16, %b: float16x4) { (%a, %b).1 + %a }"))
+
+
+def test_a_vector_argument_is_a_usage_error_not_a_crash():
+    from rvmdbg.args import ArgumentError, parse_program_args
+    mod = check_module(load_module(VECTORS, "v.relay"))
+    with pytest.raises(ArgumentError, match="vector dtype int8x4, which no value here can hold"):
+        parse_program_args(mod, "main", ["[[1, 2, 3], [4, 5, 6]]", "True", "[1, 2, 3, 4]"])
