@@ -92,3 +92,23 @@ def @main() {
 }
 """
     assert memory_stage(_module(text)) == "ManifestLifetimes"
+
+
+@pytest.mark.parametrize("call", ["contrib_reverse_reshape(%0, newshape=[-1, 4, 0])",
+                                  "_contrib_reverse_reshape(%0, newshape=[-1, 4, 0], "
+                                  "reverse=True)"])
+def test_reverse_reshape_as_tvms_test_vm_uses_it(call):
+    # apache/tvm tests/python/relay/test_vm.py, test_vm_reshape_tensor: reshape(x, [16, -1])
+    # then reverse_reshape(y, [-1, 4, 0]) compiles to one reshape_tensor; TVM 0.6 spelled the
+    # operator _contrib_reverse_reshape with reverse=True
+    text = HEADER + f"""\
+def @main(%x: Tensor[(8, 16), float32]) {{
+  %0 = reshape(%x, newshape=[16, -1]);
+  {call}
+}}
+"""
+    exe = compile_module(_module(text))
+    assert _opcodes(exe).count("ReshapeTensor") == 1
+    x = np.random.default_rng(0).uniform(size=(8, 16)).astype(np.float32)
+    got = VirtualMachine(exe).invoke("main", [x])
+    assert got.shape == (4, 4, 8) and np.array_equal(got, x.reshape(4, 4, 8))
