@@ -583,3 +583,81 @@ def _is_node_field(name: str) -> bool:
 
 __all__ = ["MARK", "MetaObject", "MetadataError", "MetadataSection", "decode_ndarray",
            "encode_ndarray", "metadata_text", "split_metadata"]
+
+
+# ---------------------------------------------------------------------------- attribute objects
+
+def is_attrs_object(obj) -> bool:
+    """Is obj an attribute object TVM printed as `meta[relay.attrs.X][i]` in a call's
+    attribute place (TVM 0.8 did so when a call's attrs type was not its operator's)?"""
+    return isinstance(obj, MetaObject) and (obj.type_key.startswith("relay.attrs.") or
+                                            obj.type_key == "DictAttrs")
+
+
+_NULLABLE = ("int_or_none", "int_list_or_none", "float_or_none", "dtype_or_none")
+
+
+def attrs_fields(obj: MetaObject, kinds: dict) -> dict:
+    """The attribute dict an attrs object's fields stand for. TVM writes plain fields (int,
+    bool, double, DataType, std::string) as text and object fields (Integer, Array, String) as
+    node indices; `kinds` (field name -> an operator's attribute kind) says which to expect.
+    A field the operator does not declare is decoded as best it can be, for the checker's
+    message about it."""
+    nodes = obj.origin or []
+    out = {}
+    for name, raw in obj.attrs.items():
+        out[name] = _field_value(nodes, raw, kinds.get(name, "any"))
+    return out
+
+
+def _node(nodes: list, raw):
+    """The node a field's text names, or None when it is no node index."""
+    if isinstance(raw, str) and raw.isdigit() and int(raw) < len(nodes):
+        return nodes[int(raw)]
+    return None
+
+
+def _field_value(nodes: list, raw, kind: str):
+    node = _node(nodes, raw)
+    if kind == "bool":
+        return raw not in ("0", "false", "False", "")
+    if kind in ("dtype", "dtype_or_none"):
+        # DataType is a plain field; TVM writes the unset (void) one as ""
+        return None if kind == "dtype_or_none" and raw in ("", "void") else raw
+    if kind in ("int", "float") and node is not None and \
+            node.get("type_key") not in ("IntImm", "FloatImm"):
+        return _number(raw)  # a plain int or double field
+    if raw == "0" and kind in _NULLABLE:
+        return None  # node 0 is TVM's null: an unset Integer, Array or String
+    if node is not None:
+        return _object_value(nodes, node, 0)
+    return _number(raw)
+
+
+def _number(raw):
+    for conv in (int, float):
+        try:
+            return conv(raw)
+        except (TypeError, ValueError):
+            pass
+    return raw
+
+
+def _object_value(nodes: list, node: dict, depth: int):
+    """An IntImm, FloatImm, String or Array node as a Python value."""
+    key = node.get("type_key", "")
+    attrs = node.get("attrs", {})
+    if key == "IntImm":
+        dtype = attrs.get("dtype", "")
+        value = int(attrs.get("value", "0"))
+        return bool(value) if dtype == "bool" else value
+    if key == "FloatImm":
+        return float(attrs.get("value", "0"))
+    if key == "runtime.String":
+        return node.get("repr_str", "")
+    if key == "Array" and depth < 8:
+        return [_object_value(nodes, nodes[i], depth + 1)
+                for i in node.get("data", []) if 0 <= i < len(nodes)]
+    if key == "":
+        return None
+    return key  # another object: its type key, for the message that refuses it

@@ -35,7 +35,7 @@ from rvmdbg.relay.dialect import DIALECT_OPS
 from rvmdbg.relay.lexer import (
     _INT_RANGES, ATTR, BOOL, EOF, GLOBAL, GRAPH, LOCAL, NAME, NUM, STR, tokenize,
 )
-from rvmdbg.relay.metadata import split_metadata
+from rvmdbg.relay.metadata import attrs_fields, is_attrs_object, split_metadata
 from rvmdbg.relay.types import (
     DTYPE_ALIASES, DTYPES, FuncType, IncompleteType, RefType, StorageType, TensorType, TupleType,
     TypeCall, TypeVar, is_vector_dtype,
@@ -1073,6 +1073,15 @@ class _Parser:
                                             "attrs_type_key=\"...\", as TVM prints them").format(
                                                 name=tok[1]))
                 break
+            if k == NAME and tok[1] == "meta" and toks[self.pos + 1][0] == "[":
+                # TVM's parser: a metadata reference closing the list that names an attribute
+                # object is the call's attributes (TVM 0.8 printed some that way)
+                at = self.pos
+                obj, _ref_span = self.meta_ref(as_expr=False)
+                if toks[self.pos][0] == ")" and is_attrs_object(obj):
+                    attrs = self.attrs_from_object(callee, obj)
+                    break
+                self.pos = at
             if k == LOCAL and toks[self.pos + 1][0] in _ARG_END:
                 # a variable alone, the most common argument: what atom() does with it
                 self.pos += 1
@@ -1099,6 +1108,24 @@ class _Parser:
         self.pos += 1
         span = _span(first if first is not None else open_tok, end, self.file)
         return Call(callee, args, attrs, span)
+
+    def attrs_from_object(self, callee, obj) -> dict:
+        """A call's attributes from an attrs object of the metadata section, its fields read
+        by the kinds of the operator's attributes; a call of a function keeps the object's
+        type key, as TVM's printer writes it beside inline attributes."""
+        from rvmdbg.relay.ops import get_op
+        opdef = get_op(callee.name) if type(callee) is OpRef else None
+        kinds = {spec.name: spec.kind for spec in opdef.attrs} if opdef is not None else {}
+        attrs = attrs_fields(obj, kinds)
+        if opdef is None:
+            attrs["attrs_type_key"] = obj.type_key
+            return attrs
+        # the object holds every field of TVM's attrs class; one rvmdbg does not declare
+        # (BatchMatmulAttrs' auto_scheduler_rewritten_layout) drops out while it is unset
+        unset = {spec.name for spec in opdef.attrs if spec.default is None}
+        return {k: v for k, v in attrs.items()
+                if (k in kinds and not (v is None and k in unset)) or
+                (k not in kinds and v not in ("", None, []))}
 
     def atom(self):
         toks = self.toks

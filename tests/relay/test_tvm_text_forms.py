@@ -273,3 +273,75 @@ def test_a_vector_argument_is_a_usage_error_not_a_crash():
     mod = check_module(load_module(VECTORS, "v.relay"))
     with pytest.raises(ArgumentError, match="vector dtype int8x4, which no value here can hold"):
         parse_program_args(mod, "main", ["[[1, 2, 3], [4, 5, 6]]", "True", "[1, 2, 3, 4]"])
+
+
+# ---- attribute objects of the metadata section (issue 28, item 19) ----
+
+# TVM 0.8 printed a call's attributes as `meta[relay.attrs.X][i]` when their type was not the
+# operator's; the section lists every field of the class (include/tvm/relay/attrs/nn.h and
+# transform.h at v0.8.0): plain fields as text, Integer/Array/String fields as node indices
+ATTRS_SECTION = """
+#[metadata]
+{
+  "root": 1,
+  "nodes": [
+    {"type_key": ""},
+    {"type_key": "Map", "keys": ["relay.attrs.BatchMatmulAttrs", "relay.attrs.ReshapeAttrs", "relay.Constant"], "data": [2, 5, 12]},
+    {"type_key": "Array", "data": [3]},
+    {"type_key": "relay.attrs.BatchMatmulAttrs", "attrs": {"auto_scheduler_rewritten_layout": "4", "out_dtype": "", "transpose_a": "0", "transpose_b": "1"}},
+    {"type_key": "runtime.String"},
+    {"type_key": "Array", "data": [6]},
+    {"type_key": "relay.attrs.ReshapeAttrs", "attrs": {"allowzero": "0", "newshape": "7"}},
+    {"type_key": "Array", "data": [8, 9, 13]},
+    {"type_key": "IntImm", "attrs": {"dtype": "int32", "span": "0", "value": "2"}},
+    {"type_key": "IntImm", "attrs": {"dtype": "int32", "span": "0", "value": "-1"}},
+    {"type_key": "relay.Constant", "attrs": {"_checked_type_": "0", "data": "0", "span": "0", "virtual_device_": "0"}},
+    {"type_key": "runtime.String"},
+    {"type_key": "Array", "data": [10]},
+    {"type_key": "IntImm", "attrs": {"dtype": "int32", "span": "0", "value": "5"}}
+  ],
+  "b64ndarrays": [%s],
+  "attrs": {"tvm_version": "0.8.0"}
+}
+"""
+
+
+def _attrs_program(body: str, params: str) -> str:
+    from rvmdbg.relay.metadata import encode_ndarray
+    import numpy as np
+    section = ATTRS_SECTION % f'"{encode_ndarray(np.ones((2, 5, 4), np.float32))}"'
+    return HEADER + f"def @main({params}) {{\n  {body}\n}}\n" + section
+
+
+def test_an_attrs_object_closing_a_call_is_its_attributes():
+    import numpy as np
+    from rvmdbg.relay.interpreter import Interpreter
+    params = "%x: Tensor[(2, 3, 4), float32], %y: Tensor[(2, 5, 4), float32]"
+    text = _attrs_program("nn.batch_matmul(%x, %y, meta[relay.attrs.BatchMatmulAttrs][0])",
+                          params)
+    mod = check_module(parse(text, "bmm.relay"))
+    call = mod.functions["main"].body
+    assert (call.attrs["transpose_a"], call.attrs["transpose_b"], call.attrs["out_dtype"]) == \
+        (False, True, None)
+    inline = check_module(parse(HEADER + f"def @main({params}) {{ nn.batch_matmul(%x, %y, "
+                                          "transpose_b=True) }"))
+    assert structural_equal(mod, inline)
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    y = np.ones((2, 5, 4), np.float32)
+    assert np.array_equal(Interpreter(mod).run("main", [x, y]), x @ y.transpose(0, 2, 1))
+
+
+def test_attrs_objects_with_array_fields_and_constants_as_last_arguments():
+    text = _attrs_program("%0 = reshape(%x, meta[relay.attrs.ReshapeAttrs][0]);\n"
+                          "  nn.batch_matmul(%0, meta[relay.Constant][0])",
+                          "%x: Tensor[(6, 5), float32]")
+    mod = check_module(parse(text))
+    inner = mod.functions["main"].body.args[0]
+    assert inner.attrs["newshape"] == [2, -1, 5] and inner.attrs["allowzero"] is False
+    assert str(mod.functions["main"].checked_type.ret) == "Tensor[(2, 3, 4), float32]"
+    # a tensor constant closing the list is an argument, as in TVM's parser
+    assert len(mod.functions["main"].body.args) == 2
+    # an attrs object where a value is needed is refused, located
+    from rvmdbg.relay.metadata import MetadataError
+    with pytest.raises(MetadataError, match="not an expression"):
+        parse(_attrs_program("add(meta[relay.attrs.ReshapeAttrs][0], %x)", "%x: float32"))
