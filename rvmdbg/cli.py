@@ -72,9 +72,10 @@ def read_source(path: str) -> str:
     return read_program(path)
 
 
-def load_program(path: str, check: bool = True) -> Program:
+def load_program(path: str, check: bool = True, missing_meta=None) -> Program:
     """Parse (with the prelude) and type-check a `.relay` file, load a `.rvmx` executable, or
-    read a MiniVM `.mvm` program (its executable is a `MiniProgram`)."""
+    read a MiniVM `.mvm` program (its executable is a `MiniProgram`). `missing_meta`: what
+    --meta-inputs / --meta-random make of constants without a #[metadata] section."""
     if path.endswith(".mvm"):
         from rvmdbg.minivm import load_mvm
         return Program(path, executable=load_mvm(path))
@@ -87,7 +88,7 @@ def load_program(path: str, check: bool = True) -> Program:
     from rvmdbg.relay.loader import load_module
     from rvmdbg.relay.typecheck import check_module
     text = read_source(path)
-    mod = load_module(text, path)
+    mod = load_module(text, path, missing_meta=missing_meta)
     for w in mod.warnings:  # the parser's (a global defined twice), for every command
         print(w.format(mod.source), file=sys.stderr)
     parsed_warnings = len(mod.warnings)
@@ -240,6 +241,7 @@ class Command:
 
 def _configure_check(p: argparse.ArgumentParser) -> None:
     p.add_argument("program", metavar="PROGRAM", help=_("a .relay file"))
+    add_meta_options(p)
 
 
 def _definition_lines(mod, own_file: str) -> tuple[list[str], list[str]]:
@@ -274,7 +276,7 @@ def _definition_lines(mod, own_file: str) -> tuple[list[str], list[str]]:
 def cmd_check(ns: argparse.Namespace) -> int:
     if ns.program.endswith(".rvmx"):
         raise UsageError(f"{ns.program}: " + _("check reads Relay source, not a compiled executable"))
-    program = load_program(ns.program)
+    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
     if is_minivm(program):
         exe = program.executable
         print(f"{ns.program}: a MiniVM program of {plural(len(exe.instructions), 'instruction')} "
@@ -326,6 +328,28 @@ def limits_from(ns: argparse.Namespace) -> Limits:
         raise UsageError(str(e)) from None
 
 
+def add_meta_options(p: argparse.ArgumentParser) -> None:
+    """--meta-inputs / --meta-random SEED: a file whose meta[relay.Constant][i] references have
+    no #[metadata] section (every command that loads a program takes them)."""
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--meta-inputs", action="store_true",
+                       help=_("make each meta[relay.Constant][i] of a file without its "
+                              "#[metadata] section a parameter %%meta_const_I of its ty= type "
+                              "(ARGs or --inputs bind it)"))
+    group.add_argument("--meta-random", type=int, metavar="SEED",
+                       help=_("fill each meta[relay.Constant][i] of a file without its "
+                              "#[metadata] section with values of its ty= type drawn from SEED"))
+
+
+def missing_meta_from(ns: argparse.Namespace):
+    """The `MissingConstants` policy the options ask for, or None."""
+    from rvmdbg.relay.metadata import MissingConstants
+    if getattr(ns, "meta_inputs", False):
+        return MissingConstants("inputs")
+    seed = getattr(ns, "meta_random", None)
+    return None if seed is None else MissingConstants("random", seed)
+
+
 def add_program_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("program", metavar="PROGRAM",
                    help=_("a .relay file, a saved .rvmx executable, or a MiniVM .mvm program"))
@@ -337,6 +361,7 @@ def add_program_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--inputs", metavar="FILE.npz",
                    help=_("bind the entry's parameters by name from a NumPy archive, as TVM's "
                           "set_input(name=...); positional ARGs bind the first parameters"))
+    add_meta_options(p)
 
 
 def _configure_run(p: argparse.ArgumentParser) -> None:
@@ -377,7 +402,7 @@ def run_minivm(program: Program, ns: argparse.Namespace) -> int:
 
 def cmd_run(ns: argparse.Namespace) -> int:
     from rvmdbg.relay.interpreter import call_with_deep_stack
-    program = load_program(ns.program)
+    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
     if is_minivm(program):
         return run_minivm(program, ns)
     entry = ns.entry.lstrip("@")
@@ -401,6 +426,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
 
 def _configure_compile(p: argparse.ArgumentParser) -> None:
     p.add_argument("program", metavar="PROGRAM", help=_("a .relay file (or a saved .rvmx to list)"))
+    add_meta_options(p)
     p.add_argument("-o", "--output", metavar="FILE.rvmx", help=_("also save the executable"))
     p.add_argument("--passes", action="store_true",
                    help=_("first print the program after each compiler pass"))
@@ -443,7 +469,7 @@ def _print_stage(program: Program, name: str) -> int:
 def cmd_compile(ns: argparse.Namespace) -> int:
     from rvmdbg.vm.compiler import CompileError, compile_module, compile_stages
     from rvmdbg.vm.regalloc import register_report_text, reuse_registers
-    program = load_program(ns.program)
+    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
     out = sys.stdout
     report = None
     if program.executable is not None:
@@ -493,7 +519,7 @@ def _configure_trace(p: argparse.ArgumentParser) -> None:
 def cmd_trace(ns: argparse.Namespace) -> int:
     from rvmdbg.debug.machine import machine_for
     from rvmdbg.vm.machine import VMError, trace_lines
-    program = load_program(ns.program)
+    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args, ns.inputs)
     exe = executable_of(program, entry)
@@ -511,6 +537,7 @@ def cmd_trace(ns: argparse.Namespace) -> int:
 
 def _configure_graph(p: argparse.ArgumentParser) -> None:
     p.add_argument("program", metavar="PROGRAM", help=_("a .relay file"))
+    add_meta_options(p)
     p.add_argument("--entry", default="main", metavar="NAME",
                    help=_("the function to lower (default main)"))
     p.add_argument("--json", action="store_true",
@@ -524,7 +551,7 @@ def cmd_graph(ns: argparse.Namespace) -> int:
     if ns.program.endswith(".mvm"):
         raise UsageError(f"{ns.program}: " + _("graph reads Relay source; a MiniVM program has no "
                                                "dataflow graph (it is bytecode with jumps)"))
-    program = load_program(ns.program)
+    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
     print(graph_report(program.module, ns.entry.lstrip("@"), as_json=ns.json))
     return EXIT_OK
 
@@ -585,7 +612,8 @@ def cmd_screen(ns: argparse.Namespace) -> int:
                       inputs=getattr(ns, "inputs", None),
                       ascii_only=ns.ascii, limits=limits_from(ns),
                       history_bytes=history_mb * 2 ** 20 if history_mb else None,
-                      keys_file=getattr(ns, "keys", None), check_only=lines is not None)
+                      keys_file=getattr(ns, "keys", None), check_only=lines is not None,
+                      missing_meta=missing_meta_from(ns))
     if code == EXIT_OK and lines is not None:
         raise _no_terminal_error()
     return code
@@ -663,7 +691,7 @@ def run_debug_batch(ns: argparse.Namespace, lines: list[str]) -> int:
     from rvmdbg.debug import DebugSession, run_batch
     from rvmdbg.relay.interpreter import call_with_deep_stack
     from rvmdbg.vm.machine import VMError
-    program = load_program(ns.program)
+    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args, ns.inputs)
     exe = executable_of(program, entry)
@@ -745,7 +773,7 @@ def cmd_quiz(ns: argparse.Namespace) -> int:
     from rvmdbg.debug import DebugSession
     from rvmdbg.views.quiz import Quiz, question_lines, verdict_lines
     from rvmdbg.vm.machine import VMError
-    program = load_program(ns.program)
+    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args, ns.inputs)
     exe = executable_of(program, entry)

@@ -661,3 +661,47 @@ def _object_value(nodes: list, node: dict, depth: int):
     if key == "":
         return None
     return key  # another object: its type key, for the message that refuses it
+
+
+# ---------------------------------------------------------------------------- missing sections
+
+class MissingConstants:
+    """What `meta[relay.Constant][i]` stands for in a file pasted without its `#[metadata]`
+    section (as in bug reports), typed by the `/* ty=... */` TVM prints after it.
+
+    mode "inputs" (--meta-inputs): a parameter `%meta_const_<i>` of the global that uses it,
+    after its own parameters, so ARGs or `--inputs` bind it by that name; mode "random"
+    (--meta-random SEED): a constant of seeded values, each index drawn from its own stream so
+    a value does not depend on the order of the references."""
+
+    def __init__(self, mode: str, seed: int = 0):
+        if mode not in ("inputs", "random"):
+            raise ValueError(f"unknown mode {mode!r}")  # not shown to users
+        self.mode = mode
+        self.seed = seed
+        self._values: dict = {}
+
+    @staticmethod
+    def name(index: int) -> str:
+        return f"meta_const_{index}"
+
+    def value(self, index: int, t) -> np.ndarray:
+        """Seeded values of tensor type t for constant `index` (one array per index and type):
+        floats standard normal, integers in [-4, 4] ([0, 8] unsigned), bools half true."""
+        key = (index, str(t))
+        got = self._values.get(key)
+        if got is None:
+            rng = np.random.default_rng([self.seed, index])
+            shape, dtype = tuple(t.shape), np.dtype(t.dtype)
+            if dtype.kind == "f":
+                data = rng.standard_normal(shape).astype(dtype)
+            elif dtype.kind == "b":
+                data = rng.random(shape) < 0.5
+            elif dtype.kind == "u":
+                data = rng.integers(0, 9, shape).astype(dtype)
+            else:
+                data = rng.integers(-4, 5, shape).astype(dtype)
+            data = np.asarray(data)
+            data.flags.writeable = False
+            got = self._values[key] = data
+        return got

@@ -98,8 +98,9 @@ def _check_entry(exe, entry: str, path: str) -> None:
                                   else _("defines no functions"))) from None
 
 
-def load_program(path: str, entry: str = "main") -> DebugProgram:
-    """Load, check and compile `path` (or read a saved executable); raises ProgramLoadError."""
+def load_program(path: str, entry: str = "main", missing_meta=None) -> DebugProgram:
+    """Load, check and compile `path` (or read a saved executable); raises ProgramLoadError.
+    `missing_meta`: --meta-inputs / --meta-random (`metadata.MissingConstants`)."""
     from rvmdbg.relay.loader import program_default_args
     name = os.path.basename(path)
     if path.endswith(".mvm"):
@@ -124,7 +125,7 @@ def load_program(path: str, entry: str = "main") -> DebugProgram:
         from rvmdbg.relay.typecheck import check_module
         from rvmdbg.vm.compiler import compile_module
         try:
-            module = check_module(load_file(path))
+            module = check_module(load_file(path, missing_meta=missing_meta))
         except RelayError as exc:
             raise ProgramLoadError(exc.format()) from None
         text = module.source.text if module.source is not None else None
@@ -142,7 +143,7 @@ def load_program(path: str, entry: str = "main") -> DebugProgram:
     return prog
 
 
-def load_program_kept(path: str, entry: str = "main") -> DebugProgram:
+def load_program_kept(path: str, entry: str = "main", missing_meta=None) -> DebugProgram:
     """`load_program` for a program that lives as long as the process (the screen's): loaded
     with the cyclic collector paused, then frozen out of its reach (`gc.freeze`) before it
     runs again. Loading makes no reference cycles (a collection right after loading the
@@ -153,7 +154,7 @@ def load_program_kept(path: str, entry: str = "main") -> DebugProgram:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        program = load_program(path, entry)
+        program = load_program(path, entry, missing_meta)
         gc.freeze()  # also sets the young generation's count back: no pass right after
     finally:
         if was_enabled:
