@@ -87,6 +87,9 @@ class LaunchConfig:
     stop_at_end: bool = False
     limits: object = DEFAULT_LIMITS
     history_mb: int = 256
+    # `metaInputs` / `metaRandom`: the command line's --meta-inputs / --meta-random SEED
+    meta_inputs: bool = False
+    meta_random: int | None = None
 
 
 def _typed(args: dict, name: str, kind, default=None, required: bool = False):
@@ -138,7 +141,15 @@ def launch_config(args: dict) -> LaunchConfig:
         stop_on_entry=_typed(args, "stopOnEntry", bool, False),
         stop_at_end=_typed(args, "stopAtEnd", bool, False),
         limits=chosen,
-        history_mb=_positive(args, "historyMb") or 256)
+        history_mb=_positive(args, "historyMb") or 256,
+        meta_inputs=_meta_inputs(args), meta_random=_typed(args, "metaRandom", int))
+
+
+def _meta_inputs(args: dict) -> bool:
+    on = _typed(args, "metaInputs", bool, False)
+    if on and args.get("metaRandom") is not None:
+        raise RequestError("'metaInputs' and 'metaRandom' exclude each other")
+    return on
 
 
 def open_session(config: LaunchConfig) -> DebugSession:
@@ -149,7 +160,7 @@ def open_session(config: LaunchConfig) -> DebugSession:
     from rvmdbg.relay.diagnostics import RelayError
     from rvmdbg.vm.machine import VMError
     try:
-        program = cli.load_program(config.program)
+        program = cli.load_program(config.program, missing_meta=cli.missing_meta_from(config))
         args = _program_arguments(cli, program, config)
         exe = cli.executable_of(program)
         return DebugSession(exe, args, entry=config.entry, limits=config.limits,
