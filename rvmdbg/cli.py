@@ -24,8 +24,8 @@ from rvmdbg.argparse_i18n import speaking as argparse_speaking
 from rvmdbg.args import ArgumentError
 from rvmdbg.cmdline import (
     EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, add_limit_options,
-    add_program_args, configure_screen as _configure_screen, limits_from,
-    positive as _positive,
+    add_meta_options, add_program_args, configure_screen as _configure_screen, limits_from,
+    missing_meta_from, positive as _positive,
 )
 from rvmdbg.program import (
     EXECUTORS, Program, ProgramFailed, UsageError, executable_of, is_minivm, kind_for,
@@ -52,6 +52,7 @@ class Command:
 
 def _configure_check(p: argparse.ArgumentParser) -> None:
     p.add_argument("program", metavar="PROGRAM", help=_("a .relay file"))
+    add_meta_options(p)
 
 
 def _definition_lines(mod, own_file: str) -> tuple[list[str], list[str]]:
@@ -86,7 +87,7 @@ def _definition_lines(mod, own_file: str) -> tuple[list[str], list[str]]:
 def cmd_check(ns: argparse.Namespace) -> int:
     if kind_for(ns.program).compiled:
         raise UsageError(f"{ns.program}: " + _("check reads Relay source, not a compiled executable"))
-    program = load_program(ns.program)
+    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
     if is_minivm(program):
         exe = program.executable
         print(f"{ns.program}: a MiniVM program of {plural(len(exe.instructions), 'instruction')} "
@@ -138,7 +139,7 @@ def run_minivm(program: Program, ns: argparse.Namespace) -> int:
 
 def cmd_run(ns: argparse.Namespace) -> int:
     from rvmdbg.relay.interpreter import call_with_deep_stack
-    program = load_program(ns.program)
+    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
     if is_minivm(program):
         return run_minivm(program, ns)
     entry = ns.entry.lstrip("@")
@@ -162,6 +163,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
 
 def _configure_compile(p: argparse.ArgumentParser) -> None:
     p.add_argument("program", metavar="PROGRAM", help=_("a .relay file (or a saved .rvmx to list)"))
+    add_meta_options(p)
     p.add_argument("-o", "--output", metavar="FILE.rvmx", help=_("also save the executable"))
     p.add_argument("--passes", action="store_true",
                    help=_("first print the program after each compiler pass"))
@@ -204,7 +206,7 @@ def _print_stage(program: Program, name: str) -> int:
 def cmd_compile(ns: argparse.Namespace) -> int:
     from rvmdbg.vm.compiler import CompileError, compile_module, compile_stages
     from rvmdbg.vm.regalloc import register_report_text, reuse_registers
-    program = load_program(ns.program)
+    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
     out = sys.stdout
     report = None
     if program.executable is not None:
@@ -254,7 +256,7 @@ def _configure_trace(p: argparse.ArgumentParser) -> None:
 def cmd_trace(ns: argparse.Namespace) -> int:
     from rvmdbg.debug.machine import machine_for
     from rvmdbg.vm.machine import VMError, trace_lines
-    program = load_program(ns.program)
+    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args, ns.inputs)
     exe = executable_of(program, entry)
@@ -272,6 +274,7 @@ def cmd_trace(ns: argparse.Namespace) -> int:
 
 def _configure_graph(p: argparse.ArgumentParser) -> None:
     p.add_argument("program", metavar="PROGRAM", help=_("a .relay file"))
+    add_meta_options(p)
     p.add_argument("--entry", default="main", metavar="NAME",
                    help=_("the function to lower (default main)"))
     p.add_argument("--json", action="store_true",
@@ -286,7 +289,7 @@ def cmd_graph(ns: argparse.Namespace) -> int:
     if kind.machine == "minivm":
         raise UsageError(f"{ns.program}: " + _("graph reads Relay source; a MiniVM program has no "
                                                "dataflow graph (it is bytecode with jumps)"))
-    program = load_program(ns.program)
+    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
     print(graph_report(program.module, ns.entry.lstrip("@"), as_json=ns.json))
     return EXIT_OK
 
@@ -329,7 +332,8 @@ def cmd_screen(ns: argparse.Namespace) -> int:
                       inputs=getattr(ns, "inputs", None),
                       ascii_only=ns.ascii, limits=limits_from(ns),
                       history_bytes=history_mb * 2 ** 20 if history_mb else None,
-                      keys_file=getattr(ns, "keys", None), check_only=lines is not None)
+                      keys_file=getattr(ns, "keys", None), check_only=lines is not None,
+                      missing_meta=missing_meta_from(ns))
     if code == EXIT_OK and lines is not None:
         raise _no_terminal_error()
     return code
@@ -407,7 +411,7 @@ def run_debug_batch(ns: argparse.Namespace, lines: list[str]) -> int:
     from rvmdbg.debug import DebugSession, run_batch
     from rvmdbg.relay.interpreter import call_with_deep_stack
     from rvmdbg.vm.machine import VMError
-    program = load_program(ns.program)
+    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args, ns.inputs)
     exe = executable_of(program, entry)
@@ -489,7 +493,7 @@ def cmd_quiz(ns: argparse.Namespace) -> int:
     from rvmdbg.debug import DebugSession
     from rvmdbg.views.quiz import Quiz, question_lines, verdict_lines
     from rvmdbg.vm.machine import VMError
-    program = load_program(ns.program)
+    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args, ns.inputs)
     exe = executable_of(program, entry)

@@ -1,6 +1,6 @@
-"""The command line's shared parts, below `cli.py` and `serve.py`: the exit codes of the
+"""The command line's shared parts, below `cli.py`, `serve.py` and `dap/`: the exit codes of the
 contract (../shared/reference/cli-contract.md) and the option sets several commands take
-(the limits, PROGRAM and its ARGs, the screen's), so `serve` rebuilds the screen's options
+(the limits, PROGRAM and its ARGs, --meta-inputs / --meta-random, the screen's), so `serve` rebuilds the screen's options
 without importing the command line.
 """
 from __future__ import annotations
@@ -52,6 +52,28 @@ def limits_from(ns: argparse.Namespace) -> Limits:
         raise UsageError(str(e)) from None
 
 
+def add_meta_options(p: argparse.ArgumentParser) -> None:
+    """--meta-inputs / --meta-random SEED: a file whose meta[relay.Constant][i] references have
+    no #[metadata] section (every command that loads a program takes them)."""
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--meta-inputs", action="store_true",
+                       help=_("make each meta[relay.Constant][i] of a file without its "
+                              "#[metadata] section a parameter %%meta_const_I of its ty= type "
+                              "(ARGs or --inputs bind it)"))
+    group.add_argument("--meta-random", type=int, metavar="SEED",
+                       help=_("fill each meta[relay.Constant][i] of a file without its "
+                              "#[metadata] section with values of its ty= type drawn from SEED"))
+
+
+def missing_meta_from(ns: argparse.Namespace):
+    """The `MissingConstants` policy the options ask for, or None."""
+    from rvmdbg.relay.metadata import MissingConstants
+    if getattr(ns, "meta_inputs", False):
+        return MissingConstants("inputs")
+    seed = getattr(ns, "meta_random", None)
+    return None if seed is None else MissingConstants("random", seed)
+
+
 def add_program_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("program", metavar="PROGRAM",
                    help=_("a .relay file, a saved .rvmx executable, or a MiniVM .mvm program"))
@@ -63,6 +85,7 @@ def add_program_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--inputs", metavar="FILE.npz",
                    help=_("bind the entry's parameters by name from a NumPy archive, as TVM's "
                           "set_input(name=...); positional ARGs bind the first parameters"))
+    add_meta_options(p)
 
 
 def configure_screen(p: argparse.ArgumentParser) -> None:

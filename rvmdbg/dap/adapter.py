@@ -88,6 +88,9 @@ class LaunchConfig:
     stop_at_end: bool = False
     limits: object = DEFAULT_LIMITS
     history_mb: int = 256
+    # `metaInputs` / `metaRandom`: the command line's --meta-inputs / --meta-random SEED
+    meta_inputs: bool = False
+    meta_random: int | None = None
 
 
 def _typed(args: dict, name: str, kind, default=None, required: bool = False):
@@ -139,20 +142,29 @@ def launch_config(args: dict) -> LaunchConfig:
         stop_on_entry=_typed(args, "stopOnEntry", bool, False),
         stop_at_end=_typed(args, "stopAtEnd", bool, False),
         limits=chosen,
-        history_mb=_positive(args, "historyMb") or 256)
+        history_mb=_positive(args, "historyMb") or 256,
+        meta_inputs=_meta_inputs(args), meta_random=_typed(args, "metaRandom", int))
+
+
+def _meta_inputs(args: dict) -> bool:
+    on = _typed(args, "metaInputs", bool, False)
+    if on and args.get("metaRandom") is not None:
+        raise RequestError("'metaInputs' and 'metaRandom' exclude each other")
+    return on
 
 
 def open_session(config: LaunchConfig) -> DebugSession:
     """Load, check and compile the program and start a session on it (RequestError with the
     located message when the program or its arguments are wrong)."""
     from rvmdbg.args import ArgumentError
+    from rvmdbg.cmdline import missing_meta_from
     from rvmdbg.program import (
         ProgramFailed, UsageError, executable_of, load_program, program_arguments,
     )
     from rvmdbg.relay.diagnostics import RelayError
     from rvmdbg.vm.machine import VMError
     try:
-        program = load_program(config.program)
+        program = load_program(config.program, missing_meta=missing_meta_from(config))
         # `args` as on the command line; `inputs` binds the parameters after them by name
         # from an .npz archive, as `--inputs` does
         args = program_arguments(program, config.entry, config.args, inputs=config.inputs)

@@ -20,12 +20,14 @@ from rvmdbg.program.registry import KINDS, kind_for, kind_named
 from rvmdbg.program.relay_text import read_source
 
 
-def load_program(path: str, check: bool = True, options: LoadOptions | None = None) -> Program:
+def load_program(path: str, check: bool = True, missing_meta=None,
+                 options: LoadOptions | None = None) -> Program:
     """The program at `path`, read by its kind: a `.relay` file parsed (with the prelude) and
     type-checked, a `.rvmx` executable loaded, a MiniVM `.mvm` program read (its executable is
-    a `MiniProgram`), ..."""
+    a `MiniProgram`), ... `check` and `missing_meta` (--meta-inputs / --meta-random) are
+    shorthands for the `LoadOptions` fields, when no `options` are given."""
     if options is None:
-        options = LoadOptions(check=check)
+        options = LoadOptions(check=check, missing_meta=missing_meta)
     return kind_for(path).load(path, options)
 
 

@@ -40,12 +40,15 @@ class LoadOptions:
     ignores the rest, so a new kind's options are a new field here (or a key of `extra`),
     never a new parameter of every `load`.
 
-    `check`: type-check Relay source (a caller that only lists may skip it). `shapes`,
+    `check`: type-check Relay source (a caller that only lists may skip it).
+    `missing_meta`: what --meta-inputs / --meta-random make of Relay constants without a
+    #[metadata] section (a `relay.metadata.MissingConstants`, or None). `shapes`,
     `dtypes`, `opset`: for a kind whose file leaves them open (an ONNX graph's input shapes
     and dtypes by input name, the opset to import at). `extra`: anything else a kind defines
-    (e.g. `--meta-inputs`-like options later), by name."""
+    by name."""
 
     check: bool = True
+    missing_meta: object = None
     shapes: dict | None = None
     dtypes: dict | None = None
     opset: int | None = None
@@ -90,7 +93,7 @@ class ProgramKind:
     are this kind whatever its name says (None: recognised by suffix only). `load(path,
     options) -> Program`: for the command line and the DAP server (errors are RelayErrors,
     UsageErrors or OSErrors, as the command line reports them). `bind(program, entry, texts)
-    -> list`: the ARG texts as runtime values. `debuggable(path, entry) -> Debuggable`: for the
+    -> list`: the ARG texts as runtime values. `debuggable(path, entry, options) -> Debuggable`: for the
     debugger screen (errors are ProgramLoadErrors). `machine`: which machine runs it
     (`relay-vm`, `minivm`). `compiled`: a compiled executable (no source to check, lower to a
     graph or interpret). `source_language`: how its source is shown (the language
@@ -100,7 +103,7 @@ class ProgramKind:
     suffixes: tuple[str, ...]
     load: Callable[[str, LoadOptions], Program]
     bind: Callable[[Program, str, list[str]], list]
-    debuggable: Callable[[str, str], Debuggable]
+    debuggable: Callable[[str, str, LoadOptions], Debuggable]
     machine: str = "relay-vm"
     compiled: bool = False
     source_language: str | None = "relay"

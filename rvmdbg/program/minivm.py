@@ -13,7 +13,7 @@ def load(path: str, options: LoadOptions) -> Program:
     return Program(path, executable=load_mvm(path), kind=KIND)
 
 
-def debuggable(path: str, entry: str) -> Debuggable:
+def debuggable(path: str, entry: str, options: LoadOptions) -> Debuggable:
     from rvmdbg.minivm import MvmSyntaxError, load_mvm
     try:
         exe = load_mvm(path)

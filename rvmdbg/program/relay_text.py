@@ -22,7 +22,7 @@ def load(path: str, options: LoadOptions) -> Program:
     from rvmdbg.relay.loader import load_module
     from rvmdbg.relay.typecheck import check_module
     text = read_source(path)
-    mod = load_module(text, path)
+    mod = load_module(text, path, missing_meta=options.missing_meta)
     for w in mod.warnings:
         print(w.format(mod.source), file=sys.stderr)
     parsed_warnings = len(mod.warnings)
@@ -59,14 +59,14 @@ def recheck(text: str, filename: str):
         return None
 
 
-def debuggable(path: str, entry: str) -> Debuggable:
+def debuggable(path: str, entry: str, options: LoadOptions) -> Debuggable:
     """Load, check and compile for the debugger screen."""
     from rvmdbg.relay.diagnostics import RelayError
     from rvmdbg.relay.loader import load_file, program_default_args
     from rvmdbg.relay.typecheck import check_module
     from rvmdbg.vm.compiler import compile_module
     try:
-        module = check_module(load_file(path))
+        module = check_module(load_file(path, missing_meta=options.missing_meta))
     except RelayError as exc:
         raise ProgramLoadError(exc.format()) from None
     text = module.source.text if module.source is not None else None

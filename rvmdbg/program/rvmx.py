@@ -22,7 +22,7 @@ def load(path: str, options: LoadOptions) -> Program:
         raise UsageError(str(e)) from None
 
 
-def debuggable(path: str, entry: str) -> Debuggable:
+def debuggable(path: str, entry: str, options: LoadOptions) -> Debuggable:
     """The saved executable; its module comes back by checking the source text it carries."""
     from rvmdbg.program.relay_text import recheck
     from rvmdbg.relay.loader import program_default_args

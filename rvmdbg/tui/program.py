@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from rvmdbg.program import ProgramLoadError, kind_for
+from rvmdbg.program import LoadOptions, ProgramLoadError, kind_for
 from rvmdbg.program.relay_text import recheck as _recheck
 
 
@@ -81,18 +81,19 @@ class DebugProgram:
         return list(self.default_args or [])
 
 
-def load_program(path: str, entry: str = "main") -> DebugProgram:
+def load_program(path: str, entry: str = "main", missing_meta=None) -> DebugProgram:
     """Load, check and compile `path` (or read a saved executable), as its kind opens it for
-    the debugger (`rvmdbg.program`); raises ProgramLoadError."""
+    the debugger (`rvmdbg.program`); raises ProgramLoadError. `missing_meta`: --meta-inputs /
+    --meta-random (`metadata.MissingConstants`)."""
     from rvmdbg.tui.summary import constructor_types
-    d = kind_for(path).debuggable(path, entry)
+    d = kind_for(path).debuggable(path, entry, LoadOptions(missing_meta=missing_meta))
     prog = DebugProgram(path, os.path.basename(path), d.exe, d.module, d.source_text,
                         d.source_file, d.default_args, entry, saved=d.saved)
     prog.constructor_types = constructor_types(prog.module)
     return prog
 
 
-def load_program_kept(path: str, entry: str = "main") -> DebugProgram:
+def load_program_kept(path: str, entry: str = "main", missing_meta=None) -> DebugProgram:
     """`load_program` for a program that lives as long as the process (the screen's): loaded
     with the cyclic collector paused, then frozen out of its reach (`gc.freeze`) before it
     runs again. Loading makes no reference cycles (a collection right after loading the
@@ -103,7 +104,7 @@ def load_program_kept(path: str, entry: str = "main") -> DebugProgram:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        program = load_program(path, entry)
+        program = load_program(path, entry, missing_meta)
         gc.freeze()  # also sets the young generation's count back: no pass right after
     finally:
         if was_enabled:

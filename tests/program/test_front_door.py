@@ -75,8 +75,8 @@ def test_a_new_kind_is_one_registry_entry(monkeypatch, tmp_path, capsys):
         real.write_text(text)
         return dataclasses.replace(relay.load(str(real), options), kind=toy)
 
-    def debuggable(path, entry) -> Debuggable:
-        return relay.debuggable(str(tmp_path / "inner.relay"), entry)
+    def debuggable(path, entry, options) -> Debuggable:
+        return relay.debuggable(str(tmp_path / "inner.relay"), entry, options)
     toy = ProgramKind("toy", (".toy",), load, relay.bind, debuggable,
                       sniff=lambda head: head.startswith(b"#!toy"))
     monkeypatch.setattr(registry, "KINDS", registry.KINDS + [toy])
