@@ -47,7 +47,7 @@ from rvmdbg.debug.breakpoints import (BreakpointError, BreakpointTable, IdCounte
 from rvmdbg.debug.config import restore_breakpoints, save_breakpoints
 from rvmdbg.debug.deps import DepRead, Deps
 from rvmdbg.debug.heap import HeapNode, heap_of, same_value, value_text, value_type
-from rvmdbg.debug.history import DEFAULT_INTERVAL, History, RefJournal, instrument
+from rvmdbg.debug.history import DEFAULT_INTERVAL, DEFAULT_MIN_SECONDS, History, RefJournal, instrument
 from rvmdbg.debug.machine import halt_text, machine_for
 from rvmdbg.debug.traps import TrapPlan, register_index_of, run_checked
 from rvmdbg.limits import DEFAULT_LIMITS
@@ -182,7 +182,8 @@ class DebugSession:
 
     def __init__(self, exe, args, entry: str = "main", limits=None,
                  history_bytes: int = 256 * 2 ** 20, config_dir=None, program_path=None,
-                 interval: int = DEFAULT_INTERVAL):
+                 interval: int = DEFAULT_INTERVAL,
+                 checkpoint_seconds: float | None = DEFAULT_MIN_SECONDS):
         self.original_exe = exe
         self.journal = RefJournal()
         self.exe = instrument(exe, self.journal)
@@ -191,7 +192,8 @@ class DebugSession:
         self._pristine_args = copy_values(args)
         self.vm = machine_for(self.exe, self.limits)   # any `debug.machine.Machine`
         self.vm.start(self.entry, copy_values(self._pristine_args))  # VMError: bad entry/args
-        self.history = History(self.vm, self.journal, interval, history_bytes)
+        self.history = History(self.vm, self.journal, interval, history_bytes,
+                               checkpoint_seconds)
         self.history.take()
         self.last_step = 0
         self._end: tuple | None = None   # ("finished", step, result) | ("error", step, VMError)
@@ -420,7 +422,7 @@ class DebugSession:
         s = vm.steps
         if s > self.last_step:
             self.last_step = s
-        if s % self.history.interval == 0 and not self.history.has(s):
+        if self.history.due(s):
             self.history.take()
 
     @_quiet_gc
@@ -445,11 +447,11 @@ class DebugSession:
         plan.start()
         traps = plan.traps
         armed = bool(plan.checks)
-        interval = self.history.interval
+        history = self.history
         progress = [time.monotonic(), start]
         first = True
         while True:
-            end = (vm.steps // interval + 1) * interval
+            end = history.chunk_end(vm.steps)
             if until is not None and until < end:
                 end = until
             try:
@@ -465,8 +467,12 @@ class DebugSession:
                     self._progress(progress)
                 first = False
                 if vm.steps < end and not vm.halted:
-                    run_checked(vm, until_step=end, breakpoints=traps, checks=plan.checks,
-                                scoped=plan.scoped)
+                    began, at = time.perf_counter(), vm.steps
+                    try:
+                        run_checked(vm, until_step=end, breakpoints=traps, checks=plan.checks,
+                                    scoped=plan.scoped)
+                    finally:
+                        history.ran(at, vm.steps, time.perf_counter() - began)
             except VMError as err:
                 self._note_position()
                 return self._failed(err)
@@ -604,14 +610,17 @@ class DebugSession:
     def _replay(self, target: int) -> None:
         """Run forward without breakpoints to step `target` (which the program reaches)."""
         vm = self.vm
-        interval = self.history.interval
+        history = self.history
         while vm.steps < target and not vm.halted:
-            end = min(target, (vm.steps // interval + 1) * interval)
+            end = min(target, history.chunk_end(vm.steps))
+            began, at = time.perf_counter(), vm.steps
             try:
                 vm.run(until_step=end)
             except VMError as err:
+                history.ran(at, vm.steps, time.perf_counter() - began)
                 self._failed(err)
                 return
+            history.ran(at, vm.steps, time.perf_counter() - began)
             self._note_position()
         if vm.halted and self._end is None:
             self._finished()
