@@ -624,3 +624,23 @@ def test_memory_error_anywhere_is_a_message_and_exit_1(monkeypatch, capsys):
     assert cli.main(["check", str(ROOT / "programs/fib.relay")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: out of memory") and "Traceback" not in err
+
+
+def test_inputs_archive_missing_many_parameters_shows_a_few_and_a_count(capsys, tmp_path):
+    """Issue 28 (15): a ResNet-shaped model whose weights are parameters, run with an
+    archive holding only the input: the first few missing names, how many, and where to see
+    them all, not every name on one line."""
+    from rvmdbg import workloads
+    w = workloads.build("resnet18", small=True)
+    prog = tmp_path / "resnet_unbound.relay"
+    prog.write_text(w.unbound_text, encoding="utf-8")
+    np.savez(tmp_path / "x.npz", data=w.inputs[0])
+    code, _, err = rvmdbg(capsys, "run", prog, "--inputs", tmp_path / "x.npz")
+    missing = len(w.constants)
+    assert code == 2 and "Traceback" not in err
+    assert "no value for %weight_0, %gamma_1, %beta_2, %moving_mean_3, %moving_var_4 and " \
+           f"{missing - 5} more ({missing} parameters in all; `rvmdbg check PROGRAM` prints " \
+           "every parameter of @main)" in err, err
+    assert "%weight_5" not in err and len(err.splitlines()[0]) < 300
+    code, out, _ = rvmdbg(capsys, "check", prog)
+    assert code == 0 and "%weight_5" in out      # the hint's command does list them
