@@ -97,9 +97,10 @@ def load_program(path: str, check: bool = True) -> Program:
 
 
 def program_arguments(program: Program, entry: str, texts: list[str],
-                      inputs: str | None = None) -> list:
+                      inputs: str | None = None, hint: str | None = None) -> list:
     """ARGs (or the program's `// args:` defaults when none are given) as runtime values;
-    `inputs` (--inputs FILE.npz) binds the parameters after the ARGs by name."""
+    `inputs` (--inputs FILE.npz) binds the parameters after the ARGs by name. `hint` says
+    where a client takes arguments when none were given (default: after PROGRAM)."""
     from rvmdbg.relay.loader import program_default_args
     if inputs is not None:
         texts = bind_inputs(entry_params(program, entry), texts, inputs, entry)
@@ -116,7 +117,8 @@ def program_arguments(program: Program, entry: str, texts: list[str],
             return parse_program_args(program.module, entry, texts)
         except ArgumentError as e:
             if not texts:
-                e.message += "; " + _("give them after PROGRAM (the program has no `// args:` line)")
+                e.message += "; " + (hint or _("give them after PROGRAM (the program has no "
+                                               "`// args:` line)"))
             raise
     # a saved executable keeps no types: values take Relay's default dtypes; it keeps the
     # source text, whose `// args:` line gives the defaults as for the .relay file
@@ -127,7 +129,12 @@ def program_arguments(program: Program, entry: str, texts: list[str],
         params = exe.function(entry).params
     except KeyError:
         raise UsageError(f"{program.path}: " + _("no function @{entry}").format(entry=entry)) from None
-    return parse_untyped_args(entry, texts, len(params), after_program=True)
+    try:
+        return parse_untyped_args(entry, texts, len(params), after_program=hint is None)
+    except ArgumentError as e:
+        if not texts and hint is not None:
+            e.message += "; " + hint
+        raise
 
 
 def entry_params(program: Program, entry: str) -> list[str]:

@@ -170,8 +170,12 @@ def open_session(config: LaunchConfig) -> DebugSession:
 
 def _program_arguments(cli, program, config: LaunchConfig) -> list:
     """`args` as on the command line; `inputs` binds the parameters after them by name from
-    an .npz archive, as `--inputs` does."""
-    return cli.program_arguments(program, config.entry, config.args, inputs=config.inputs)
+    an .npz archive, as `--inputs` does; with neither, the hint names those settings."""
+    from rvmdbg.i18n import _
+    return cli.program_arguments(
+        program, config.entry, config.args, inputs=config.inputs,
+        hint=_("set them in the launch configuration: `args` (a list of values, as on the "
+               "command line) or `inputs` (an .npz archive naming the parameters)"))
 
 
 # ------------------------------------------------------------------------------------ adapter
