@@ -647,17 +647,22 @@ class Watchpoint:
     on: str = "write"
     enabled: bool = True
     hits: int = 0
+    prefix: str = "$"      # how the program names registers (`r` on the MiniVM)
+
+    @property
+    def name(self) -> str:
+        return f"{self.prefix}{self.register}"
 
     @property
     def spec(self) -> str:
-        return f"${self.register}"
+        return self.name
 
     @property
     def kind(self) -> str:
         return "watchpoint"
 
     def where(self, exe=None) -> str:
-        return f"${self.register} of @{self.func_name} (at depth {self.depth})" + (
+        return f"{self.name} of @{self.func_name} (at depth {self.depth})" + (
             f" on {self.on}" if self.on in ("change", "read") else "")
 
     def triggered(self, old, new) -> bool:

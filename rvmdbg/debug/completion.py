@@ -35,12 +35,16 @@ def complete(interpreter, text: str) -> tuple[int, list[str]]:
     if word.startswith("@"):
         names = session.exe.function_names()
         return start, sorted("@" + n for n in names if ("@" + n).startswith(word))
-    if word.startswith("$"):
+    prefix = getattr(session.exe, "register_prefix", "$")
+    if word.startswith("$") or (prefix != "$" and word[:1] == prefix
+                                  and (word[1:].isdigit() or word == prefix)):
         try:
             size = len(session.frame(interpreter.selected).registers)
         except Exception:
             return start, []
-        return start, [f"${r}" for r in range(size) if f"${r}".startswith(word)]
+        # the program's own register names (`r3` on the MiniVM); `$3` completes to them too
+        stem = prefix + word[1:]
+        return start, [f"{prefix}{r}" for r in range(size) if f"{prefix}{r}".startswith(stem)]
     if word.lower().startswith("op:"):
         return start, [f"op:{n}" for n in _opcode_names() if f"op:{n}".lower().startswith(word.lower())]
     if before[0].lower() == "set" and before[1:] == ["logging"]:

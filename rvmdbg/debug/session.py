@@ -48,7 +48,7 @@ from rvmdbg.debug.config import restore_breakpoints, save_breakpoints
 from rvmdbg.debug.deps import DepRead, Deps
 from rvmdbg.debug.heap import HeapNode, heap_of, same_value, value_text, value_type
 from rvmdbg.debug.history import DEFAULT_INTERVAL, DEFAULT_MIN_SECONDS, History, RefJournal, instrument
-from rvmdbg.debug.machine import halt_text, machine_for
+from rvmdbg.debug.machine import halt_text, machine_for, register_name
 from rvmdbg.debug.traps import TrapPlan, register_index_of, run_checked
 from rvmdbg.limits import DEFAULT_LIMITS
 from rvmdbg.values import copy_values
@@ -1087,8 +1087,8 @@ class DebugSession:
         d = self._depth(depth, nothing)
         size = len(self.vm.frames[d].registers)
         if not 0 <= register < size:
-            raise DebugError(_("${register} is outside the register file (size {size})").format(
-                register=register, size=size))
+            raise DebugError(_("{register} is outside the register file (size {size})").format(
+                register=register_name(self.exe, register), size=size))
         return d
 
     def last_writer(self, register: int, depth: int | None = None) -> tuple:
@@ -1111,17 +1111,19 @@ class DebugSession:
         if step is None:
             if text is not None and text.startswith("argument"):
                 self._goto_exact(self.history.start)
-                note = _("${register} is an {what}: set before step 0").format(register=register, what=text)
+                note = _("{register} is an {what}: set before step 0").format(
+                    register=register_name(self.exe, register), what=text)
                 if self.history.start:
                     return self._history_start_event(note)
                 return self._event("step", message=note)
-            raise DebugError(_("${register} has not been written in this frame").format(register=register)
+            name = register_name(self.exe, register)
+            raise DebugError(_("{register} has not been written in this frame").format(register=name)
                              if text is None else
-                             _("${register} was written {when}").format(register=register, when=text))
+                             _("{register} was written {when}").format(register=name, when=text))
         frame = vm.frames[d]
         callee = self.exe.functions[frame.func_index]
-        owner = _("${register} of @{func} (frame #{n} at step {step})").format(
-            register=register, func=callee.name, n=len(vm.frames) - 1 - d, step=now)
+        owner = _("{register} of @{func} (frame #{n} at step {step})").format(
+            register=register_name(self.exe, register), func=callee.name, n=len(vm.frames) - 1 - d, step=now)
         serial = frame.serial
         self._goto_exact(step)
         # The write happened while that activation was the innermost frame, except for a
@@ -1147,7 +1149,8 @@ class DebugSession:
         d = self._frame_of_register(register, depth, N_("nothing to watch"))
         f = self.vm.frames[d]
         wp = Watchpoint(self._ids.next(), register, d, f.serial, f.func_index,
-                        self.exe.functions[f.func_index].name, on)
+                        self.exe.functions[f.func_index].name, on,
+                        prefix=getattr(self.exe, "register_prefix", "$"))
         self.watches.append(wp)
         return wp
 

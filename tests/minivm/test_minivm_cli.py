@@ -84,5 +84,33 @@ def test_batch_stops_at_the_repeated_state(capsys, tmp_path):
     assert "[step 5] @main pc=6: HL    (repeated state)" in out
     assert "error: never halts" in out
     assert "[step 4] @main pc=6: HL    (step)" in out
-    assert "$0 = 5" in out                    # registers as the program names them: r0 is $0
+    assert "r0 = 5" in out and "$0" not in out  # registers as the program names them (issue 28)
     assert "[step 3] @main pc=5: ADD r1 r2 r0    (step)" in out
+
+
+def test_registers_keep_the_programs_names_in_every_command(capsys, tmp_path):
+    """Issue 28 (9): the listing says r0..r2, so do deps, print, watch, display, info and
+    the watchpoint's stop; `$1` is still read, and answered as `r1`."""
+    batch = tmp_path / "cmds"
+    batch.write_text("s 3\ndeps\nprint r1\nprint $1\nprint r9\nwatch r0\ninfo registers\n"
+                     "info frame\ndisplay r0\ns\ninfo breakpoints\nlast-write r2\n")
+    code, out, _ = rvmdbg(capsys, "debug", DEMO, "--batch", batch)
+    assert "  r1   = 3            written at step 0 by @main pc=0: LD r1 3" in out
+    assert "writes: r0" in out
+    assert out.count("r1 = 3    (int)") == 2
+    assert "r9 is outside the register file (size 3)" in out
+    assert "watchpoint 1: r0 of @main (at depth 0)" in out
+    assert " r2    int   2" in out and "1: r0 = 0" in out and "1: r0 = 5" in out
+    assert "  r0 of @main: 0 -> 5" in out
+    assert "1    watchpoint  y    r0 of @main (at depth 0)  1" in out
+    assert "$" not in out.replace("print $1", "")
+
+
+def test_completion_offers_the_programs_register_names():
+    from rvmdbg.debug import CommandInterpreter, DebugSession
+    from rvmdbg.debug.completion import complete
+    from rvmdbg.minivm.parser import load_mvm
+    interp = CommandInterpreter(DebugSession(load_mvm(str(DEMO)), []))
+    assert complete(interp, "print r")[1] == ["r0", "r1", "r2"]
+    assert complete(interp, "print r1")[1] == ["r1"]
+    assert complete(interp, "watch $")[1] == ["r0", "r1", "r2"]
