@@ -85,7 +85,7 @@ class Reference:
                 if (wp.on != "read" and w.register == wp.register and w.depth == wp.depth
                         and w.depth < len(frames) and frames[w.depth].serial == wp.serial
                         and wp.triggered(w.old, w.new)):
-                    return wp.id, (f"{w.name} of @{wp.func_name}: "
+                    return wp.id, (f"{wp.name} of @{wp.func_name}: "
                                    f"{value_text(w.old, 50)} -> {value_text(w.new, 50)}")
         return None
 
