@@ -118,6 +118,11 @@ STOP_REASONS = (N_("breakpoint"), N_("watchpoint"), N_("step"), N_("finished"), 
                 N_("start of history"), N_("interrupted"), N_("limit"), N_("restarted"),
                 N_("start"), N_("repeated state"))
 
+# what a backward motion's stop line says instead of "step" (which reads as a forward step)
+BACK_MOTIONS = {"rstep": N_("reverse step"), "rnext": N_("reverse next"),
+                "rfinish": N_("reverse finish"), "back": N_("back to an earlier step"),
+                "last-write": N_("back to the last write")}
+
 
 def step_tag(step: int) -> str:
     """`[step 42]`, the stop line's first word, in the language in use."""
@@ -133,7 +138,8 @@ class StopEvent:
     or "restarted"; `number`: the breakpoint or watchpoint id; `func_name`, `pc`,
     `text`: the instruction about to run (pc None once the program finished, `text` then
     says what it returned); `message`: extra lines (the error, a watchpoint's old and new
-    values, a condition that failed to evaluate)."""
+    values, a condition that failed to evaluate); `motion`: for a "step" stop reached going
+    back, which motion (a key of `BACK_MOTIONS`: the stop line says it instead of "step")."""
 
     reason: str
     number: int | None
@@ -143,13 +149,17 @@ class StopEvent:
     text: str
     message: str | None = None
     span: object = None
+    motion: str | None = None
 
     def line(self) -> str:
         """`[step 42] @sum_up pc=7: invoke $5 VMFunc[0]($4)    (breakpoint 1)`"""
         where = f"@{self.func_name}" if self.func_name is not None else "?"
         if self.pc is not None:
             where += f" pc={self.pc}"
-        why = _(self.reason) if self.number is None else f"{_(self.reason)} {self.number}"
+        reason = self.reason
+        if reason == "step" and self.motion in BACK_MOTIONS:
+            reason = BACK_MOTIONS[self.motion]
+        why = _(reason) if self.number is None else f"{_(reason)} {self.number}"
         return f"{step_tag(self.step)} {where}: {self.text}    ({why})"
 
     def __str__(self) -> str:
@@ -210,7 +220,10 @@ class DebugSession:
         self._calls: frozenset | None = None
         self._registers_by_function: dict = {}
         self._visit_checks: tuple | None = None   # (traps, pred, checks) of the last search
+        # the registers at the last stop (changed_registers compares with them); at step 0
+        # the arguments are where the run starts, not a change
         self._baseline: dict[int, tuple] = {}
+        self._mark_stop()
         self.last_event: StopEvent | None = None
         self.heap_truncated = False
         self.program_path = program_path
@@ -308,6 +321,12 @@ class DebugSession:
         return len(self.vm.frames) - 1
 
     # ------------------------------------------------------------ stop events
+
+    def _back_event(self, motion: str, message=None) -> StopEvent:
+        """The "step" stop of a backward motion (its line names the motion)."""
+        ev = self._event("step", message=message)
+        ev.motion = motion
+        return ev
 
     def _event(self, reason: str, number=None, message=None) -> StopEvent:
         vm = self.vm
@@ -506,8 +525,17 @@ class DebugSession:
 
     # ------------------------------------------------------------ forward commands
 
-    def _motion(self):
-        self._mark_stop()
+    def _motion(self, back: bool = False):
+        vm = self.vm
+        if back and vm.halted and not vm.frames and vm.steps > self.history.start:
+            # At the end the frames are gone; their last state is the one before the final
+            # instruction (a return or halt writes no register): the baseline of the marks.
+            end = vm.steps
+            self._goto_exact(end - 1)
+            self._mark_stop()
+            self._goto_exact(end)
+        else:
+            self._mark_stop()
         if not self.vm.halted and not self.vm.frames:
             raise DebugError(_("the program is not running"))
 
@@ -627,7 +655,8 @@ class DebugSession:
 
     def goto(self, step: int) -> StopEvent:
         """Go to the state before instruction number `step` runs (forward or back)."""
-        self._motion()
+        back = step < self.vm.steps
+        self._motion(back=back)
         start = self.history.start
         if step < start:
             self._goto_exact(start)
@@ -637,7 +666,7 @@ class DebugSession:
             return self._end_event()
         if step <= self.last_step:
             self._goto_exact(step)
-            return self._event("step")
+            return self._back_event("back") if back else self._event("step")
         if self.vm.steps < self.last_step:
             self._goto_exact(self.last_step)
         return self._forward(until=step, use_breaks=False)
@@ -655,7 +684,7 @@ class DebugSession:
                 if ev.reason != "step":
                     break
             return ev
-        self._motion()
+        self._motion(back=True)
         now = self.vm.steps
         target = now - n
         if target < self.history.start:
@@ -666,11 +695,11 @@ class DebugSession:
             if hit is not None:
                 return self._land(hit, now)
         self._goto_exact(target)
-        return self._event("step")
+        return self._back_event("rstep")
 
     def rcontinue(self) -> StopEvent:
         """Go back to the most recent breakpoint or watchpoint hit, or the start of history."""
-        self._motion()
+        self._motion(back=True)
         now = self.vm.steps
         hit = self._last_hit(self.history.start, now)
         if hit is not None:
@@ -680,7 +709,7 @@ class DebugSession:
 
     def rfinish(self) -> StopEvent:
         """Go back to the call that created the current frame (the invoke, about to run)."""
-        self._motion()
+        self._motion(back=True)
         vm = self.vm
         if vm.halted or not vm.frames:
             return self.rstep(1)
@@ -697,12 +726,12 @@ class DebugSession:
         if hit is not None:
             return self._land(hit, now)
         self._goto_exact(p)
-        return self._event("step")
+        return self._back_event("rfinish")
 
-    def _back_to(self, locs, pred) -> StopEvent:
+    def _back_to(self, locs, pred, motion: str = "rstep") -> StopEvent:
         """Back to the last step at one of `locs` where `pred` holds (a breakpoint or
         watchpoint hit on the way stops first), or the start of history."""
-        self._motion()
+        self._motion(back=True)
         now = self.vm.steps
         found = self._last_at(self.history.start, now, locs, pred)
         if found is None:
@@ -715,7 +744,7 @@ class DebugSession:
         if hit is not None:
             return self._land(hit, now)
         self._goto_exact(found)
-        return self._event("step")
+        return self._back_event(motion)
 
     def rnext(self, unit: str = "instruction") -> StopEvent:
         """Go back one instruction (or source position of `unit`) of this frame: a call that
@@ -725,8 +754,8 @@ class DebugSession:
             locs = self.source_entries(unit)
             vm = self.vm
             depth = len(vm.frames) if vm.frames else 1
-            return self._back_to(locs, lambda: len(vm.frames) <= depth)
-        self._motion()
+            return self._back_to(locs, lambda: len(vm.frames) <= depth, "rnext")
+        self._motion(back=True)
         vm = self.vm
         now = vm.steps
         if now <= self.history.start:
@@ -734,7 +763,7 @@ class DebugSession:
             return self._history_start_event()
         if vm.halted:
             self._goto_exact(now - 1)
-            return self._event("step")
+            return self._back_event("rnext")
         depth = len(vm.frames)
         self._goto_exact(now - 1)
         if len(vm.frames) == depth + 1:
@@ -747,7 +776,7 @@ class DebugSession:
             if hit is not None:
                 return self._land(hit, now)
             self._goto_exact(p)
-        return self._event("step")
+        return self._back_event("rnext")
 
     def _land(self, hit, origin: int) -> StopEvent:
         step, kind, number = hit
@@ -773,7 +802,6 @@ class DebugSession:
             self.vm.start(self.entry, copy_values(self._pristine_args))
             self.history.take()
         self._mark_stop()
-        self._baseline = {}
         return self._event("restarted")
 
     # ------------------------------------------------------------ searching backwards
@@ -1136,7 +1164,7 @@ class DebugSession:
             note = (_("{register} is a parameter, set by this call in @{func}").format(
                 register=owner, func=self.func_name(top.func_index))
                     + _passed_from(call, register, len(callee.params)))
-        return self._event("step", message=note)
+        return self._back_event("last-write", message=note)
 
     # ------------------------------------------------------------ watchpoints
 
