@@ -325,7 +325,7 @@ class CommandInterpreter:
         out = _("breakpoint {n} at {where}").format(n=bp.id, where=bp.where(s.exe))
         if bp.condition:
             out += " " + _("if {condition}").format(condition=bp.condition)
-        if bp.kind in ("line", "opcode"):
+        if bp.kind in ("line", "opcode", "kernel"):
             n = len(bp.locations)
             out += " " + ngettext("({n} location)", "({n} locations)", n).format(n=n)
         if bp.id in before:

@@ -478,3 +478,42 @@ def test_ranges_never_expand_and_long_numbers_are_messages():
         out = ci.execute(line)
         assert "too large" in out, (line, out)
     assert sorted(b.id for b in s.breakpoints) == ids
+
+
+def test_breakpoints_by_kernel_name_index_and_part_of_a_name():
+    """Issue 28 (16): `break fused_nn_conv2d_3`, `break PackedFunc[12]` and `break
+    kernel:conv2d` stop at every invoke_packed calling those kernels; a name that is no
+    kernel is still a function name, and a bad one says what there is."""
+    from rvmdbg import workloads
+    from rvmdbg.debug import DebugSession
+    from rvmdbg.relay.loader import load_module
+    from rvmdbg.relay.typecheck import check_module
+    from rvmdbg.vm.compiler import compile_module
+    w = workloads.build("mobilenet_v1", small=True)
+    exe = compile_module(check_module(load_module(w.text, "mobilenet")))
+    names = exe.kernel_names()
+    calls = {(fi, pc): ins.packed_index for fi, fn in enumerate(exe.functions)
+             for pc, ins in enumerate(fn.instructions) if ins.name == "InvokePacked"}
+    t = BreakpointTable(exe)
+    one = t.add("fused_nn_conv2d_3")
+    assert one.kind == "kernel" and one.kernels == ("vm_mod_fused_nn_conv2d_3",)
+    assert one.locations == {loc for loc, k in calls.items() if names[k] == one.kernels[0]}
+    assert one.where(exe) == "fused_nn_conv2d_3 (vm_mod_fused_nn_conv2d_3)"
+    assert t.add("vm_mod_fused_nn_conv2d_3").locations == one.locations
+    assert t.add("PackedFunc[12]").locations == {loc for loc, k in calls.items() if k == 12}
+    part = t.add("kernel:conv2d")
+    assert part.locations == {loc for loc, k in calls.items() if "conv2d" in names[k]}
+    assert len(part.kernels) > 5 and part.where(exe) == "kernel:conv2d"
+    assert t.add("kernel:conv2d") is part                       # identical breakpoints are one
+    assert t.add("main").kind == "function"
+    with pytest.raises(BreakpointError, match="no kernel name contains 'winograd'"):
+        t.add("kernel:winograd")
+    with pytest.raises(BreakpointError, match=r"no PackedFunc\[999\]: the program has 42"):
+        t.add("PackedFunc[999]")
+    # it stops where a single-stepping run first reaches such a call
+    s = DebugSession(exe, w.inputs)
+    s.breakpoints.add("kernel:batch_norm")
+    ev = s.cont()
+    first = min(pc for (fi, pc), k in calls.items() if "batch_norm" in names[k])
+    assert ev.reason == "breakpoint" and ev.text.startswith("invoke_packed")
+    assert ev.pc == first                       # @main is straight-line: the first such call
