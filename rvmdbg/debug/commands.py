@@ -629,7 +629,8 @@ class CommandInterpreter:
         n = h["checkpoints"]
         return (_("step {step}; history from step {start} to step {last}").format(
                     step=self.session.step_count, start=h['start'], last=h['last_step']) + "; "
-                + ngettext("{n} checkpoint every {interval} steps", "{n} checkpoints every {interval} steps",
+                + ngettext("{n} checkpoint (by running time, at most {interval} steps apart)",
+                           "{n} checkpoints (by running time, at most {interval} steps apart)",
                            n).format(n=n, interval=h['interval']) + ", "
                 + _("about {used} MB of {budget} MB").format(
                     used=f"{h['bytes_estimate'] / 2 ** 20:.1f}", budget=f"{h['budget'] / 2 ** 20:.0f}"))
