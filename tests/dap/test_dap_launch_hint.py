@@ -4,6 +4,7 @@ configuration's `args` and `inputs` settings."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from dap_client import PROGRAMS
 
@@ -25,13 +26,16 @@ def test_missing_arguments_name_the_launch_settings(dap, tmp_path):
     assert dap.event("stopped")["body"]["reason"] == "entry"
 
 
-def test_command_line_keeps_its_own_hint():
-    from rvmdbg import cli
+def test_command_line_keeps_its_own_hint(tmp_path):
     from rvmdbg.args import ArgumentError
-    program = cli.load_program(str(PROGRAMS / "mlp.relay"))
-    try:
-        cli.program_arguments(program, "main", ["1"])
-    except ArgumentError as e:
-        assert "after PROGRAM" not in e.message   # given arguments: no hint at all
-    prog_noargs = cli.load_program(str(PROGRAMS / "fib.relay"))
-    assert cli.program_arguments(prog_noargs, "main", [])   # its // args: line
+    from rvmdbg.program import load_program, program_arguments
+    prog = tmp_path / "two.relay"
+    prog.write_text('#[version = "0.0.5"]\ndef @main(%a: int32, %b: int32) -> int32 {\n'
+                    '  add(%a, %b)\n}\n', encoding="utf-8")
+    program = load_program(str(prog))
+    with pytest.raises(ArgumentError, match="give them after PROGRAM"):
+        program_arguments(program, "main", [])
+    with pytest.raises(ArgumentError) as info:
+        program_arguments(program, "main", ["1"])          # some given: no hint at all
+    assert "after PROGRAM" not in info.value.message
+    assert program_arguments(load_program(str(PROGRAMS / "fib.relay")), "main", [])  # // args:
