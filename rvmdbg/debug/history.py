@@ -49,8 +49,8 @@ DEFAULT_INTERVAL = 2048
 DEFAULT_BUDGET = 256 * 2 ** 20
 # Running time after which a checkpoint is due, and how many times the cost of taking one the
 # replay it saves must be worth (a frame of a thousand registers costs tens of microseconds).
-DEFAULT_MIN_SECONDS = 0.0001
-_TAKE_FACTOR = 2
+DEFAULT_MIN_SECONDS = 0.00005
+_TAKE_FACTOR = 1
 # After a heavy step, how many steps run one at a time (a model calls a kernel every few).
 _HEAVY_WINDOW = 64
 
@@ -250,7 +250,7 @@ class History:
         self._since = 0.0           # seconds run forward past the newest checkpoint
         self._chunk = 1             # steps the next forward chunk may run (see chunk_end)
         self._heavy_until = 0       # run one step at a time up to here (heavy steps seen)
-        self._take_seconds = 0.0    # what the last checkpoint cost to take
+        self._take_seconds = 0.0    # what taking a checkpoint costs (smoothed, see take)
         self.checkpoints: list[Checkpoint] = []
         self._steps: list[int] = []
         self.bytes_used = 0
@@ -386,7 +386,11 @@ class History:
         self.bytes_used += cost
         if i == len(self._steps) - 1:
             self._since = 0.0
-            self._take_seconds = time.perf_counter() - began
+            # Falls at once, rises slowly: one take slowed down by a busy machine must not
+            # space the next checkpoints out past the heavy steps they are for.
+            took = time.perf_counter() - began
+            prev = self._take_seconds
+            self._take_seconds = took if prev == 0 or took < prev else prev + (took - prev) / 16
         self._enforce_budget()
         return cp
 
