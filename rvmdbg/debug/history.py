@@ -5,11 +5,12 @@ past state can be recomputed; history only has to make that fast:
 
 - Checkpoints are placed by the cost of what they save: while the program runs forward on the
   VM's fast path (`run(until_step=...)` in chunks that end where the next checkpoint is due), a
-  checkpoint is taken once the running time since the last one reaches `min_seconds` (or a
-  few times what taking one costs, if more), or after `interval` steps, whichever comes first.
-  Going back to step t restores the newest checkpoint at or before t and replays at most that
-  much work: a few hundred microseconds, so on a model whose steps are kernel calls a reverse
-  step costs about one forward step, while a cheap loop still gets one every `interval` steps.
+  checkpoint is taken once the running time since the last one reaches `min_seconds` (or what
+  taking one costs, if more), or after `interval` steps, whichever comes first. Near heavy
+  steps the run goes one step at a time, so a checkpoint lands right after each one. Going
+  back to step t restores the newest checkpoint at or before t and replays at most that much
+  work: tens of microseconds of cheap steps, so on a model whose heavy steps are kernel calls
+  a reverse step never replays one, while a cheap loop still gets one every `interval` steps.
 - A checkpoint is shallow. Register values are immutable (tensors are never written in
   place, ADT values and closures are frozen), so a frame is saved as a tuple of references.
   Frames form a persistent chain (`FrameNode.parent`): a checkpoint re-saves only the frames
