@@ -13,6 +13,18 @@ REQ = "required"
 NULL = "null"
 
 PATTERNS = {'abs': 'elemwise',
+ 'argwhere': 'opaque',
+ 'bitwise_and': 'broadcast',
+ 'bitwise_not': 'elemwise',
+ 'bitwise_or': 'broadcast',
+ 'bitwise_xor': 'broadcast',
+ 'einsum': 'injective',
+ 'left_shift': 'broadcast',
+ 'right_shift': 'broadcast',
+ 'scatter_elements': 'opaque',
+ 'scatter_nd': 'opaque',
+ 'unique': 'opaque',
+ 'vision.roi_align': 'out_elemwise_fusable',
  'add': 'broadcast',
  'all': 'comm_reduce',
  'annotation.stop_fusion': 'opaque',
@@ -152,7 +164,13 @@ PATTERNS = {'abs': 'elemwise',
  'zeros_like': 'elemwise'}
 
 # op -> (attrs struct, {field: C++ default})
-ATTRS = {'all': ('ReduceAttrs', {'axis': NULL, 'exclude': False, 'keepdims': False}),
+ATTRS = {'einsum': ('EinsumAttrs', {'equation': REQ}),
+ 'scatter_elements': ('ScatterElementsAttrs', {'axis': 0, 'reduction': 'update'}),
+ 'scatter_nd': ('ScatterNDAttrs', {'mode': 'update'}),
+ 'unique': ('UniqueAttrs', {'return_counts': False, 'sorted': True}),
+ 'vision.roi_align': ('ROIAlignAttrs', {'layout': 'NCHW', 'mode': 'avg', 'pooled_size': REQ,
+                                        'sample_ratio': -1, 'spatial_scale': REQ}),
+ 'all': ('ReduceAttrs', {'axis': NULL, 'exclude': False, 'keepdims': False}),
  'any': ('ReduceAttrs', {'axis': NULL, 'exclude': False, 'keepdims': False}),
  'arange': ('ArangeAttrs',
             {'dtype': REQ, 'start': REQ, 'step': REQ, 'stop': REQ}),
