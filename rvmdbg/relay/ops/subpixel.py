@@ -72,7 +72,7 @@ def _depth_to_space_kernel(args, attrs):
         y = x.reshape(n, b, b, co, h, w).transpose(0, 3, 4, 1, 5, 2)
     else:
         y = x.reshape(n, co, b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
-    return _back(y.reshape(n, co, h * b, w * b), perm).copy()  # a fresh C-ordered array, never a view of the input
+    return _back(y.reshape(n, co, h * b, w * b), perm).copy()  # fresh, never a view
 
 
 def _space_to_depth_kernel(args, attrs):
@@ -82,7 +82,7 @@ def _space_to_depth_kernel(args, attrs):
     ho, wo = h // b, w // b
     x = x[:, :, :ho * b, :wo * b]
     y = x.reshape(n, c, ho, b, wo, b).transpose(0, 3, 5, 1, 2, 4)
-    return _back(y.reshape(n, c * b * b, ho, wo), perm).copy()  # a fresh C-ordered array, never a view of the input
+    return _back(y.reshape(n, c * b * b, ho, wo), perm).copy()  # fresh, never a view
 
 
 _ATTRS = [AttrSpec("block_size", "int"), AttrSpec("layout", "str", "NCHW"),
