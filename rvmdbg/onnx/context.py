@@ -12,7 +12,7 @@ import numpy as np
 from rvmdbg.relay import ast
 from rvmdbg.relay.ast import Call, Constant, OpRef, walk
 from rvmdbg.relay.types import TensorType, TupleType
-from rvmdbg.onnx.errors import OnnxImportError
+from rvmdbg.onnx.errors import NeedsValue, OnnxImportError
 
 
 class GraphContext:
@@ -48,6 +48,19 @@ class GraphContext:
     def fold(self, expr):
         """`expr` typed and constant-folded (TVM's fold_constant inside a converter)."""
         return self.importer.fold(expr)
+
+    def needs_value(self, what: str, exprs=None) -> NeedsValue:
+        """The error for a value this converter must know at import time and cannot;
+        `.inputs` names the graph inputs that value depends on."""
+        if not isinstance(exprs, (list, tuple)):
+            exprs = [exprs]
+        names = self.importer.input_names_under([e for e in exprs if e is not None])
+        err = NeedsValue(f"{self.node.op_type if self.node is not None else ''} needs "
+                          f"{what} at import time, and it is computed at run time",
+                          node=self.node_name, span=self.span,
+                          hint="bind the graph input it comes from as a constant")
+        err.inputs = names
+        return err
 
     def error(self, message: str, hint: str | None = None) -> OnnxImportError:
         return OnnxImportError(message, node=self.node_name, hint=hint, span=self.span)

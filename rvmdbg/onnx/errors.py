@@ -16,6 +16,12 @@ class OnnxImportError(RelayError):
         self.node = node
 
 
+class NeedsValue(OnnxImportError):
+    """A converter needs, at import time, the value of a tensor only known at run time (a
+    reduction's axes, a pad width, a size given as a graph input): Relay's operator takes it
+    as an attribute. Binding that input (`bind=`) as a constant resolves it."""
+
+
 class MissingOnnx(OnnxImportError):
     """The `onnx` package is not installed."""
 

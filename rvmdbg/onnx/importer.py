@@ -21,7 +21,7 @@ from rvmdbg.relay import ast
 from rvmdbg.relay.ast import Call, Constant, Function, Module, OpRef, Var
 from rvmdbg.relay.diagnostics import RelayError, Source, Span
 from rvmdbg.relay.types import TensorType, TupleType
-from rvmdbg.onnx import registry
+from rvmdbg.onnx import functions, registry
 from rvmdbg.onnx.context import GraphContext
 from rvmdbg.onnx.errors import MissingOnnx, OnnxImportError
 
@@ -279,7 +279,8 @@ class Importer:
     """One model's conversion."""
 
     def __init__(self, model, folder, shapes, dtypes, opset, keep_params, max_bytes,
-                 filename):
+                 filename, bind=None):
+        self.bind = dict(bind or {})
         self.model = model
         self.folder = folder
         self.shapes = dict(shapes or {})
@@ -289,6 +290,7 @@ class Importer:
         self.max_bytes = max_bytes
         self.filename = filename
         self.values: dict = {}        # ONNX tensor name -> Relay expr
+        self.expansions = 0           # function bodies expanded so far (unique edge names)
         self.module = Module()
         self.g = GraphContext(self.opset, self.module, self)
 
@@ -321,8 +323,9 @@ class Importer:
     def _check_supported(self, graph) -> None:
         missing = []
         for node in graph.node:
-            if registry.lookup(node.op_type, node.domain,
-                               self.domain_opset(node.domain)) is None:
+            opset = self.domain_opset(node.domain)
+            if (registry.lookup(node.op_type, node.domain, opset) is None
+                    and not functions.has_function(node.op_type, node.domain, opset)):
                 missing.append(node)
         if not missing:
             return
@@ -384,6 +387,12 @@ class Importer:
         for vi in graph.input:
             if vi.name in init_names:
                 continue
+            if vi.name in self.bind:
+                a = np.ascontiguousarray(self.bind[vi.name])
+                c = Constant(a)
+                c.checked_type = TensorType(tuple(a.shape), str(a.dtype))
+                self.values[vi.name] = c
+                continue
             v = self._input_var(vi)
             v.checked_type = v.type_annotation
             params.append(v)
@@ -428,13 +437,19 @@ class Importer:
         return Imported(self.module, text, dict(lines), dict(self.values), onnx_inputs, kept,
                         self.opset)
 
-    def convert_nodes(self, nodes) -> None:
+    def convert_nodes(self, nodes, outer=None) -> None:
+        """Convert `nodes` in order; `outer` is the node whose function body they are (its
+        name and span are theirs)."""
         g = self.g
         for node in nodes:
-            conv = registry.lookup(node.op_type, node.domain, self.domain_opset(node.domain))
+            opset = self.domain_opset(node.domain)
+            conv = registry.lookup(node.op_type, node.domain, opset)
             g.node = node
-            g.node_name = node.name
-            g.span = self.span_of(node.name)
+            g.node_name = (outer or node).name
+            g.span = self.span_of((outer or node).name)
+            if conv is None:
+                self._expand(node, opset, outer)
+                continue
             inputs = []
             for i in node.input:
                 if i == "":
@@ -466,6 +481,41 @@ class Importer:
                 if name:
                     e = self.fold(e)
                     self.values[name] = e
+
+    def input_names_under(self, exprs) -> list:
+        """The ONNX names of the graph inputs the expressions read."""
+        by_var = {id(v): name for name, v in self.values.items() if type(v) is Var}
+        found = []
+        for e in exprs:
+            for n in ast.walk(e):
+                name = by_var.get(id(n)) if type(n) is Var else None
+                if name is not None and name not in found:
+                    found.append(name)
+        return found
+
+    def _expand(self, node, opset, outer) -> None:
+        """A node of an op defined as an ONNX function: convert its body's nodes instead."""
+        import onnx
+        if not functions.has_function(node.op_type, node.domain, opset):
+            raise self.g.error(_("no converter for {op} (domain {domain}, opset {opset}) in "
+                                 "the function body of {node}").format(
+                op=node.op_type, domain=node.domain or "ai.onnx", opset=opset,
+                node=(outer or node).name))
+        types = []
+        for i in node.input:
+            if i == "" or i not in self.values:
+                types.append(onnx.TypeProto())
+                continue
+            t = self.g.type_of(self.values[i])
+            if not isinstance(t, TensorType):
+                types.append(onnx.TypeProto())
+                continue
+            elem = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(t.dtype))
+            shape = [d if d is not None else "?" for d in t.shape]
+            types.append(onnx.helper.make_tensor_type_proto(elem, shape))
+        self.expansions += 1
+        body = functions.expand(node, opset, types, f"{node.name}/{self.expansions}/")
+        self.convert_nodes(body, outer or node)
 
     def fold(self, e):
         """Type `e` (located errors at its node) and evaluate what only depends on
@@ -527,12 +577,16 @@ def _fold(e, memo: dict):
 
 
 def import_model(model_or_path, shapes=None, dtypes=None, opset=None, keep_params=False,
-                 max_bytes: int = DEFAULT_MAX_BYTES) -> Imported:
-    """Import an ONNX model (a path, its bytes or a ModelProto) as a Relay module."""
+                 max_bytes: int = DEFAULT_MAX_BYTES, bind=None) -> Imported:
+    """Import an ONNX model (a path, its bytes or a ModelProto) as a Relay module.
+
+    `bind` maps graph-input names to arrays bound as constants (TVM's bind_params_by_name):
+    those inputs are no parameters of @main, and converters that need a value at import
+    time (reduction axes, pads, sizes) see it."""
     model, folder = load_proto(model_or_path, max_bytes)
     if isinstance(model_or_path, (str, os.PathLike)):
         filename = os.fspath(model_or_path)
     else:
         filename = (model.graph.name or "model") + ".onnx"
     return Importer(model, folder, shapes, dtypes, opset, keep_params, max_bytes,
-                    filename).run()
+                    filename, bind).run()

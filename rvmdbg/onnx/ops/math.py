@@ -125,3 +125,139 @@ def gemm(g, node, inputs, attrs):
         else:
             out = g.call("add", [out, cc])
     return out
+
+
+# ---- elementwise unary: TVM's Renamer and Unary converters, one Relay operator each
+_UNARY = {
+    "Neg": "negative", "Abs": "abs", "Floor": "floor", "Ceil": "ceil", "IsNaN": "isnan",
+    "Sqrt": "sqrt", "Exp": "exp", "Log": "log", "Acos": "acos", "Acosh": "acosh",
+    "Asin": "asin", "Asinh": "asinh", "Atan": "atan", "Atanh": "atanh", "Cos": "cos",
+    "Cosh": "cosh", "Sin": "sin", "Sinh": "sinh", "Tan": "tan", "Tanh": "tanh",
+    "Sigmoid": "sigmoid", "Sign": "sign", "Erf": "erf", "Not": "logical_not",
+}
+
+
+def _unary(op_type: str, relay_op: str):
+    @converter(op_type, since=1)
+    def convert(g, node, inputs, attrs):
+        return g.call(relay_op, [inputs[0]])
+    return convert
+
+
+for _op_type, _relay_op in _UNARY.items():
+    _unary(_op_type, _relay_op)
+
+_binary("Equal", "equal")
+_binary("Greater", "greater")
+_binary("GreaterOrEqual", "greater_equal")
+_binary("Less", "less")
+_binary("LessOrEqual", "less_equal")
+_binary("And", "logical_and")
+_binary("Or", "logical_or")
+_binary("Xor", "logical_xor")
+
+
+@converter("Mod", since=1)
+def mod(g, node, inputs, attrs):
+    # fmod=0 is NumPy's mod (Relay's floor_mod), fmod=1 C's fmod (Relay's mod)
+    op = "floor_mod" if attrs.get("fmod", 0) == 0 else "mod"
+    return g.call(op, [inputs[0], inputs[1]])
+
+
+@converter("Reciprocal", since=1)
+def reciprocal(g, node, inputs, attrs):
+    return g.call("divide", [g.const(np.asarray(1.0, g.dtype_of(inputs[0]))), inputs[0]])
+
+
+@converter("Pow", since=1)
+def power(g, node, inputs, attrs):
+    x, y = inputs
+    out_dtype = x_dtype = g.dtype_of(x)
+    if not x_dtype.startswith("float"):
+        x_dtype = "float32"
+        x = c.cast(g, x, x_dtype)
+    if g.dtype_of(y) != x_dtype:
+        y = c.cast(g, y, x_dtype)
+    out = g.call("power", [x, y])
+    return out if x_dtype == out_dtype else c.cast(g, out, out_dtype)
+
+
+def _fold_variadic(relay_op):
+    def convert(g, node, inputs, attrs):
+        out = inputs[0]
+        for x in inputs[1:]:
+            out = g.call(relay_op, [out, x])
+        return out
+    return convert
+
+
+converter("Max", since=1)(_fold_variadic("maximum"))
+converter("Min", since=1)(_fold_variadic("minimum"))
+converter("Sum", since=1)(_fold_variadic("add"))
+
+
+@converter("Mean", since=1)
+def mean(g, node, inputs, attrs):
+    if len(inputs) == 1:
+        return inputs[0]
+    stacked = c.concat(g, [c.expand_dims(g, x, 0) for x in inputs], 0)
+    return g.call("mean", [stacked], axis=[0], keepdims=False, exclude=False)
+
+
+@converter("IsInf", since=10)
+def isinf(g, node, inputs, attrs):
+    x = inputs[0]
+    dtype = g.dtype_of(x)
+    out = g.call("isinf", [x])
+    if not attrs.get("detect_negative", 1):
+        out = g.call("multiply", [out, g.call("greater", [x, g.const(np.asarray(0, dtype))])])
+    if not attrs.get("detect_positive", 1):
+        out = g.call("multiply", [out, g.call("less", [x, g.const(np.asarray(0, dtype))])])
+    return out
+
+
+@converter("Round", since=11)
+def round_(g, node, inputs, attrs):
+    # ONNX rounds half to even: TVM's frontend built it from ceil, floor and mod
+    x = inputs[0]
+    dtype = g.dtype_of(x)
+    half, one, two = (g.const(np.asarray(v, dtype)) for v in (0.5, 1, 2))
+    rounded = g.call("ceil", [g.call("subtract", [x, half])])
+    mask = g.call("subtract", [one, g.call("subtract", [
+        g.call("ceil", [g.call("add", [x, half])]), g.call("floor", [g.call("add", [x, half])])])])
+    non_even = g.call("abs", [g.call("mod", [rounded, two])])
+    return g.call("add", [rounded, g.call("multiply", [mask, non_even])])
+
+
+@converter("Clip", since=1)
+def clip_v1(g, node, inputs, attrs):
+    return g.call("clip", [inputs[0]], a_min=float(attrs.get("min", -np.inf)),
+                  a_max=float(attrs.get("max", np.inf)))
+
+
+@converter("Clip", since=11)
+def clip_v11(g, node, inputs, attrs):
+    x = inputs[0]
+    lo = inputs[1] if len(inputs) > 1 else None
+    hi = inputs[2] if len(inputs) > 2 else None
+    a_min = a_max = None
+    if hi is not None and isinstance(g.fold(hi), c.Constant):
+        a_max = g.fold(hi).data.item()
+        hi = None
+    if lo is not None and isinstance(g.fold(lo), c.Constant):
+        a_min = g.fold(lo).data.item()
+        lo = None
+    if lo is None and hi is None and (a_min is not None or a_max is not None
+                                      or len(inputs) == 1):
+        return g.call("clip", [x], a_min=float(-np.inf if a_min is None else a_min),
+                      a_max=float(np.inf if a_max is None else a_max))
+    out = x
+    if lo is not None:
+        out = g.call("maximum", [out, lo])
+    elif a_min is not None:
+        out = g.call("maximum", [out, g.const(np.asarray(a_min, g.dtype_of(x)))])
+    if hi is not None:
+        out = g.call("minimum", [out, hi])
+    elif a_max is not None:
+        out = g.call("minimum", [out, g.const(np.asarray(a_max, g.dtype_of(x)))])
+    return out
