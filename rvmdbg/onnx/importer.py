@@ -85,7 +85,7 @@ def load_proto(model_or_path, max_bytes: int = DEFAULT_MAX_BYTES):
         try:
             size = os.path.getsize(name)
             if size > max_bytes:
-                raise OnnxImportError(_("{file}: the model is {size} bytes, more than --max-bytes "
+                raise OnnxImportError(_("the model is {size} bytes, more than --max-bytes "
                                         "({limit})").format(file=name, size=size, limit=max_bytes))
             with open(name, "rb") as f:
                 data = f.read()
@@ -97,11 +97,11 @@ def load_proto(model_or_path, max_bytes: int = DEFAULT_MAX_BYTES):
         model = onnx.ModelProto()
         model.ParseFromString(data)
     except Exception as e:
-        raise OnnxImportError(_("{file}: not an ONNX model (the protobuf does not parse: "
+        raise OnnxImportError(_("not an ONNX model (the protobuf does not parse: "
                                 "{reason})").format(file=name, reason=str(e) or type(e).__name__),
                               hint=_("is the file truncated or of another format?")) from None
     if not model.HasField("graph") or not model.opset_import and not model.graph.node:
-        raise OnnxImportError(_("{file}: not an ONNX model (no graph)").format(file=name))
+        raise OnnxImportError(_("not an ONNX model (no graph)").format(file=name))
     return model, folder
 
 
@@ -576,6 +576,12 @@ def _fold(e, memo: dict):
     return out
 
 
+def _located(e: OnnxImportError, filename: str) -> OnnxImportError:
+    if e.source is None:
+        e.source = Source(filename, "")
+    return e
+
+
 def import_model(model_or_path, shapes=None, dtypes=None, opset=None, keep_params=False,
                  max_bytes: int = DEFAULT_MAX_BYTES, bind=None) -> Imported:
     """Import an ONNX model (a path, its bytes or a ModelProto) as a Relay module.
@@ -583,10 +589,13 @@ def import_model(model_or_path, shapes=None, dtypes=None, opset=None, keep_param
     `bind` maps graph-input names to arrays bound as constants (TVM's bind_params_by_name):
     those inputs are no parameters of @main, and converters that need a value at import
     time (reduction axes, pads, sizes) see it."""
-    model, folder = load_proto(model_or_path, max_bytes)
-    if isinstance(model_or_path, (str, os.PathLike)):
-        filename = os.fspath(model_or_path)
-    else:
+    filename = (os.fspath(model_or_path) if isinstance(model_or_path, (str, os.PathLike))
+                else "<model>")
+    try:
+        model, folder = load_proto(model_or_path, max_bytes)
+    except OnnxImportError as e:
+        raise _located(e, filename) from None
+    if filename == "<model>":
         filename = (model.graph.name or "model") + ".onnx"
     return Importer(model, folder, shapes, dtypes, opset, keep_params, max_bytes,
                     filename, bind).run()
