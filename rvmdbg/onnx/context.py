@@ -45,6 +45,11 @@ class GraphContext:
     def get(self, tup, index: int) -> ast.TupleGetItem:
         return ast.TupleGetItem(tup, index, self.span)
 
+    def subgraph(self, graph, bindings: dict) -> list:
+        """The output expressions of a subgraph (GraphProto) whose inputs are `bindings`
+        (name -> expression); it sees the enclosing graph's values by name."""
+        return self.importer.convert_subgraph(graph, bindings)
+
     def fold(self, expr):
         """`expr` typed and constant-folded (TVM's fold_constant inside a converter)."""
         return self.importer.fold(expr)

@@ -291,6 +291,7 @@ class Importer:
         self.filename = filename
         self.values: dict = {}        # ONNX tensor name -> Relay expr
         self.expansions = 0           # function bodies expanded so far (unique edge names)
+        self.outer_node = None        # the top-level node being converted (subgraphs: its span)
         self.module = Module()
         self.g = GraphContext(self.opset, self.module, self)
 
@@ -447,6 +448,8 @@ class Importer:
             g.node = node
             g.node_name = (outer or node).name
             g.span = self.span_of((outer or node).name)
+            if outer is None:
+                self.outer_node = node
             if conv is None:
                 self._expand(node, opset, outer)
                 continue
@@ -482,6 +485,33 @@ class Importer:
                     e = self.fold(e)
                     self.values[name] = e
 
+    def convert_subgraph(self, graph, bindings: dict) -> list:
+        """A subgraph's outputs (If's branches, Loop's and Scan's bodies): its nodes converted
+        in a scope that sees the enclosing graph's values by name, `bindings` (its inputs)
+        over them; every call carries the enclosing node's span."""
+        g = self.g
+        saved = (self.values, g.node, g.node_name, g.span)
+        outer = g.node
+        self.values = dict(self.values)
+        self.values.update(bindings)
+        try:
+            for t in graph.initializer:
+                a = np.ascontiguousarray(tensor_array(t, self.folder, self.max_bytes))
+                c = Constant(a)
+                c.checked_type = TensorType(tuple(a.shape), str(a.dtype))
+                self.values[t.name] = c
+            name_nodes(graph)
+            self.convert_nodes(graph.node, self.outer_node or outer)
+            outs = []
+            for vi in graph.output:
+                if vi.name not in self.values:
+                    raise g.error(_("subgraph output {name} is computed by no node").format(
+                        name=vi.name))
+                outs.append(self.values[vi.name])
+            return outs
+        finally:
+            self.values, g.node, g.node_name, g.span = saved
+
     def input_names_under(self, exprs) -> list:
         """The ONNX names of the graph inputs the expressions read."""
         by_var = {id(v): name for name, v in self.values.items() if type(v) is Var}
@@ -497,8 +527,8 @@ class Importer:
         """A node of an op defined as an ONNX function: convert its body's nodes instead."""
         import onnx
         if not functions.has_function(node.op_type, node.domain, opset):
-            raise self.g.error(_("no converter for {op} (domain {domain}, opset {opset}) in "
-                                 "the function body of {node}").format(
+            raise self.g.error(_("no converter for {op} (domain {domain}, opset {opset}), "
+                                 "used inside {node}").format(
                 op=node.op_type, domain=node.domain or "ai.onnx", opset=opset,
                 node=(outer or node).name))
         types = []

@@ -192,14 +192,43 @@ def slice_v10(g, node, inputs, attrs):
     shape = g.shape_of(x)
     rank = len(shape)
     sv, ev = c.const_value(g, starts), c.const_value(g, ends)
-    av = c.const_value(g, axes) if axes is not None else np.arange(len(np.atleast_1d(sv)))
+    av = (c.const_value(g, axes) if axes is not None
+          else np.arange(g.shape_of(starts)[0] if g.shape_of(starts) else 1))
     tv = c.const_value(g, steps) if steps is not None else None
-    if sv is None or ev is None or av is None or (steps is not None and tv is None):
-        raise g.needs_value("the bounds", [starts, ends, axes, steps])
+    if av is None:
+        raise g.needs_value("the axes", [axes])
+    if sv is None or ev is None or (steps is not None and tv is None):
+        return _dynamic_slice(g, x, starts, ends, [a + rank if a < 0 else a for a in c.ints(av)],
+                              steps)
     av = [a + rank if a < 0 else a for a in c.ints(av)]
     tv = c.ints(tv) if tv is not None else [1] * len(av)
     return g.call("strided_slice", [x], begin=c.ints(sv), end=c.ints(ev), strides=tv,
                   axes=av)
+
+
+def _dynamic_slice(g, x, starts, ends, axes, steps):
+    """`dyn.strided_slice` with begin/end/strides over every axis, the sliced axes' bounds
+    taken from the run-time tensors (TVM scattered them into full-rank vectors)."""
+    rank = g.rank_of(x)
+    dtype = "int64"
+    shape = c.shape_of(g, x, dtype)
+
+    def pick(t, i):
+        return c.reshape(g, c.cast(g, g.call("take", [t, g.const(np.asarray(i, "int64"))],
+                                             axis=None, batch_dims=0, mode="clip"), dtype), [1])
+    begin, end, stride = [], [], []
+    for d in range(rank):
+        if d in axes:
+            i = axes.index(d)
+            begin.append(pick(starts, i))
+            end.append(pick(ends, i))
+            stride.append(pick(steps, i) if steps is not None else g.const(np.ones(1, dtype)))
+        else:
+            begin.append(g.const(np.zeros(1, dtype)))
+            end.append(c.strided_slice(g, shape, [d], [d + 1]))
+            stride.append(g.const(np.ones(1, dtype)))
+    return g.call("dyn.strided_slice", [x, c.concat(g, begin, 0), c.concat(g, end, 0),
+                                        c.concat(g, stride, 0)], slice_mode="end")
 
 
 def _normalize_indices(g, data, indices, axis):
