@@ -64,6 +64,24 @@ def expand(node, opset: int, input_types: list, prefix: str) -> list:
             return ""
         return names.get(n, prefix + n)
 
+    def rename_graph(graph) -> None:
+        # a subgraph (Scan's body) names the function's values too: rename it throughout
+        for vi in list(graph.input) + list(graph.output) + list(graph.value_info):
+            vi.name = rename(vi.name)
+        for t in graph.initializer:
+            t.name = rename(t.name)
+        for n in graph.node:
+            ins, outs = [rename(x) for x in n.input], [rename(x) for x in n.output]
+            del n.input[:]
+            n.input.extend(ins)
+            del n.output[:]
+            n.output.extend(outs)
+            for a in n.attribute:
+                if a.HasField("g"):
+                    rename_graph(a.g)
+                for sub in a.graphs:
+                    rename_graph(sub)
+
     out = []
     for k, inner in enumerate(fp.node):
         new = onnx.NodeProto()
@@ -83,5 +101,10 @@ def expand(node, opset: int, input_types: list, prefix: str) -> list:
                     new.attribute.append(b)
             else:
                 new.attribute.append(a)
+        for a in new.attribute:
+            if a.HasField("g"):
+                rename_graph(a.g)
+            for sub in a.graphs:
+                rename_graph(sub)
         out.append(new)
     return out

@@ -136,3 +136,93 @@ def loop(g, node, inputs, attrs):
     if n == 1:
         return g.get(result, 3)
     return [g.get(result, 3 + i) for i in range(n)]
+
+
+@converter("Scan", since=9)
+def scan(g, node, inputs, attrs):
+    from rvmdbg.onnx.importer import legal_name
+    body = attrs["body"]
+    n_scan_in = int(attrs["num_scan_inputs"])
+    n_all_in = len(inputs)
+    n_state = len(body.input) - n_scan_in
+    n_all_out = len(body.output)
+    n_scan_out = n_all_out - n_state
+    in_axes = list(attrs.get("scan_input_axes", [0] * n_scan_in))
+    in_dirs = list(attrs.get("scan_input_directions", [0] * n_scan_in))
+    out_axes = list(attrs.get("scan_output_axes", [0] * n_scan_out))
+    out_dirs = list(attrs.get("scan_output_directions", [0] * n_scan_out))
+    first = inputs[n_state]
+    in_axes = [a % g.rank_of(inputs[n_state + i]) for i, a in enumerate(in_axes)]
+    count = g.shape_of(first)[in_axes[0]]
+    if count is None:
+        raise g.error("Scan over an axis of unknown length is not supported")
+    i32 = lambda v: g.const(np.asarray(v, "int32"))  # noqa: E731
+
+    def slices(it):
+        out = []
+        for k in range(n_state, n_all_in):
+            j = k - n_state
+            at = g.call("subtract", [i32(count - 1), it]) if in_dirs[j] else it
+            out.append(g.call("take", [inputs[k], at], axis=in_axes[j], batch_dims=0,
+                              mode="clip"))
+        return out
+
+    def bindings(it, states):
+        b = {body.input[i].name: states[i] for i in range(n_state)}
+        for j, e in enumerate(slices(it)):
+            b[body.input[n_state + j].name] = e
+        return b
+
+    it0 = Var("iter", TensorType((), "int32"))
+    it0.checked_type = it0.type_annotation
+    states0 = [_var_like(g, legal_name(body.input[i].name), inputs[i]) for i in range(n_state)]
+    probe = g.subgraph(body, bindings(it0, states0))
+    scan_vars, scan_init = [], []
+    for i in range(n_scan_out):
+        t = g.type_of(probe[n_state + i])
+        shape = list(t.shape)
+        if out_axes[i] < 0:
+            out_axes[i] += len(shape) + 1
+        shape.insert(out_axes[i], count)
+        v = Var(legal_name(body.output[n_state + i].name), TensorType(tuple(shape), t.dtype))
+        v.checked_type = v.type_annotation
+        scan_vars.append(v)
+        scan_init.append(g.call("zeros", [], shape=shape, dtype=t.dtype))
+    it = Var("iter", TensorType((), "int32"))
+    it.checked_type = it.type_annotation
+    states = [_var_like(g, legal_name(body.input[i].name), inputs[i]) for i in range(n_state)]
+    outs = g.subgraph(body, bindings(it, states))
+    new_scans = []
+    for i in range(n_scan_out):
+        ax = out_axes[i]
+        new = c.expand_dims(g, outs[n_state + i], ax)
+        if out_dirs[i] == 0:
+            joined = c.concat(g, [scan_vars[i], new], ax)
+            new_scans.append(c.strided_slice(g, joined, [1], [count + 1], [1], [ax]))
+        else:
+            joined = c.concat(g, [new, scan_vars[i]], ax)
+            new_scans.append(c.strided_slice(g, joined, [0], [count], [1], [ax]))
+    params = [it, *states, *scan_vars]
+    fn_var = Var("while_loop")
+    again = Call(fn_var, [g.call("add", [it, i32(1)]), *outs[:n_state], *new_scans], None,
+                 g.span)
+    test = g.call("less", [it, i32(count)])
+    fn = Function(params, ast.If(test, again, g.tuple(list(params)), g.span), span=g.span)
+    result = Call(Let(fn_var, fn, fn_var, g.span),
+                  [i32(0), *inputs[:n_state], *scan_init], None, g.span)
+    return [g.get(result, 1 + i) for i in range(n_all_out)]
+
+
+@converter("Scan", since=8)
+def scan_v8(g, node, inputs, attrs):
+    # opset 8 has a batch axis first and an optional sequence_lens input: one v9 scan per
+    # batch item, the results stacked (TVM's _impl_v8)
+    rest = inputs[1:]
+    batch = g.shape_of(rest[0])[0]
+    out = None
+    for b in range(batch):
+        items = [g.call("take", [x, g.const(np.asarray(b, "int32"))], axis=0, batch_dims=0,
+                        mode="clip") for x in rest]
+        res = [c.expand_dims(g, r, 0) for r in scan(g, node, items, attrs)]
+        out = res if out is None else [c.concat(g, [o, r], 0) for o, r in zip(out, res)]
+    return out

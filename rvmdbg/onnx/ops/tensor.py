@@ -127,6 +127,13 @@ def squeeze_v13(g, node, inputs, attrs):
 
 def _split(g, node, x, splits, axis):
     n_out = len(node.output)
+    if splits is not None and any(int(s) == 0 for s in splits):
+        # Relay's split takes strictly ascending cut points: an empty part is a slice
+        out, at = [], 0
+        for s in splits:
+            out.append(c.strided_slice(g, x, [at], [at + int(s)], [1], [axis]))
+            at += int(s)
+        return out if len(out) > 1 else out[0]
     if splits is not None and len(splits) > 1:
         indices, index = [], 0
         for s in splits[:-1]:
