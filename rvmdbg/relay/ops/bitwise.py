@@ -5,7 +5,8 @@ topi computes them with TIR's `&`, `|`, `^`, `~`, `<<` and `>>`, which take only
 TVM's 1-bit unsigned integer, so it is accepted: `&`, `|`, `^` are and, or, xor, `~` is not, a
 shift keeps the low bit); a float tensor type-checks and its lowering refuses it. `>>` of a
 signed integer is arithmetic (sign-filling), of an unsigned one logical; a shift by a negative
-amount or by the dtype's width or more is undefined in LLVM, so rvmdbg stops there.
+amount or by the dtype's width or more, undefined in LLVM, gives the shift's limit (ONNX's
+definition): 0 to the left, the sign to the right.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import operator
 import numpy as np
 
 from rvmdbg.i18n import _
-from rvmdbg.relay.ops.core import BOOL, KernelError, register, tvm_lowering_refuses
+from rvmdbg.relay.ops.core import BOOL, register, tvm_lowering_refuses
 from rvmdbg.relay.ops.elemwise import (
     SCALAR_FAST, _binary_rel, _guarded, _make_binary, _make_unary, _unary_rel,
 )
@@ -28,18 +29,27 @@ def _integer_refusal(name, dtype):
 
 
 def _shift(name, np_fn):
-    """A shift in the dtype; bools shift as 1-bit integers (only their low bit survives)."""
+    """A shift in the dtype; bools shift as 1-bit integers (only their low bit survives).
+
+    An amount outside [0, width) is undefined in TVM's lowering (LLVM's poison); rvmdbg gives
+    the shift's limit, as ONNX's BitShift defines it: 0 for a left shift, the sign for a right
+    one (docs/differences.md)."""
+    left = np_fn is np.left_shift
+
     def fn(a, b):
         bits = 1 if a.dtype == BOOL else a.dtype.itemsize * 8
         amount = np.asarray(b)
-        if amount.size and (np.min(amount) < 0 or np.max(amount) >= bits):
-            raise KernelError(_("{op}: shift amount out of range 0..{top} for {dtype} (undefined "
-                                "in TVM's lowering)").format(op=name, top=bits - 1,
-                                                              dtype=a.dtype))
         if a.dtype == BOOL:
             r = np_fn(a.astype(np.uint8), amount.astype(np.uint8)) & np.uint8(1)
             return r != 0
-        return np_fn(a, amount.astype(a.dtype))
+        wild = (amount < 0) | (amount >= bits)
+        if not np.any(wild):
+            return np_fn(a, amount.astype(a.dtype))
+        safe = np.where(wild, 0, amount).astype(a.dtype)
+        shifted = np_fn(a, safe)
+        limit = np.zeros_like(a) if left or a.dtype.kind == "u" else np.where(
+            a < 0, a.dtype.type(-1), a.dtype.type(0))
+        return np.where(wild, limit, shifted)
     return fn
 
 

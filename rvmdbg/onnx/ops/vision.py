@@ -1,0 +1,59 @@
+"""Converters of Einsum, LRN, DepthToSpace, SpaceToDepth and RoiAlign to Relay's einsum,
+nn.lrn, nn.depth_to_space, nn.space_to_depth and vision.roi_align, as TVM's
+relay.frontend.onnx emitted them (RoiAlign: the batch indices prepended to the rois as a
+column; coordinate_transformation_mode, added at opset 16, is not read, as TVM's converter did
+not)."""
+from __future__ import annotations
+
+from rvmdbg.onnx.ops import common as c
+from rvmdbg.onnx.registry import converter
+
+
+@converter("Einsum", since=12)
+def einsum(g, node, inputs, attrs):
+    return g.call("einsum", [g.tuple(list(inputs))], equation=attrs["equation"])
+
+
+@converter("LRN", since=1)
+def lrn(g, node, inputs, attrs):
+    return g.call("nn.lrn", [inputs[0]], size=int(attrs["size"]), axis=1,
+                  alpha=float(attrs.get("alpha", 0.0001)), beta=float(attrs.get("beta", 0.75)),
+                  bias=float(attrs.get("bias", 1.0)))
+
+
+@converter("DepthToSpace", since=1)
+def depth_to_space(g, node, inputs, attrs):
+    return g.call("nn.depth_to_space", [inputs[0]], block_size=int(attrs["blocksize"]),
+                  mode=attrs.get("mode", "DCR"))
+
+
+@converter("SpaceToDepth", since=1)
+def space_to_depth(g, node, inputs, attrs):
+    b = int(attrs["blocksize"])
+    out = g.call("nn.space_to_depth", [inputs[0]], block_size=b)
+    if attrs.get("mode", "DCR") == "CRD":
+        # ONNX added CRD after TVM (whose converter had DCR only): the channel-major order is
+        # DCR's (block, channel) channels transposed to (channel, block)
+        n, ch, h, w = g.shape_of(out)
+        if None in (ch, h, w):
+            raise g.error("SpaceToDepth in CRD mode needs static channel and spatial dims")
+        out = c.reshape(g, out, [0, b * b, ch // (b * b), h, w])
+        out = c.transpose(g, out, [0, 2, 1, 3, 4])
+        out = c.reshape(g, out, [0, ch, h, w])
+    return out
+
+
+@converter("RoiAlign", since=10)
+def roi_align(g, node, inputs, attrs):
+    x, rois, batch_indices = inputs
+    mode = attrs.get("mode", "avg")
+    if mode not in ("avg", "max"):
+        raise g.error(f"value {mode} of attribute mode of RoiAlign is not valid",
+                      hint="avg or max")
+    batch = c.cast(g, c.expand_dims(g, batch_indices, 1), g.dtype_of(rois))
+    rois = c.concat(g, [batch, rois], 1)
+    return g.call("vision.roi_align", [x, rois],
+                  pooled_size=[int(attrs.get("output_height", 1)),
+                               int(attrs.get("output_width", 1))],
+                  spatial_scale=float(attrs.get("spatial_scale", 1.0)),
+                  sample_ratio=int(attrs.get("sampling_ratio", 0)), layout="NCHW", mode=mode)
