@@ -13,6 +13,16 @@ REQ = "required"
 NULL = "null"
 
 PATTERNS = {'abs': 'elemwise',
+ 'acos': 'elemwise',
+ 'acosh': 'elemwise',
+ 'asin': 'elemwise',
+ 'asinh': 'elemwise',
+ 'atan': 'elemwise',
+ 'atanh': 'elemwise',
+ 'cosh': 'elemwise',
+ 'sinh': 'elemwise',
+ 'ndarray_size': 'injective',
+ 'trilu': 'elemwise',
  'argwhere': 'opaque',
  'bitwise_and': 'broadcast',
  'bitwise_not': 'elemwise',
