@@ -57,3 +57,13 @@ def roi_align(g, node, inputs, attrs):
                                int(attrs.get("output_width", 1))],
                   spatial_scale=float(attrs.get("spatial_scale", 1.0)),
                   sample_ratio=int(attrs.get("sampling_ratio", 0)), layout="NCHW", mode=mode)
+
+
+@converter("GridSample", since=16)
+def grid_sample(g, node, inputs, attrs):
+    x, grid = inputs
+    method = attrs.get("mode", "bilinear")
+    method = {"linear": "bilinear", "cubic": "bicubic"}.get(method, method)  # opset 20 names
+    return g.call("image.grid_sample", [x, c.transpose(g, grid, [0, 3, 1, 2])], method=method,
+                  layout="NCHW", padding_mode=attrs.get("padding_mode", "zeros"),
+                  align_corners=bool(attrs.get("align_corners", 0)))
