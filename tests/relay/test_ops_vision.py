@@ -94,3 +94,63 @@ def test_relay_text_runs_everywhere():
     assert set(results) == {"interp", "vm", "graph"}
     for got in results.values():
         np.testing.assert_allclose(got, want)
+
+
+# ---------------------------------------------------------------------------------------------
+# vision.all_class_non_max_suppression
+
+BOXES = A([[[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, -0.1, 1, 0.9], [0, 10, 1, 11],
+            [0, 10.1, 1, 11.1], [0, 100, 1, 101]]])
+SCORES = A([[[0.9, 0.75, 0.6, 0.95, 0.5, 0.3]]])
+NMS_ARGS = [BOXES, SCORES, A(3, "int64"), A(0.5), A(0.0)]
+TYPE_CASES.append(("vision.all_class_non_max_suppression",
+                   [T((2, 6, 4)), T((2, 3, 6)), T((), "int64"), T(()), T(())], {},
+                   "(Tensor[(36, 3), int64], Tensor[(1,), int64])"))
+KERNEL_CASES.append(("vision.all_class_non_max_suppression", NMS_ARGS, {},
+                     (A([[0, 0, 3], [0, 0, 0], [0, 0, 5]] + [[0, 0, 0]] * 3, "int64"),
+                      A([3], "int64"))))
+
+
+@pytest.mark.parametrize("limit, iou, score", [(3, 0.5, 0.0), (2, 0.4, 0.4), (0, 0.5, 0.0),
+                                               (10, 0.7, 0.55)])
+def test_nms_agrees_with_onnx(limit, iou, score):
+    args = [BOXES, SCORES, A([limit], "int64"), A([iou]), A([score])]
+    (want,) = onnx_node("NonMaxSuppression", args)
+    out, count = run("vision.all_class_non_max_suppression", BOXES, SCORES, A(limit, "int64"),
+                     A(iou), A(score))
+    if limit == 0:  # TVM's loop reads 0 as no limit; ONNX keeps nothing
+        assert len(want) == 0 and count[0] == 3
+        return
+    np.testing.assert_array_equal(out[:count[0]], want)
+
+
+def test_nms_tvm_quirks():
+    # an IoU equal to the threshold suppresses (TVM's >=), an iou_threshold <= 0 keeps nothing
+    boxes = A([[[0, 0, 1, 1], [0, 0, 1, 1]]])
+    scores = A([[[0.9, 0.8]]])
+    _, count = run("vision.all_class_non_max_suppression", boxes, scores, A(5, "int64"),
+                   A(1.0), A(0.0))
+    assert count.tolist() == [1]
+    _, count = run("vision.all_class_non_max_suppression", boxes, scores, A(5, "int64"),
+                   A(0.0), A(0.0))
+    assert count.tolist() == [0]
+    with pytest.raises(OpTypeError, match="onnx"):
+        rel("vision.all_class_non_max_suppression", T((1, 2, 4)), T((1, 1, 2)),
+            T((), "int64"), T(()), T(()), output_format="tensorflow")
+
+
+def test_nms_table_rows():
+    check_type_case(*TYPE_CASES[-1])
+    check_kernel_case(*KERNEL_CASES[-1])
+
+
+def test_nms_relay_text_runs_everywhere():
+    text = ('#[version = "0.0.5"]\n'
+            "def @main(%b: Tensor[(1, 6, 4), float32], %s: Tensor[(1, 1, 6), float32],\n"
+            "          %begin: Tensor[(1), int64], %step: Tensor[(1), int64]) {\n"
+            "  %0 = vision.all_class_non_max_suppression(%b, %s, 3i64, 0.5f, 0f);\n"
+            "  dyn.strided_slice(%0.0, %begin, %0.1, %step)\n}\n")
+    results = run_text_everywhere(text, [BOXES, SCORES, A([0], "int64"), A([1], "int64")])
+    assert {"interp", "vm"} <= set(results)
+    for got in results.values():
+        assert got.tolist() == [[0, 0, 3], [0, 0, 0], [0, 0, 5]]

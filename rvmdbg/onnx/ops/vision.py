@@ -1,9 +1,13 @@
-"""Converters of Einsum, LRN, DepthToSpace, SpaceToDepth and RoiAlign to Relay's einsum,
-nn.lrn, nn.depth_to_space, nn.space_to_depth and vision.roi_align, as TVM's
+"""Converters of Einsum, LRN, DepthToSpace, SpaceToDepth, RoiAlign, GridSample and
+NonMaxSuppression to Relay's einsum, nn.lrn, nn.depth_to_space, nn.space_to_depth,
+vision.roi_align, image.grid_sample and vision.all_class_non_max_suppression, as TVM's
 relay.frontend.onnx emitted them (RoiAlign: the batch indices prepended to the rois as a
 column; coordinate_transformation_mode, added at opset 16, is not read, as TVM's converter did
-not)."""
+not; NonMaxSuppression: center-point boxes turned into corners, the padded result cut to its
+count with dyn.strided_slice)."""
 from __future__ import annotations
+
+import numpy as np
 
 from rvmdbg.onnx.ops import common as c
 from rvmdbg.onnx.registry import converter
@@ -67,3 +71,35 @@ def grid_sample(g, node, inputs, attrs):
     return g.call("image.grid_sample", [x, c.transpose(g, grid, [0, 3, 1, 2])], method=method,
                   layout="NCHW", padding_mode=attrs.get("padding_mode", "zeros"),
                   align_corners=bool(attrs.get("align_corners", 0)))
+
+
+@converter("NonMaxSuppression", since=10)
+def non_max_suppression(g, node, inputs, attrs):
+    boxes, scores = inputs[0], inputs[1]
+    rest = list(inputs[2:]) + [None] * (5 - len(inputs))
+    max_out, iou, score = rest[:3]
+    if attrs.get("center_point_box", 0) != 0:
+        dt = g.dtype_of(boxes)
+        parts = g.call("split", [boxes], indices_or_sections=4, axis=2)
+        xc, yc, w, h = (g.get(parts, i) for i in range(4))
+        half_w = g.call("divide", [w, g.const(np.array(2.0, dt))])
+        half_h = g.call("divide", [h, g.const(np.array(2.0, dt))])
+        boxes = c.concat(g, [g.call("subtract", [yc, half_h]), g.call("subtract", [xc, half_w]),
+                             g.call("add", [yc, half_h]), g.call("add", [xc, half_w])], 2)
+    if max_out is None:
+        max_out = g.const(np.array(0, "int64"))
+    if iou is None:
+        iou = g.const(np.array(0.0, "float32"))
+    if score is None:
+        score = g.const(np.array(0.0, "float32"))
+
+    def scalar(x):
+        if g.rank_of(x) > 1:
+            raise g.error("NonMaxSuppression thresholds must be scalars")
+        return c.squeeze(g, x, [0]) if g.rank_of(x) == 1 else x
+    out = g.call("vision.all_class_non_max_suppression",
+                 [boxes, scores, scalar(max_out), scalar(iou), scalar(score)],
+                 output_format="onnx")
+    return g.call("dyn.strided_slice", [g.get(out, 0), g.const(np.array([0], "int64")),
+                                        g.get(out, 1), g.const(np.array([1], "int64"))],
+                  slice_mode="end")

@@ -1,5 +1,6 @@
 """Vision operators: vision.roi_align (TVM's ROIAlignAttrs: pooled_size, spatial_scale,
-sample_ratio, layout, mode; pattern out_elemwise_fusable).
+sample_ratio, layout, mode; pattern out_elemwise_fusable) and
+vision.all_class_non_max_suppression (below).
 
 The kernel is TVM's CPU one (topi/x86/roi_align.py, what `llvm` ran): each roi
 `[batch_index, w_start, h_start, w_end, h_end]` is scaled by spatial_scale, its size lifted to at
@@ -15,7 +16,8 @@ import numpy as np
 
 from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import AttrSpec, KernelError, OpTypeError, as_result, is_float, register
-from rvmdbg.relay.types import TensorType
+from rvmdbg.relay.ops.index import stable_argsort
+from rvmdbg.relay.types import TensorType, TupleType
 
 _F32 = np.float32
 
@@ -114,3 +116,74 @@ register("vision.roi_align", 2, _roi_align_rel, _roi_align_kernel, "out_elemwise
                 AttrSpec("mode", "str", "avg", choices=("avg", "max"))],
          doc="vision.roi_align(data, rois, pooled_size=[h, w], spatial_scale=): bilinear "
              "average (or max) pooling of each region of interest")
+
+
+# ---------------------------------------------------------------------------------------------
+# vision.all_class_non_max_suppression (AllClassNonMaximumSuppressionAttrs: output_format;
+# opaque), the "onnx" output format: topi/vision/nms.py. Per batch and class, the boxes are
+# sorted by score (descending, stable), those with score > score_threshold are candidates, and
+# greedily each box still valid is kept and suppresses the later candidates whose score is > 0
+# and whose IoU with it is >= iou_threshold, until max_output_boxes_per_class are kept (0 or
+# less: no limit). An iou_threshold <= 0 keeps nothing. The result is (batch * classes * boxes,
+# 3) rows [batch, class, box] in batch-then-class order, padded with zeros, and the row count.
+
+
+def _nms_rel(name, args, attrs):
+    boxes, scores, max_out, iou, score = args
+    if len(boxes.shape) != 3 or len(scores.shape) != 3:
+        raise OpTypeError(_("{op}: boxes and scores should be 3-d, got {b} and {s}").format(
+                op=name, b=boxes, s=scores))
+    if attrs["output_format"] != "onnx":
+        raise OpTypeError(_("{op}: rvmdbg has the \"onnx\" output format only, got "
+                            "{value}").format(op=name, value=attrs["output_format"]))
+    batch, n_boxes, n_classes = boxes.shape[0], boxes.shape[1], scores.shape[1]
+    total = None if None in (batch, n_boxes, n_classes) else batch * n_classes * n_boxes
+    return TupleType((TensorType((total, 3), "int64"), TensorType((1,), "int64")))
+
+
+def _iou(a, b):
+    al, at, ar, ab = min(a[0], a[2]), min(a[1], a[3]), max(a[0], a[2]), max(a[1], a[3])
+    bl, bt, br, bb = min(b[0], b[2]), min(b[1], b[3]), max(b[0], b[2]), max(b[1], b[3])
+    w = max(_F32(0), min(ar, br) - max(al, bl))
+    h = max(_F32(0), min(ab, bb) - max(at, bt))
+    area = h * w
+    u = (ar - al) * (ab - at) + (br - bl) * (bb - bt) - area
+    return _F32(0) if u <= 0 else area / u
+
+
+def _nms_kernel(args, attrs):
+    boxes, scores, max_out, iou_thr, score_thr = args
+    batch, n_classes, n_boxes = scores.shape
+    limit = int(np.asarray(max_out).reshape(-1)[0])
+    iou_thr = _F32(np.asarray(iou_thr).reshape(-1)[0])
+    score_thr = _F32(np.asarray(score_thr).reshape(-1)[0])
+    rows = []
+    for b in range(batch):
+        for c in range(n_classes):
+            s = scores[b, c].astype(_F32)
+            order = stable_argsort(s, 0, False)
+            left = s[order].copy()
+            valid = int(np.count_nonzero(left > score_thr))
+            if not (iou_thr > 0 and valid > 0):
+                continue
+            keep_max = limit if limit > 0 else valid
+            kept, j = 0, 0
+            cand = boxes[b, order].astype(_F32)
+            while j < valid and kept < keep_max:
+                if left[j] > -1:
+                    rows.append((b, c, int(order[j])))
+                    kept += 1
+                    for k in range(j + 1, valid):
+                        if left[k] > 0 and _iou(cand[j], cand[k]) >= iou_thr:
+                            left[k] = -1
+                j += 1
+    out = np.zeros((batch * n_classes * n_boxes, 3), np.int64)
+    if rows:
+        out[:len(rows)] = rows
+    return out, np.array([len(rows)], np.int64)
+
+
+register("vision.all_class_non_max_suppression", 5, _nms_rel, _nms_kernel, "opaque",
+         attrs=[AttrSpec("output_format", "str", "onnx")],
+         doc="vision.all_class_non_max_suppression(boxes, scores, max_output_boxes_per_class, "
+             "iou_threshold, score_threshold): ([batch, class, box] rows, [count])")
