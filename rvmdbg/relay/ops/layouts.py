@@ -14,7 +14,7 @@ from rvmdbg.i18n import _, ngettext
 from rvmdbg.relay.ops.core import OpTypeError
 
 CANONICAL_DATA = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
-CANONICAL_KERNEL = {1: "OIW", 2: "OIHW"}
+CANONICAL_KERNEL = {1: "OIW", 2: "OIHW", 3: "OIDHW"}
 
 
 def layout_perm(name: str, attr: str, layout: str, canonical: str) -> tuple:
