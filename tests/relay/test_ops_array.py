@@ -14,12 +14,16 @@ from op_cases import A, T, check_kernel_case, check_type_case, rel, run, run_tex
 TYPE_CASES = [
     ("ndarray_size", [T((2, None))], {"dtype": "int64"}, "int64"),
     ("trilu", [T((3, None)), T((), "int64")], {"upper": False}, "Tensor[(3, ?), float32]"),
+    ("reverse_sequence", [T((4, 2, 3)), T((2,), "int64")], {"seq_axis": 0, "batch_axis": 1},
+     "Tensor[(4, 2, 3), float32]"),
 ]
 
 KERNEL_CASES = [
     ("ndarray_size", [A(np.zeros((2, 3)))], {}, A(6, "int32")),
     ("trilu", [A(np.arange(9).reshape(3, 3), "int32"), A(0, "int64")], {},
      A([[0, 1, 2], [0, 4, 5], [0, 0, 8]], "int32")),  # topi's docstring example
+    ("reverse_sequence", [A(np.arange(8).reshape(2, 4), "int32"), A([3, 9], "int32")], {},
+     A([[2, 1, 0, 3], [7, 6, 5, 4]], "int32")),
 ]
 
 
@@ -52,6 +56,16 @@ def test_ndarray_size_agrees_with_onnx_size():
     x = np.zeros((3, 0, 2), "float32")
     (want,) = onnx_node("Size", [x])
     assert run("ndarray_size", x, dtype="int64") == want
+
+
+@pytest.mark.parametrize("time_axis, batch_axis", [(0, 1), (1, 0)])
+def test_reverse_sequence_agrees_with_onnx(time_axis, batch_axis):
+    x = np.arange(16, dtype="float32").reshape(4, 4, 1)
+    lengths = np.array([1, 4, 2, 3], "int64")
+    (want,) = onnx_node("ReverseSequence", [x, lengths], time_axis=time_axis,
+                        batch_axis=batch_axis)
+    got = run("reverse_sequence", x, lengths, seq_axis=time_axis, batch_axis=batch_axis)
+    np.testing.assert_array_equal(got, want)
 
 
 def test_errors():

@@ -1,6 +1,6 @@
-"""Converters of the ops whose output size depends on the data: NonZero (Relay's argwhere,
-cast to int64 and transposed) and Unique (Relay's padded unique, trimmed to num_unique with
-dyn.strided_slice), as TVM's relay.frontend.onnx emitted them."""
+"""Converters of NonZero (Relay's argwhere, cast to int64 and transposed), Unique (Relay's
+padded unique, trimmed to num_unique with dyn.strided_slice) and ReverseSequence
+(reverse_sequence), as TVM's relay.frontend.onnx emitted them."""
 from __future__ import annotations
 
 import numpy as np
@@ -33,3 +33,10 @@ def unique(g, node, inputs, attrs):
                       slice_mode="end")
     return [trim(g.get(out, 0)), c.cast(g, trim(g.get(out, 1)), "int64"),
             c.cast(g, g.get(out, 2), "int64"), c.cast(g, trim(g.get(out, 4)), "int64")]
+
+
+@converter("ReverseSequence", since=10)
+def reverse_sequence(g, node, inputs, attrs):
+    return g.call("reverse_sequence", [inputs[0], inputs[1]],
+                  seq_axis=int(attrs.get("time_axis", 0)),
+                  batch_axis=int(attrs.get("batch_axis", 1)))
