@@ -1,5 +1,5 @@
-"""Tests of nn.conv3d and nn.conv3d_transpose: the convolution family's relation over three
-spatial axes, topi's NCDHW kernels (groups, strides, dilation, padding, output_padding, other
+"""Tests of nn.conv3d, nn.conv3d_transpose and nn.conv1d_transpose: the convolution family's
+relation over three spatial axes (and one, transposed), topi's NCDHW kernels (groups, strides, dilation, padding, output_padding, other
 layouts), ONNX's Conv and ConvTranspose as the oracle, and Relay text through every
 executor."""
 from __future__ import annotations
@@ -17,12 +17,15 @@ TYPE_CASES = [
      "Tensor[(1, 6, 5, 6, ?), float32]"),
     ("nn.conv3d_transpose", [T((1, 4, 3, 3, 3)), T((4, 2, 2, 2, 2))], {"strides": [2, 2, 2]},
      "Tensor[(1, 2, 6, 6, 6), float32]"),
+    ("nn.conv1d_transpose", [T((1, 4, 3)), T((4, 2, 3))], {"strides": [2]},
+     "Tensor[(1, 2, 7), float32]"),
 ]
 
 ONES = np.ones((1, 1, 2, 2, 2), "float32")
 KERNEL_CASES = [
     ("nn.conv3d", [ONES, ONES], {}, A([[[[[8.0]]]]])),
     ("nn.conv3d_transpose", [A([[[[[2.0]]]]]), ONES], {}, ONES * 2),
+    ("nn.conv1d_transpose", [A([[[1.0, 2.0]]]), A([[[1.0, 1.0]]])], {}, A([[[1.0, 3.0, 2.0]]])),
 ]
 
 
@@ -74,6 +77,24 @@ def test_conv3d_transpose_agrees_with_onnx(strides, pads, opad, dilation):
     got = run("nn.conv3d_transpose", x, w, strides=strides, padding=pads, output_padding=opad,
               dilation=dilation)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("groups", [1, 3])
+def test_conv1d_transpose_agrees_with_onnx_and_tvms_default_padding(groups):
+    rng = np.random.default_rng(15)
+    x = rng.standard_normal((2, 3, 7)).astype("float32")
+    w = rng.standard_normal((3, 2, 3)).astype("float32")
+    got = run("nn.conv1d_transpose", x, w, strides=[2], padding=[1, 0], dilation=[2],
+              output_padding=[1], groups=groups)
+    if groups == 1:  # the reference evaluator's grouped ConvTranspose does not run
+        (want,) = onnx_node("ConvTranspose", [x, w], strides=[2], pads=[1, 0], dilations=[2],
+                            output_padding=[1])
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    else:
+        parts = [run("nn.conv1d_transpose", x[:, i:i + 1], w[i:i + 1], strides=[2],
+                     padding=[1, 0], dilation=[2], output_padding=[1]) for i in range(3)]
+        np.testing.assert_allclose(got, np.concatenate(parts, axis=1), rtol=1e-5, atol=1e-6)
+    assert OPS["nn.conv1d_transpose"].attr_specs["padding"].default == [0]
 
 
 def test_errors():

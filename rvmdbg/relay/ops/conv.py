@@ -343,8 +343,8 @@ register("nn.conv2d_transpose", 2, _rel(_conv_transpose_rel, 2),
 
 
 # ---------------------------------------------------------------------------------------------
-# 3-d convolutions (topi's conv3d_ncdhw and conv3d_transpose_ncdhw): one accumulation per
-# kernel offset over the strided, dilated windows, groups one after another
+# 3-d convolutions (topi's conv3d_ncdhw and conv3d_transpose_ncdhw) and conv1d_transpose: one
+# accumulation per kernel offset over the strided, dilated windows, groups one after another
 
 
 def conv_nd(data, weight, strides, before, after, dilation, groups):
@@ -399,23 +399,27 @@ def conv_transpose_nd(data, weight, strides, before, after, output_padding, dila
     return canvas[crop]
 
 
-def _conv3d_kernel(name, transpose):
+def _conv_nd_kernel(name, n, transpose):
+    """The kernel of a convolution over `n` spatial axes in any layout (3-d, and 1-d
+    transposed), through conv_nd / conv_transpose_nd in canonical layout."""
+    data_c = CANONICAL_DATA[n]
+
     def kernel(args, attrs):
         data, weight = args
         dt = np.dtype(attrs["out_dtype"] or data.dtype)
         data, weight = tvm_cast(data, dt), tvm_cast(weight, dt)
         if dt == BOOL:
             data, weight = data.astype(np.int64), weight.astype(np.int64)
-        kernel_c = "IODHW" if transpose else "OIDHW"
-        dperm = layout_perm(name, "data_layout", attrs["data_layout"], "NCDHW")
+        kernel_c = ("IO" + data_c[2:]) if transpose else CANONICAL_KERNEL[n]
+        dperm = layout_perm(name, "data_layout", attrs["data_layout"], data_c)
         kperm = layout_perm(name, "kernel_layout", attrs["kernel_layout"], kernel_c)
         operm = layout_perm(name, "out_layout", attrs["out_layout"] or attrs["data_layout"],
-                            "NCDHW")
+                            data_c)
         data, weight = data.transpose(dperm), weight.transpose(kperm)
         groups = attrs["groups"]
-        strides = spatial_values(name, "strides", attrs["strides"], 3)
-        dilation = spatial_values(name, "dilation", attrs["dilation"], 3)
-        before, after = expand_padding(name, attrs["padding"], 3)
+        strides = spatial_values(name, "strides", attrs["strides"], n)
+        dilation = spatial_values(name, "dilation", attrs["dilation"], n)
+        before, after = expand_padding(name, attrs["padding"], n)
         c = data.shape[1]
         fits = (c == weight.shape[0] and c % groups == 0) if transpose else (
             c == weight.shape[1] * groups and weight.shape[0] % groups == 0)
@@ -424,7 +428,7 @@ def _conv3d_kernel(name, transpose):
                                 "weight {weight_shape} at run time").format(
                     op=name, data_shape_dim=c, weight_shape=fmt_shape(weight.shape)))
         if transpose:
-            opad = spatial_values(name, "output_padding", attrs["output_padding"], 3,
+            opad = spatial_values(name, "output_padding", attrs["output_padding"], n,
                                   minimum=0)
             out = conv_transpose_nd(data, weight, strides, before, after, opad, dilation,
                                     groups)
@@ -438,15 +442,26 @@ def _conv3d_kernel(name, transpose):
         if min(out.shape) < 1:
             raise KernelError(_("{op}: padding crops the whole output at run time").format(
                     op=name))
-        return _finish(out, operm, 3, dt)
+        if dt == BOOL:
+            out = bool_parity(out)
+        if operm != tuple(range(len(operm))):
+            out = out.transpose(inverse_perm(operm))
+        return as_result(np.ascontiguousarray(out), dt)
     return kernel
 
 
-register("nn.conv3d", 2, _rel(_conv_rel, 3), _conv3d_kernel("nn.conv3d", False),
+register("nn.conv3d", 2, _rel(_conv_rel, 3), _conv_nd_kernel("nn.conv3d", 3, False),
          "out_elemwise_fusable", attrs=_conv_attrs(3),
          doc="nn.conv3d(data, weight, strides=, padding=, dilation=, groups=): 3-d "
              "convolution, NCDHW data and OIDHW weight by default")
 register("nn.conv3d_transpose", 2, _rel(_conv_transpose_rel, 3),
-         _conv3d_kernel("nn.conv3d_transpose", True), "out_elemwise_fusable",
+         _conv_nd_kernel("nn.conv3d_transpose", 3, True), "out_elemwise_fusable",
          attrs=_conv_attrs(3, transpose=True),
          doc="nn.conv3d_transpose(data, weight): the gradient of conv3d, IODHW weight")
+# TVM's Conv1DTransposeAttrs default the padding to one value, (0)
+_CONV1D_T_ATTRS = [AttrSpec("padding", "int_list", [0]) if a.name == "padding" else a
+                   for a in _conv_attrs(1, transpose=True)]
+register("nn.conv1d_transpose", 2, _rel(_conv_transpose_rel, 1),
+         _conv_nd_kernel("nn.conv1d_transpose", 1, True), "out_elemwise_fusable",
+         attrs=_CONV1D_T_ATTRS,
+         doc="nn.conv1d_transpose(data, weight): the gradient of conv1d, IOW weight")
