@@ -163,6 +163,7 @@ def open_session(config: LaunchConfig) -> DebugSession:
     located message when the program or its arguments are wrong)."""
     from rvmdbg.args import ArgumentError, set_array_limit
     from rvmdbg.cmdline import missing_meta_from
+    from rvmdbg.i18n import _
     from rvmdbg.program import (
         ProgramFailed, UsageError, executable_of, load_program, program_arguments,
     )
@@ -172,8 +173,11 @@ def open_session(config: LaunchConfig) -> DebugSession:
         set_array_limit(config.limits.max_bytes)  # `inputs` archives obey maxBytes
         program = load_program(config.program, missing_meta=missing_meta_from(config))
         # `args` as on the command line; `inputs` binds the parameters after them by name
-        # from an .npz archive, as `--inputs` does
-        args = program_arguments(program, config.entry, config.args, inputs=config.inputs)
+        # from an .npz archive, as `--inputs` does; with neither, the hint names those settings
+        args = program_arguments(
+            program, config.entry, config.args, inputs=config.inputs,
+            hint=_("set them in the launch configuration: `args` (a list of values, as on the "
+                   "command line) or `inputs` (an .npz archive naming the parameters)"))
         exe = executable_of(program)
         return DebugSession(exe, args, entry=config.entry, limits=config.limits,
                             history_bytes=config.history_mb * 2 ** 20)
