@@ -33,6 +33,9 @@ def norm(v, fresh=frozenset()):
         return ("storage",)
     if isinstance(v, Closure) or "Closure" in type(v).__name__:
         return ("closure",)
+    if isinstance(v, (np.ndarray, np.generic)):
+        a = np.asarray(v)
+        return ("tensor", str(a.dtype), a.shape, a.tobytes())
     if hasattr(v, "numpy") and callable(v.numpy):
         a = v.numpy()
         if _ptr(v) in fresh:

@@ -342,6 +342,17 @@ class RelaxExecutable(Executable):
         super().__init__(functions, constants, [], None, source_text, source_name)
         self.table = list(table)
         self.tvm_exe = tvm_exe
+        self.journal = None
+        # {function: [(dtype, shape with None for a symbolic dim) or None, ...]}: what ARGs become
+        self.param_types: dict = {}
+
+    def journaled(self, journal):
+        """A shallow copy whose machine journals its in-place tensor writes to `journal` (the
+        session's `RefJournal`, which the history rewinds with its checkpoints)."""
+        import copy
+        clone = copy.copy(self)
+        clone.journal = journal
+        return clone
 
     def machine(self, limits=None):
         from rvmdbg.relax.machine import RelaxMachine

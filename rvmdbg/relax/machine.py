@@ -351,7 +351,7 @@ class RelaxMachine:
             self.frames.pop()
             if not self.frames:
                 self.halted = True
-                self.result = value
+                self.result = to_result(value)
                 return (), None, frame, None
             caller = self.frames[-1]
             call = self.exe.functions[caller.func_index].instructions[caller.pc]
@@ -448,6 +448,19 @@ def _truth(v) -> bool:
     return bool(int(v))
 
 
+def to_result(v):
+    """A result as rvmdbg's values show it: tensors as NumPy arrays, tuples as tuple
+    `ADTValue`s, shape tuples as `Shape`."""
+    from rvmdbg.values import ADTValue
+    h = to_host(v)
+
+    def conv(x):
+        if isinstance(x, tuple) and not isinstance(x, Shape):
+            return ADTValue(0, None, tuple(conv(y) for y in x))
+        return x
+    return conv(h)
+
+
 def to_host(v):
     """A value the VM holds as NumPy / Python: tensors as arrays, tuples as tuples."""
     if hasattr(v, "numpy") and callable(v.numpy):
@@ -457,7 +470,9 @@ def to_host(v):
         return Shape(int(d) for d in v)
     if cls in ("Array", "list", "tuple") or isinstance(v, (tuple, list)):
         return tuple(to_host(x) for x in v)
+    if cls == "ADTValue":
+        return tuple(to_host(x) for x in v.fields)
     return v
 
 
-__all__ = ["RelaxMachine", "RelaxFrame", "Storage", "Closure", "to_host"]
+__all__ = ["RelaxMachine", "RelaxFrame", "Storage", "Closure", "to_host", "to_result"]
