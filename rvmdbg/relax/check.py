@@ -50,7 +50,7 @@ def norm(v, fresh=frozenset()):
         return ("int", int(v))
     if isinstance(v, (float, np.floating)):
         return ("float", float(v))
-    if name in ("Function", "FuncRef") or type(v).__name__ == "FuncRef":
+    if name == "Function":
         return ("func",)
     return ("other", str(v))
 
@@ -59,20 +59,21 @@ def _record(trace):
     """The hook that appends one report per call to `trace`, tracking which tensors hold
     uninitialised memory (a fresh allocation, until a call it is passed to returns)."""
     fresh: set = set()
+    heaps: set = set()   # shape heaps: filled a slot at a time, the other slots never defined
 
     def cb(name, args, before, ret):
         name = str(name)
-        if before or name in ALLOCATORS:
-            seen = frozenset(fresh)
-        else:
+        if not (before or name in ALLOCATORS):
             for a in args or ():
                 fresh.discard(_ptr(a))
-            seen = frozenset(fresh)
+        seen = frozenset(fresh) | heaps
         trace.append((name, bool(before),
                       None if args is None else tuple(norm(a, seen) for a in args),
                       None if before else norm(ret, seen | _ptrs(name, ret))))
-        if not before and name == "vm.builtin.alloc_tensor":
+        if not before and name in ALLOCATORS and _ptr(ret) is not None:
             fresh.add(_ptr(ret))
+            if name == "vm.builtin.alloc_shape_heap":
+                heaps.add(_ptr(ret))
     return cb
 
 

@@ -75,10 +75,6 @@ class Closure:
         return f"<closure @{self.func}, {len(self.captured)} captured>"
 
 
-class FuncRef(str):
-    """A `f[name]` operand: a function named as a value."""
-
-
 class VMToken:
     """The `%vm` operand: the machine itself, which only the builtins done here accept."""
 
@@ -211,8 +207,8 @@ class RelaxMachine:
                 out.append(v)
             elif kind == "const":
                 out.append(self._const(v))
-            elif kind == "func":
-                out.append(FuncRef(v))
+            elif kind == "func":   # a VM function as a value: TVM's VM passes it as a closure
+                out.append(Closure(v, ()))
             elif kind == "vm":
                 out.append(VM)
             else:
@@ -262,7 +258,8 @@ class RelaxMachine:
 
     def _make_closure(self, args):
         func, *captured = args
-        return Closure(str(func), tuple(captured))
+        return Closure(func.func if isinstance(func, Closure) else str(func),
+                       (func.captured if isinstance(func, Closure) else ()) + tuple(captured))
 
     # ------------------------------------------------------------ one instruction
 
@@ -328,12 +325,12 @@ class RelaxMachine:
                 if self.on_call:
                     self.on_call(name, args, True, None)
                 return (), self._push(name, args, ins.dst, frame), None, None
-            if name == "vm.builtin.invoke_closure":
+            if name == "vm.builtin.invoke_closure":   # (vm, closure, args...): captured last
                 clo, rest = args[1], args[2:]
                 if isinstance(clo, Closure):
                     if self.on_call:
                         self.on_call(name, args, True, None)
-                    return (), self._push(clo.func, list(clo.captured) + rest, ins.dst, frame,
+                    return (), self._push(clo.func, rest + list(clo.captured), ins.dst, frame,
                                           args), None, None
             if self.on_call:
                 self.on_call(name, args, True, None)
