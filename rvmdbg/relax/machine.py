@@ -21,7 +21,7 @@ import numpy as np
 from rvmdbg.i18n import _
 from rvmdbg.limits import DEFAULT_LIMITS, Limits
 from rvmdbg.relax import require_tvm
-from rvmdbg.relax.executable import FUNC_VM, DType, RCall, RGoto, RIf, RRet, Shape
+from rvmdbg.relax.isa import FUNC_VM, DType, RCall, RGoto, RIf, RRet, Shape
 from rvmdbg.vm.machine import RegisterWrite, StepInfo, VMError
 
 ALIGN = 64   # TVM's kernels assume 64-byte aligned buffers (kAllocAlignment)
