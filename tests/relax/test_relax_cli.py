@@ -86,3 +86,21 @@ def test_without_tvm_the_message_names_the_extra(fact):
                           cwd=ROOT, timeout=120)
     assert proc.returncode == 2
     assert "rvmdbg[tvm]" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_batch_shows_tvm_tensors_as_rvmdbg_tensors(capsys, tmp_path):
+    path = tmp_path / "dataflow.relax.py"
+    path.write_text(programs.source("dataflow"))
+    script = tmp_path / "cmds"
+    script.write_text("break @main:8\ncontinue\nstep\ninfo registers\nprint $3[0, :2]\n")
+    code, out, err = rvmdbg(capsys, "debug", path, "--batch", script,
+                            "[[1, 2, 3], [4, 5, 6]]", "[[1, 1, 1], [1, 1, 1]]")
+    assert code == 0, err
+    assert "$3    Tensor  [[2., 3., 4.], [5., 6., 7.]] (float32)" in out
+    assert "$3[0, :2] = [2., 3.] (float32)" in out
+
+
+def test_the_screen_opens_it(fact):
+    from rvmdbg.tui import program as tui_program
+    prog = tui_program.load_program(str(fact), "main")
+    assert prog.exe.kind == "relax" and "@I.ir_module" in prog.source_text
