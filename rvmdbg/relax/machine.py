@@ -125,6 +125,10 @@ class RelaxMachine:
         self._vm_funcs = {g.name for g in exe.table if g.kind == FUNC_VM}
         self._packed: dict = {}
         self._consts: dict = {}
+        # Allocations by the step that made them: a replay (the history's checkpoint and
+        # replay) gets the very objects the first run made, so registers saved in checkpoints
+        # and journal entries name the memory the program is using now.
+        self._made: dict = {}
         self._special = {
             "vm.builtin.alloc_storage": self._alloc_storage,
             "vm.builtin.alloc_tensor": self._alloc_tensor,
@@ -234,14 +238,29 @@ class RelaxMachine:
 
     # ------------------------------------------------------------ builtins done here
 
+    def _made_at_this_step(self, kind, make):
+        key = (self.steps, kind)
+        obj = self._made.get(key)
+        if obj is None:
+            obj = self._made[key] = make()
+        return obj
+
     def _alloc_storage(self, args):
         _vm, size, _dev, dtype_hint, scope = args
-        return Storage(int(np.prod(list(size), dtype=np.int64)), str(dtype_hint), str(scope))
+        nbytes = int(np.prod(list(size), dtype=np.int64))
+        storage = self._made_at_this_step(
+            "storage", lambda: Storage(nbytes, str(dtype_hint), str(scope)))
+        if storage.nbytes != nbytes:   # cannot happen in a deterministic replay
+            storage = self._made[(self.steps, "storage")] = Storage(nbytes, str(dtype_hint), str(scope))
+        return storage
 
     def _alloc_tensor(self, args):
         storage, offset, shape, dtype = args
         if not isinstance(storage, Storage):
             return self._packed_func("vm.builtin.alloc_tensor")(*args)
+        made = self._made.get((self.steps, "tensor"))
+        if made is not None and made[0] is storage and made[1] == (offset, tuple(shape), str(dtype)):
+            return made[2]
         np_dtype = np.dtype("bool" if str(dtype) == "bool" else str(dtype))
         dims = [int(d) for d in shape]
         n = int(np.prod(dims, dtype=np.int64)) * np_dtype.itemsize
@@ -250,11 +269,14 @@ class RelaxMachine:
                             "of {size} bytes").format(n=n, offset=offset, size=storage.nbytes))
         import tvm_ffi
         view = storage.buffer[offset:offset + n].view(np_dtype).reshape(dims)
-        return tvm_ffi.from_dlpack(view)
+        tensor = tvm_ffi.from_dlpack(view)
+        self._made[(self.steps, "tensor")] = (storage, (offset, tuple(shape), str(dtype)), tensor)
+        return tensor
 
     def _alloc_shape_heap(self, args):
         _vm, size = args
-        return self.tvm.runtime.tensor(np.zeros(int(size), dtype=np.int64))
+        return self._made_at_this_step(
+            "heap", lambda: self.tvm.runtime.tensor(np.zeros(int(size), dtype=np.int64)))
 
     def _make_closure(self, args):
         func, *captured = args
@@ -308,8 +330,11 @@ class RelaxMachine:
             if old.shape != new.shape or not np.array_equal(old, new, equal_nan=True) \
                     or old.tobytes() != new.tobytes():
                 if journal is not None:
+                    entry = (_TensorCell(t), old, new)
                     if journal._next_logged(False) is None:
-                        journal.entries.append((_TensorCell(t), old, new))
+                        journal.entries.append(entry)
+                    else:   # a replay: the entry names the tensor this run writes
+                        journal.entries[journal.cursor - journal.base] = entry
                     journal.cursor += 1
         return ret
 

@@ -153,3 +153,19 @@ def test_serialized_reader_refuses_what_is_not_an_executable():
         from rvmdbg.relax.executable import MAGIC
         import struct
         read_serialized(struct.pack("<Q", MAGIC) + b"\x05")
+
+
+@pytest.mark.parametrize("name", ["fact", "call_tir", "closure", "dataflow"])
+def test_the_protocol_driver_debugs_it(built, name):
+    """The driver that debugs the Relay VM and the MiniVM (step to the end, back one step at
+    a time through the same states, goto, breakpoint, deps, watchpoint, reverse continue)."""
+    import sys
+    from pathlib import Path
+    from rvmdbg.debug import DebugSession
+    from rvmdbg.debug.machine import Machine, machine_for
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "debug"))
+    from test_dbg_machine_protocol import drive
+    assert isinstance(machine_for(built[name]), Machine)
+    out = drive(DebugSession(built[name], programs.inputs(name), interval=3))
+    assert out["steps"] > 3
+    assert norm(to_host(out["result"])) == norm(tvm_result(built[name], name))
