@@ -144,7 +144,11 @@ class RelaxMachine:
             raise VMError(_("no function @{name}").format(name=name))
         fi = self._index[name]
         fn = self.exe.functions[fi]
-        args = [self.to_device(a) for a in args]
+        types = getattr(self.exe, "param_types", {}).get(name) or []
+        # host values take the entry's declared dtypes (the screen's ARGs arrive untyped)
+        args = [self.to_device(np.asarray(a).astype(t[0]) if t is not None and isinstance(
+                    a, (np.ndarray, np.generic)) else a)
+                for a, t in zip(list(args), types + [None] * len(list(args)))]
         if len(args) != len(fn.params):
             raise VMError(_("@{name} takes {n} arguments, got {m}").format(
                 name=name, n=len(fn.params), m=len(args)))
