@@ -162,6 +162,50 @@ PROGRAMS = {
         z = R.call_tir(cls.scale, (y,), out_ty=[R.Tensor((4,), "float32"), R.Tensor((4,), "float32")])
         return z
 """, [_x((4,), 11)]),
+    # more operators: each a kernel TVM compiles, stepped as one Call
+    "softmax_argmax": ("""
+    @R.function
+    def main(x: R.Tensor((2, 5), "float32")):
+        s = R.nn.softmax(x, axis=1)
+        a = R.argmax(s, axis=1)
+        return (s, a)
+""", [_x((2, 5), 17)]),
+    "conv_pool": ("""
+    @R.function
+    def main(x: R.Tensor((1, 2, 6, 6), "float32"), w: R.Tensor((3, 2, 3, 3), "float32")):
+        with R.dataflow():
+            c = R.nn.conv2d(x, w, padding=[1, 1, 1, 1])
+            r = R.nn.relu(c)
+            p = R.nn.max_pool2d(r, pool_size=[2, 2], strides=[2, 2])
+            R.output(p)
+        return p
+""", [_x((1, 2, 6, 6), 18), _x((3, 2, 3, 3), 19)]),
+    "where_broadcast": ("""
+    @R.function
+    def main(x: R.Tensor((3, 4), "float32"), b: R.Tensor((4,), "float32")):
+        y = R.add(x, b)
+        m = R.greater(y, R.const(0, "float32"))
+        z = R.where(m, y, R.multiply(y, R.const(0.1, "float32")))
+        return R.mean(z, axis=[0])
+""", [_x((3, 4), 20), _x((4,), 21)]),
+    "slice_concat_int": ("""
+    @R.function
+    def main(x: R.Tensor((6,), "int32")):
+        a = R.strided_slice(x, axes=[0], begin=[0], end=[3])
+        b = R.strided_slice(x, axes=[0], begin=[3], end=[6])
+        c = R.concat([b, a], axis=0)
+        return R.multiply(c, c)
+""", [np.arange(-3, 3, dtype=np.int32)]),
+    "if_on_tensor_sum": ("""
+    @R.function
+    def main(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        s = R.sum(x)
+        if R.const(0, "float32") < s:
+            r = R.exp(x)
+        else:
+            r = R.negative(x)
+        return r
+""", [_x((4,), 22)]),
     # closures (relax.build does not lambda-lift local functions at 0.27: these are written
     # as mod.script() prints a module after relax.transform.LambdaLift)
     "closure": ("""
