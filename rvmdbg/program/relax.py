@@ -106,7 +106,8 @@ def bind(program: Program, entry: str, texts: list[str]) -> list:
                 d is not None and d != s for d, s in zip(shape, a.shape))):
             raise UsageError(f"{program.path}: " + _("argument {i} of @{entry} has shape {got}, the "
                                                      "function takes {want}").format(
-                i=i + 1, entry=entry, got=list(a.shape), want=["?" if d is None else d for d in shape]))
+                i=i + 1, entry=entry, got=list(a.shape),
+                want="[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"))
         out.append(a)
     return out
 

@@ -169,3 +169,16 @@ def test_the_protocol_driver_debugs_it(built, name):
     out = drive(DebugSession(built[name], programs.inputs(name), interval=3))
     assert out["steps"] > 3
     assert norm(to_host(out["result"])) == norm(tvm_result(built[name], name))
+
+
+def test_a_failing_builtin_is_a_located_vm_error(built):
+    from rvmdbg.program import vm_error_text
+    from rvmdbg.vm.machine import VMError
+    exe = built["symbolic"]
+    m = exe.machine()
+    m.start("main", [np.ones((3, 5), "float32"), np.ones((4, 2), "float32")])
+    with pytest.raises(VMError) as info:
+        m.run()
+    text = vm_error_text(info.value, exe)
+    assert "vm.builtin.match_shape failed" in text and "5 vs. 4" in text
+    assert "at @main pc=" in text and m.location == (info.value.func_index, info.value.pc)
