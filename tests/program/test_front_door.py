@@ -22,8 +22,9 @@ FIB = ROOT / "programs/fib.relay"
 DEMO = ROOT / "programs/demo.mvm"
 
 
-def test_the_three_kinds_and_their_suffixes():
-    assert [k.name for k in KINDS] == ["relay", "rvmx", "minivm"]
+def test_the_kinds_and_their_suffixes():
+    assert [k.name for k in KINDS] == ["relay", "rvmx", "minivm", "relax"]
+    assert kind_for("a.relax.py").name == "relax"   # by suffix: tvm is not imported for this
     assert kind_for("a.relay").name == "relay"
     assert kind_for("a.rvmx").name == "rvmx"
     assert kind_for("a.mvm").name == "minivm"
