@@ -21,7 +21,6 @@ from rvmdbg.vm.objects import ByteAccount, StorageObject, dtype_nbytes
 from rvmdbg.vm.regions import region_at, storage_registers
 from rvmdbg.vm.state import BOOL_OF, is_tensor, number_of
 
-_new_object = object.__new__
 
 def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
     """`load_const $s; alloc_storage $st $s; load_const $o; alloc_tensor $t $st $o;

@@ -42,6 +42,7 @@ _PLAIN, _JUMP, _CALL, _RETURN, _KERNEL = range(5)  # _KERNEL: a plain invoke_pac
 _QUIET = QuietSwitch()
 _write = tuple.__new__  # RegisterWrite(...) without its Python-level __new__: step() makes many
 
+
 class _Step(StepInfo):
     """The `StepInfo` that `VirtualMachine.step()` returns: the step's facts as one flat tuple
     `_r`, made in a fraction of what setting a dozen attributes and building `RegisterWrite`

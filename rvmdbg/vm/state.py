@@ -26,6 +26,7 @@ AFTER = -4  # a trap that ran its instruction and stops after it (a watched writ
 # The bool scalar an `if` on a bool test compares by identity, by the constant it compares with.
 BOOL_OF = {1: np.True_, 0: np.False_}
 
+
 def number_of(v):
     """The Python number a 0-d (or 1-element) tensor holds (NumPy scalars: without `.item()`,
     which costs ten times `int()`)."""
@@ -163,6 +164,8 @@ class StepInfo:
     def __repr__(self) -> str:
         return f"<StepInfo step={self.step} fi={self.func_index} pc={self.pc} {self.instruction.text()}>"
 
+
+# ---------------------------------------------------------------- reading values
 
 def summary(v, width: int = 60) -> str:
     """A one-line, truncated human form of a register value."""
