@@ -574,6 +574,19 @@ def cmd_serve(ns: argparse.Namespace) -> int:
 
 COMMANDS["serve"] = Command("serve", N_("serve the debugger screen to browsers (textual-serve), "
                                      "one debugger per tab"), _configure_serve, cmd_serve)
+def _configure_import(p: argparse.ArgumentParser) -> None:
+    from rvmdbg.onnx_cli import configure
+    configure(p)
+
+
+def cmd_import(ns: argparse.Namespace) -> int:
+    from rvmdbg.onnx_cli import run
+    return run(ns)
+
+
+COMMANDS["import"] = Command("import", N_("write an ONNX model as the Relay module TVM's "
+                                       "frontend made (needs rvmdbg[onnx])"),
+                             _configure_import, cmd_import)
 # The command `rvmdbg PROGRAM [ARG...]` means when its first word is no command (None: an error).
 DEFAULT_COMMAND: str | None = "screen"
 
