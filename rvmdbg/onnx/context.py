@@ -29,6 +29,9 @@ class GraphContext:
     # ---- building
 
     def call(self, op_name: str, args: list, **attrs) -> Call:
+        if any(a is None for a in args):
+            raise self.error(f"{self.node.op_type if self.node is not None else op_name} "
+                             "lacks an input it needs (an empty input name)")
         return Call(OpRef(op_name, self.span), list(args), attrs, self.span)
 
     def const(self, value, dtype: str | None = None) -> Constant:

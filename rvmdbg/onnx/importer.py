@@ -102,7 +102,27 @@ def load_proto(model_or_path, max_bytes: int = DEFAULT_MAX_BYTES):
                               hint=_("is the file truncated or of another format?")) from None
     if not model.HasField("graph") or not model.opset_import and not model.graph.node:
         raise OnnxImportError(_("not an ONNX model (no graph)").format(file=name))
+    _check_names(model.graph)
     return model, folder
+
+
+def _check_names(graph) -> None:
+    """Every name a string: protobuf hands back bytes for a name that is not UTF-8."""
+    def bad(n):
+        return not isinstance(n, str)
+    names = [vi.name for vi in list(graph.input) + list(graph.output)]
+    names += [t.name for t in graph.initializer]
+    for node in graph.node:
+        names += [node.name, node.op_type, node.domain, *node.input, *node.output]
+        for a in node.attribute:
+            names.append(a.name)
+            if a.HasField("g"):
+                _check_names(a.g)
+            for sub in a.graphs:
+                _check_names(sub)
+    if any(bad(n) for n in names):
+        raise OnnxImportError(_("not an ONNX model (a name is not valid UTF-8 text)"),
+                              hint=_("is the file truncated or of another format?"))
 
 
 def _external_array(tensor, folder: str | None, max_bytes: int):
@@ -155,7 +175,11 @@ def tensor_array(tensor, folder=None, max_bytes: int = DEFAULT_MAX_BYTES):
                                 "({limit})").format(name=tensor.name,
                                                     size=n * np.dtype(dt).itemsize,
                                                     limit=max_bytes))
-    return onnx.numpy_helper.to_array(tensor)
+    try:
+        return onnx.numpy_helper.to_array(tensor)
+    except (ValueError, TypeError, KeyError, IndexError) as e:
+        raise OnnxImportError(_("tensor {name} is malformed: {reason}").format(
+            name=tensor.name or "(unnamed)", reason=e)) from None
 
 
 def attribute_values(node, folder=None, max_bytes=DEFAULT_MAX_BYTES) -> dict:
@@ -481,6 +505,9 @@ class Importer:
                 raise g.error(_("the converter of {op} made {k} output(s), the node has "
                                 "{n}").format(op=node.op_type, k=len(outs), n=len(names)))
             for name, e in zip(names, outs):
+                if name and e is None:
+                    raise g.error(_("{op} makes no output {name}").format(op=node.op_type,
+                                                                       name=name))
                 if name:
                     e = self.fold(e)
                     self.values[name] = e
