@@ -1,2 +1,2 @@
 """The ONNX converters, one family per module; importing this package registers them all."""
-from rvmdbg.onnx.ops import control, image, math, misc, nn, reduce, tensor  # noqa: F401
+from rvmdbg.onnx.ops import control, image, math, misc, nn, reduce, rnn, tensor  # noqa: F401
