@@ -435,3 +435,22 @@ def lp_pool(g, node, inputs, attrs):
 def global_lp_pool(g, node, inputs, attrs):
     attrs = dict(attrs, kernel_shape=list(g.shape_of(inputs[0])[2:]))
     return lp_pool(g, node, inputs, attrs)
+
+
+@converter("LpNormalization", since=1)
+def lp_normalization(g, node, inputs, attrs):
+    # not in TVM's frontend: x over its p-norm along the axis, 0 where the norm is 0 (as
+    # ONNX's reference)
+    x = inputs[0]
+    axis = attrs.get("axis", -1)
+    p = attrs.get("p", 2)
+    if p == 1:
+        norm = g.call("sum", [g.call("abs", [x])], axis=[axis], keepdims=True, exclude=False)
+    elif p == 2:
+        norm = g.call("sqrt", [g.call("sum", [g.call("multiply", [x, x])], axis=[axis],
+                                      keepdims=True, exclude=False)])
+    else:
+        raise g.error(f"LpNormalization with p={p} is not defined (p is 1 or 2)")
+    zero = _f(g, 0, x)
+    return g.call("where", [g.call("equal", [norm, zero]), g.call("zeros_like", [x]),
+                            g.call("divide", [x, norm])])
