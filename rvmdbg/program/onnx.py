@@ -45,5 +45,12 @@ def debuggable(path: str, entry: str, options: LoadOptions) -> Debuggable:
     return Debuggable(exe, module, imp.node_lines, path, None)
 
 
+def sniff(head: bytes) -> bool:
+    """An ONNX ModelProto: its first field is ir_version (field 1, a varint: byte 0x08) of a
+    small value, then a length-delimited field (producer, graph, opset_import, ...). Text,
+    Relay's or any other, never starts with byte 0x08."""
+    return len(head) >= 3 and head[0] == 0x08 and head[1] < 0x80 and head[2] & 0x07 == 2
+
+
 KIND = ProgramKind("onnx", (".onnx",), load, relay_text.bind, debuggable,
-                   source_language=None)
+                   source_language=None, sniff=sniff)

@@ -20,8 +20,14 @@ def model(tmp_path):
     return str(p)
 
 
-def test_the_onnx_kind_claims_the_suffix_and_loads_a_checked_module(model):
+def test_the_onnx_kind_claims_the_suffix_and_loads_a_checked_module(model, tmp_path):
     assert kind_for(model).name == "onnx"
+    renamed = tmp_path / "model.bin"
+    renamed.write_bytes(open(model, "rb").read())
+    assert kind_for(str(renamed)).name == "onnx"  # told by its first bytes
+    text = tmp_path / "t.relay"
+    text.write_text('#[version = "0.0.5"]\ndef @main() { 1 }\n')
+    assert kind_for(str(text)).name == "relay"
     program = load_program(model)
     assert str(program.module.functions["main"].checked_type.ret) == \
         "Tensor[(1, 4, ?, 6), float32]"
