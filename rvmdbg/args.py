@@ -282,6 +282,12 @@ def _npz_member(path: str, name: str, where: str) -> np.ndarray:
                 where=where, member=f"{path}:{name}", reason=e)) from None
 
 
+def _legal(name: str) -> str:
+    """The Relay parameter name the ONNX importer gives a graph input of this name."""
+    from rvmdbg.onnx.names import legal_name
+    return legal_name(name)
+
+
 def bind_inputs(params: list[str], texts: list[str], path: str, entry: str = "main") -> list[str]:
     """`--inputs FILE.npz` as argument texts: the positional `texts` bind the first parameters,
     the archive's arrays the others by name (`@FILE.npz:NAME`), as TVM's `set_input(name=...)`.
@@ -293,6 +299,8 @@ def bind_inputs(params: list[str], texts: list[str], path: str, entry: str = "ma
     by_param = {}
     for key in names:
         name = key[1:] if key.startswith("%") else key  # TVM's names carry no `%`
+        if name not in params and _legal(name) in params:
+            name = _legal(name)  # an ONNX input name (`input.1`), as its parameter (%input_1)
         if name not in params:
             close = difflib.get_close_matches(name, params, 1)
             if close:
