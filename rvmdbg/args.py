@@ -309,6 +309,12 @@ def _npz_member(path: str, name: str, where: str) -> np.ndarray:
                 where=where, member=f"{path}:{name}", reason=e)) from None
 
 
+def _legal(name: str) -> str:
+    """The Relay parameter name the ONNX importer gives a graph input of this name."""
+    from rvmdbg.onnx.names import legal_name
+    return legal_name(name)
+
+
 # Names an --inputs message lists before "and N more".
 NAMES_SHOWN = 5
 
@@ -324,6 +330,8 @@ def bind_inputs(params: list[str], texts: list[str], path: str, entry: str = "ma
     by_param = {}
     for key in names:
         name = key[1:] if key.startswith("%") else key  # TVM's names carry no `%`
+        if name not in params and _legal(name) in params:
+            name = _legal(name)  # an ONNX input name (`input.1`), as its parameter (%input_1)
         if name not in params:
             close = difflib.get_close_matches(name, params, 1)
             if close:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 
-from rvmdbg.program import minivm, relax, relay_text, rvmx
+from rvmdbg.program import minivm, onnx, relax, relay_text, rvmx
 from rvmdbg.program.base import ProgramKind
 
 KINDS: list[ProgramKind] = [
     relay_text.KIND,
     rvmx.KIND,
     minivm.KIND,
+    onnx.KIND,
     relax.KIND,
 ]
 
