@@ -809,7 +809,9 @@ class DapAdapter:
         wanted = os.path.abspath(path)
         for name in list(s.exe.sources) + [s.exe.source_name]:
             if name and os.path.abspath(name) == wanted and s.exe.source_of(name) is not None:
-                return {"content": s.exe.source_of(name), "mimeType": "text/x-relay"}
+                language = kind_for(name).source_language  # how the file's kind shows it
+                return {"content": s.exe.source_of(name),
+                        "mimeType": f"text/x-{language}" if language else "text/plain"}
         if not self._own_file(path):
             raise RequestError(f"{path!r} is not a source of the program being debugged")
         try:

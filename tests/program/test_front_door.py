@@ -106,8 +106,10 @@ def test_a_hand_made_program_is_told_its_kind_by_its_path():
 
 def test_the_dap_source_request_says_how_each_kind_is_shown():
     from rvmdbg.dap.adapter import DapAdapter
-    adapter = DapAdapter(lambda *a: None)
-    relay = adapter.req_source({"source": {"path": str(FIB)}})
-    assert relay["mimeType"] == "text/x-relay" and "@main" in relay["content"]
-    mini = adapter.req_source({"source": {"path": str(DEMO)}})
-    assert mini["mimeType"] == "text/plain"
+    shown = {}
+    for path in (FIB, DEMO):  # the adapter serves only the launched program's sources
+        adapter = DapAdapter(lambda *a: None)
+        adapter.req_launch({"program": str(path), "args": ["5"] if path == FIB else []})
+        shown[path] = adapter.req_source({"source": {"path": str(path)}})
+    assert shown[FIB]["mimeType"] == "text/x-relay" and "@main" in shown[FIB]["content"]
+    assert shown[DEMO]["mimeType"] == "text/plain"
