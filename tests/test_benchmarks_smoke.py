@@ -180,3 +180,13 @@ def test_bench_debug_quick_runs():
     for label in ("plain continue", "condition never true", "5 watchpoints",
                   "n over a big call", "finish", "rcontinue, 1 watchpoint", "target:"):
         assert label in out
+
+
+def test_bench_onnx_quick_runs():
+    pytest.importorskip("onnx")
+    out = _run_script("bench_onnx.py")
+    for label in ("import+check+compile", "VM run", "onnxruntime", "VM/ort", "kernels direct",
+                  "VM/direct", "targets:", "squeezenet"):
+        assert label in out
+    row = next(line for line in out.splitlines() if line.startswith("squeezenet"))
+    assert "not measured" not in row
