@@ -639,30 +639,54 @@ class CommandInterpreter:
             index = parse_index(index_src) if index_src is not None else None
         except IndexSyntaxError as e:
             raise CommandError(str(e)) from None
-        r = _register(name)
         f = self._frame()
-        if not 0 <= r < len(f.registers):
-            raise DebugError(_("${register} is outside the register file (size {size})").format(
-                register=r, size=len(f.registers)))
-        v = f.registers[r]
-        if v is None:
-            return _("${register} is empty").format(register=r)
+        named = self._named_value(name.strip(), f)
+        if named is not None:
+            label, v = named
+            r = None
+        else:
+            r = _register(name)
+            if not 0 <= r < len(f.registers):
+                raise DebugError(_("${register} is outside the register file (size {size})").format(
+                    register=r, size=len(f.registers)))
+            v = f.registers[r]
+            if v is None:
+                return _("${register} is empty").format(register=r)
+            label = f"${r}"
         kind = value_type(v)
         if index is not None:
             if not isinstance(v, (np.ndarray, np.generic)):
+                if r is None:
+                    raise DebugError(_("{name} holds a {kind}, not a tensor: only tensors "
+                                       "take an index").format(name=label, kind=kind))
                 raise DebugError(_("${register} holds a {kind}, not a tensor: only tensors take an index").format(
                     register=r, kind=kind))
             try:
                 part = apply_index(v, index)
             except IndexSyntaxError as e:
-                raise DebugError(f"${r}[{index_text(index)}]: {e}") from None
-            return (f"${r}[{index_text(index)}] = {format_value(part)}    "
+                raise DebugError(f"{label}[{index_text(index)}]: {e}") from None
+            return (f"{label}[{index_text(index)}] = {format_value(part)}    "
                     f"({_with_stats(value_type(part), part)})")
         lines = value_tree(v)
         if len(lines) == 1:
             text = _full_text(v)
-            return f"${r} = {text}    ({_with_stats(kind, v)})"
-        return f"${r} = {value_text(v, 70)}    ({kind})\n" + "\n".join(lines)
+            return f"{label} = {text}    ({_with_stats(kind, v)})"
+        return f"{label} = {value_text(v, 70)}    ({kind})\n" + "\n".join(lines)
+
+    def _named_value(self, name: str, f):
+        """(label, value) for a value the program kind named (an ONNX tensor), None when
+        `name` is not one; a DebugError when it has no value here yet."""
+        names = getattr(self.session, "names", None)
+        if names is None or name.startswith("$") or name not in names.values:
+            return None
+        from rvmdbg.debug.names import find_value
+        r, v, note = find_value(self.session.exe, f, names.values[name])
+        where = f"{name} (${r})" if r is not None else name
+        if v is None:
+            if note is None:
+                note = _("empty (freed after its last use)")
+            raise DebugError(_("{name} has no value here: {why}").format(name=where, why=note))
+        return where, v
 
     def cmd_heap(self, rest: str) -> str:
         f = self._frame()

@@ -1,0 +1,79 @@
+"""The ONNX names in the debugger (issue 26 item 4), on the Python API (the ONNX program kind
+is not yet reachable from `rvmdbg debug`): `break NODE` stops at that node's kernel, `print
+TENSOR` prints a tensor by its ONNX name, stop lines name the node."""
+import numpy as np
+import pytest
+
+pytest.importorskip("onnx")
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from rvmdbg.debug import DebugSession  # noqa: E402
+from rvmdbg.debug.commands import CommandInterpreter  # noqa: E402
+from rvmdbg.debug.names import Fixed, Param, Produced  # noqa: E402
+from rvmdbg.onnx import import_model, networks  # noqa: E402
+from rvmdbg.onnx.names import name_table  # noqa: E402
+from rvmdbg.relay.typecheck import check_module  # noqa: E402
+from rvmdbg.vm.compiler import compile_module  # noqa: E402
+
+
+def _model():
+    x = helper.make_tensor_value_info("input.1", TensorProto.FLOAT, [1, 1, 4, 4])
+    y = helper.make_tensor_value_info("prob", TensorProto.FLOAT, None)
+    w = numpy_helper.from_array(np.full((2, 1, 3, 3), 0.5, "float32"), "W")
+    nodes = [helper.make_node("Conv", ["input.1", "W"], ["conv1_out"], pads=[1, 1, 1, 1],
+                              name="Conv_12"),
+             helper.make_node("MaxPool", ["conv1_out"], ["pool"], kernel_shape=[2, 2],
+                              strides=[2, 2], name="Pool_13"),
+             helper.make_node("Softmax", ["pool"], ["prob"], axis=1)]  # unnamed: Softmax_0
+    graph = helper.make_graph(nodes, "g", [x], [y], [w])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def _session(model, feeds):
+    imp = import_model(model)
+    exe = compile_module(check_module(imp.module))
+    table = name_table(model, imp)
+    s = DebugSession(exe, [feeds[n] for n in imp.inputs], names=table)
+    return imp, table, s, CommandInterpreter(s)
+
+
+def test_the_table_names_nodes_by_line_and_tensors_by_their_producer():
+    model = _model()
+    imp, table, _s, _ci = _session(model, {"input.1": np.ones((1, 1, 4, 4), "float32")})
+    assert table.places == imp.nodes
+    assert set(table.places) == {"Conv_12", "Pool_13", "Softmax_0"}
+    assert table.values["input.1"] == Param(0)
+    assert table.values["conv1_out"] == Produced(imp.nodes["Conv_12"], 0)
+    assert isinstance(table.values["W"], Fixed)
+    # the listing line of each node starts with its name
+    lines = imp.node_lines.splitlines()
+    for name, line in table.places.items():
+        assert lines[line - 1].startswith(name)
+
+
+def test_break_on_a_node_print_a_tensor_and_the_stop_line_names_the_node():
+    x = np.arange(16, dtype="float32").reshape(1, 1, 4, 4)
+    _imp, _t, _s, ci = _session(_model(), {"input.1": x})
+    assert "breakpoint 1 at Conv_12 (" in ci.execute("break Conv_12")
+    stop = ci.execute("continue")
+    assert "[Conv_12]" in stop and "invoke_packed" in stop
+    assert "not computed yet" in ci.execute("print conv1_out")
+    ci.execute("next")
+    out = ci.execute("print conv1_out[0, 0, 1, 1]")
+    assert out.startswith("conv1_out ($") and "22.5" in out  # 0.5 * (0+1+2+4+5+6+8+9+10)
+    assert ci.execute("print W[0, 0, 0, 0]").startswith("W[0, 0, 0, 0] = 0.5")
+    assert "breakpoint 2 at Softmax_0" in ci.execute("break Softmax_0")
+    assert "[Softmax_0]" in ci.execute("continue")
+
+
+def test_squeezenet_break_on_a_node_then_continue_stops_there():
+    net = next(n for n in networks.networks() if n.name == "light/squeezenet")
+    model, feeds, _expected = networks.load(net)
+    _imp, table, s, ci = _session(model, feeds)
+    out = ci.execute("break n12")
+    assert out.startswith("breakpoint 1 at n12 (squeezenet_old.onnx:")
+    stop = ci.execute("continue")
+    assert "(breakpoint 1)" in stop and "invoke_packed" in stop
+    node = stop.split("[", 2)[2].split("]")[0]
+    assert node in table.places  # the kernel's line is a node (n12, or the node it fused into)
