@@ -126,8 +126,10 @@ def compare(got, expected, tol: dict) -> str | None:
     return None
 
 
-def random_feeds(model, seed: int = 0) -> dict:
-    """Random inputs of each graph input's shape (unknown dims 1) and dtype, for the oracle."""
+def random_feeds(model, seed: int = 0, shipped: dict | None = None) -> dict:
+    """Random inputs of each graph input's shape (unknown dims 1) and dtype, for the oracle;
+    an integer or bool input keeps its `shipped` value when given (it is a shape, an index or
+    a mask more often than data)."""
     from onnx import helper
     rng = np.random.default_rng(seed)
     feeds = {}
@@ -135,7 +137,9 @@ def random_feeds(model, seed: int = 0) -> dict:
         tt = vi.type.tensor_type
         shape = [d.dim_value if d.dim_value > 0 else 1 for d in tt.shape.dim]
         dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tt.elem_type))
-        if dtype.kind == "f":
+        if dtype.kind != "f" and shipped is not None and vi.name in shipped:
+            feeds[vi.name] = shipped[vi.name]
+        elif dtype.kind == "f":
             feeds[vi.name] = rng.standard_normal(shape).astype(dtype)
         elif dtype.kind == "b":
             feeds[vi.name] = rng.integers(0, 2, shape).astype(dtype)

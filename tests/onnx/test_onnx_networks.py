@@ -2,7 +2,9 @@
 networks section: each imports, runs on the VM, the interpreter and (where static) the graph
 executor and matches the shipped outputs, unless listed there as failing (then it must fail);
 `onnx.reference.ReferenceEvaluator` is the oracle on random inputs (without a network's final
-Softmax before opset 13, which onnx.reference gets wrong: `networks.oracle_model`).
+Softmax before opset 13, which onnx.reference gets wrong: `networks.oracle_model`) for
+SqueezeNet and the folders; for the deeper model-zoo networks (`-m models`) its own float
+error is too large and onnxruntime is the oracle.
 
 The default run is brief: SqueezeNet on every executor and against the oracle, and the small
 folders (`pytorch-converted`, `pytorch-operator`, `simple`) on every executor. `pytest -m
@@ -69,9 +71,9 @@ def _against_the_oracle(name: str) -> None:
     net = NETS[name]
     if name in LISTED:
         pytest.skip("listed as failing in docs/onnx-support.md")
-    model, _feeds, _expected = networks.load(net)
+    model, shipped, _expected = networks.load(net)
     model = networks.oracle_model(model)
-    feeds = networks.random_feeds(model, seed=7)
+    feeds = networks.random_feeds(model, seed=7, shipped=shipped)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         expected = [np.asarray(v) for v in ReferenceEvaluator(model).run(None, feeds)]
@@ -87,9 +89,32 @@ def test_against_the_reference_evaluator(name):
 
 
 @pytest.mark.models
-@pytest.mark.parametrize("name", LIGHT + [n for n in FOLDERS if n not in ORACLE_BRIEF])
+@pytest.mark.parametrize("name", [n for n in FOLDERS if n not in ORACLE_BRIEF])
 def test_against_the_reference_evaluator_models(name):
     _against_the_oracle(name)
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("name", LIGHT)
+def test_model_zoo_network_against_onnxruntime(name):
+    """On random inputs onnx.reference (1.23) is no oracle for the deep model-zoo networks:
+    its logits for ResNet-50, Inception v2, ShuffleNet and DenseNet-121 are 0.3% to 9% off
+    both rvmdbg's and onnxruntime's, which agree to 1e-6. onnxruntime (the bench extra) is
+    the oracle here."""
+    ort = pytest.importorskip("onnxruntime")
+    import warnings
+    if name in LISTED:
+        pytest.skip("listed as failing in docs/onnx-support.md")
+    model, shipped, _expected = networks.load(NETS[name])
+    feeds = networks.random_feeds(model, seed=7, shipped=shipped)
+    sess = ort.InferenceSession(NETS[name].path, providers=["CPUExecutionProvider"])
+    expected = sess.run(None, feeds)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        imp, mod, exe = networks.build(model)
+        got = networks.execute("vm", mod, exe, [feeds[n] for n in imp.inputs])
+    why = networks.compare(got, expected, dict(rtol=1e-5, atol=1e-5))
+    assert why is None, f"{name} on random inputs: {why}"
 
 
 def test_the_networks_section_is_generated_from_outcomes():
