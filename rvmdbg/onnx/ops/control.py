@@ -22,6 +22,12 @@ def _scalar_cond(g, cond):
 @converter("If", since=1)
 def if_(g, node, inputs, attrs):
     cond = _scalar_cond(g, inputs[0])
+    known = c.const_value(g, cond)
+    if known is not None:
+        # a condition known at import time: only the branch taken is converted (the other
+        # may be ill-formed for these shapes, as AffineGrid's rank-dependent branches are)
+        out = g.subgraph(attrs["then_branch" if bool(known) else "else_branch"], {})
+        return out[0] if len(out) == 1 else out
     then_out = g.subgraph(attrs["then_branch"], {})
     else_out = g.subgraph(attrs["else_branch"], {})
     if len(then_out) == 1:

@@ -374,7 +374,10 @@ def pad_v11(g, node, inputs, attrs):
     axes = inputs[3] if len(inputs) > 3 else None
     if axes is not None:
         # opset 18: pads only for the axes given
-        av = c.ints(c.const_value(g, axes))
+        av = c.const_value(g, axes)
+        if av is None:
+            raise g.needs_value("the axes", axes)
+        av = c.ints(av)
         rank = g.rank_of(x)
         full = [0] * (2 * rank)
         for i, a in enumerate(av):
