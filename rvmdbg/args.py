@@ -30,7 +30,8 @@ from rvmdbg.relay.ast import (
 )
 from rvmdbg.relay.diagnostics import RelayError
 from rvmdbg.relay.types import (
-    FuncType, IncompleteType, RefType, TensorType, TupleType, TypeCall, substitute,
+    FuncType, IncompleteType, RefType, TensorType, TupleType, TypeCall, is_vector_dtype,
+    substitute,
 )
 from rvmdbg.values import ADTValue, RefCell, format_value
 from rvmdbg.i18n import N_, _, ngettext
@@ -525,6 +526,9 @@ def _not_a_constructor(where: str, name: str, t: TypeCall, td) -> ArgumentError:
 
 
 def _to_tensor(value, t: TensorType, where: str) -> np.ndarray:
+    if is_vector_dtype(t.dtype):
+        raise ArgumentError(_("{where}: its type {type} has the vector dtype {dtype}, which no "
+                              "value here can hold").format(where=where, type=t, dtype=t.dtype))
     dtype = np.dtype(t.dtype)
     if isinstance(value, _JSON):
         arr = _json_array(value.data, dtype, where)
