@@ -418,7 +418,8 @@ def run_debug_batch(ns: argparse.Namespace, lines: list[str]) -> int:
     saved = ns.program if getattr(ns, "saved_breakpoints", False) else None
     try:
         session = DebugSession(exe, args, entry=entry, limits=limits_from(ns),
-                               history_bytes=ns.history_mb * 2 ** 20, program_path=saved)
+                               history_bytes=ns.history_mb * 2 ** 20, program_path=saved,
+                               names=program.names)
     except VMError as e:
         raise UsageError(e.message) from None
 
