@@ -10,7 +10,6 @@ constant-folded as soon as it is made, so shape arithmetic on constants disappea
 from __future__ import annotations
 
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 
@@ -23,15 +22,11 @@ from rvmdbg.relay.diagnostics import RelayError, Source, Span
 from rvmdbg.relay.types import TensorType, TupleType
 from rvmdbg.onnx import functions, registry
 from rvmdbg.onnx.context import GraphContext
-from rvmdbg.onnx.errors import MissingOnnx, OnnxImportError
+from rvmdbg.onnx.errors import OnnxImportError
+from rvmdbg.onnx.names import RELAY_DTYPES, _onnx, dtype_name, legal_name  # noqa: F401
+from rvmdbg.onnx import ops as _ops  # noqa: F401  (each family registers its converters)
 
-# the dtypes a Relay tensor can have (ONNX's others: strings, bfloat16, float8, int4, ...)
-RELAY_DTYPES = frozenset({
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "float32", "float64"})
 DEFAULT_MAX_BYTES = 4 << 30
-_NAME_OK = re.compile(r"[A-Za-z_][A-Za-z0-9_/]*")
-
 
 @dataclass
 class Imported:
@@ -43,34 +38,6 @@ class Imported:
     inputs: list = field(default_factory=list)   # ONNX names of @main's parameters, in order
     params: dict = field(default_factory=dict)   # keep_params: initializer name -> array
     opset: int = 0
-
-
-def _onnx():
-    try:
-        import onnx
-    except ImportError:
-        raise MissingOnnx() from None
-    return onnx
-
-
-def legal_name(name: str) -> str:
-    """A Relay local name for an ONNX tensor name (kept when already legal)."""
-    if _NAME_OK.fullmatch(name or ""):
-        return name
-    cleaned = re.sub(r"[^A-Za-z0-9_/]", "_", name or "")
-    if not cleaned or not (cleaned[0].isalpha() or cleaned[0] == "_"):
-        cleaned = "v" + cleaned
-    return cleaned
-
-
-def dtype_name(elem_type: int) -> str | None:
-    """The NumPy/Relay dtype of an ONNX element type, or None when Relay has none for it."""
-    onnx = _onnx()
-    try:
-        dt = str(np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type)))
-    except Exception:
-        return None
-    return dt if dt in RELAY_DTYPES else None
 
 
 def load_proto(model_or_path, max_bytes: int = DEFAULT_MAX_BYTES):
@@ -457,7 +424,9 @@ class Importer:
                     params.append(v)
                     onnx_inputs.append(name)
             kept = {k: a for k, a in kept.items() if id(param_vars[k]) in used}
-        fn = Function(params, body)
+        # @main's span is the listing's first line: its definition is the model's own
+        fn = Function(params, body, span=Span(1, 1, 1, len(self.text_lines[0]) + 1,
+                                              self.filename))
         self.module.functions["main"] = fn
         self.module.source = self.source
         return Imported(self.module, text, dict(lines), dict(self.values), onnx_inputs, kept,

@@ -1,41 +1,43 @@
-"""The debugger's names for an imported ONNX model: its nodes as places (`break Conv_12`) and
-its tensors as values (`print conv1_out`), handed over as a plain `debug.names.NameTable`
-so the debugger knows nothing of ONNX.
-
-`name_table(model, imported) -> NameTable`: a node is its line of the node listing (the
-program's source); a tensor is output k of its producing node's line, a graph input is
-`@main`'s parameter, and a tensor the import folded to a constant (a weight) is that value.
-"""
+"""Names and dtypes shared by the importer and the converters: Relay's dtypes, the dtype of an
+ONNX element type, a Relay name for an ONNX tensor name, and the lazy `onnx` import."""
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
-from rvmdbg.debug.names import Fixed, NameTable, Param, Produced
+from rvmdbg.onnx.errors import MissingOnnx
+
+# the dtypes a Relay tensor can have (ONNX's others: strings, bfloat16, float8, int4, ...)
+RELAY_DTYPES = frozenset({
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64"})
+_NAME_OK = re.compile(r"[A-Za-z_][A-Za-z0-9_/]*")
 
 
-def name_table(model, imported) -> NameTable:
-    import onnx
+def _onnx():
+    try:
+        import onnx
+    except ImportError:
+        raise MissingOnnx() from None
+    return onnx
 
-    from rvmdbg.onnx.importer import name_nodes
-    from rvmdbg.relay.ast import Constant
-    graph = onnx.GraphProto()
-    graph.CopyFrom(model.graph)
-    name_nodes(graph)  # the names the importer gave unnamed nodes
-    places = dict(imported.nodes)
-    values: dict = {}
-    for i, name in enumerate(imported.inputs):
-        values[name] = Param(i)
-    for node in graph.node:
-        line = places.get(node.name)
-        if line is None:
-            continue
-        for k, out in enumerate(o for o in node.output if o):
-            e = imported.tensors.get(out)
-            if type(e) is Constant:
-                values[out] = Fixed(np.asarray(e.data))
-            else:
-                values[out] = Produced(line, k)
-    for name, e in imported.tensors.items():
-        if name not in values and type(e) is Constant:
-            values[name] = Fixed(np.asarray(e.data))  # an initializer
-    return NameTable(places, values, "node")
+
+def legal_name(name: str) -> str:
+    """A Relay local name for an ONNX tensor name (kept when already legal)."""
+    if _NAME_OK.fullmatch(name or ""):
+        return name
+    cleaned = re.sub(r"[^A-Za-z0-9_/]", "_", name or "")
+    if not cleaned or not (cleaned[0].isalpha() or cleaned[0] == "_"):
+        cleaned = "v" + cleaned
+    return cleaned
+
+
+def dtype_name(elem_type: int) -> str | None:
+    """The NumPy/Relay dtype of an ONNX element type, or None when Relay has none for it."""
+    onnx = _onnx()
+    try:
+        dt = str(np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type)))
+    except Exception:
+        return None
+    return dt if dt in RELAY_DTYPES else None

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 
-from rvmdbg.program import minivm, relay_text, rvmx
+from rvmdbg.program import minivm, onnx, relay_text, rvmx
 from rvmdbg.program.base import ProgramKind
 
 KINDS: list[ProgramKind] = [
     relay_text.KIND,
     rvmx.KIND,
     minivm.KIND,
+    onnx.KIND,
 ]
 
 SNIFF_BYTES = 64  # enough for every kind's magic; a sniff sees at most this much

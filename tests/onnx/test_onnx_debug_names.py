@@ -12,7 +12,7 @@ from rvmdbg.debug import DebugSession  # noqa: E402
 from rvmdbg.debug.commands import CommandInterpreter  # noqa: E402
 from rvmdbg.debug.names import Fixed, Param, Produced  # noqa: E402
 from rvmdbg.onnx import import_model, networks  # noqa: E402
-from rvmdbg.onnx.names import name_table  # noqa: E402
+from rvmdbg.onnx.debug_names import name_table  # noqa: E402
 from rvmdbg.relay.typecheck import check_module  # noqa: E402
 from rvmdbg.vm.compiler import compile_module  # noqa: E402
 
@@ -77,3 +77,27 @@ def test_squeezenet_break_on_a_node_then_continue_stops_there():
     assert "(breakpoint 1)" in stop and "invoke_packed" in stop
     node = stop.split("[", 2)[2].split("]")[0]
     assert node in table.places  # the kernel's line is a node (n12, or the node it fused into)
+
+
+def test_rvmdbg_debug_batch_on_an_onnx_file_takes_its_names(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+    import onnx
+    path = tmp_path / "model.onnx"
+    onnx.save(_model(), str(path))
+    np.save(tmp_path / "x.npy", np.arange(16, dtype="float32").reshape(1, 1, 4, 4))
+    cmds = tmp_path / "cmds.txt"
+    cmds.write_text("break Conv_12\ncontinue\nnext\nprint conv1_out[0, 0, 1, 1]\n"
+                    "print nothing_here\n")
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-m", "rvmdbg", "debug", str(path),
+                           f"@{tmp_path / 'x.npy'}", "--batch", str(cmds)],
+                          capture_output=True, text=True, timeout=120, cwd=root)
+    out = proc.stdout
+    assert "breakpoint 1 at Conv_12 (" in out, (out, proc.stderr)
+    assert "[Conv_12]: invoke_packed" in out and "(breakpoint 1)" in out
+    assert "conv1_out ($" in out and "22.5" in out
+    # a name the table lacks is the usual register error, and batch mode says one failed
+    assert "expected a register like $3, got 'nothing_here'" in out
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr

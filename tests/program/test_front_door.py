@@ -22,9 +22,10 @@ FIB = ROOT / "programs/fib.relay"
 DEMO = ROOT / "programs/demo.mvm"
 
 
-def test_the_three_kinds_and_their_suffixes():
-    assert [k.name for k in KINDS] == ["relay", "rvmx", "minivm"]
+def test_the_kinds_and_their_suffixes():
+    assert [k.name for k in KINDS] == ["relay", "rvmx", "minivm", "onnx"]
     assert kind_for("a.relay").name == "relay"
+    assert kind_for("a.onnx").name == "onnx"
     assert kind_for("a.rvmx").name == "rvmx"
     assert kind_for("a.mvm").name == "minivm"
     assert kind_for("no/such/file.txt").name == "relay"  # Relay's own "file not found"

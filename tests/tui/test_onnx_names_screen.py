@@ -16,7 +16,7 @@ def _onnx_program():
     from onnx import TensorProto, helper, numpy_helper
 
     from rvmdbg.onnx import import_model
-    from rvmdbg.onnx.names import name_table
+    from rvmdbg.onnx.debug_names import name_table
     from rvmdbg.relay.typecheck import check_module
     from rvmdbg.tui.program import DebugProgram
     from rvmdbg.vm.compiler import compile_module

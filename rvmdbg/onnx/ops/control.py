@@ -69,7 +69,7 @@ def _loosen(v: Var, found) -> Var:
 
 @converter("Loop", since=11)
 def loop(g, node, inputs, attrs):
-    from rvmdbg.onnx.importer import legal_name
+    from rvmdbg.onnx.names import legal_name
     max_count, cond = inputs[0], inputs[1]
     deps = list(inputs[2:])
     body = attrs["body"]
@@ -146,7 +146,7 @@ def loop(g, node, inputs, attrs):
 
 @converter("Scan", since=9)
 def scan(g, node, inputs, attrs):
-    from rvmdbg.onnx.importer import legal_name
+    from rvmdbg.onnx.names import legal_name
     body = attrs["body"]
     n_scan_in = int(attrs["num_scan_inputs"])
     n_all_in = len(inputs)

@@ -36,7 +36,7 @@ def constant(g, node, inputs, attrs):
 
 
 def _dtype_of_onnx(g, to: int) -> str:
-    from rvmdbg.onnx.importer import dtype_name
+    from rvmdbg.onnx.names import dtype_name
     dt = dtype_name(int(to))
     if dt is None:
         import onnx
