@@ -264,12 +264,31 @@ def cmd_trace(ns: argparse.Namespace) -> int:
     write = sys.stdout.write
     try:
         vm.start(entry, args)
-        for line in trace_lines(vm):
-            write(line + "\n")
+        if program.names is None:
+            for line in trace_lines(vm):
+                write(line + "\n")
+        else:
+            _trace_named(vm, exe, program.names, write)
     except VMError as e:
         sys.stdout.flush()
         raise ProgramFailed(vm_error_text(e, exe)) from None
     return EXIT_OK
+
+
+def _trace_named(vm, exe, names, write) -> None:
+    """The trace of a program whose kind names its lines (an ONNX model's nodes): each line
+    says its node, as `[step 12] @main pc=3 [Conv_12]: ...`."""
+    from rvmdbg.debug.breakpoints import instruction_line
+    from rvmdbg.vm.machine import format_step
+    by_line = names.line_names()
+    while not vm.halted:
+        info = vm.step()
+        line = format_step(vm, info)
+        place = by_line.get(instruction_line(exe, info.func_index, info.pc))
+        if place is not None:
+            head, sep, rest = line.partition(": ")
+            line = f"{head} [{place}]{sep}{rest}"
+        write(line + "\n")
 
 
 def _configure_graph(p: argparse.ArgumentParser) -> None:

@@ -101,3 +101,22 @@ def test_rvmdbg_debug_batch_on_an_onnx_file_takes_its_names(tmp_path):
     # a name the table lacks is the usual register error, and batch mode says one failed
     assert "expected a register like $3, got 'nothing_here'" in out
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
+
+
+def test_rvmdbg_trace_on_an_onnx_file_names_each_lines_node(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+    import onnx
+    path = tmp_path / "model.onnx"
+    onnx.save(_model(), str(path))
+    np.save(tmp_path / "x.npy", np.ones((1, 1, 4, 4), "float32"))
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-m", "rvmdbg", "trace", str(path),
+                           f"@{tmp_path / 'x.npy'}"],
+                          capture_output=True, text=True, timeout=120, cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    kernels = [line for line in proc.stdout.splitlines() if "invoke_packed" in line]
+    assert kernels and all(" [" in line.split(":")[0] for line in kernels), kernels
+    assert any("[Conv_12]: invoke_packed" in line for line in kernels)
+    assert any("[Softmax_0]: invoke_packed" in line for line in kernels)
