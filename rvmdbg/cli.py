@@ -309,7 +309,8 @@ def cmd_graph(ns: argparse.Namespace) -> int:
         raise UsageError(f"{ns.program}: " + _("graph reads Relay source; a MiniVM program has no "
                                                "dataflow graph (it is bytecode with jumps)"))
     program = load_program(ns.program, missing_meta=missing_meta_from(ns))
-    print(graph_report(program.module, ns.entry.lstrip("@"), as_json=ns.json))
+    print(graph_report(program.module, ns.entry.lstrip("@"), as_json=ns.json,
+                       names=program.names))
     return EXIT_OK
 
 

@@ -120,3 +120,20 @@ def test_rvmdbg_trace_on_an_onnx_file_names_each_lines_node(tmp_path):
     assert kernels and all(" [" in line.split(":")[0] for line in kernels), kernels
     assert any("[Conv_12]: invoke_packed" in line for line in kernels)
     assert any("[Softmax_0]: invoke_packed" in line for line in kernels)
+
+
+def test_rvmdbg_graph_on_an_onnx_file_shows_each_kernels_node(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+    import onnx
+    path = tmp_path / "model.onnx"
+    onnx.save(_model(), str(path))
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-m", "rvmdbg", "graph", str(path)],
+                          capture_output=True, text=True, timeout=120, cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert any("tvm_op fused_nn_conv2d(0, 1) [Conv_12] ->" in line for line in lines), lines
+    assert any("[Pool_13]" in line for line in lines) and any("[Softmax_0]" in line
+                                                               for line in lines)
