@@ -182,6 +182,13 @@ def test_bench_debug_quick_runs():
         assert label in out
 
 
+def test_bench_history_quick_runs_the_model_case():
+    """Issue 28 (3): the history benchmark measures `s` against `S` on models."""
+    out = _run_script("bench_history.py")
+    for label in ("mobilenet_v1", "gpt2_like", "S p95", "target S/s <= 2", "fib(16)"):
+        assert label in out
+
+
 def test_bench_onnx_quick_runs():
     pytest.importorskip("onnx")
     out = _run_script("bench_onnx.py")

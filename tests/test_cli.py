@@ -686,3 +686,23 @@ def test_meta_random_runs_with_seeded_constants_on_every_command(capsys, tmp_pat
     code, out, err = rvmdbg(capsys, "debug", path, "[1, 2]", "--meta-random", "5", "--batch",
                             batch)
     assert code == 0, err
+
+
+def test_inputs_archive_missing_many_parameters_shows_a_few_and_a_count(capsys, tmp_path):
+    """Issue 28 (15): a ResNet-shaped model whose weights are parameters, run with an
+    archive holding only the input: the first few missing names, how many, and where to see
+    them all, not every name on one line."""
+    from rvmdbg import workloads
+    w = workloads.build("resnet18", small=True)
+    prog = tmp_path / "resnet_unbound.relay"
+    prog.write_text(w.unbound_text, encoding="utf-8")
+    np.savez(tmp_path / "x.npz", data=w.inputs[0])
+    code, _, err = rvmdbg(capsys, "run", prog, "--inputs", tmp_path / "x.npz")
+    missing = len(w.constants)
+    assert code == 2 and "Traceback" not in err
+    assert "no value for %weight_0, %gamma_1, %beta_2, %moving_mean_3, %moving_var_4 and " \
+           f"{missing - 5} more ({missing} parameters in all; `rvmdbg check PROGRAM` prints " \
+           "every parameter of @main)" in err, err
+    assert "%weight_5" not in err and len(err.splitlines()[0]) < 300
+    code, out, _ = rvmdbg(capsys, "check", prog)
+    assert code == 0 and "%weight_5" in out      # the hint's command does list them

@@ -158,6 +158,7 @@ def open_session(config: LaunchConfig) -> DebugSession:
     located message when the program or its arguments are wrong)."""
     from rvmdbg.args import ArgumentError
     from rvmdbg.cmdline import missing_meta_from
+    from rvmdbg.i18n import _
     from rvmdbg.program import (
         ProgramFailed, UsageError, executable_of, load_program, program_arguments,
     )
@@ -166,8 +167,11 @@ def open_session(config: LaunchConfig) -> DebugSession:
     try:
         program = load_program(config.program, missing_meta=missing_meta_from(config))
         # `args` as on the command line; `inputs` binds the parameters after them by name
-        # from an .npz archive, as `--inputs` does
-        args = program_arguments(program, config.entry, config.args, inputs=config.inputs)
+        # from an .npz archive, as `--inputs` does; with neither, the hint names those settings
+        args = program_arguments(
+            program, config.entry, config.args, inputs=config.inputs,
+            hint=_("set them in the launch configuration: `args` (a list of values, as on the "
+                   "command line) or `inputs` (an .npz archive naming the parameters)"))
         exe = executable_of(program)
         return DebugSession(exe, args, entry=config.entry, limits=config.limits,
                             history_bytes=config.history_mb * 2 ** 20)

@@ -37,15 +37,23 @@ def kind_of(program: Program) -> ProgramKind:
 
 
 def program_arguments(program: Program, entry: str, texts: list[str],
-                      inputs: str | None = None) -> list:
+                      inputs: str | None = None, hint: str | None = None) -> list:
     """ARGs (or the program's `// args:` defaults when none are given) as runtime values;
-    `inputs` (--inputs FILE.npz) binds the parameters after the ARGs by name."""
+    `inputs` (--inputs FILE.npz) binds the parameters after the ARGs by name. When none were
+    given and some are needed, the error ends with `hint`: where this client takes them
+    (default: the command line's, after PROGRAM; the DAP adapter names its launch settings)."""
     from rvmdbg.relay.loader import program_default_args
     if inputs is not None:
         texts = bind_inputs(entry_params(program, entry), texts, inputs, entry)
     elif not texts and program.text is not None:
         texts = program_default_args(program.text) or []
-    return kind_of(program).bind(program, entry, texts)
+    try:
+        return kind_of(program).bind(program, entry, texts)
+    except ArgumentError as e:
+        if not texts:
+            e.message += "; " + (hint or _("give them after PROGRAM (the program has no "
+                                           "`// args:` line)"))
+        raise
 
 
 def entry_params(program: Program, entry: str) -> list[str]:

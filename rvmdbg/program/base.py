@@ -136,7 +136,7 @@ def bind_untyped(program: Program, entry: str, texts: list[str]) -> list:
         params = exe.function(entry).params
     except KeyError:
         raise UsageError(f"{program.path}: " + _("no function @{entry}").format(entry=entry)) from None
-    return parse_untyped_args(entry, texts, len(params), after_program=True)
+    return parse_untyped_args(entry, texts, len(params))   # program_arguments adds the hint
 
 
 __all__ = ["Debuggable", "LoadOptions", "Program", "ProgramFailed", "ProgramKind",

@@ -33,19 +33,15 @@ def load(path: str, options: LoadOptions) -> Program:
 
 def bind(program: Program, entry: str, texts: list[str]) -> list:
     """ARG texts converted to the entry's parameter types."""
-    from rvmdbg.args import ArgumentError, parse_program_args
+    from rvmdbg.args import parse_program_args
     if entry not in program.module.functions:
         own = [n for n, f in program.module.functions.items()
                if f.span is not None and f.span.file == program.path]
         raise UsageError(f"{program.path}: " + _("no function @{entry} to run; the program ").format(entry=entry)
                          + (_("defines {names}").format(names=', '.join('@' + n for n in own)) if own
                             else _("defines no functions")))
-    try:
-        return parse_program_args(program.module, entry, texts)
-    except ArgumentError as e:
-        if not texts:
-            e.message += "; " + _("give them after PROGRAM (the program has no `// args:` line)")
-        raise
+    # (with no ARGs, program_arguments adds where the client takes them)
+    return parse_program_args(program.module, entry, texts)
 
 
 def recheck(text: str, filename: str):
