@@ -21,7 +21,7 @@ from typing import Callable
 from rvmdbg import __version__
 from rvmdbg.argparse_i18n import TranslatedParser
 from rvmdbg.argparse_i18n import speaking as argparse_speaking
-from rvmdbg.args import ArgumentError
+from rvmdbg.args import ArgumentError, set_array_limit
 from rvmdbg.cmdline import (
     EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, add_limit_options,
     add_meta_options, add_program_args, configure_screen as _configure_screen, limits_from,
@@ -714,11 +714,13 @@ def main(argv: list[str] | None = None) -> int:
         _error(_("error: {message}").format(message=e))
         return EXIT_USAGE
     argv = _command_first(argv)
+    ns = None
     try:
         try:
             ns = parse_command_line(argv)
         except SystemExit as e:  # argparse: --help, --version (0) or a usage error (2)
             return e.code if isinstance(e.code, int) else EXIT_USAGE
+        set_array_limit(getattr(ns, "max_bytes", None))  # arrays read from files obey it too
         return ns.handler(ns)
     except RelayError as e:
         _error(e.format())
@@ -748,7 +750,9 @@ def main(argv: list[str] | None = None) -> int:
         _error(_("error: {message}").format(message=f"{name}{e.strerror or e}"))
         return EXIT_USAGE
     except RecursionError:
-        _error(_("error: {message}").format(message=_("the program is nested too deeply to process")))
+        name = getattr(ns, "program", None)
+        _error(_("error: {message}").format(message=(f"{name}: " if name else "")
+                                            + _("the program is nested too deeply to process")))
         return EXIT_USAGE
     except MemoryError:
         # outside the VM and interpreter (which stop with their own message): reading or

@@ -359,7 +359,13 @@ def to_json(v, _path: frozenset = frozenset()):
     name = getattr(v, "name", None)
     if name is not None:
         return {"closure": name}
-    raise TypeError(f"no JSON form for {type(v).__name__}")
+    kind = type(v).__name__
+    # a saved executable may return what no kernel wrote yet, or a storage buffer
+    if kind == "TensorPlaceholder":
+        return {"uninitialized": {"dtype": str(v.dtype), "shape": [int(d) for d in v.shape]}}
+    if kind == "StorageObject":
+        return {"storage": {"bytes": int(v.size)}}
+    return {"opaque": kind}
 
 
 def values_equal(a, b, _assumed: set | None = None) -> bool:

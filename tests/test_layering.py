@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "rvmdbg"
 ENGINE = ("relay", "passes", "vm", "debug", "views", "graph", "minivm", "onnx", "program")
 # What Relay may import besides itself: the foundation every layer shares.
 BELOW_RELAY = ("rvmdbg.i18n", "rvmdbg.wording", "rvmdbg.values", "rvmdbg.scalars",
-               "rvmdbg.limits", "rvmdbg.fileio")
+               "rvmdbg.limits", "rvmdbg.fileio", "rvmdbg.jsondepth")
 FRONT_ENDS = ("rvmdbg.cli", "rvmdbg.tui", "rvmdbg.dap", "rvmdbg.serve", "rvmdbg.__main__")
 # Circles allowed for now, each by name. The VM split (issue 27, item 2: the fast paths behind
 # an explicit interface, no private names crossing files) empties this; a circle that is gone

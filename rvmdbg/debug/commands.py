@@ -35,6 +35,7 @@ from rvmdbg.debug.session import DebugError, DebugSession, StopEvent
 from rvmdbg.debug.transcript import Transcript, TranscriptError
 from rvmdbg.values import format_value, full_form_stats
 from rvmdbg.i18n import N_, _, ngettext
+from rvmdbg.wording import picture_controls
 
 HELP = N_("""\
 Forward:   step|s [K]   next|n   finish|f   continue|c   run-to SPEC
@@ -815,7 +816,8 @@ class CommandInterpreter:
         for n in range(lo, hi + 1):
             here = "=>" if n == span.line else "  "
             mark = "B" if own_file and n in bp_lines else " "
-            out.append(f"{here}{mark}{n:>5} | {lines[n - 1]}")
+            # the program's text, shown: its control characters as visible cells
+            out.append(f"{here}{mark}{n:>5} | {picture_controls(lines[n - 1])}")
             if n == span.line and span.end_line == span.line and span.end_col > span.col:
                 out.append(" " * (10 + span.col - 1) + "^" + "~" * (span.end_col - span.col - 1))
         return "\n".join(out)

@@ -571,10 +571,13 @@ def _fold(e, memo: dict):
             out = new
         values = [_const_value(a) for a in args]
         arg_t = args[0].checked_type if args else None
-        if (e.op.name == "shape_of" and type(arg_t) is TensorType
+        if (e.op.name in ("shape_of", "ndarray_size") and type(arg_t) is TensorType
                 and all(d is not None for d in arg_t.shape)):
-            # TVM's FoldConstant evaluates shape_of of a statically shaped tensor
-            c = Constant(np.array(arg_t.shape, dtype=e.attrs.get("dtype", "int32")), e.span)
+            # TVM's FoldConstant evaluates shape_of and ndarray_size of a statically shaped
+            # tensor
+            value = (arg_t.shape if e.op.name == "shape_of"
+                     else int(np.prod(arg_t.shape, dtype="int64")))
+            c = Constant(np.array(value, dtype=e.attrs.get("dtype", "int32")), e.span)
             c.checked_type = e.checked_type
             out = c
         elif all(v is not None for v in values):

@@ -26,7 +26,7 @@ from typing import Iterator, NamedTuple
 
 import numpy as np
 
-from rvmdbg.limits import DEFAULT_LIMITS, Limits
+from rvmdbg.limits import DEFAULT_LIMITS, FRAME_FLOOR, Limits, depth_stop, vm_frame_bytes
 from rvmdbg.scalars import SCALAR_TYPES, QuietSwitch, to_runtime
 from rvmdbg.values import ADTValue, format_value, tensor_line
 from rvmdbg.vm import bytecode as bc
@@ -421,23 +421,28 @@ def _invoke(vm, fi, pc, ins):
             n=len(args), func=callee.name, m=len(callee.params)))
     pad = [None] * (callee.register_file_size - len(args))
     frames, max_depth = vm.frames, vm.limits.max_depth
-    depth_error = ("max_depth", max_depth, _("call depth exceeded {n} frames calling "
-                                             "@{func}").format(n=max_depth, func=callee.name))
+    # frames count against --max-bytes beside the live tensors (rvmdbg/limits.py)
+    max_bytes, cost = vm.limits.max_bytes, vm_frame_bytes(callee.register_file_size)
+
+    def depth_error():
+        return depth_stop(vm.limits, len(frames), cost, vm.live_bytes, callee.name)
 
     if len(args) == 1:
         a0 = args[0]
 
         def invoke(regs):
-            if len(frames) >= max_depth:
-                raise _limit_error(*depth_error)
+            if len(frames) >= max_depth or (len(frames) * cost > FRAME_FLOOR and
+                                            len(frames) * cost > max_bytes - vm.live_bytes):
+                raise _limit_error(*depth_error())
             frames[-1].pc = pc
             vm.pushes = serial = vm.pushes + 1
             frames.append(Frame(callee_index, 0, [regs[a0]] + pad, dst, serial))
             return CALL
     elif len(args) == 0:
         def invoke(regs):
-            if len(frames) >= max_depth:
-                raise _limit_error(*depth_error)
+            if len(frames) >= max_depth or (len(frames) * cost > FRAME_FLOOR and
+                                            len(frames) * cost > max_bytes - vm.live_bytes):
+                raise _limit_error(*depth_error())
             frames[-1].pc = pc
             vm.pushes = serial = vm.pushes + 1
             frames.append(Frame(callee_index, 0, pad[:], dst, serial))
@@ -446,8 +451,9 @@ def _invoke(vm, fi, pc, ins):
         gather = operator.itemgetter(*args)
 
         def invoke(regs):
-            if len(frames) >= max_depth:
-                raise _limit_error(*depth_error)
+            if len(frames) >= max_depth or (len(frames) * cost > FRAME_FLOOR and
+                                            len(frames) * cost > max_bytes - vm.live_bytes):
+                raise _limit_error(*depth_error())
             frames[-1].pc = pc
             vm.pushes = serial = vm.pushes + 1
             frames.append(Frame(callee_index, 0, [*gather(regs), *pad], dst, serial))
@@ -462,6 +468,8 @@ def _invoke_closure(vm, fi, pc, ins):
     # per function, its parameter count and the None registers after its parameters
     pads = [[None] * max(0, f.register_file_size - len(f.params)) for f in functions]
     arities = [len(f.params) for f in functions]
+    max_bytes, costs = vm.limits.max_bytes, [vm_frame_bytes(f.register_file_size)
+                                             for f in functions]
     nargs = len(args)
     gather = (operator.itemgetter(*args) if nargs > 1
               else (lambda regs: (regs[args[0]],)) if args else (lambda regs: ()))
@@ -478,10 +486,11 @@ def _invoke_closure(vm, fi, pc, ins):
             raise VMError(ngettext("closure @{func} takes {n} argument, called with {m}",
                                    "closure @{func} takes {n} arguments, called with {m}",
                                    takes).format(func=clo.name, n=takes, m=nargs))
-        if len(frames) >= max_depth:
-            raise _limit_error("max_depth", max_depth,
-                               _("call depth exceeded {n} frames calling @{func}").format(
-                                   n=max_depth, func=clo.name))
+        n = len(frames)
+        if n >= max_depth or (n * costs[callee] > FRAME_FLOOR and
+                              n * costs[callee] > max_bytes - vm.live_bytes):
+            raise _limit_error(*depth_stop(vm.limits, n, costs[callee], vm.live_bytes,
+                                           clo.name))
         frames[-1].pc = pc
         vm.pushes = serial = vm.pushes + 1
         # Frame(callee, 0, registers, dst, serial) without its Python-level __init__

@@ -62,3 +62,10 @@ def test_without_the_onnx_package_the_message_names_the_extra(model, monkeypatch
     assert main(["check", model]) == 2
     err = capsys.readouterr().err
     assert "rvmdbg[onnx]" in err and "Traceback" not in err
+
+
+def test_inputs_bind_by_the_onnx_input_name(model, tmp_path, capsys):
+    x = np.ones((1, 3, 4, 6), "float32")
+    np.savez(tmp_path / "x.npz", **{"input.1": x})
+    assert main(["run", model, "--inputs", str(tmp_path / "x.npz")]) == 0
+    assert capsys.readouterr().out.strip()
