@@ -198,6 +198,18 @@ class _Leave:
         self.cell = cell
 
 
+def host_form(x):
+    """TVM's runtime objects (what the Relax VM's registers hold), found by duck type without
+    importing tvm, as the values rvmdbg shows: a tensor as its NumPy array, an FFI array as a
+    tuple; anything else unchanged."""
+    kind = type(x).__name__
+    if kind == "Tensor" and callable(getattr(x, "numpy", None)):
+        return x.numpy()
+    if kind == "Array" and type(x).__module__.startswith("tvm_ffi"):
+        return ADTValue(0, None, tuple(host_form(y) for y in x))
+    return x
+
+
 def format_value(v) -> str:
     """The human (Relay-like) form: `55`, `3f`, `(6, 8)`, `Cons(3, Nil)`, arrays as NumPy prints.
 
@@ -236,6 +248,8 @@ def format_value(v) -> str:
             todo.append(x.value)
         elif isinstance(x, _Leave):
             path.discard(id(x.cell))
+        elif host_form(x) is not x:
+            todo.append(host_form(x))
         elif getattr(x, "name", None) is not None:
             parts.append(f"<closure @{x.name}>")
         else:
@@ -248,6 +262,7 @@ def value_summary(v, width: int = 60, ellipsis: str = "…") -> str:
     if v is None:
         return "-"
     try:
+        v = host_form(v)
         if isinstance(v, (np.ndarray, np.generic)):
             text = tensor_summary(v, ellipsis)
         elif isinstance(v, (ADTValue, RefCell)):

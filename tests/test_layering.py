@@ -12,7 +12,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "rvmdbg"
 
 # The engine: below every front end (cli, tui, dap, serve), never Textual.
-ENGINE = ("relay", "passes", "vm", "debug", "views", "graph", "minivm", "onnx", "program")
+ENGINE = ("relay", "passes", "vm", "debug", "views", "graph", "minivm", "onnx", "program",
+          "relax")
 # What Relay may import besides itself: the foundation every layer shares.
 BELOW_RELAY = ("rvmdbg.i18n", "rvmdbg.wording", "rvmdbg.values", "rvmdbg.scalars",
                "rvmdbg.limits", "rvmdbg.fileio", "rvmdbg.jsondepth")

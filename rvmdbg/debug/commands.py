@@ -33,7 +33,7 @@ from rvmdbg.debug.indexing import (
 )
 from rvmdbg.debug.session import DebugError, DebugSession, StopEvent
 from rvmdbg.debug.transcript import Transcript, TranscriptError
-from rvmdbg.values import format_value, full_form_stats
+from rvmdbg.values import format_value, full_form_stats, host_form
 from rvmdbg.i18n import N_, _, ngettext
 from rvmdbg.wording import picture_controls
 
@@ -659,6 +659,7 @@ class CommandInterpreter:
                 return _("{register} is empty").format(register=reg)
         kind = value_type(v)
         if index is not None:
+            v = host_form(v)   # a TVM tensor (the Relax VM's) is indexed as its array
             if not isinstance(v, (np.ndarray, np.generic)):
                 raise DebugError(_("{register} holds a {kind}, not a tensor: only tensors take an index").format(
                     register=reg, kind=kind))
