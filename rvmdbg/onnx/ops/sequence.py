@@ -29,6 +29,9 @@ def optional_has_element(g, node, inputs, attrs):
 
 @converter("OptionalGetElement", since=15)
 def optional_get_element(g, node, inputs, attrs):
+    from rvmdbg.relay.types import TupleType
+    if isinstance(g.type_of(inputs[0]), TupleType):
+        return [inputs[0]]  # a sequence input (a tuple) is its own element
     return g.call("copy", [inputs[0]])
 
 
@@ -169,3 +172,26 @@ def split_to_sequence(g, node, inputs, attrs):
         # the ONNX rule: keepdims applies only without split
         items = [g.call("squeeze", [t], axis=[axis]) for t in items]
     return _seq(g, items)
+
+
+@converter("SequenceMap", since=17)
+def sequence_map(g, node, inputs, attrs):
+    """The body once per element (sequences have a static length): each sequence input gives
+    its k-th element, each tensor input itself; each body output collects into a tuple.
+    (TVM's converter had no SequenceMap; this is its unrolled form over tuples.)"""
+    from rvmdbg.relay.types import TupleType
+    body = attrs["body"]
+    seqs = [isinstance(g.type_of(x), TupleType) for x in inputs]
+    lengths = {len(_items(g, x)) for x, s in zip(inputs, seqs) if s}
+    if len(lengths) != 1:
+        raise g.error(_("SequenceMap's sequences have different lengths: {n}").format(
+            n=sorted(lengths)))
+    n = lengths.pop()
+    items = [(_items(g, x) if s else None) for x, s in zip(inputs, seqs)]
+    outs = [[] for _o in node.output]
+    for k in range(n):
+        bindings = {vi.name: (it[k] if it is not None else x)
+                    for vi, x, it in zip(body.input, inputs, items)}
+        for j, e in enumerate(g.subgraph(body, bindings)):
+            outs[j].append(e)
+    return [g.tuple(o) for o in outs]

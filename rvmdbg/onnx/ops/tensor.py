@@ -20,6 +20,9 @@ def reshape_v5(g, node, inputs, attrs):
 
 @converter("Identity", since=1)
 def identity(g, node, inputs, attrs):
+    from rvmdbg.relay.types import TupleType
+    if isinstance(g.type_of(inputs[0]), TupleType):
+        return [inputs[0]]  # a sequence (a tuple) is itself; `copy` takes a tensor
     return g.call("copy", [inputs[0]])
 
 
