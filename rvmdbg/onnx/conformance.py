@@ -29,6 +29,7 @@ class Outcome:
     seconds: float = 0.0
     bound: tuple = ()       # graph inputs bound as constants (values needed at import)
     scope: str = ""         # why it is out of scope (empty in scope)
+    sequence: bool = False  # a sequence-typed case (graph inputs/outputs include sequences)
 
 
 def cases() -> list:
@@ -198,6 +199,7 @@ def run_case(case) -> Outcome:
     from rvmdbg.vm.machine import VirtualMachine
 
     why_out = scope_reason(case)
+    seq = is_sequence_case(case)
     start = time.perf_counter()
     stage = "import"
     bound: list = []
@@ -241,14 +243,14 @@ def run_case(case) -> Outcome:
                         raise AssertionError(f"output {i}: {why}")
     except AssertionError as e:
         return Outcome(case.name, why_out is None, False, _one_line(f"wrong result: {e}"),
-                       time.perf_counter() - start, tuple(bound), why_out or "")
+                       time.perf_counter() - start, tuple(bound), why_out or "", seq)
     except Exception as e:  # every failure is recorded, with its stage
         msg = getattr(e, "message", None) or str(e) or type(e).__name__
         return Outcome(case.name, why_out is None, False,
                        _one_line(f"{stage}: {msg}"), time.perf_counter() - start,
-                       tuple(bound), why_out or "")
+                       tuple(bound), why_out or "", seq)
     return Outcome(case.name, why_out is None, True, "", time.perf_counter() - start,
-                   tuple(bound), why_out or "")
+                   tuple(bound), why_out or "", seq)
 
 
 def report_text(outcomes: list, onnx_version: str) -> str:
@@ -258,6 +260,8 @@ def report_text(outcomes: list, onnx_version: str) -> str:
     outside = [o for o in outcomes if not o.in_scope]
     ip = sum(o.passed for o in inside)
     op = sum(o.passed for o in outside)
+    seqs = [o for o in outside if o.sequence]
+    sp = sum(o.passed for o in seqs)
     pct = 100.0 * ip / len(inside) if inside else 0.0
     ops = supported_ops()
     lines = [
@@ -277,6 +281,8 @@ def report_text(outcomes: list, onnx_version: str) -> str:
         f"| in scope: default domain, tensor inputs and outputs of dtypes Relay has | "
         f"{len(inside)} | {ip} ({pct:.1f}%) | {len(inside) - ip} |",
         f"| out of scope | {len(outside)} | {op} | {len(outside) - op} |",
+        f"| of which sequence-typed: default domain, sequence inputs or outputs of tensors "
+        f"(a sequence is a Relay tuple) | {len(seqs)} | {sp} | {len(seqs) - sp} |",
         f"| all | {len(outcomes)} | {ip + op} | {len(outcomes) - ip - op} |",
         "",
         f"{sum(1 for o in inside if o.passed and o.bound)} of the passing cases in scope read "
