@@ -123,6 +123,23 @@ def test_sequence_map_runs_its_body_once_per_element():
     np.testing.assert_array_equal(np.asarray(got), np.concatenate([xs + zs, ys + zs]))
 
 
+def test_an_if_whose_branches_make_sequences_is_a_relay_if_over_tuples():
+    def branch(name, src):
+        return helper.make_graph([helper.make_node("SequenceConstruct", [src, src], [name])],
+                                 name + "_g", [], [_seq_out(name)])
+    m = _model([helper.make_node("If", ["c"], ["s"], then_branch=branch("t", "x"),
+                                 else_branch=branch("e", "y")),
+                helper.make_node("ConcatFromSequence", ["s"], ["o"], axis=0)],
+               [helper.make_tensor_value_info("c", TensorProto.BOOL, []), X, Y],
+               [helper.make_tensor_value_info("o", F, None)])
+    for cond, src in ((True, xs), (False, ys)):
+        feeds = {"c": np.asarray(cond), "x": xs, "y": ys}
+        imp, exe, got = _run(m, feeds)
+        np.testing.assert_array_equal(np.asarray(got), np.concatenate([src, src]))
+    from rvmdbg.relay.ast import If, walk
+    assert any(isinstance(n, If) for n in walk(imp.module.functions["main"].body))
+
+
 def test_a_sequence_graph_input_is_a_tuple_parameter_whose_shapes_must_be_given():
     seq_in = helper.make_tensor_sequence_value_info("s", F, None)
     m = _model([helper.make_node("ConcatFromSequence", ["s"], ["c"], axis=0)],
@@ -162,7 +179,7 @@ def test_a_position_out_of_range_is_a_located_error():
 
 
 SEQUENCE_CASES_PASSING = [
-    "test_identity_sequence", "test_optional_get_element_sequence",
+    "test_identity_sequence", "test_if_seq", "test_optional_get_element_sequence",
     "test_sequence_insert_at_back", "test_sequence_insert_at_front",
     "test_sequence_map_add_1_sequence_1_tensor", "test_sequence_map_add_2_sequences",
     "test_sequence_map_extract_shapes", "test_sequence_map_identity_1_sequence",

@@ -32,6 +32,9 @@ def if_(g, node, inputs, attrs):
     else_out = g.subgraph(attrs["else_branch"], {})
     if len(then_out) == 1:
         t, e = then_out[0], else_out[0]
+        if not isinstance(g.type_of(t), TensorType) or not isinstance(g.type_of(e),
+                                                                      TensorType):
+            return ast.If(cond, t, e, g.span)  # sequences (tuples): no rank to broadcast
         rt, re_ = g.rank_of(t), g.rank_of(e)
         if rt != re_:
             # TVM broadcast the branch of lower rank to the other's
