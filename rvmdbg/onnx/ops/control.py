@@ -8,6 +8,7 @@ import numpy as np
 from rvmdbg.relay import ast
 from rvmdbg.relay.ast import Call, Function, Let, Var
 from rvmdbg.relay.types import TensorType
+from rvmdbg.i18n import _
 from rvmdbg.onnx.registry import converter
 from rvmdbg.onnx.ops import common as c
 
@@ -49,6 +50,12 @@ def if_(g, node, inputs, attrs):
 
 def _var_like(g, name: str, value, scan=False) -> Var:
     t = g.type_of(value)
+    if not isinstance(t, TensorType):
+        # a sequence is a tuple of a length fixed at import: one that a loop carries may grow
+        # each iteration, which TVM's tuples could not express either
+        raise g.error(_("a Loop or Scan that carries a sequence ({name}) is not supported: "
+                        "sequences are tuples whose length is fixed at import").format(
+                            name=name))
     dims = [None if d == 0 else d for d in t.shape]
     if scan:
         dims = [None] + dims
