@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 from rvmdbg.i18n import N_, _
+from rvmdbg.tui.line_pane import ascii_scrollbars_under
 
 COMMANDS_HELP = [
     ("break @f | @f:PC | LINE | op:NAME [if EXPR]", N_("set a breakpoint (b)")),
@@ -114,6 +115,7 @@ class HelpScreen(ModalScreen[None]):
         return table
 
     def on_mount(self) -> None:
+        ascii_scrollbars_under(self)
         self.query_one("#help-dialog").focus()
 
     async def action_dismiss(self, result=None) -> None:
