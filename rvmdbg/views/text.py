@@ -98,6 +98,37 @@ def wrap(text: str, width: int) -> list:
     return lines
 
 
+def fold_line(line: str, width: int) -> list:
+    """A console line in pieces of at most `width` cells, broken at the last space that
+    fits (else between characters), each piece after the first indented two past the line's
+    own indent; a line that fits stays as it is, spaces and all."""
+    if width <= 8 or cell_len(line) <= width:
+        return [line]
+    indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
+    out, rest, prefix = [], line, ""
+    while cell_len(prefix + rest) > width:
+        room = width - cell_len(prefix)
+        cut, cells = 0, 0
+        for i, ch in enumerate(rest):   # the most characters that fit in `room` cells
+            cells += cell_len(ch)
+            if cells > room:
+                break
+            cut = i + 1
+        space = rest.rfind(" ", 0, cut + 1)
+        if space > len(rest) - len(rest.lstrip(" ")) and space > 0:
+            cut = space
+        piece, rest = rest[:cut], rest[cut:].lstrip(" ")
+        while rest and rest[0] in NO_LINE_START and len(piece) > 1:
+            piece, rest = piece[:-1], piece[-1] + rest   # punctuation keeps its character
+        out.append(prefix + piece.rstrip())
+        prefix = indent
+        if not rest:
+            break
+    if rest:
+        out.append(prefix + rest)
+    return out
+
+
 def table(rows: list, width: int, gap: int = 2, names: list | None = None) -> list:
     """Rows of cells (strings) as lines of at most `width` cells: columns aligned with `gap`
     spaces between them when they fit, else each row's label on a line and its other cells
@@ -219,4 +250,4 @@ def merge_pieces(pieces: list) -> list:
 
 
 __all__ = ["Symbols", "UNICODE", "ASCII", "symbols_for", "row_text", "rows_text", "Arrow",
-           "assign_lanes", "draw_gutter", "wrap", "table", "pad", "NO_LINE_START"]
+           "assign_lanes", "draw_gutter", "wrap", "table", "pad", "fold_line", "NO_LINE_START"]
