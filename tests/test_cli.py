@@ -624,3 +624,16 @@ def test_memory_error_anywhere_is_a_message_and_exit_1(monkeypatch, capsys):
     assert cli.main(["check", str(ROOT / "programs/fib.relay")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: out of memory") and "Traceback" not in err
+
+
+def test_trace_labels_its_steps_in_the_language_in_use():
+    """Issue 28 item 10: `rvmdbg --lang zh_CN trace` printed `[step 0]`."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    env = dict(__import__("os").environ, PYTHONPATH=str(root))
+    out = subprocess.run([sys.executable, "-m", "rvmdbg", "--lang", "zh_CN", "trace",
+                          "programs/fib.relay", "2"], capture_output=True, text=True, cwd=root,
+                         env=env, timeout=120).stdout
+    assert out.startswith("[第 0 步] @main pc=0") and "[step" not in out
