@@ -39,7 +39,8 @@ class KeyFooter(Footer):
                 # keys written as the help writes them (Tab, Esc, F11), not Textual's tab, esc
                 shown = key_text(widget.key)
                 default = self.app.get_key_display(Binding(widget.key, widget.action))
-                if widget.key_display in (default, widget.key):
+                arrow = default in ("←", "→", "↑", "↓") and not getattr(self.app, "ascii_only", False)
+                if widget.key_display in (default, widget.key) and not arrow:
                     widget.key_display = shown
                 if widget.tooltip:
                     widget.tooltip = _(str(widget.tooltip))

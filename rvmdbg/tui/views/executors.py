@@ -229,9 +229,10 @@ class ExecutorsView(Vertical, can_focus=True):
         header = (pad(_("node"), 4) + "  " + pad(_("op"), 6) + "  " + pad(_("name"), 28) + " "
                   + _right(_("sid"), 3) + " " + _right(_("bytes"), 8) + "  ")
         rows = [[(header, "header"),
-                 ("".join(str(i % 10) for i in range(nblocks)), "header")],
-                [(_("storage blocks: {written} written here  {held} held for a later "
-                    "node  {free} free").format(written=cells[0], held=cells[1], free=cells[2]), "dim")]]
+                 ("".join(str(i % 10) for i in range(nblocks)), "header")]]
+        rows += [[(line, "dim")] for line in wrap(_(
+            "storage blocks: {written} written here  {held} held for a later node  {free} "
+            "free").format(written=cells[0], held=cells[1], free=cells[2]), _text_width(pane))]
         for n, strip in zip(c.nodes, strips):
             op = "tvm_op" if n.kind == "kernel" else "null"
             note = ""
@@ -342,7 +343,7 @@ class ExecutorsView(Vertical, can_focus=True):
         for name in sorted({s.executor for s in samples}):
             models[name] = fit_cost_model([s for s in samples if s.executor == name],
                                           compile_known=workload is not None and workload.fixed)
-            rows.append([(f"{models[name].describe()}", f"series{len(models) - 1}")])
+            rows += [[(line, f"series{len(models) - 1}")] for line in wrap(models[name].describe(), width)]
         loose = [m for m in models.values() if not m.explains]
         if loose:
             # a line that does not explain the data predicts nothing: no verdict from it
