@@ -12,24 +12,36 @@ argument that makes a history of more than a million steps.
 3. memory of the session after the run (tracemalloc: everything the session allocated,
    VM state included) and the history's own estimate.
 Targets: recording <= 2x the bare run; reverse step < 10 ms; a 1M-step history < 200 MB.
+
+Models (`rvmdbg.workloads`: MobileNet-v1 at 224x224, and a GPT-2-sized transformer encoder,
+768 features, 12 heads, FF 3072, 128 tokens): after `continue` to the end, at sampled steps k,
+`s` from k and `S` from k+1 (the same instruction, forward and back, interleaved so that a
+busy machine slows both alike), with p95 and the history's checkpoints and bytes.
+Target: `S` p95 <= 2x `s` p95 (checkpoints are placed by running time, see history.py).
 """
 from __future__ import annotations
 
 import argparse
 import gc
 import os
+import random
 import statistics
 import sys
 import time
 import tracemalloc
 
+# One BLAS thread, as in bench_models.py: on a shared 2-core machine extra BLAS threads spin.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
+from rvmdbg import workloads  # noqa: E402
 from rvmdbg.debug import DebugSession  # noqa: E402
 from rvmdbg.limits import Limits  # noqa: E402
-from rvmdbg.relay.loader import load_file  # noqa: E402
+from rvmdbg.relay.loader import load_file, load_module  # noqa: E402
 from rvmdbg.relay.typecheck import check_module  # noqa: E402
 from rvmdbg.vm.compiler import compile_module  # noqa: E402
 from rvmdbg.vm.machine import VirtualMachine  # noqa: E402
@@ -79,11 +91,66 @@ def time_rsteps(s: DebugSession, points: list[int], run: int) -> list[tuple[int,
     return out
 
 
+MODELS = {
+    "mobilenet_v1": dict(size=224, width=1.0, classes=1000),
+    "gpt2_like": dict(seq=128, d=768, heads=12, ff=3072),
+}
+MODELS_QUICK = {"mobilenet_v1": dict(size=32, width=0.25, classes=10),
+                "gpt2_like": dict(seq=8, d=32, heads=4, ff=64)}
+
+
+def p95(xs: list[float]) -> float:
+    xs = sorted(xs)
+    return xs[int(0.95 * (len(xs) - 1))]
+
+
+def model_case(name: str, sizes: dict, samples: int) -> None:
+    """`s` against `S` on one model (see the module docstring)."""
+    family = "transformer_encoder" if name == "gpt2_like" else name
+    w = workloads.build(family, **sizes)
+    exe = compile_module(check_module(load_module(w.text, name)))
+    s = DebugSession(exe, w.inputs, limits=LIMITS)
+    t = time.perf_counter()
+    ev = s.cont()
+    cont_s = time.perf_counter() - t
+    assert ev.reason == "finished", ev.line()
+    steps = s.last_step
+    rng = random.Random(0)
+    points = sorted(rng.randrange(0, steps) for _ in range(samples))
+    fwd, back = [], []
+    for k in points:
+        s.goto(k)
+        t = time.perf_counter()
+        s.step()
+        fwd.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        s.rstep()
+        back.append(time.perf_counter() - t)
+    info = s.history_info()
+    f95, b95 = p95(fwd) * 1e3, p95(back) * 1e3
+    print(f"{name:<14}{steps:>7}{cont_s:>9.3f}{info['checkpoints']:>7}"
+          f"{info['bytes_estimate'] / 2 ** 20:>9.1f}{statistics.median(fwd) * 1e3:>9.2f}{f95:>9.2f}"
+          f"{statistics.median(back) * 1e3:>9.2f}{b95:>9.2f}{b95 / max(f95, 1e-9):>8.2f}")
+
+
+def models(quick: bool, samples: int) -> None:
+    print(f"{'model':<14}{'steps':>7}{'cont s':>9}{'ckpts':>7}{'hist MB':>9}{'s med':>9}{'s p95':>9}"
+          f"{'S med':>9}{'S p95':>9}{'S/s':>8}   (ms; target S/s <= 2)")
+    for name, sizes in (MODELS_QUICK if quick else MODELS).items():
+        model_case(name, sizes, samples)
+        gc.collect()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller programs (a smoke run)")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--models-only", action="store_true", help="only the model case")
+    ap.add_argument("--samples", type=int, default=300, help="steps sampled on each model")
     ns = ap.parse_args()
+    models(ns.quick, ns.samples if not ns.quick else 20)
+    if ns.models_only:
+        return
     cases = [("fib.relay", 22 if not ns.quick else 16), ("sum_up.relay", 45000 if not ns.quick else 3000)]
     print(f"{'program':<18}{'steps':>10}{'bare run s':>12}{'no-GC2 s':>10}{'recorded s':>12}{'ratio':>7}"
           f"{'rstep med ms':>14}{'rstep max ms':>14}{'traced MB':>11}{'estimate MB':>13}"

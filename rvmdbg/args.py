@@ -30,7 +30,8 @@ from rvmdbg.relay.ast import (
 )
 from rvmdbg.relay.diagnostics import RelayError
 from rvmdbg.relay.types import (
-    FuncType, IncompleteType, RefType, TensorType, TupleType, TypeCall, substitute,
+    FuncType, IncompleteType, RefType, TensorType, TupleType, TypeCall, is_vector_dtype,
+    substitute,
 )
 from rvmdbg.values import ADTValue, RefCell, format_value
 from rvmdbg.i18n import N_, _, ngettext
@@ -281,6 +282,10 @@ def _npz_member(path: str, name: str, where: str) -> np.ndarray:
                 where=where, member=f"{path}:{name}", reason=e)) from None
 
 
+# Names an --inputs message lists before "and N more".
+NAMES_SHOWN = 5
+
+
 def bind_inputs(params: list[str], texts: list[str], path: str, entry: str = "main") -> list[str]:
     """`--inputs FILE.npz` as argument texts: the positional `texts` bind the first parameters,
     the archive's arrays the others by name (`@FILE.npz:NAME`), as TVM's `set_input(name=...)`.
@@ -315,16 +320,32 @@ def bind_inputs(params: list[str], texts: list[str], path: str, entry: str = "ma
                                           where=where, param="%" + name, n=i + 1))
             continue
         if name not in by_param:
-            missing = [p for p in params[i:] if p not in by_param]
+            missing = ["%" + p for p in params[i:] if p not in by_param]
             if texts:
                 message = _("{where}: no value for {missing} of @{entry}: the archive holds "
                             "{names} and {n} positional")
             else:
                 message = _("{where}: no value for {missing} of @{entry}: the archive holds "
                             "{names}")
+            if len(missing) > NAMES_SHOWN:
+                # a model whose weights are parameters misses hundreds: a few, a count, and
+                # where the whole list is
+                missing = ngettext("{names} and {n} more ({total} parameter in all; `rvmdbg "
+                                   "check PROGRAM` prints every parameter of @{entry})",
+                                   "{names} and {n} more ({total} parameters in all; `rvmdbg "
+                                   "check PROGRAM` prints every parameter of @{entry})",
+                                   len(missing)).format(
+                    names=", ".join(missing[:NAMES_SHOWN]), n=len(missing) - NAMES_SHOWN,
+                    total=len(missing), entry=entry)
+            else:
+                missing = ", ".join(missing)
+            held = ", ".join(names[:NAMES_SHOWN]) or _("nothing")
+            if len(names) > NAMES_SHOWN:
+                held = ngettext("{names} and {n} more", "{names} and {n} more",
+                                len(names) - NAMES_SHOWN).format(
+                    names=held, n=len(names) - NAMES_SHOWN)
             raise ArgumentError(message.format(
-                where=where, missing=", ".join("%" + p for p in missing), entry=entry,
-                names=", ".join(names) or _("nothing"), n=len(texts)))
+                where=where, missing=missing, entry=entry, names=held, n=len(texts)))
         out.append(f"@{path}:{by_param[name]}")
     return out
 
@@ -525,6 +546,9 @@ def _not_a_constructor(where: str, name: str, t: TypeCall, td) -> ArgumentError:
 
 
 def _to_tensor(value, t: TensorType, where: str) -> np.ndarray:
+    if is_vector_dtype(t.dtype):
+        raise ArgumentError(_("{where}: its type {type} has the vector dtype {dtype}, which no "
+                              "value here can hold").format(where=where, type=t, dtype=t.dtype))
     dtype = np.dtype(t.dtype)
     if isinstance(value, _JSON):
         arr = _json_array(value.data, dtype, where)

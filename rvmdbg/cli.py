@@ -1,7 +1,8 @@
 """The `rvmdbg` command line (../shared/reference/cli-contract.md): subcommands, exit codes, errors.
 
-Each subcommand is one `Command` in `COMMANDS` (its argparse set-up and its handler); each way
-of running a program is one function in `EXECUTORS`. Handlers raise; `main` maps what they
+Each subcommand is one `Command` in `COMMANDS` (its argparse set-up and its handler). What a
+program is, how each kind is read and each way of running it (`EXECUTORS`) come from the front
+door, `rvmdbg.program`; the exit codes and shared option sets from `rvmdbg.cmdline`. Handlers raise; `main` maps what they
 raise to the contract's exit codes: 0 success, 1 the program failed while running, 2 bad input
 (usage, unreadable file, lex/parse/type error, bad argument), 130 interrupted. A user's mistake
 never prints a Python traceback.
@@ -9,7 +10,6 @@ never prints a Python traceback.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import re
@@ -21,209 +21,21 @@ from typing import Callable
 from rvmdbg import __version__
 from rvmdbg.argparse_i18n import TranslatedParser
 from rvmdbg.argparse_i18n import speaking as argparse_speaking
-from rvmdbg.args import (
-    ArgumentError, bind_inputs, parse_program_args, parse_untyped_args,
+from rvmdbg.args import ArgumentError
+from rvmdbg.cmdline import (
+    EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, add_limit_options,
+    add_meta_options, add_program_args, configure_screen as _configure_screen, limits_from,
+    missing_meta_from, positive as _positive,
 )
-from rvmdbg.limits import DEFAULT_LIMITS, LimitValueError, Limits
-from rvmdbg.relay.diagnostics import RelayError, Source
+from rvmdbg.program import (
+    EXECUTORS, Program, ProgramFailed, UsageError, executable_of, is_minivm, kind_for,
+    load_program, program_arguments, read_source, vm_error_text,
+)
+from rvmdbg.relay.diagnostics import RelayError
 from rvmdbg.values import format_value, to_json
 from rvmdbg.wording import plural
 from rvmdbg.i18n import LANGUAGES, N_, _, ngettext
 from rvmdbg.i18n import setup as setup_language
-
-EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-# The reader of stdout went away (`| head`): as a process ended by SIGPIPE, 128 + 13. Not 1,
-# which says the program failed.
-EXIT_BROKEN_PIPE = 141
-
-
-class UsageError(Exception):
-    """Bad input that is not located in a program (exit 2)."""
-
-
-class ProgramFailed(Exception):
-    """The program failed while running (exit 1); `text` is the full message to print."""
-
-    def __init__(self, text: str):
-        super().__init__(text)
-        self.text = text
-
-
-# ------------------------------------------------------------------------------------ programs
-
-@dataclass
-class Program:
-    """A program named on the command line: Relay source (type-checked) or a saved executable."""
-
-    path: str
-    text: str | None = None          # the Relay source; None for a .rvmx
-    module: object = None            # the type-checked Module; None for a .rvmx
-    executable: object = None        # a loaded Executable, for a .rvmx
-    parse_warnings: int = 0          # module.warnings[:n] came from the parser (already shown)
-
-    @property
-    def source(self) -> Source | None:
-        return getattr(self.module, "source", None)
-
-
-def read_source(path: str) -> str:
-    """A program file's text; failures are RelayErrors naming the file (exit 2)."""
-    from rvmdbg.relay.loader import read_program
-    return read_program(path)
-
-
-def load_program(path: str, check: bool = True) -> Program:
-    """Parse (with the prelude) and type-check a `.relay` file, load a `.rvmx` executable, or
-    read a MiniVM `.mvm` program (its executable is a `MiniProgram`)."""
-    if path.endswith(".mvm"):
-        from rvmdbg.minivm import load_mvm
-        return Program(path, executable=load_mvm(path))
-    if path.endswith(".rvmx"):
-        from rvmdbg.vm.serialize import ExecutableFormatError, load
-        try:
-            return Program(path, executable=load(path))
-        except ExecutableFormatError as e:
-            raise UsageError(str(e)) from None
-    from rvmdbg.relay.loader import load_module
-    from rvmdbg.relay.typecheck import check_module
-    text = read_source(path)
-    mod = load_module(text, path)
-    for w in mod.warnings:  # the parser's (a global defined twice), for every command
-        print(w.format(mod.source), file=sys.stderr)
-    parsed_warnings = len(mod.warnings)
-    if check:
-        mod = check_module(mod)
-    return Program(path, text=text, module=mod, parse_warnings=parsed_warnings)
-
-
-def program_arguments(program: Program, entry: str, texts: list[str],
-                      inputs: str | None = None) -> list:
-    """ARGs (or the program's `// args:` defaults when none are given) as runtime values;
-    `inputs` (--inputs FILE.npz) binds the parameters after the ARGs by name."""
-    from rvmdbg.relay.loader import program_default_args
-    if inputs is not None:
-        texts = bind_inputs(entry_params(program, entry), texts, inputs, entry)
-    elif not texts and program.text is not None:
-        texts = program_default_args(program.text) or []
-    if program.module is not None:
-        if entry not in program.module.functions:
-            own = [n for n, f in program.module.functions.items()
-                   if f.span is not None and f.span.file == program.path]
-            raise UsageError(f"{program.path}: " + _("no function @{entry} to run; the program ").format(entry=entry)
-                             + (_("defines {names}").format(names=', '.join('@' + n for n in own)) if own
-                                else _("defines no functions")))
-        try:
-            return parse_program_args(program.module, entry, texts)
-        except ArgumentError as e:
-            if not texts:
-                e.message += "; " + _("give them after PROGRAM (the program has no `// args:` line)")
-            raise
-    # a saved executable keeps no types: values take Relay's default dtypes; it keeps the
-    # source text, whose `// args:` line gives the defaults as for the .relay file
-    exe = program.executable
-    if not texts and getattr(exe, "source_text", None):
-        texts = program_default_args(exe.source_text) or []
-    try:
-        params = exe.function(entry).params
-    except KeyError:
-        raise UsageError(f"{program.path}: " + _("no function @{entry}").format(entry=entry)) from None
-    return parse_untyped_args(entry, texts, len(params), after_program=True)
-
-
-def entry_params(program: Program, entry: str) -> list[str]:
-    """The entry function's parameter names (without `%`)."""
-    if program.module is not None:
-        fn = program.module.functions.get(entry)
-        if fn is None:
-            known = ", ".join("@" + n for n in program.module.functions) or "none"
-            raise ArgumentError(_("no function @{entry} in this program (functions: {known})").format(entry=entry, known=known))
-        return [p.name for p in fn.params]
-    try:
-        return list(program.executable.function(entry).params)
-    except KeyError as e:
-        raise ArgumentError(str(e.args[0])) from None
-
-
-# ------------------------------------------------------------------------------------ executors
-
-def execute_interp(program: Program, entry: str, args: list, limits: Limits):
-    """The reference interpreter, on the type-checked module."""
-    from rvmdbg.relay.interpreter import Interpreter, InterpreterError
-    if program.module is None:
-        raise UsageError(f"{program.path}: " + _("the interpreter runs Relay source, and this is a "
-                                                 "compiled executable; use --executor vm"))
-    from rvmdbg.passes.pipeline import memory_stage
-    stage = memory_stage(program.module)
-    if stage is not None:
-        raise UsageError(f"{program.path}: " + _("this is a printed {stage} stage: its memory dialect "
-                                                 "runs on the VM only; use --executor vm").format(stage=stage))
-    try:
-        return Interpreter(program.module, limits).run(entry, args)
-    except InterpreterError as e:
-        raise ProgramFailed(e.format(program.source)) from None
-
-
-def entries_for(entry: str) -> tuple:
-    """The functions a compile keeps with what they reach: @main, and the entry run."""
-    return ("main",) if entry == "main" else ("main", entry)
-
-
-def executable_of(program: Program, entry: str = "main"):
-    """The program's executable: the loaded .rvmx, or the .relay program compiled now."""
-    if program.executable is not None:
-        return program.executable
-    from rvmdbg.vm.compiler import CompileError, compile_module
-    try:
-        return compile_module(program.module, entries=entries_for(entry))
-    except CompileError as e:
-        raise UsageError(f"{program.path}: " + _("cannot compile for the VM: {error}").format(
-            error=e)) from None
-
-
-def execute_vm(program: Program, entry: str, args: list, limits: Limits):
-    """Compile (unless it is a loaded .rvmx) and run on the Relay VM."""
-    from rvmdbg.vm.machine import VirtualMachine, VMError
-    exe = executable_of(program, entry)
-    try:
-        return VirtualMachine(exe, limits).invoke(entry, args)
-    except VMError as e:
-        raise ProgramFailed(vm_error_text(e, exe)) from None
-
-
-def vm_error_text(err, exe) -> str:
-    """A VMError as printed: its own format (the quoted line comes from the text the
-    executable carries, the prelude's too: never from a path it names), and the calls that
-    led there."""
-    out = [err.format()]
-    for name, pc in err.backtrace[1:6]:
-        where = ""
-        if name in exe.global_map:
-            caller_span = exe.span_at(exe.global_map[name], pc)
-            where = f" ({caller_span})" if caller_span is not None else ""
-        out.append("  " + _("called from @{func} pc={pc}").format(func=name, pc=pc) + where)
-    return "\n".join(out)
-
-
-def execute_graph(program: Program, entry: str, args: list, limits: Limits):
-    """The static-graph executor: lower to a planned graph and run it. A program that needs
-    the VM is refused with a GraphRefusal (a RelayError: exit 2)."""
-    from rvmdbg.graph import GraphExecutor, GraphRunError, lower_to_graph
-    if program.module is None:
-        raise UsageError(f"{program.path}: " + _("the graph executor runs Relay source, and this is a "
-                                                 "compiled executable; use --executor vm"))
-    graph = lower_to_graph(program.module, entry)
-    try:
-        return GraphExecutor(graph, limits=limits).run(args)
-    except GraphRunError as e:
-        raise ProgramFailed(e.format(program.source)) from None
-
-
-# name -> run(program, entry, args, limits) -> value; adding an executor is one line here
-EXECUTORS: dict[str, Callable] = {
-    "vm": execute_vm,
-    "interp": execute_interp,
-    "graph": execute_graph,
-}
 
 
 # ------------------------------------------------------------------------------------ commands
@@ -240,6 +52,7 @@ class Command:
 
 def _configure_check(p: argparse.ArgumentParser) -> None:
     p.add_argument("program", metavar="PROGRAM", help=_("a .relay file"))
+    add_meta_options(p)
 
 
 def _definition_lines(mod, own_file: str) -> tuple[list[str], list[str]]:
@@ -272,9 +85,9 @@ def _definition_lines(mod, own_file: str) -> tuple[list[str], list[str]]:
 
 
 def cmd_check(ns: argparse.Namespace) -> int:
-    if ns.program.endswith(".rvmx"):
+    if kind_for(ns.program).compiled:
         raise UsageError(f"{ns.program}: " + _("check reads Relay source, not a compiled executable"))
-    program = load_program(ns.program)
+    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
     if is_minivm(program):
         exe = program.executable
         print(f"{ns.program}: a MiniVM program of {plural(len(exe.instructions), 'instruction')} "
@@ -292,53 +105,6 @@ def cmd_check(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _positive(text: str) -> int:
-    try:
-        n = int(text.replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            _("expected a positive whole number, got {text}").format(text=repr(text)))
-    if n <= 0:
-        raise argparse.ArgumentTypeError(
-            _("expected a positive whole number, got {text}").format(text=repr(text)))
-    return n
-
-
-def add_limit_options(p: argparse.ArgumentParser) -> None:
-    """--max-steps, --max-depth, --max-bytes (shared by every command that runs a program)."""
-    d = DEFAULT_LIMITS
-    p.add_argument("--max-steps", type=_positive, metavar="N",
-                   help=_("stop after N instructions or evaluation steps (default {n})").format(
-                       n=d.max_steps))
-    p.add_argument("--max-depth", type=_positive, metavar="N",
-                   help=_("stop beyond N nested calls (default {n})").format(n=d.max_depth))
-    p.add_argument("--max-bytes", type=_positive, metavar="N",
-                   help=_("stop when tensors would take more than N bytes (default {n})").format(
-                       n=d.max_bytes))
-
-
-def limits_from(ns: argparse.Namespace) -> Limits:
-    given = {name: getattr(ns, name) for name in ("max_steps", "max_depth", "max_bytes")
-             if getattr(ns, name, None) is not None}
-    try:
-        return dataclasses.replace(DEFAULT_LIMITS, **given)
-    except LimitValueError as e:
-        raise UsageError(str(e)) from None
-
-
-def add_program_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("program", metavar="PROGRAM",
-                   help=_("a .relay file, a saved .rvmx executable, or a MiniVM .mvm program"))
-    p.add_argument("args", metavar="ARG", nargs="*", default=[],
-                   help=_("arguments of the entry function: a Relay value (10, -3, 2.5f, "
-                          "Cons(1, Nil), (1, 2f)), a JSON number or list, @file.npy, "
-                          "@file.npz:NAME, or a tuple of these; "
-                          "default: the program's `// args:` line"))
-    p.add_argument("--inputs", metavar="FILE.npz",
-                   help=_("bind the entry's parameters by name from a NumPy archive, as TVM's "
-                          "set_input(name=...); positional ARGs bind the first parameters"))
-
-
 def _configure_run(p: argparse.ArgumentParser) -> None:
     add_program_args(p)
     p.add_argument("--entry", default="main", metavar="NAME",
@@ -347,10 +113,6 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
                    help=_("how to run it (default vm)"))
     p.add_argument("--json", action="store_true", help=_('print {"result": ...} as JSON'))
     add_limit_options(p)
-
-
-def is_minivm(program: Program) -> bool:
-    return getattr(program.executable, "kind", None) == "minivm"
 
 
 def run_minivm(program: Program, ns: argparse.Namespace) -> int:
@@ -377,7 +139,7 @@ def run_minivm(program: Program, ns: argparse.Namespace) -> int:
 
 def cmd_run(ns: argparse.Namespace) -> int:
     from rvmdbg.relay.interpreter import call_with_deep_stack
-    program = load_program(ns.program)
+    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
     if is_minivm(program):
         return run_minivm(program, ns)
     entry = ns.entry.lstrip("@")
@@ -401,6 +163,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
 
 def _configure_compile(p: argparse.ArgumentParser) -> None:
     p.add_argument("program", metavar="PROGRAM", help=_("a .relay file (or a saved .rvmx to list)"))
+    add_meta_options(p)
     p.add_argument("-o", "--output", metavar="FILE.rvmx", help=_("also save the executable"))
     p.add_argument("--passes", action="store_true",
                    help=_("first print the program after each compiler pass"))
@@ -443,7 +206,7 @@ def _print_stage(program: Program, name: str) -> int:
 def cmd_compile(ns: argparse.Namespace) -> int:
     from rvmdbg.vm.compiler import CompileError, compile_module, compile_stages
     from rvmdbg.vm.regalloc import register_report_text, reuse_registers
-    program = load_program(ns.program)
+    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
     out = sys.stdout
     report = None
     if program.executable is not None:
@@ -493,7 +256,7 @@ def _configure_trace(p: argparse.ArgumentParser) -> None:
 def cmd_trace(ns: argparse.Namespace) -> int:
     from rvmdbg.debug.machine import machine_for
     from rvmdbg.vm.machine import VMError, trace_lines
-    program = load_program(ns.program)
+    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args, ns.inputs)
     exe = executable_of(program, entry)
@@ -511,6 +274,7 @@ def cmd_trace(ns: argparse.Namespace) -> int:
 
 def _configure_graph(p: argparse.ArgumentParser) -> None:
     p.add_argument("program", metavar="PROGRAM", help=_("a .relay file"))
+    add_meta_options(p)
     p.add_argument("--entry", default="main", metavar="NAME",
                    help=_("the function to lower (default main)"))
     p.add_argument("--json", action="store_true",
@@ -519,32 +283,15 @@ def _configure_graph(p: argparse.ArgumentParser) -> None:
 
 def cmd_graph(ns: argparse.Namespace) -> int:
     from rvmdbg.graph import graph_report
-    if ns.program.endswith(".rvmx"):
+    kind = kind_for(ns.program)
+    if kind.compiled:
         raise UsageError(f"{ns.program}: " + _("graph reads Relay source, not a compiled executable"))
-    if ns.program.endswith(".mvm"):
+    if kind.machine == "minivm":
         raise UsageError(f"{ns.program}: " + _("graph reads Relay source; a MiniVM program has no "
                                                "dataflow graph (it is bytecode with jumps)"))
-    program = load_program(ns.program)
+    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
     print(graph_report(program.module, ns.entry.lstrip("@"), as_json=ns.json))
     return EXIT_OK
-
-
-def _configure_screen(p: argparse.ArgumentParser) -> None:
-    add_program_args(p)
-    p.add_argument("--entry", default="main", metavar="NAME",
-                   help=_("the function to debug (default main)"))
-    p.add_argument("--no-mouse", action="store_true", help=_("do not capture the mouse"))
-    p.add_argument("--ascii", action="store_const", const=True, default=None,
-                   help=_("draw with ASCII characters only (the default where the locale is "
-                          "not UTF-8 or TERM=linux)"))
-    p.add_argument("--unicode", dest="ascii", action="store_const", const=False,
-                   help=_("draw with Unicode symbols even where --ascii would be the default"))
-    p.add_argument("--history-mb", type=_positive, default=256, metavar="MB",
-                   help=_("memory for reverse-execution history (default 256)"))
-    p.add_argument("--keys", metavar="FILE",
-                   help=_("rebind keys from FILE (default: $XDG_CONFIG_HOME/rvmdbg/keys.conf "
-                          "when it exists; `rvmdbg keys` prints one to start from)"))
-    add_limit_options(p)
 
 
 def _commands_without_terminal() -> list[str] | None:
@@ -585,7 +332,8 @@ def cmd_screen(ns: argparse.Namespace) -> int:
                       inputs=getattr(ns, "inputs", None),
                       ascii_only=ns.ascii, limits=limits_from(ns),
                       history_bytes=history_mb * 2 ** 20 if history_mb else None,
-                      keys_file=getattr(ns, "keys", None), check_only=lines is not None)
+                      keys_file=getattr(ns, "keys", None), check_only=lines is not None,
+                      missing_meta=missing_meta_from(ns))
     if code == EXIT_OK and lines is not None:
         raise _no_terminal_error()
     return code
@@ -663,7 +411,7 @@ def run_debug_batch(ns: argparse.Namespace, lines: list[str]) -> int:
     from rvmdbg.debug import DebugSession, run_batch
     from rvmdbg.relay.interpreter import call_with_deep_stack
     from rvmdbg.vm.machine import VMError
-    program = load_program(ns.program)
+    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args, ns.inputs)
     exe = executable_of(program, entry)
@@ -745,7 +493,7 @@ def cmd_quiz(ns: argparse.Namespace) -> int:
     from rvmdbg.debug import DebugSession
     from rvmdbg.views.quiz import Quiz, question_lines, verdict_lines
     from rvmdbg.vm.machine import VMError
-    program = load_program(ns.program)
+    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args, ns.inputs)
     exe = executable_of(program, entry)
@@ -826,6 +574,19 @@ def cmd_serve(ns: argparse.Namespace) -> int:
 
 COMMANDS["serve"] = Command("serve", N_("serve the debugger screen to browsers (textual-serve), "
                                      "one debugger per tab"), _configure_serve, cmd_serve)
+def _configure_import(p: argparse.ArgumentParser) -> None:
+    from rvmdbg.onnx_cli import configure
+    configure(p)
+
+
+def cmd_import(ns: argparse.Namespace) -> int:
+    from rvmdbg.onnx_cli import run
+    return run(ns)
+
+
+COMMANDS["import"] = Command("import", N_("write an ONNX model as the Relay module TVM's "
+                                       "frontend made (needs rvmdbg[onnx])"),
+                             _configure_import, cmd_import)
 # The command `rvmdbg PROGRAM [ARG...]` means when its first word is no command (None: an error).
 DEFAULT_COMMAND: str | None = "screen"
 

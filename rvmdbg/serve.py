@@ -88,11 +88,13 @@ def child_argv(ns: argparse.Namespace) -> list[str]:
     """The command each browser tab runs: this Python, `-m rvmdbg screen`, the screen options
     given, PROGRAM and its ARGs. A browser draws Unicode whatever this machine's locale is,
     so Unicode glyphs are asked for unless --ascii was."""
-    from rvmdbg.cli import build_parser
+    from rvmdbg.cmdline import configure_screen
     ns = argparse.Namespace(**vars(ns))
     if ns.ascii is None:
         ns.ascii = False
-    options = screen_options(ns, build_parser()[1]["screen"])
+    screen_parser = argparse.ArgumentParser()
+    configure_screen(screen_parser)  # the screen command's own options, as `cli` builds them
+    options = screen_options(ns, screen_parser)
     # `--` would end the options, not start the ARGs: negative numbers read as values anyway
     return [sys.executable, "-m", "rvmdbg", "screen", *options, ns.program, *ns.args]
 
@@ -110,14 +112,16 @@ def public_warning(host: str, port: int) -> str:
 def check_before_serving(ns: argparse.Namespace) -> int:
     """What `rvmdbg PROGRAM` checks before its screen opens (the environment, the keys file,
     the program, --inputs), then the ARGs: errors print here, not in each browser tab."""
+    from rvmdbg.cmdline import missing_meta_from
     from rvmdbg.tui import run_screen
     from rvmdbg.tui.program import load_program
     code = run_screen(ns.program, ns.args, entry=ns.entry.lstrip("@"), ascii_only=ns.ascii,
-                      inputs=ns.inputs, keys_file=ns.keys, check_only=True)
+                      inputs=ns.inputs, keys_file=ns.keys, check_only=True,
+                      missing_meta=missing_meta_from(ns))
     if code != 0:
         return code
     if ns.args:  # missing ones are asked for in the page, as on the screen
-        program = load_program(ns.program, ns.entry.lstrip("@"))
+        program = load_program(ns.program, ns.entry.lstrip("@"), missing_meta_from(ns))
         program.parse_args(program.initial_arg_texts(ns.args))  # ArgumentError: exit 2
     return 0
 
@@ -201,7 +205,8 @@ def make_server(command: str, host: str, port: int, title: str, announce=None):
 
 
 def cmd_serve(ns: argparse.Namespace) -> int:
-    from rvmdbg.cli import EXIT_OK, UsageError
+    from rvmdbg.cmdline import EXIT_OK
+    from rvmdbg.program import UsageError
     if not 1 <= ns.port <= 65535:
         raise UsageError(f"--port {ns.port}: " + _("a TCP port is 1..65535"))
     code = check_before_serving(ns)

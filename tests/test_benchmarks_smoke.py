@@ -180,3 +180,10 @@ def test_bench_debug_quick_runs():
     for label in ("plain continue", "condition never true", "5 watchpoints",
                   "n over a big call", "finish", "rcontinue, 1 watchpoint", "target:"):
         assert label in out
+
+
+def test_bench_history_quick_runs_the_model_case():
+    """Issue 28 (3): the history benchmark measures `s` against `S` on models."""
+    out = _run_script("bench_history.py")
+    for label in ("mobilenet_v1", "gpt2_like", "S p95", "target S/s <= 2", "fib(16)"):
+        assert label in out

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from rvmdbg import __version__, cli
+from rvmdbg.program import EXECUTORS
 from rvmdbg.args import ArgumentError, parse_program_args
 from rvmdbg.relay.loader import load_module
 from rvmdbg.relay.typecheck import check_module
@@ -153,7 +154,7 @@ def test_an_executor_is_one_entry_of_the_table(capsys, monkeypatch):
     def echo(program, entry, args, limits):
         seen.update(entry=entry, limits=limits)
         return args[0]
-    monkeypatch.setitem(cli.EXECUTORS, "echo", echo)
+    monkeypatch.setitem(EXECUTORS, "echo", echo)
     code, out, _ = rvmdbg(capsys, "run", PROGRAMS / "fib.relay", "7", "--executor", "echo",
                           "--max-steps", "99")
     assert (code, out) == (0, "7\n")
@@ -253,7 +254,7 @@ def test_byte_limit_exit_1(capsys, program):
 def test_interrupt_exit_130(capsys, monkeypatch):
     def interrupted(*_):
         raise KeyboardInterrupt
-    monkeypatch.setitem(cli.EXECUTORS, "interp", interrupted)
+    monkeypatch.setitem(EXECUTORS, "interp", interrupted)
     code, _, err = interp(capsys, PROGRAMS / "fib.relay")
     assert code == 130 and "interrupted" in err
 
@@ -617,10 +618,11 @@ def test_an_argument_of_thousands_of_digits_is_a_usage_error():
 
 def test_memory_error_anywhere_is_a_message_and_exit_1(monkeypatch, capsys):
     from rvmdbg import cli
+    from rvmdbg.program import relay_text
 
     def exhausted(*a, **kw):
         raise MemoryError()
-    monkeypatch.setattr(cli, "read_source", exhausted)
+    monkeypatch.setattr(relay_text, "read_source", exhausted)
     assert cli.main(["check", str(ROOT / "programs/fib.relay")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: out of memory") and "Traceback" not in err
@@ -637,3 +639,83 @@ def test_trace_labels_its_steps_in_the_language_in_use():
                           "programs/fib.relay", "2"], capture_output=True, text=True, cwd=root,
                          env=env, timeout=120).stdout
     assert out.startswith("[第 0 步] @main pc=0") and "[step" not in out
+
+
+def test_an_expression_file_without_a_header_runs_with_a_note(capsys, tmp_path):
+    path = tmp_path / "fn.relay"
+    path.write_text("fn (%x: int32) {\n  add(%x, 1)\n}\n", encoding="utf-8")
+    code, out, err = rvmdbg(capsys, "run", path, "4", "--json")
+    assert code == 0 and result(out) == {"dtype": "int32", "shape": [], "data": 5}
+    assert f"{path}:1:1: note: no version header" in err
+    path.write_text("def @main() { 1 }\n", encoding="utf-8")
+    code, _, err = rvmdbg(capsys, "check", path)
+    assert code == 2 and "error: missing version header" in err
+
+
+NO_METADATA = HEADER + """\
+def @main(%x: Tensor[(2), float32]) {
+  %0 = add(%x, meta[relay.Constant][0] /* ty=Tensor[(2), float32] */) /* ty=Tensor[(2), float32] */;
+  multiply(%0, meta[relay.Constant][1] /* ty=Tensor[(2), float32] */)
+}
+"""
+
+
+def test_check_names_the_meta_options_for_constants_without_a_section(capsys, tmp_path):
+    path = tmp_path / "bug.relay"
+    path.write_text(NO_METADATA, encoding="utf-8")
+    code, _, err = rvmdbg(capsys, "check", path)
+    assert code == 2 and "--meta-inputs" in err and "--meta-random SEED" in err
+    code, out, _ = rvmdbg(capsys, "check", path, "--meta-inputs")
+    assert code == 0 and "%meta_const_0: Tensor[(2,), float32], %meta_const_1" in out
+
+
+def test_meta_inputs_are_bound_by_args_or_inputs(capsys, tmp_path):
+    path = tmp_path / "bug.relay"
+    path.write_text(NO_METADATA, encoding="utf-8")
+    code, out, _ = rvmdbg(capsys, "run", path, "[1, 2]", "[10, 20]", "[2, 3]", "--meta-inputs",
+                          "--json")
+    assert code == 0 and result(out)["data"] == [22.0, 66.0]
+    archive = tmp_path / "in.npz"
+    np.savez(archive, x=np.array([1, 2], np.float32), meta_const_0=np.zeros(2, np.float32),
+             meta_const_1=np.full(2, 3, np.float32))
+    for command in ("run", "trace"):
+        code, out, err = rvmdbg(capsys, command, path, "--meta-inputs", "--inputs", archive)
+        assert code == 0, err
+    assert "[3., 6.]" in out
+
+
+def test_meta_random_runs_with_seeded_constants_on_every_command(capsys, tmp_path):
+    path = tmp_path / "bug.relay"
+    path.write_text(NO_METADATA, encoding="utf-8")
+    runs = [rvmdbg(capsys, "run", path, "[1, 2]", "--meta-random", seed, "--json")
+            for seed in ("5", "5", "6")]
+    assert all(code == 0 for code, _, _ in runs)
+    assert result(runs[0][1]) == result(runs[1][1]) != result(runs[2][1])
+    for command in ("compile", "graph"):
+        code, _, err = rvmdbg(capsys, command, path, "--meta-random", "5")
+        assert code == 0, err
+    batch = tmp_path / "cmds.txt"
+    batch.write_text("continue\n", encoding="utf-8")
+    code, out, err = rvmdbg(capsys, "debug", path, "[1, 2]", "--meta-random", "5", "--batch",
+                            batch)
+    assert code == 0, err
+
+
+def test_inputs_archive_missing_many_parameters_shows_a_few_and_a_count(capsys, tmp_path):
+    """Issue 28 (15): a ResNet-shaped model whose weights are parameters, run with an
+    archive holding only the input: the first few missing names, how many, and where to see
+    them all, not every name on one line."""
+    from rvmdbg import workloads
+    w = workloads.build("resnet18", small=True)
+    prog = tmp_path / "resnet_unbound.relay"
+    prog.write_text(w.unbound_text, encoding="utf-8")
+    np.savez(tmp_path / "x.npz", data=w.inputs[0])
+    code, _, err = rvmdbg(capsys, "run", prog, "--inputs", tmp_path / "x.npz")
+    missing = len(w.constants)
+    assert code == 2 and "Traceback" not in err
+    assert "no value for %weight_0, %gamma_1, %beta_2, %moving_mean_3, %moving_var_4 and " \
+           f"{missing - 5} more ({missing} parameters in all; `rvmdbg check PROGRAM` prints " \
+           "every parameter of @main)" in err, err
+    assert "%weight_5" not in err and len(err.splitlines()[0]) < 300
+    code, out, _ = rvmdbg(capsys, "check", prog)
+    assert code == 0 and "%weight_5" in out      # the hint's command does list them

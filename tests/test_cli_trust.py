@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from rvmdbg import cli
+from rvmdbg.program import executable_of, load_program, program_arguments
 
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAMS = ROOT / "programs"
@@ -90,8 +91,8 @@ def test_saved_breakpoints_are_merged_not_repeated(tmp_path):
 
 def test_identical_breakpoints_are_one():
     from rvmdbg.debug import DebugSession
-    exe = cli.executable_of(cli.load_program(str(PROGRAMS / "fib.relay")))
-    s = DebugSession(exe, cli.program_arguments(cli.load_program(str(PROGRAMS / "fib.relay")),
+    exe = executable_of(load_program(str(PROGRAMS / "fib.relay")))
+    s = DebugSession(exe, program_arguments(load_program(str(PROGRAMS / "fib.relay")),
                                                 "main", ["3"]))
     a = s.breakpoints.add("@fib")
     assert s.breakpoints.add("@fib") is a and len(s.breakpoints) == 1
@@ -152,15 +153,15 @@ def test_ascii_glyphs_are_chosen_from_the_locale_and_terminal(env, ascii_):
 # 16. a trimmed history says so and how to keep more
 def test_the_start_of_a_trimmed_history_says_why():
     from rvmdbg.debug import DebugSession
-    program = cli.load_program(str(PROGRAMS / "fib.relay"))
-    s = DebugSession(cli.executable_of(program), cli.program_arguments(program, "main", ["14"]),
+    program = load_program(str(PROGRAMS / "fib.relay"))
+    s = DebugSession(executable_of(program), program_arguments(program, "main", ["14"]),
                      history_bytes=40_000, interval=64)
     s.cont()
     assert s.history_start > 0
     ev = s.goto(0)
     assert ev.reason == "start of history" and ev.step == s.history_start
     assert "dropped to stay within" in ev.message and "--history-mb" in ev.message
-    full = DebugSession(cli.executable_of(program), cli.program_arguments(program, "main", ["5"]))
+    full = DebugSession(executable_of(program), program_arguments(program, "main", ["5"]))
     full.cont()
     assert full.goto(0).message is None
 
@@ -168,8 +169,8 @@ def test_the_start_of_a_trimmed_history_says_why():
 # 17. messages: plurals, one prefix, a hint that agrees, a header-only file
 def test_messages_count_in_the_singular(capsys, tmp_path):
     from rvmdbg.debug import CommandInterpreter, DebugSession
-    program = cli.load_program(str(PROGRAMS / "fib.relay"))
-    s = DebugSession(cli.executable_of(program), cli.program_arguments(program, "main", ["3"]))
+    program = load_program(str(PROGRAMS / "fib.relay"))
+    s = DebugSession(executable_of(program), program_arguments(program, "main", ["3"]))
     i = CommandInterpreter(s)
     i.execute("break @fib")
     assert i.execute("delete") == "deleted 1 breakpoint"

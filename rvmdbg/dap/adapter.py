@@ -28,6 +28,7 @@ from rvmdbg.debug import CommandInterpreter, DebugSession
 from rvmdbg.debug.breakpoints import BreakpointError
 from rvmdbg.debug.session import DebugError
 from rvmdbg.limits import DEFAULT_LIMITS, LimitValueError
+from rvmdbg.program import kind_for
 from rvmdbg.values import format_value
 
 THREAD_ID = 1   # the VM runs one thread of control
@@ -87,6 +88,9 @@ class LaunchConfig:
     stop_at_end: bool = False
     limits: object = DEFAULT_LIMITS
     history_mb: int = 256
+    # `metaInputs` / `metaRandom`: the command line's --meta-inputs / --meta-random SEED
+    meta_inputs: bool = False
+    meta_random: int | None = None
 
 
 def _typed(args: dict, name: str, kind, default=None, required: bool = False):
@@ -138,27 +142,44 @@ def launch_config(args: dict) -> LaunchConfig:
         stop_on_entry=_typed(args, "stopOnEntry", bool, False),
         stop_at_end=_typed(args, "stopAtEnd", bool, False),
         limits=chosen,
-        history_mb=_positive(args, "historyMb") or 256)
+        history_mb=_positive(args, "historyMb") or 256,
+        meta_inputs=_meta_inputs(args), meta_random=_typed(args, "metaRandom", int))
+
+
+def _meta_inputs(args: dict) -> bool:
+    on = _typed(args, "metaInputs", bool, False)
+    if on and args.get("metaRandom") is not None:
+        raise RequestError("'metaInputs' and 'metaRandom' exclude each other")
+    return on
 
 
 def open_session(config: LaunchConfig) -> DebugSession:
     """Load, check and compile the program and start a session on it (RequestError with the
     located message when the program or its arguments are wrong)."""
-    from rvmdbg import cli
     from rvmdbg.args import ArgumentError
+    from rvmdbg.cmdline import missing_meta_from
+    from rvmdbg.i18n import _
+    from rvmdbg.program import (
+        ProgramFailed, UsageError, executable_of, load_program, program_arguments,
+    )
     from rvmdbg.relay.diagnostics import RelayError
     from rvmdbg.vm.machine import VMError
     try:
-        program = cli.load_program(config.program)
-        args = _program_arguments(cli, program, config)
-        exe = cli.executable_of(program)
+        program = load_program(config.program, missing_meta=missing_meta_from(config))
+        # `args` as on the command line; `inputs` binds the parameters after them by name
+        # from an .npz archive, as `--inputs` does; with neither, the hint names those settings
+        args = program_arguments(
+            program, config.entry, config.args, inputs=config.inputs,
+            hint=_("set them in the launch configuration: `args` (a list of values, as on the "
+                   "command line) or `inputs` (an .npz archive naming the parameters)"))
+        exe = executable_of(program)
         return DebugSession(exe, args, entry=config.entry, limits=config.limits,
                             history_bytes=config.history_mb * 2 ** 20)
     except RelayError as e:
         raise RequestError(e.format()) from None
     except ArgumentError as e:
         raise RequestError(f"error: {e.message}") from None
-    except (cli.UsageError, cli.ProgramFailed) as e:
+    except (UsageError, ProgramFailed) as e:
         raise RequestError(f"error: {e}") from None
     except VMError as e:
         raise RequestError(f"error: {e.message}") from None
@@ -166,12 +187,6 @@ def open_session(config: LaunchConfig) -> DebugSession:
         raise RequestError(f"error: {e.filename or config.program}: {e.strerror or e}") from None
     except RecursionError:
         raise RequestError("error: the program is nested too deeply to process") from None
-
-
-def _program_arguments(cli, program, config: LaunchConfig) -> list:
-    """`args` as on the command line; `inputs` binds the parameters after them by name from
-    an .npz archive, as `--inputs` does."""
-    return cli.program_arguments(program, config.entry, config.args, inputs=config.inputs)
 
 
 # ------------------------------------------------------------------------------------ adapter
@@ -270,7 +285,7 @@ class DapAdapter:
         """The Relay file of the program: the launched file, or for a saved .rvmx the source
         it was compiled from (when that file is where the executable says)."""
         name = getattr(self.session.exe, "source_name", None) if self.session else None
-        if self.config.program.endswith(".rvmx") and name and os.path.isfile(name):
+        if kind_for(self.config.program).compiled and name and os.path.isfile(name):
             return os.path.abspath(name)
         return self.config.program
 
@@ -660,7 +675,7 @@ class DapAdapter:
             if ev.reason == "step":
                 reason = default_reason
         if ev.reason in ("error", "limit", "repeated state"):
-            from rvmdbg.cli import vm_error_text
+            from rvmdbg.program import vm_error_text
             err = s.error
             self._output((vm_error_text(err, s.exe) if err is not None else ev.message or "")
                          + "\n", "stderr")
@@ -786,14 +801,15 @@ class DapAdapter:
             text = Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise RequestError(f"cannot read {path}: {exc}") from None
-        return {"content": text, "mimeType": "text/x-relay"}
+        language = kind_for(path).source_language  # how the file's kind shows its source
+        return {"content": text, "mimeType": f"text/x-{language}" if language else "text/plain"}
 
     def req_exceptionInfo(self, args: dict) -> dict:
         s = self._need_stopped()
         err = s.error
         if err is None:
             raise RequestError("the program is not stopped at a VM error")
-        from rvmdbg.cli import vm_error_text
+        from rvmdbg.program import vm_error_text
         text = vm_error_text(err, s.exe)
         return {"exceptionId": f"limit {err.limit}" if err.limit else "VMError",
                 "description": err.message, "breakMode": "always",

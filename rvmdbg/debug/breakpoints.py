@@ -8,7 +8,10 @@ A breakpoint is a spec the user typed, resolved against the executable to a set 
             a pc some predecessor in the control-flow graph reaches from another line), so a
             line stops once per visit rather than once per instruction; a line with no code
             moves to the next line that has some;
-- `op:NAME` every instruction of an opcode (`op:AllocADT` or TVM's `op:alloc_data`).
+- `op:NAME` every instruction of an opcode (`op:AllocADT` or TVM's `op:alloc_data`);
+- a kernel: `NAME` (`fused_nn_conv2d_3`, its module prefix `vm_mod_` optional),
+  `PackedFunc[N]` (as the listing prints it) or `kernel:TEXT` (every kernel whose name
+  contains TEXT): every `invoke_packed` that calls it.
 
 Each may carry a condition over the stopped frame's registers, e.g. `$3 == 0 and $1 != Nil`:
 comparisons of register scalars (or an ADT value's constructor) with literals or registers,
@@ -443,6 +446,16 @@ def parse_condition(text: str | None) -> Condition | None:
 # ------------------------------------------------------------------ resolution
 
 _FUNC_PC = re.compile(r"^@?([A-Za-z_][\w.]*)(?::(\d+))?$")
+_PACKED = re.compile(r"PackedFunc\[(\d+)\]", re.IGNORECASE)
+# what comes before a kernel's own name: nothing, or the module name the VM compiler adds
+# (TVM's default `vm_mod`; `tvmgen_default` for the AOT/graph compilers' names)
+_KERNEL_PREFIXES = ("", "vm_mod_", "tvmgen_default_")
+
+
+def _some(names: list, n: int = 6) -> str:
+    """The first few names, then how many more."""
+    head = ", ".join(names[:n]) or _("none")
+    return head + (" " + _("and {n} more").format(n=len(names) - n) if len(names) > n else "")
 
 
 def instruction_line(exe, fi: int, pc: int) -> int | None:
@@ -579,7 +592,8 @@ def opcode_class(name: str):
 
 @dataclass(eq=False)
 class Breakpoint:
-    """A resolved breakpoint. `kind`: "instruction", "function", "line" or "opcode"."""
+    """A resolved breakpoint. `kind`: "instruction", "function", "line", "opcode" or
+    "kernel" (`kernels`: the names of the kernels whose calls it stops at)."""
 
     id: int
     spec: str
@@ -592,6 +606,7 @@ class Breakpoint:
     pc: int | None = None
     line: int | None = None
     opcode: str | None = None
+    kernels: tuple = ()
     line_text: str | None = None        # the source line's text, to find it again after edits
     moved_from: int | None = None       # a line breakpoint moved to the next line with code
     hit_condition: str | None = None    # e.g. ">= 3": which forward hits stop
@@ -619,6 +634,10 @@ class Breakpoint:
             moved = f" (moved from line {self.moved_from})" if self.moved_from else ""
             name = getattr(exe, "source_name", None) or "line"
             return f"{name}:{self.line}{moved}"
+        if self.kind == "kernel":
+            if self.spec.startswith("kernel:") or len(self.kernels) != 1:
+                return self.spec
+            return f"{self.spec} ({self.kernels[0]})" if self.spec != self.kernels[0] else self.spec
         return f"op:{self.opcode}"
 
     def test(self, registers) -> tuple[bool, str | None]:
@@ -647,17 +666,22 @@ class Watchpoint:
     on: str = "write"
     enabled: bool = True
     hits: int = 0
+    prefix: str = "$"      # how the program names registers (`r` on the MiniVM)
+
+    @property
+    def name(self) -> str:
+        return f"{self.prefix}{self.register}"
 
     @property
     def spec(self) -> str:
-        return f"${self.register}"
+        return self.name
 
     @property
     def kind(self) -> str:
         return "watchpoint"
 
     def where(self, exe=None) -> str:
-        return f"${self.register} of @{self.func_name} (at depth {self.depth})" + (
+        return f"{self.name} of @{self.func_name} (at depth {self.depth})" + (
             f" on {self.on}" if self.on in ("change", "read") else "")
 
     def triggered(self, old, new) -> bool:
@@ -744,10 +768,14 @@ class BreakpointTable:
             return dict(spec=f"op:{cls.name}", kind="opcode", locations=locs, opcode=cls.name)
         if re.fullmatch(r"\d+", text):
             return self._resolve_line(_whole(text, "line number"))
+        kernel = self._resolve_kernel(text)
+        if kernel is not None:
+            return kernel
         m = _FUNC_PC.match(text)
         if m is None:
             raise BreakpointError(_("cannot read breakpoint spec {spec}: use @f, @f:PC, "
-                                    "LINE or op:NAME").format(spec=repr(spec)))
+                                    "LINE, op:NAME, a kernel's name, PackedFunc[N] or "
+                                    "kernel:TEXT").format(spec=repr(spec)))
         name, pc_text = m.group(1), m.group(2)
         try:
             fi = exe.func_index(name)
@@ -765,6 +793,45 @@ class BreakpointTable:
                 func=fn.name, last=len(fn.instructions) - 1, pc=pc))
         return dict(spec=f"@{fn.name}:{pc}", kind="instruction",
                     locations=frozenset([(fi, pc)]), func_index=fi, pc=pc)
+
+    def _resolve_kernel(self, text: str) -> dict | None:
+        """`kernel:TEXT`, `PackedFunc[N]` or a kernel's name: the fields of a breakpoint on
+        every invoke_packed calling those kernels; None when `text` is none of these."""
+        exe = self.exe
+        names = exe.kernel_names() if hasattr(exe, "kernel_names") else []
+        m = _PACKED.fullmatch(text)
+        if text.lower().startswith("kernel:"):
+            needle = text[len("kernel:"):].strip()
+            if not needle:
+                raise BreakpointError(_("kernel: needs part of a kernel's name "
+                                        "(kernel:conv2d)"))
+            chosen = [i for i, n in enumerate(names) if needle.lower() in n.lower()]
+            if not chosen:
+                raise BreakpointError(_("no kernel name contains {text} (kernels: {names})")
+                                      .format(text=repr(needle), names=_some(names)))
+            spec = f"kernel:{needle}"
+        elif m is not None:
+            index = _whole(m.group(1), "kernel index")
+            if not 0 <= index < len(names):
+                raise BreakpointError(_("no PackedFunc[{n}]: the program has {count} kernels")
+                                      .format(n=index, count=len(names)))
+            chosen, spec = [index], f"PackedFunc[{index}]"
+        else:
+            # a kernel's name as TVM's listing and profiler name it; the module prefix the
+            # VM compiler adds (`vm_mod_`) may be left off
+            chosen = [i for i, n in enumerate(names) if n == text]
+            if not chosen and re.fullmatch(r"[A-Za-z_][\w.]*", text):
+                chosen = [i for i, n in enumerate(names) if n.endswith("_" + text)
+                          and n[:-len(text)] in _KERNEL_PREFIXES]
+            if not chosen:
+                return None
+            spec = text
+        wanted = frozenset(chosen)
+        locs = frozenset((fi, pc) for fi, fn in enumerate(exe.functions)
+                         for pc, ins in enumerate(fn.instructions)
+                         if getattr(ins, "is_kernel_call", False) and ins.packed_index in wanted)
+        return dict(spec=spec, kind="kernel", locations=locs,
+                    kernels=tuple(names[i] for i in sorted(wanted)))
 
     def _resolve_line(self, line: int) -> dict:
         lines = self.lines
@@ -816,6 +883,7 @@ class BreakpointTable:
         for bp in self._bps.values():
             if (bp.kind == fields["kind"] and bp.locations == fields["locations"]
                     and bp.line == fields.get("line") and bp.opcode == fields.get("opcode")
+                    and bp.spec == fields["spec"]
                     and bp.condition == condition and bp.hit_condition == hit_condition
                     and bp.log_message == log_message):
                 return bp

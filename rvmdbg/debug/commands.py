@@ -26,6 +26,7 @@ import re
 import numpy as np
 
 from rvmdbg.debug.breakpoints import BreakpointError, Condition, ConditionError
+from rvmdbg.debug.machine import register_name
 from rvmdbg.debug.heap import format_heap, heap_of, value_text, value_tree, value_type
 from rvmdbg.debug.indexing import (
     IndexSyntaxError, apply_index, index_text, parse_index, split_indexed,
@@ -245,7 +246,7 @@ class CommandInterpreter:
     def _display_value(self, expr: str, regs) -> str:
         if regs is None:
             return "<" + _("no frame: the program has finished") + ">"
-        m = re.fullmatch(r"\$(\d+)", expr)
+        m = re.fullmatch(r"(?:\$|[rR])(\d+)", expr)
         if m:
             r = int(m.group(1)) if len(m.group(1)) <= _MAX_DIGITS else len(regs)
             if not 0 <= r < len(regs):
@@ -261,7 +262,7 @@ class CommandInterpreter:
     def cmd_display(self, rest: str) -> str:
         if not rest:
             return "\n".join(self.display_lines()) or _("no displays (display EXPR adds one)")
-        if not re.fullmatch(r"\$\d+", rest):
+        if not re.fullmatch(r"(?:\$|[rR])\d+", rest):
             Condition(rest)  # a mistake is reported now, not at every stop
         self._display_ids += 1
         self.displays.append((self._display_ids, rest))
@@ -324,7 +325,7 @@ class CommandInterpreter:
         out = _("breakpoint {n} at {where}").format(n=bp.id, where=bp.where(s.exe))
         if bp.condition:
             out += " " + _("if {condition}").format(condition=bp.condition)
-        if bp.kind in ("line", "opcode"):
+        if bp.kind in ("line", "opcode", "kernel"):
             n = len(bp.locations)
             out += " " + ngettext("({n} location)", "({n} locations)", n).format(n=n)
         if bp.id in before:
@@ -564,7 +565,7 @@ class CommandInterpreter:
         width = min(max(width, 5), 28)
         for r, v in enumerate(f.registers):
             mark = "*" if r in changed else " "
-            name = f"${r}"
+            name = register_name(s.exe, r)
             param = f"  (%{f.params[r]})" if r < len(f.params) else ""
             out.append(f"{mark} {name:<5} {value_type(v):<{width}} {value_text(v, 60)}{param}")
         return "\n".join(out)
@@ -580,13 +581,15 @@ class CommandInterpreter:
             out.append("  " + _("next instruction: {text}").format(text=f.instruction.text()))
         if f.span is not None:
             out.append("  " + _("source: {place}").format(place=f.span))
-        params = ", ".join(_("%{name} in ${register}").format(name=p, register=i)
+        exe = s.exe
+        params = ", ".join(_("%{name} in {register}").format(name=p, register=register_name(exe, i))
                            for i, p in enumerate(f.params)) or _("none")
         out.append("  " + _("{n} registers; parameters: {params}").format(n=len(f.registers), params=params))
         if f.depth > 0:
             caller = s.frame(f.depth - 1)
-            out.append("  " + _("called from @{func} pc={pc}, result to ${register}").format(
-                func=caller.func_name, pc=caller.pc, register=fs[f.depth].caller_return_register))
+            out.append("  " + _("called from @{func} pc={pc}, result to {register}").format(
+                func=caller.func_name, pc=caller.pc,
+                register=register_name(exe, fs[f.depth].caller_return_register)))
         else:
             out.append("  " + _("the outermost frame (the entry function)"))
         if f.depth < len(fs) - 1:
@@ -626,7 +629,8 @@ class CommandInterpreter:
         n = h["checkpoints"]
         return (_("step {step}; history from step {start} to step {last}").format(
                     step=self.session.step_count, start=h['start'], last=h['last_step']) + "; "
-                + ngettext("{n} checkpoint every {interval} steps", "{n} checkpoints every {interval} steps",
+                + ngettext("{n} checkpoint (by running time, at most {interval} steps apart)",
+                           "{n} checkpoints (by running time, at most {interval} steps apart)",
                            n).format(n=n, interval=h['interval']) + ", "
                 + _("about {used} MB of {budget} MB").format(
                     used=f"{h['bytes_estimate'] / 2 ** 20:.1f}", budget=f"{h['budget'] / 2 ** 20:.0f}"))
@@ -640,29 +644,30 @@ class CommandInterpreter:
         except IndexSyntaxError as e:
             raise CommandError(str(e)) from None
         r = _register(name)
+        reg = register_name(self.session.exe, r)
         f = self._frame()
         if not 0 <= r < len(f.registers):
-            raise DebugError(_("${register} is outside the register file (size {size})").format(
-                register=r, size=len(f.registers)))
+            raise DebugError(_("{register} is outside the register file (size {size})").format(
+                register=reg, size=len(f.registers)))
         v = f.registers[r]
         if v is None:
-            return _("${register} is empty").format(register=r)
+            return _("{register} is empty").format(register=reg)
         kind = value_type(v)
         if index is not None:
             if not isinstance(v, (np.ndarray, np.generic)):
-                raise DebugError(_("${register} holds a {kind}, not a tensor: only tensors take an index").format(
-                    register=r, kind=kind))
+                raise DebugError(_("{register} holds a {kind}, not a tensor: only tensors take an index").format(
+                    register=reg, kind=kind))
             try:
                 part = apply_index(v, index)
             except IndexSyntaxError as e:
-                raise DebugError(f"${r}[{index_text(index)}]: {e}") from None
-            return (f"${r}[{index_text(index)}] = {format_value(part)}    "
+                raise DebugError(f"{reg}[{index_text(index)}]: {e}") from None
+            return (f"{reg}[{index_text(index)}] = {format_value(part)}    "
                     f"({_with_stats(value_type(part), part)})")
         lines = value_tree(v)
         if len(lines) == 1:
             text = _full_text(v)
-            return f"${r} = {text}    ({_with_stats(kind, v)})"
-        return f"${r} = {value_text(v, 70)}    ({kind})\n" + "\n".join(lines)
+            return f"{reg} = {text}    ({_with_stats(kind, v)})"
+        return f"{reg} = {value_text(v, 70)}    ({kind})\n" + "\n".join(lines)
 
     def cmd_heap(self, rest: str) -> str:
         f = self._frame()
@@ -684,11 +689,12 @@ class CommandInterpreter:
                         step=dep.write_step, func=fname, pc=dep.write_pc, text=dep.write_text)
                 else:
                     src = _write_note(dep.write_text)
-                out.append(f"  ${dep.register:<3} = {value_text(dep.value, 30):<12} {src}")
+                out.append(f"  {register_name(s.exe, dep.register):<4} = "
+                           f"{value_text(dep.value, 30):<12} {src}")
         else:
             out.append(_("reads: nothing"))
         out.append(_("writes: {registers}").format(
-            registers=", ".join(f"${r}" for r in d.writes) or _("nothing")))
+            registers=", ".join(register_name(s.exe, r) for r in d.writes) or _("nothing")))
         return "\n".join(out)
 
     def cmd_swap(self, rest: str) -> str:

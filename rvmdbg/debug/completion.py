@@ -35,12 +35,30 @@ def complete(interpreter, text: str) -> tuple[int, list[str]]:
     if word.startswith("@"):
         names = session.exe.function_names()
         return start, sorted("@" + n for n in names if ("@" + n).startswith(word))
-    if word.startswith("$"):
+    prefix = getattr(session.exe, "register_prefix", "$")
+    if word.startswith("$") or (prefix != "$" and word[:1] == prefix
+                                  and (word[1:].isdigit() or word == prefix)):
         try:
             size = len(session.frame(interpreter.selected).registers)
         except Exception:
             return start, []
-        return start, [f"${r}" for r in range(size) if f"${r}".startswith(word)]
+        # the program's own register names (`r3` on the MiniVM); `$3` completes to them too
+        stem = prefix + word[1:]
+        return start, [f"{prefix}{r}" for r in range(size) if f"{prefix}{r}".startswith(stem)]
+    if before and before[0].lower() in ("break", "b", "br", "run-to"):
+        kernels = list(getattr(session.exe, "kernel_names", lambda: [])())
+        if word.lower().startswith("kernel:"):
+            return start, [f"kernel:{n}" for n in kernels
+                           if f"kernel:{n}".lower().startswith(word.lower())]
+        if word and "packedfunc[".startswith(word.lower()[:11]) and word[:1] in "Pp":
+            return start, [f"PackedFunc[{i}]" for i in range(len(kernels))
+                           if f"PackedFunc[{i}]".lower().startswith(word.lower())]
+        if word and not word.startswith(("@", "$", "op:")) and not word.isdigit():
+            found = sorted(n for n in kernels if n.startswith(word))
+            found += sorted(n[len("vm_mod_"):] for n in kernels
+                            if n.startswith("vm_mod_" + word))
+            if found or "kernel:".startswith(word.lower()):
+                return start, (["kernel:"] if "kernel:".startswith(word.lower()) else []) + found
     if word.lower().startswith("op:"):
         return start, [f"op:{n}" for n in _opcode_names() if f"op:{n}".lower().startswith(word.lower())]
     if before[0].lower() == "set" and before[1:] == ["logging"]:

@@ -262,7 +262,7 @@ def restore_breakpoints(table, exe, program_path: str, config_dir=None,
                     fi, pc = loc
                     spec = (f"@{exe.functions[fi].name}" if kind == "function"
                             else f"@{exe.functions[fi].name}:{pc}")
-                elif kind == "opcode":
+                elif kind in ("opcode", "kernel"):
                     spec = str(rec.get("spec", ""))
                 else:
                     continue

@@ -179,14 +179,26 @@ def conflict(a, b) -> str | None:
     return found[0][0] if found else None
 
 
+def _kernel_outputs(ins) -> frozenset:
+    """The output registers of a kernel call: in TVM the kernel is passed the tensor object
+    each holds (a read of the register) and writes that tensor's memory, not the register."""
+    if getattr(ins, "is_kernel_call", False):
+        return frozenset(ins.outputs)
+    return frozenset()
+
+
 def conflicts(a, b) -> list[tuple[str, int]]:
     """Every (kind, register) by which instruction `b` (after `a`) depends on `a`: read
-    after write, write after read, write after write, in that order, registers ascending."""
+    after write, write after read, write after write, in that order, registers ascending.
+    A kernel call's output register is read (the tensor it is passed), so a write of it
+    followed by the kernel call (`alloc_tensor $4` then `invoke_packed (out: $4)`) is a RAW
+    of the register (the kernel then writes the tensor's memory), not a WAW."""
     ra, wa = read_write_sets(a)
     rb, wb = read_write_sets(b)
-    out = [("RAW", r) for r in sorted(set(wa) & set(rb))]
+    out_b = _kernel_outputs(b)
+    out = [("RAW", r) for r in sorted(set(wa) & (set(rb) | out_b))]
     out += [("WAR", r) for r in sorted(set(ra) & set(wb))]
-    out += [("WAW", r) for r in sorted(set(wa) & set(wb))]
+    out += [("WAW", r) for r in sorted(set(wa) & set(wb) - out_b)]
     return out
 
 
@@ -198,7 +210,8 @@ class SwapReason(NamedTuple):
     """One thing that forbids a swap. `first` and `second` are the pcs it joins, earlier
     first (the same pc for a property of one instruction); `register` names the register of
     a data dependence (RAW, WAR, WAW); `kind` is one of RAW WAR WAW jump target call return
-    halt effect alloc same outside."""
+    halt effect alloc same outside. A RAW whose `detail` is "out": pc `second` is a kernel
+    call passed the tensor in the register as its output, whose memory it writes."""
 
     kind: str
     first: int
@@ -215,7 +228,11 @@ class SwapReason(NamedTuple):
         `r` for the MiniVM)."""
         a, b, r = self.first, self.second, f"{prefix}{self.register}"
         k = self.kind
-        if k == "RAW":
+        if k == "RAW" and self.detail == "out":
+            text = _("read after write of {r}: pc {a} writes {r}, pc {b} reads it (the "
+                     "kernel is passed the tensor in {r} as its output); the kernel then "
+                     "writes the tensor's memory, not the register")
+        elif k == "RAW":
             text = _("read after write of {r}: pc {a} writes {r}, pc {b} reads it")
         elif k == "WAR":
             text = _("write after read of {r}: pc {a} reads {r}, pc {b} overwrites it")
@@ -318,8 +335,10 @@ def swap_verdict(fn, pc_a: int, pc_b: int, exe=None) -> SwapVerdict:
     storages = _storage_registers(code)
     pairs = [(lo, hi)] + [(lo, m) for m in range(lo + 1, hi)] + [(m, hi) for m in range(lo + 1, hi)]
     for x, y in pairs:
+        outputs = _kernel_outputs(code[y])
         for kind, reg in conflicts(code[x], code[y]):
-            reasons.append(SwapReason(kind, x, y, reg))
+            detail = "out" if kind == "RAW" and reg in outputs else ""
+            reasons.append(SwapReason(kind, x, y, reg, detail))
         reasons.extend(_alloc_order(code[x], code[y], x, y, storages))
     seen = set()
     unique = [r for r in reasons if not (r in seen or seen.add(r))]

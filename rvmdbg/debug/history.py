@@ -3,9 +3,14 @@
 Design (measured in benchmarks/bench_history.py). The program is deterministic, so every
 past state can be recomputed; history only has to make that fast:
 
-- A checkpoint is taken every `interval` steps while the program runs forward on the VM's
-  fast path (`run(until_step=...)` in chunks that end on checkpoint boundaries). Going back to
-  step t restores the newest checkpoint at or before t and replays at most `interval` steps.
+- Checkpoints are placed by the cost of what they save: while the program runs forward on the
+  VM's fast path (`run(until_step=...)` in chunks that end where the next checkpoint is due), a
+  checkpoint is taken once the running time since the last one reaches `min_seconds` (or what
+  taking one costs, if more), or after `interval` steps, whichever comes first. Near heavy
+  steps the run goes one step at a time, so a checkpoint lands right after each one. Going
+  back to step t restores the newest checkpoint at or before t and replays at most that much
+  work: tens of microseconds of cheap steps, so on a model whose heavy steps are kernel calls
+  a reverse step never replays one, while a cheap loop still gets one every `interval` steps.
 - A checkpoint is shallow. Register values are immutable (tensors are never written in
   place, ADT values and closures are frozen), so a frame is saved as a tuple of references.
   Frames form a persistent chain (`FrameNode.parent`): a checkpoint re-saves only the frames
@@ -20,6 +25,8 @@ past state can be recomputed; history only has to make that fast:
   a checkpoint records the journal position, and restoring moves the position, undoing or
   redoing cell writes. During replay `ref_create` hands back the cell created at that point
   the first time, so cells keep their identity across replays.
+- A checkpoint's bytes are the tensors it keeps alive that the checkpoint before it did not
+  already hold (so one per kernel call on a model costs the activations it saves, once).
 - A memory budget (`budget` bytes, estimated from what each checkpoint holds) drops the oldest
   checkpoints when exceeded, which moves `start` (the earliest step one can go back to)
   forward; it never stops the program.
@@ -29,6 +36,9 @@ from __future__ import annotations
 import bisect
 import copy
 import gc
+import time
+from itertools import compress
+from operator import is_not
 
 import numpy as np
 
@@ -38,6 +48,12 @@ from rvmdbg.vm.objects import StorageObject
 
 DEFAULT_INTERVAL = 2048
 DEFAULT_BUDGET = 256 * 2 ** 20
+# Running time after which a checkpoint is due, and how many times the cost of taking one the
+# replay it saves must be worth (a frame of a thousand registers costs tens of microseconds).
+DEFAULT_MIN_SECONDS = 0.00005
+_TAKE_FACTOR = 1
+# After a heavy step, how many steps run one at a time (a model calls a kernel every few).
+_HEAVY_WINDOW = 64
 
 # Estimated bytes of the Python objects behind one saved frame and one journal entry.
 _NODE_BYTES = 200
@@ -46,6 +62,12 @@ _ENTRY_BYTES = 120
 _CHECKPOINT_BYTES = 200
 
 _CREATED = object()  # the "old value" of a journal entry that created its cell
+
+
+def _tensor_bytes(values, free) -> int:
+    """Bytes of the tensors among `values` a checkpoint keeps alive (constants excluded)."""
+    return sum(v.nbytes for v in values
+               if type(v) is np.ndarray and v.size > 8 and id(v) not in free)
 
 
 class RefJournal:
@@ -155,9 +177,9 @@ def instrument(exe, journal: RefJournal):
 class FrameNode:
     """One saved frame: its state at a checkpoint, linked to the saved frame below it."""
 
-    __slots__ = ("parent", "depth", "frame", "serial", "pc", "regs", "owned", "storages")
+    __slots__ = ("parent", "depth", "frame", "serial", "pc", "regs", "owned", "storages", "held")
 
-    def __init__(self, parent, depth, frame, serial, pc, regs, owned, storages):
+    def __init__(self, parent, depth, frame, serial, pc, regs, owned, storages, held=0):
         self.parent = parent
         self.depth = depth
         self.frame = frame        # the Frame object: restored in place, so storages' owners hold
@@ -166,16 +188,17 @@ class FrameNode:
         self.regs = regs          # tuple: register values are immutable
         self.owned = owned
         self.storages = storages  # ((StorageObject, released), ...) held in the registers
+        self.held = held          # bytes of the (non-constant) tensors in `regs`
 
 
 class Checkpoint:
     """The VM state at step `step`: the frame chain and the scalar machine state."""
 
     __slots__ = ("step", "top", "nframes", "halted", "result", "live_bytes", "orphan_bytes",
-                 "pushes", "cursor", "cost")
+                 "pushes", "cursor", "cost", "shared")
 
     def __init__(self, step, top, nframes, halted, result, live_bytes, orphan_bytes, pushes,
-                 cursor, cost):
+                 cursor, cost, shared=0):
         self.step = step
         self.top = top
         self.nframes = nframes
@@ -186,6 +209,7 @@ class Checkpoint:
         self.pushes = pushes
         self.cursor = cursor
         self.cost = cost
+        self.shared = shared    # tensor bytes also held by the checkpoint before (not in cost)
 
     def frame_nodes(self) -> list[FrameNode]:
         """The saved frames, outermost first (walks the whole chain)."""
@@ -209,17 +233,25 @@ class History:
 
     `take()` saves the current state (once per step), `restore(cp)` puts a saved state back,
     `at_or_before(step)` finds the checkpoint to replay from; `start` is the earliest step
-    history can reach and `bytes_used` the estimate the budget is checked against.
+    history can reach and `bytes_used` the estimate the budget is checked against. Running
+    forward, `chunk_end(step)` says where to stop next, `ran(...)` reports how long a chunk
+    took, and `due(step)` whether a checkpoint should be taken there (see the module
+    docstring); `min_seconds=None` places them by step count alone.
     """
 
     def __init__(self, vm, journal: RefJournal, interval: int = DEFAULT_INTERVAL,
-                 budget: int = DEFAULT_BUDGET):
+                 budget: int = DEFAULT_BUDGET, min_seconds: float | None = DEFAULT_MIN_SECONDS):
         if interval < 1:
             raise ValueError("the checkpoint interval must be at least 1")
         self.vm = vm
         self.journal = journal
         self.interval = interval
         self.budget = budget
+        self.min_seconds = min_seconds
+        self._since = 0.0           # seconds run forward past the newest checkpoint
+        self._chunk = 1             # steps the next forward chunk may run (see chunk_end)
+        self._heavy_until = 0       # run one step at a time up to here (heavy steps seen)
+        self._take_seconds = 0.0    # what taking a checkpoint costs (smoothed, see take)
         self.checkpoints: list[Checkpoint] = []
         self._steps: list[int] = []
         self.bytes_used = 0
@@ -251,6 +283,47 @@ class History:
     def newest(self) -> Checkpoint | None:
         return self.checkpoints[-1] if self.checkpoints else None
 
+    # ------------------------------------------------------------ placing
+
+    def _threshold(self) -> float:
+        return max(self.min_seconds, _TAKE_FACTOR * self._take_seconds)
+
+    def chunk_end(self, step: int) -> int:
+        """Where a forward run from `step` should stop next: the next checkpoint when there is
+        one ahead, else where a new one is due by steps, or sooner while steps are measured
+        (one at a time near heavy steps, then in chunks that double while they stay cheap)."""
+        i = bisect.bisect_right(self._steps, step)
+        if i < len(self._steps):
+            return self._steps[i]
+        newest = self._steps[-1] if self._steps else 0
+        end = newest + self.interval
+        if self.min_seconds is not None:
+            end = min(end, step + self._chunk)
+        return max(end, step + 1)
+
+    def ran(self, start: int, end: int, seconds: float) -> None:
+        """A forward run went from step `start` to `end` in `seconds`."""
+        if (self.min_seconds is None or end <= start or not self._steps
+                or start < self._steps[-1]):
+            return  # by step count only, or a replay of history whose checkpoints are placed
+        self._since += seconds
+        if seconds / (end - start) >= self._threshold() / 2:
+            # A heavy step (a kernel call on a model): go one step at a time for a while, so
+            # that a checkpoint lands right after each one and a reverse step never replays it.
+            self._chunk = 1
+            self._heavy_until = end + _HEAVY_WINDOW
+        elif end >= self._heavy_until:
+            self._chunk = min(self._chunk * 2, self.interval)
+
+    def due(self, step: int) -> bool:
+        """Whether a checkpoint should be taken at `step` (past the newest one)."""
+        newest = self._steps[-1] if self._steps else -1
+        if step <= newest:
+            return False
+        if newest < 0 or step - newest >= self.interval:
+            return True
+        return self.min_seconds is not None and self._since >= self._threshold()
+
     # ------------------------------------------------------------ saving
 
     def take(self) -> Checkpoint:
@@ -260,6 +333,7 @@ class History:
         i = bisect.bisect_right(self._steps, step)
         if i and self._steps[i - 1] == step:
             return self.checkpoints[i - 1]
+        began = time.perf_counter()
         base = self.checkpoints[i - 1] if i else None
         frames = vm.frames
         n = len(frames)
@@ -272,30 +346,52 @@ class History:
         # run since, the frames below it cannot have.
         if node is not None:
             parent, low = node.parent, node.depth
+            # the base's saved frames from `low` up, by depth: tensors they hold are not new
+            held = {}
+            top = base.top
+            while top is not None and top.depth >= low:
+                held[top.depth] = top
+                top = top.parent
         else:
-            parent, low = None, 0
+            parent, low, held = None, 0, {}
         cost = _CHECKPOINT_BYTES
+        shared = 0
         free = self._free_ids
         for d in range(low, n):
             f = frames[d]
             regs = tuple(f.registers)
-            storages = ()
-            for v in regs:
-                t = type(v)
-                if t is StorageObject:
-                    storages += ((v, v.released),)
-                elif t is np.ndarray and v.size > 8 and id(v) not in free:
-                    cost += v.nbytes
-            parent = FrameNode(parent, d, f, f.serial, f.pc, regs, f.owned_bytes, storages)
+            old = held.get(d)
+            storages = tuple((v, v.released) for v in regs if type(v) is StorageObject)
+            if old is not None and old.serial == f.serial and len(old.regs) == len(regs):
+                # the same activation: only the slots written since can hold new tensors
+                old_regs = old.regs
+                changed = list(compress(range(len(regs)), map(is_not, regs, old_regs)))
+                gone = _tensor_bytes([old_regs[j] for j in changed], free)
+                fresh = _tensor_bytes([regs[j] for j in changed], free)
+                shared += old.held - gone
+                held_bytes = old.held - gone + fresh
+                cost += fresh
+            else:
+                held_bytes = _tensor_bytes(regs, free)
+                cost += held_bytes
+            parent = FrameNode(parent, d, f, f.serial, f.pc, regs, f.owned_bytes, storages,
+                               held_bytes)
             cost += _NODE_BYTES + _SLOT_BYTES * len(regs)
         prev_cursor = base.cursor if base is not None else self.journal.base
         cost += _ENTRY_BYTES * max(0, self.journal.cursor - prev_cursor)
         cp = Checkpoint(step, parent, n, vm.halted, vm.result, vm.live_bytes, vm.orphan_bytes,
                         vm.pushes,
-                        self.journal.cursor, cost)
+                        self.journal.cursor, cost, shared)
         self.checkpoints.insert(i, cp)
         self._steps.insert(i, step)
         self.bytes_used += cost
+        if i == len(self._steps) - 1:
+            self._since = 0.0
+            # Falls at once, rises slowly: one take slowed down by a busy machine must not
+            # space the next checkpoints out past the heavy steps they are for.
+            took = time.perf_counter() - began
+            prev = self._take_seconds
+            self._take_seconds = took if prev == 0 or took < prev else prev + (took - prev) / 16
         self._enforce_budget()
         return cp
 
@@ -305,6 +401,11 @@ class History:
             self._steps.pop(0)
             self.bytes_used -= old.cost
             self.dropped += 1
+            # the new oldest now holds alone what it shared with the one dropped
+            heir = self.checkpoints[0]
+            heir.cost += heir.shared
+            self.bytes_used += heir.shared
+            heir.shared = 0
         if self.checkpoints:
             self.journal.trim(self.checkpoints[0].cursor)
 
@@ -351,6 +452,7 @@ class History:
         self.checkpoints.clear()
         self._steps.clear()
         self.bytes_used = 0
+        self._since = 0.0
 
     def checkpoint_for_push(self, serial: int) -> Checkpoint | None:
         """The newest checkpoint taken before activation `serial` was pushed."""
@@ -365,4 +467,4 @@ class History:
 
 
 __all__ = ["History", "Checkpoint", "FrameNode", "RefJournal", "instrument",
-           "DEFAULT_INTERVAL", "DEFAULT_BUDGET"]
+           "DEFAULT_INTERVAL", "DEFAULT_BUDGET", "DEFAULT_MIN_SECONDS"]

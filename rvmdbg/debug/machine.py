@@ -83,3 +83,9 @@ def halt_text(machine) -> str | None:
 
 
 __all__ = ["Machine", "machine_for", "halt_text"]
+
+
+def register_name(exe, register: int) -> str:
+    """How the program names a register: `$3` on the Relay VM, `r3` on a machine whose
+    program says otherwise (`register_prefix`, the MiniVM's `r`), in every message."""
+    return f"{getattr(exe, 'register_prefix', '$')}{register}"

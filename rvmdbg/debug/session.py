@@ -47,8 +47,8 @@ from rvmdbg.debug.breakpoints import (BreakpointError, BreakpointTable, IdCounte
 from rvmdbg.debug.config import restore_breakpoints, save_breakpoints
 from rvmdbg.debug.deps import DepRead, Deps
 from rvmdbg.debug.heap import HeapNode, heap_of, same_value, value_text, value_type
-from rvmdbg.debug.history import DEFAULT_INTERVAL, History, RefJournal, instrument
-from rvmdbg.debug.machine import halt_text, machine_for
+from rvmdbg.debug.history import DEFAULT_INTERVAL, DEFAULT_MIN_SECONDS, History, RefJournal, instrument
+from rvmdbg.debug.machine import halt_text, machine_for, register_name
 from rvmdbg.debug.traps import TrapPlan, register_index_of, run_checked
 from rvmdbg.limits import DEFAULT_LIMITS
 from rvmdbg.values import copy_values
@@ -118,6 +118,11 @@ STOP_REASONS = (N_("breakpoint"), N_("watchpoint"), N_("step"), N_("finished"), 
                 N_("start of history"), N_("interrupted"), N_("limit"), N_("restarted"),
                 N_("start"), N_("repeated state"))
 
+# what a backward motion's stop line says instead of "step" (which reads as a forward step)
+BACK_MOTIONS = {"rstep": N_("reverse step"), "rnext": N_("reverse next"),
+                "rfinish": N_("reverse finish"), "back": N_("back to an earlier step"),
+                "last-write": N_("back to the last write")}
+
 
 def step_tag(step: int) -> str:
     """`[step 42]`, the stop line's first word, in the language in use."""
@@ -133,7 +138,8 @@ class StopEvent:
     or "restarted"; `number`: the breakpoint or watchpoint id; `func_name`, `pc`,
     `text`: the instruction about to run (pc None once the program finished, `text` then
     says what it returned); `message`: extra lines (the error, a watchpoint's old and new
-    values, a condition that failed to evaluate)."""
+    values, a condition that failed to evaluate); `motion`: for a "step" stop reached going
+    back, which motion (a key of `BACK_MOTIONS`: the stop line says it instead of "step")."""
 
     reason: str
     number: int | None
@@ -143,13 +149,17 @@ class StopEvent:
     text: str
     message: str | None = None
     span: object = None
+    motion: str | None = None
 
     def line(self) -> str:
         """`[step 42] @sum_up pc=7: invoke $5 VMFunc[0]($4)    (breakpoint 1)`"""
         where = f"@{self.func_name}" if self.func_name is not None else "?"
         if self.pc is not None:
             where += f" pc={self.pc}"
-        why = _(self.reason) if self.number is None else f"{_(self.reason)} {self.number}"
+        reason = self.reason
+        if reason == "step" and self.motion in BACK_MOTIONS:
+            reason = BACK_MOTIONS[self.motion]
+        why = _(reason) if self.number is None else f"{_(reason)} {self.number}"
         return f"{step_tag(self.step)} {where}: {self.text}    ({why})"
 
     def __str__(self) -> str:
@@ -182,7 +192,8 @@ class DebugSession:
 
     def __init__(self, exe, args, entry: str = "main", limits=None,
                  history_bytes: int = 256 * 2 ** 20, config_dir=None, program_path=None,
-                 interval: int = DEFAULT_INTERVAL):
+                 interval: int = DEFAULT_INTERVAL,
+                 checkpoint_seconds: float | None = DEFAULT_MIN_SECONDS):
         self.original_exe = exe
         self.journal = RefJournal()
         self.exe = instrument(exe, self.journal)
@@ -191,7 +202,8 @@ class DebugSession:
         self._pristine_args = copy_values(args)
         self.vm = machine_for(self.exe, self.limits)   # any `debug.machine.Machine`
         self.vm.start(self.entry, copy_values(self._pristine_args))  # VMError: bad entry/args
-        self.history = History(self.vm, self.journal, interval, history_bytes)
+        self.history = History(self.vm, self.journal, interval, history_bytes,
+                               checkpoint_seconds)
         self.history.take()
         self.last_step = 0
         self._end: tuple | None = None   # ("finished", step, result) | ("error", step, VMError)
@@ -208,7 +220,10 @@ class DebugSession:
         self._calls: frozenset | None = None
         self._registers_by_function: dict = {}
         self._visit_checks: tuple | None = None   # (traps, pred, checks) of the last search
+        # the registers at the last stop (changed_registers compares with them); at step 0
+        # the arguments are where the run starts, not a change
         self._baseline: dict[int, tuple] = {}
+        self._mark_stop()
         self.last_event: StopEvent | None = None
         self.heap_truncated = False
         self.program_path = program_path
@@ -306,6 +321,12 @@ class DebugSession:
         return len(self.vm.frames) - 1
 
     # ------------------------------------------------------------ stop events
+
+    def _back_event(self, motion: str, message=None) -> StopEvent:
+        """The "step" stop of a backward motion (its line names the motion)."""
+        ev = self._event("step", message=message)
+        ev.motion = motion
+        return ev
 
     def _event(self, reason: str, number=None, message=None) -> StopEvent:
         vm = self.vm
@@ -420,7 +441,7 @@ class DebugSession:
         s = vm.steps
         if s > self.last_step:
             self.last_step = s
-        if s % self.history.interval == 0 and not self.history.has(s):
+        if self.history.due(s):
             self.history.take()
 
     @_quiet_gc
@@ -445,11 +466,11 @@ class DebugSession:
         plan.start()
         traps = plan.traps
         armed = bool(plan.checks)
-        interval = self.history.interval
+        history = self.history
         progress = [time.monotonic(), start]
         first = True
         while True:
-            end = (vm.steps // interval + 1) * interval
+            end = history.chunk_end(vm.steps)
             if until is not None and until < end:
                 end = until
             try:
@@ -465,8 +486,12 @@ class DebugSession:
                     self._progress(progress)
                 first = False
                 if vm.steps < end and not vm.halted:
-                    run_checked(vm, until_step=end, breakpoints=traps, checks=plan.checks,
-                                scoped=plan.scoped)
+                    began, at = time.perf_counter(), vm.steps
+                    try:
+                        run_checked(vm, until_step=end, breakpoints=traps, checks=plan.checks,
+                                    scoped=plan.scoped)
+                    finally:
+                        history.ran(at, vm.steps, time.perf_counter() - began)
             except VMError as err:
                 self._note_position()
                 return self._failed(err)
@@ -500,8 +525,17 @@ class DebugSession:
 
     # ------------------------------------------------------------ forward commands
 
-    def _motion(self):
-        self._mark_stop()
+    def _motion(self, back: bool = False):
+        vm = self.vm
+        if back and vm.halted and not vm.frames and vm.steps > self.history.start:
+            # At the end the frames are gone; their last state is the one before the final
+            # instruction (a return or halt writes no register): the baseline of the marks.
+            end = vm.steps
+            self._goto_exact(end - 1)
+            self._mark_stop()
+            self._goto_exact(end)
+        else:
+            self._mark_stop()
         if not self.vm.halted and not self.vm.frames:
             raise DebugError(_("the program is not running"))
 
@@ -604,21 +638,25 @@ class DebugSession:
     def _replay(self, target: int) -> None:
         """Run forward without breakpoints to step `target` (which the program reaches)."""
         vm = self.vm
-        interval = self.history.interval
+        history = self.history
         while vm.steps < target and not vm.halted:
-            end = min(target, (vm.steps // interval + 1) * interval)
+            end = min(target, history.chunk_end(vm.steps))
+            began, at = time.perf_counter(), vm.steps
             try:
                 vm.run(until_step=end)
             except VMError as err:
+                history.ran(at, vm.steps, time.perf_counter() - began)
                 self._failed(err)
                 return
+            history.ran(at, vm.steps, time.perf_counter() - began)
             self._note_position()
         if vm.halted and self._end is None:
             self._finished()
 
     def goto(self, step: int) -> StopEvent:
         """Go to the state before instruction number `step` runs (forward or back)."""
-        self._motion()
+        back = step < self.vm.steps
+        self._motion(back=back)
         start = self.history.start
         if step < start:
             self._goto_exact(start)
@@ -628,7 +666,7 @@ class DebugSession:
             return self._end_event()
         if step <= self.last_step:
             self._goto_exact(step)
-            return self._event("step")
+            return self._back_event("back") if back else self._event("step")
         if self.vm.steps < self.last_step:
             self._goto_exact(self.last_step)
         return self._forward(until=step, use_breaks=False)
@@ -646,7 +684,7 @@ class DebugSession:
                 if ev.reason != "step":
                     break
             return ev
-        self._motion()
+        self._motion(back=True)
         now = self.vm.steps
         target = now - n
         if target < self.history.start:
@@ -657,11 +695,11 @@ class DebugSession:
             if hit is not None:
                 return self._land(hit, now)
         self._goto_exact(target)
-        return self._event("step")
+        return self._back_event("rstep")
 
     def rcontinue(self) -> StopEvent:
         """Go back to the most recent breakpoint or watchpoint hit, or the start of history."""
-        self._motion()
+        self._motion(back=True)
         now = self.vm.steps
         hit = self._last_hit(self.history.start, now)
         if hit is not None:
@@ -671,7 +709,7 @@ class DebugSession:
 
     def rfinish(self) -> StopEvent:
         """Go back to the call that created the current frame (the invoke, about to run)."""
-        self._motion()
+        self._motion(back=True)
         vm = self.vm
         if vm.halted or not vm.frames:
             return self.rstep(1)
@@ -688,12 +726,12 @@ class DebugSession:
         if hit is not None:
             return self._land(hit, now)
         self._goto_exact(p)
-        return self._event("step")
+        return self._back_event("rfinish")
 
-    def _back_to(self, locs, pred) -> StopEvent:
+    def _back_to(self, locs, pred, motion: str = "rstep") -> StopEvent:
         """Back to the last step at one of `locs` where `pred` holds (a breakpoint or
         watchpoint hit on the way stops first), or the start of history."""
-        self._motion()
+        self._motion(back=True)
         now = self.vm.steps
         found = self._last_at(self.history.start, now, locs, pred)
         if found is None:
@@ -706,7 +744,7 @@ class DebugSession:
         if hit is not None:
             return self._land(hit, now)
         self._goto_exact(found)
-        return self._event("step")
+        return self._back_event(motion)
 
     def rnext(self, unit: str = "instruction") -> StopEvent:
         """Go back one instruction (or source position of `unit`) of this frame: a call that
@@ -716,8 +754,8 @@ class DebugSession:
             locs = self.source_entries(unit)
             vm = self.vm
             depth = len(vm.frames) if vm.frames else 1
-            return self._back_to(locs, lambda: len(vm.frames) <= depth)
-        self._motion()
+            return self._back_to(locs, lambda: len(vm.frames) <= depth, "rnext")
+        self._motion(back=True)
         vm = self.vm
         now = vm.steps
         if now <= self.history.start:
@@ -725,7 +763,7 @@ class DebugSession:
             return self._history_start_event()
         if vm.halted:
             self._goto_exact(now - 1)
-            return self._event("step")
+            return self._back_event("rnext")
         depth = len(vm.frames)
         self._goto_exact(now - 1)
         if len(vm.frames) == depth + 1:
@@ -738,7 +776,7 @@ class DebugSession:
             if hit is not None:
                 return self._land(hit, now)
             self._goto_exact(p)
-        return self._event("step")
+        return self._back_event("rnext")
 
     def _land(self, hit, origin: int) -> StopEvent:
         step, kind, number = hit
@@ -764,7 +802,6 @@ class DebugSession:
             self.vm.start(self.entry, copy_values(self._pristine_args))
             self.history.take()
         self._mark_stop()
-        self._baseline = {}
         return self._event("restarted")
 
     # ------------------------------------------------------------ searching backwards
@@ -1078,8 +1115,8 @@ class DebugSession:
         d = self._depth(depth, nothing)
         size = len(self.vm.frames[d].registers)
         if not 0 <= register < size:
-            raise DebugError(_("${register} is outside the register file (size {size})").format(
-                register=register, size=size))
+            raise DebugError(_("{register} is outside the register file (size {size})").format(
+                register=register_name(self.exe, register), size=size))
         return d
 
     def last_writer(self, register: int, depth: int | None = None) -> tuple:
@@ -1102,17 +1139,19 @@ class DebugSession:
         if step is None:
             if text is not None and text.startswith("argument"):
                 self._goto_exact(self.history.start)
-                note = _("${register} is an {what}: set before step 0").format(register=register, what=text)
+                note = _("{register} is an {what}: set before step 0").format(
+                    register=register_name(self.exe, register), what=text)
                 if self.history.start:
                     return self._history_start_event(note)
                 return self._event("step", message=note)
-            raise DebugError(_("${register} has not been written in this frame").format(register=register)
+            name = register_name(self.exe, register)
+            raise DebugError(_("{register} has not been written in this frame").format(register=name)
                              if text is None else
-                             _("${register} was written {when}").format(register=register, when=text))
+                             _("{register} was written {when}").format(register=name, when=text))
         frame = vm.frames[d]
         callee = self.exe.functions[frame.func_index]
-        owner = _("${register} of @{func} (frame #{n} at step {step})").format(
-            register=register, func=callee.name, n=len(vm.frames) - 1 - d, step=now)
+        owner = _("{register} of @{func} (frame #{n} at step {step})").format(
+            register=register_name(self.exe, register), func=callee.name, n=len(vm.frames) - 1 - d, step=now)
         serial = frame.serial
         self._goto_exact(step)
         # The write happened while that activation was the innermost frame, except for a
@@ -1125,7 +1164,7 @@ class DebugSession:
             note = (_("{register} is a parameter, set by this call in @{func}").format(
                 register=owner, func=self.func_name(top.func_index))
                     + _passed_from(call, register, len(callee.params)))
-        return self._event("step", message=note)
+        return self._back_event("last-write", message=note)
 
     # ------------------------------------------------------------ watchpoints
 
@@ -1138,7 +1177,8 @@ class DebugSession:
         d = self._frame_of_register(register, depth, N_("nothing to watch"))
         f = self.vm.frames[d]
         wp = Watchpoint(self._ids.next(), register, d, f.serial, f.func_index,
-                        self.exe.functions[f.func_index].name, on)
+                        self.exe.functions[f.func_index].name, on,
+                        prefix=getattr(self.exe, "register_prefix", "$"))
         self.watches.append(wp)
         return wp
 

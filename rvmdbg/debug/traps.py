@@ -192,7 +192,7 @@ class TrapPlan:
     def _hit_watch(self, wp, old, new) -> bool:
         if self.mode == "forward" and self.count_hits:
             wp.hits += 1
-        return self._decide("watchpoint", wp.id, f"${wp.register} of @{wp.func_name}: "
+        return self._decide("watchpoint", wp.id, f"{wp.name} of @{wp.func_name}: "
                             f"{value_text(old, 50)} -> {value_text(new, 50)}", after=True)
 
     def _write_part(self, wp):
@@ -255,7 +255,7 @@ class TrapPlan:
                 return False
             if self.mode == "forward" and self.count_hits:
                 wp.hits += 1
-            return self._decide("watchpoint", wp.id, f"${r} of @{wp.func_name} is read here: "
+            return self._decide("watchpoint", wp.id, f"{wp.name} of @{wp.func_name} is read here: "
                                 f"{value_text(regs[r], 50)}")
         return read
 

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rvmdbg.graph.nodes import CONSTANT, INPUT, KERNEL  # noqa: F401 (also imported from here)
 from rvmdbg.i18n import _
 from rvmdbg.relay.diagnostics import RelayError, Source, Span
-
-INPUT, CONSTANT, KERNEL = "input", "constant", "kernel"
+from rvmdbg.relay.types import dtype_bytes
 
 
 class GraphRefusal(RelayError):
@@ -112,7 +112,7 @@ class Graph:
         n = 1
         for d in self.shapes[eid]:
             n *= int(d)
-        return n * np.dtype(self.dtypes[eid]).itemsize
+        return n * dtype_bytes(self.dtypes[eid])
 
     def params(self) -> dict:
         """The constants by name, as TVM's `params` dict."""

@@ -22,8 +22,11 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-from rvmdbg.graph.graph import KERNEL, Graph
+from rvmdbg.graph.nodes import KERNEL
 from rvmdbg.i18n import _
+
+# `Graph` in the annotations is rvmdbg.graph.graph.Graph, named but not imported: the graph
+# plans itself with this module, so importing it back would make a circle.
 
 # TVM's match_range_: blocks within this factor of the request may be reused
 MATCH_RANGE = 16

@@ -6,7 +6,8 @@ as values, functions (making a closure has no effect), operator calls and calls 
 functions, constructor applications, tuples and projections, closure allocations of
 lambda-lifted globals, and lets/ifs built only from those. Calls of global functions or
 closures may loop, fail or write references, and `ref`, `ref_read`, `ref_write` and `match?`
-are effects or may fail, so bindings of those always stay. Every global function stays: the
+are effects or may fail, so bindings of those always stay, as do the memory dialect's calls
+TVM registers stateful (`memory.kill`, `vm.invoke_tvm_op`). Every global function stays: the
 compiled listing shows them all.
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ from rvmdbg.relay.ast import (CLOSED_LEAF_KINDS, Call, Clause, Constant, Constru
                               GlobalVar, If, Let, Match, Module, OpRef, RefCreate, RefRead,
                               RefWrite, Tuple, TupleGetItem, Var, children, map_functions,
                               pattern_vars)
+from rvmdbg.relay.dialect import STATEFUL_OPS
 
 
 def is_pure(e, mod: Module | None = None, _memo: dict | None = None) -> bool:
@@ -36,7 +38,7 @@ def _pure(e, mod, memo) -> bool:
         op = e.op
         args_pure = all(is_pure(a, mod, memo) for a in e.args)
         if isinstance(op, (OpRef, ConstructorRef)):
-            return args_pure
+            return args_pure and not (type(op) is OpRef and op.name in STATEFUL_OPS)
         if isinstance(op, Function) and op.is_primitive:
             return args_pure
         if isinstance(op, GlobalVar) and mod is not None:

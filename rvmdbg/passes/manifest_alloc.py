@@ -38,7 +38,9 @@ from rvmdbg.relay.dialect import (  # the memory dialect's names, typed in relay
     SHAPE_OF,
 )
 from rvmdbg.relay.ops.core import RESHAPE_OPS
-from rvmdbg.relay.types import UNIT, FuncType, StorageType, TensorType, TupleType, scalar
+from rvmdbg.relay.types import (
+    UNIT, FuncType, StorageType, TensorType, TupleType, dtype_bytes, scalar,
+)
 
 ALIGNMENT = 64
 SHAPE_FUNC_ATTR = "ShapeFunc"   # rvmdbg.vm.kernels reads it to build a shape kernel
@@ -74,7 +76,7 @@ def tensor_leaves(t) -> list:
 
 
 def storage_bytes(t: TensorType) -> int:
-    n = np.dtype(t.dtype).itemsize
+    n = dtype_bytes(t.dtype)
     for d in t.shape:
         n *= d
     return n
@@ -296,7 +298,7 @@ class _Manifester:
         i64 = scalar("int64")
         count = _typed(Call(_typed(OpRef("prod"), FuncType((shape_type,), i64), span), [p]),
                        i64, span)
-        item = constant(np.dtype(t.dtype).itemsize, "int64", span)
+        item = constant(dtype_bytes(t.dtype), "int64", span)
         body = _typed(Call(_typed(OpRef("multiply"), FuncType((i64, i64), i64), span),
                            [count, item]), i64, span)
         fn = _typed(Function([p], body, i64, attrs={"Primitive": 1}), FuncType((shape_type,), i64),

@@ -22,7 +22,7 @@ from rvmdbg.passes.manifest_alloc import manifest_alloc
 from rvmdbg.passes.manifest_lifetimes import manifest_lifetimes
 from rvmdbg.passes.remove_unused import ENTRIES, remove_unused_functions
 from rvmdbg.relay.ast import LEAF_KINDS, Call, Function, Module, OpRef, children, room_for_recursion
-from rvmdbg.relay.dialect import KILL, MEMORY_OPS
+from rvmdbg.relay.dialect import DIALECT_OPS, KILL, MEMORY_OPS
 from rvmdbg.relay.printer import print_expr, print_module
 from rvmdbg.relay.typecheck import check_module, is_checked
 from rvmdbg.i18n import N_
@@ -194,7 +194,10 @@ def memory_stage(mod: Module) -> str | None:
     """The last pass whose output the module holds, judged by the memory dialect in it:
     "ManifestLifetimes" (it allocates and kills), "ManifestAlloc" (it allocates), or None.
     Kills alone do not make a stage: TVM's tests write `memory.kill` into programs whose
-    operators are not fused yet, and those go through every pass."""
+    operators are not fused yet, and those go through every pass. Neither does the dialect
+    beside an operator call outside a primitive function (TVM's dead-code tests allocate
+    storage next to a plain `cast`): such a module is not fused yet, and TVM's VM compiler
+    runs every pass on it, FuseOps leaving the dialect's calls where they are."""
     allocates = kills = False
     leaves = LEAF_KINDS
     for fn in mod.functions.values():
@@ -205,19 +208,22 @@ def memory_stage(mod: Module) -> str | None:
             kind = type(e)
             if kind is Call:
                 op = e.op
-                if type(op) is OpRef and op.name in MEMORY_OPS:
-                    if op.name == KILL:
-                        kills = True
-                    else:
-                        allocates = True
-                    if allocates and kills:
-                        return MANIFEST_LIFETIMES.name
+                if type(op) is OpRef:
+                    if op.name in MEMORY_OPS:
+                        if op.name == KILL:
+                            kills = True
+                        else:
+                            allocates = True
+                    elif op.name not in DIALECT_OPS:
+                        return None  # an operator not fused yet
             elif kind is Function and e.is_primitive:
                 continue
             for c in children(e):
                 if type(c) not in leaves and id(c) not in seen:
                     seen.add(id(c))
                     stack.append(c)
+    if allocates and kills:
+        return MANIFEST_LIFETIMES.name
     return MANIFEST_ALLOC.name if allocates else None
 
 

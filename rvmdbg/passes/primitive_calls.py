@@ -11,7 +11,9 @@ before FuseOps, so every such call compiles to one InvokePacked:
 - a primitive function used as a value (passed to a function, stored in a tuple) becomes a
   plain wrapper `fn (%x0, ...) { prim(%x0, ...) }`, which LambdaLift turns into a global that
   calls the kernel. TVM's VM compiler emits no register for such a value (see
-  docs/differences.md).
+  docs/differences.md);
+- a primitive global no function calls (an entry: a file that is one partitioned
+  `fn (..., Primitive=1)`) becomes that same wrapper, a VM function making one kernel call.
 
 Every node made here carries its checked type: FuseOps, which runs this, types its own output.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 from rvmdbg.relay.ast import (
     Call, ExprMutator, Function, Let, Module, OpRef, Tuple, TupleGetItem, Var, map_functions,
+    referenced_globals,
 )
 from rvmdbg.relay.dialect import CALL_LOWERED, INVOKE_TVM_OP, SHAPE_FUNC
 from rvmdbg.relay.types import FuncType
@@ -125,14 +128,15 @@ class _DirectCalls(ExprMutator):
             return self.wrapper(e, e)
         return self._default(e)
 
-    def wrapper(self, prim: Function, at) -> Function:
-        """`fn (%x0: T0, ...) -> R { prim(%x0, ...) }` standing for prim as a value."""
+    def wrapper(self, prim: Function, at, own_names: bool = False) -> Function:
+        """`fn (%x0: T0, ...) -> R { prim(%x0, ...) }` standing for prim as a value (with
+        `own_names`, the parameters keep prim's names)."""
         self.changed = True
         ftype = prim.checked_type
         params = []
         for i, p in enumerate(prim.params):
             t = p.checked_type if p.checked_type is not None else p.type_annotation
-            v = Var(f"x{i}", t, at.span)
+            v = Var(p.name if own_names else f"x{i}", t, p.span if own_names else at.span)
             v.checked_type = t
             params.append(v)
         ret = ftype.ret if isinstance(ftype, FuncType) else prim.ret_type
@@ -144,10 +148,19 @@ class _DirectCalls(ExprMutator):
 
 
 def direct_primitive_calls(mod: Module) -> Module:
-    """The module with let-bound primitive functions called directly (unchanged when none)."""
-    def rewrite(_name: str, fn: Function) -> Function:
+    """The module with let-bound primitive functions called directly (unchanged when none),
+    and an entry that is itself primitive made a function that calls it once."""
+    called = set()
+    for fn in mod.functions.values():
+        called.update(referenced_globals(fn))
+
+    def rewrite(name: str, fn: Function) -> Function:
         if fn.is_primitive:
-            return fn
+            if name in called:
+                return fn
+            # no function calls it, so it is an entry (RemoveUnusedFunctions dropped the
+            # rest): a bare `fn (..., Primitive=1)` file runs as one kernel call
+            return _DirectCalls().wrapper(fn, fn, own_names=True)
         m = _DirectCalls()
         body = m.visit(fn.body)
         if not m.changed or body is fn.body:

@@ -107,6 +107,16 @@ class RelayWarning(RelayError):
         return super().format(source).replace(": error: ", ": warning: ", 1)
 
 
+class RelayNote(RelayWarning):
+    """A located note: something read as TVM would, said once (an expression file without a
+    version header); collected on `Module.warnings`."""
+
+    kind = "note"
+
+    def format(self, source: Source | None = None) -> str:
+        return RelayError.format(self, source).replace(": error: ", ": note: ", 1)
+
+
 class LexError(RelayError):
     kind = "lex"
 

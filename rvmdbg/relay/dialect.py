@@ -32,6 +32,21 @@ MEMORY_OPS = frozenset({ALLOC_STORAGE, ALLOC_TENSOR, KILL, INVOKE_TVM_OP, SHAPE_
 # one device here: both are the identity on their argument's value
 DEVICE_OPS = frozenset({ON_DEVICE, DEVICE_COPY})
 DIALECT_OPS = MEMORY_OPS | DEVICE_OPS | {CALL_LOWERED}
+class InterpretedStorage:
+    """What the reference interpreter makes of `memory.alloc_storage`: a buffer of `size`
+    bytes that only `memory.kill` may take (no tensor is laid out in it there)."""
+
+    __slots__ = ("size",)
+
+    def __init__(self, size: int):
+        self.size = size
+
+    def __repr__(self) -> str:
+        return _("<storage {n} bytes>").format(n=self.size)
+
+
+# TVM registers these TOpIsStateful: DeadCodeElimination keeps their calls, used or not
+STATEFUL_OPS = frozenset({KILL, INVOKE_TVM_OP})
 
 _ARITY = {ALLOC_STORAGE: (1, 2, 3), ALLOC_TENSOR: (3,), KILL: (1,), INVOKE_TVM_OP: (3,),
           SHAPE_OF: (1,), SHAPE_FUNC: (3,), RESHAPE_TENSOR: (2,), ON_DEVICE: (1,),

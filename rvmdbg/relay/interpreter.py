@@ -32,7 +32,9 @@ from rvmdbg.relay.ast import (
     Tuple, TupleGetItem, Var, children, pattern_vars,
 )
 from rvmdbg.relay.diagnostics import Source, Span
-from rvmdbg.relay.dialect import CALL_LOWERED, DEVICE_OPS, KILL, MEMORY_OPS
+from rvmdbg.relay.dialect import (
+    ALLOC_STORAGE, CALL_LOWERED, DEVICE_OPS, KILL, MEMORY_OPS, InterpretedStorage,
+)
 from rvmdbg.relay.types import TensorType
 from rvmdbg.values import ADTValue, RefCell, format_value, tensor_line
 from rvmdbg.i18n import _
@@ -663,6 +665,17 @@ class Interpreter:
             if op.name == KILL:
                 # freeing is the VM's business: here a kill only evaluates its operand
                 return lambda env, a=args[0]: (a(env), UNIT_VALUE)[1]
+            if op.name == ALLOC_STORAGE:
+                # storage nothing is laid out in (TVM's dead-code tests allocate and kill it)
+                size = args[0]
+                rest = args[1:]
+
+                def storage(env, size=size, rest=rest):
+                    n = int(np.asarray(size(env)).item())
+                    for a in rest:
+                        a(env)
+                    return InterpretedStorage(n)
+                return storage
             if op.name in MEMORY_OPS:
                 raise InterpreterError(_("{op}: the memory dialect of a late pass stage runs on "
                                          "the VM only (--executor vm)").format(op=op.name), span)

@@ -28,15 +28,18 @@ def prelude_text() -> str | None:
         return None
 
 
-def load_module(text: str, filename: str = "<input>", prelude: bool = True) -> Module:
+def load_module(text: str, filename: str = "<input>", prelude: bool = True,
+                missing_meta=None) -> Module:
     """Parse a program; with `prelude`, its uses of prelude names resolve and the prelude
-    definitions it reaches (transitively) are added to the module."""
+    definitions it reaches (transitively) are added to the module. `missing_meta` (a
+    `metadata.MissingConstants`: --meta-inputs, --meta-random) says what a
+    `meta[relay.Constant][i]` is in a file without its #[metadata] section."""
     ptext = prelude_text() if prelude else None
     if ptext is None:
-        return parse(text, filename)
+        return parse(text, filename, missing_meta=missing_meta)
     # parsed afresh each time: the type checker annotates nodes in place
     pmod, pinfo = parse_with_info(ptext, str(PRELUDE_PATH))
-    mod, info = parse_with_info(text, filename, env=pmod)
+    mod, info = parse_with_info(text, filename, env=pmod, missing_meta=missing_meta)
     return _merge_prelude(mod, info, pmod, pinfo)
 
 
@@ -59,17 +62,17 @@ def read_program(path) -> str:
                          None, src) from None
 
 
-def load_file(path, prelude: bool = True) -> Module:
+def load_file(path, prelude: bool = True, missing_meta=None) -> Module:
     """Read and load a `.relay` file; an unreadable file is a RelayError with no span."""
-    return load_module(read_program(path), str(path), prelude)
+    return load_module(read_program(path), str(path), prelude, missing_meta)
 
 
 def opening_comments(text: str):
     """The bodies of the `//` lines of the program's opening comment block (after the
-    `#[version ...]` header), in order."""
+    `#[version ...]` header, or TVM 0.6's `v0.0.4`), in order."""
     for raw in text.split("\n"):
         line = raw.strip()
-        if not line or line.startswith("#["):
+        if not line or line.startswith("#[") or line == "v0.0.4":
             continue
         if not line.startswith("//"):
             return

@@ -583,3 +583,125 @@ def _is_node_field(name: str) -> bool:
 
 __all__ = ["MARK", "MetaObject", "MetadataError", "MetadataSection", "decode_ndarray",
            "encode_ndarray", "metadata_text", "split_metadata"]
+
+
+# ---------------------------------------------------------------------------- attribute objects
+
+def is_attrs_object(obj) -> bool:
+    """Is obj an attribute object TVM printed as `meta[relay.attrs.X][i]` in a call's
+    attribute place (TVM 0.8 did so when a call's attrs type was not its operator's)?"""
+    return isinstance(obj, MetaObject) and (obj.type_key.startswith("relay.attrs.") or
+                                            obj.type_key == "DictAttrs")
+
+
+_NULLABLE = ("int_or_none", "int_list_or_none", "float_or_none", "dtype_or_none")
+
+
+def attrs_fields(obj: MetaObject, kinds: dict) -> dict:
+    """The attribute dict an attrs object's fields stand for. TVM writes plain fields (int,
+    bool, double, DataType, std::string) as text and object fields (Integer, Array, String) as
+    node indices; `kinds` (field name -> an operator's attribute kind) says which to expect.
+    A field the operator does not declare is decoded as best it can be, for the checker's
+    message about it."""
+    nodes = obj.origin or []
+    out = {}
+    for name, raw in obj.attrs.items():
+        out[name] = _field_value(nodes, raw, kinds.get(name, "any"))
+    return out
+
+
+def _node(nodes: list, raw):
+    """The node a field's text names, or None when it is no node index."""
+    if isinstance(raw, str) and raw.isdigit() and int(raw) < len(nodes):
+        return nodes[int(raw)]
+    return None
+
+
+def _field_value(nodes: list, raw, kind: str):
+    node = _node(nodes, raw)
+    if kind == "bool":
+        return raw not in ("0", "false", "False", "")
+    if kind in ("dtype", "dtype_or_none"):
+        # DataType is a plain field; TVM writes the unset (void) one as ""
+        return None if kind == "dtype_or_none" and raw in ("", "void") else raw
+    if kind in ("int", "float") and node is not None and \
+            node.get("type_key") not in ("IntImm", "FloatImm"):
+        return _number(raw)  # a plain int or double field
+    if raw == "0" and kind in _NULLABLE:
+        return None  # node 0 is TVM's null: an unset Integer, Array or String
+    if node is not None:
+        return _object_value(nodes, node, 0)
+    return _number(raw)
+
+
+def _number(raw):
+    for conv in (int, float):
+        try:
+            return conv(raw)
+        except (TypeError, ValueError):
+            pass
+    return raw
+
+
+def _object_value(nodes: list, node: dict, depth: int):
+    """An IntImm, FloatImm, String or Array node as a Python value."""
+    key = node.get("type_key", "")
+    attrs = node.get("attrs", {})
+    if key == "IntImm":
+        dtype = attrs.get("dtype", "")
+        value = int(attrs.get("value", "0"))
+        return bool(value) if dtype == "bool" else value
+    if key == "FloatImm":
+        return float(attrs.get("value", "0"))
+    if key == "runtime.String":
+        return node.get("repr_str", "")
+    if key == "Array" and depth < 8:
+        return [_object_value(nodes, nodes[i], depth + 1)
+                for i in node.get("data", []) if 0 <= i < len(nodes)]
+    if key == "":
+        return None
+    return key  # another object: its type key, for the message that refuses it
+
+
+# ---------------------------------------------------------------------------- missing sections
+
+class MissingConstants:
+    """What `meta[relay.Constant][i]` stands for in a file pasted without its `#[metadata]`
+    section (as in bug reports), typed by the `/* ty=... */` TVM prints after it.
+
+    mode "inputs" (--meta-inputs): a parameter `%meta_const_<i>` of the global that uses it,
+    after its own parameters, so ARGs or `--inputs` bind it by that name; mode "random"
+    (--meta-random SEED): a constant of seeded values, each index drawn from its own stream so
+    a value does not depend on the order of the references."""
+
+    def __init__(self, mode: str, seed: int = 0):
+        if mode not in ("inputs", "random"):
+            raise ValueError(f"unknown mode {mode!r}")  # not shown to users
+        self.mode = mode
+        self.seed = seed
+        self._values: dict = {}
+
+    @staticmethod
+    def name(index: int) -> str:
+        return f"meta_const_{index}"
+
+    def value(self, index: int, t) -> np.ndarray:
+        """Seeded values of tensor type t for constant `index` (one array per index and type):
+        floats standard normal, integers in [-4, 4] ([0, 8] unsigned), bools half true."""
+        key = (index, str(t))
+        got = self._values.get(key)
+        if got is None:
+            rng = np.random.default_rng([self.seed, index])
+            shape, dtype = tuple(t.shape), np.dtype(t.dtype)
+            if dtype.kind == "f":
+                data = rng.standard_normal(shape).astype(dtype)
+            elif dtype.kind == "b":
+                data = rng.random(shape) < 0.5
+            elif dtype.kind == "u":
+                data = rng.integers(0, 9, shape).astype(dtype)
+            else:
+                data = rng.integers(-4, 5, shape).astype(dtype)
+            data = np.asarray(data)
+            data.flags.writeable = False
+            got = self._values[key] = data
+        return got

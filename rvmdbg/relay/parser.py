@@ -28,17 +28,17 @@ from rvmdbg.relay.ast import (
     RefCreate, RefRead, RefWrite, Tuple, TupleGetItem, TypeData, Var,
 )
 from rvmdbg.relay.diagnostics import (
-    LexError, NameResolutionError, ParseError, RelayError, RelayTypeError, RelayWarning, Source,
-    Span,
+    LexError, NameResolutionError, ParseError, RelayError, RelayNote, RelayTypeError,
+    RelayWarning, Source, Span,
 )
 from rvmdbg.relay.dialect import DIALECT_OPS
 from rvmdbg.relay.lexer import (
     _INT_RANGES, ATTR, BOOL, EOF, GLOBAL, GRAPH, LOCAL, NAME, NUM, STR, tokenize,
 )
-from rvmdbg.relay.metadata import split_metadata
+from rvmdbg.relay.metadata import attrs_fields, is_attrs_object, split_metadata
 from rvmdbg.relay.types import (
     DTYPE_ALIASES, DTYPES, FuncType, IncompleteType, RefType, StorageType, TensorType, TupleType,
-    TypeCall, TypeVar,
+    TypeCall, TypeVar, is_vector_dtype,
 )
 
 VERSION = "0.0.5"
@@ -82,20 +82,22 @@ class ParseInfo:
 
 
 def parse(text: str, filename: str = "<input>", env: Module | None = None,
-          extra_ops=()) -> Module:
+          extra_ops=(), missing_meta=None) -> Module:
     """Parse a whole program (which must start with `#[version = "0.0.5"]`).
 
     `env` is a module whose types, constructors and functions the program may use without
     defining them (the loader passes the prelude); they are not copied into the result.
     `extra_ops` are operator names accepted besides the registry's and the memory and device
-    dialect of a printed pass stage (`rvmdbg.relay.dialect`), which are always accepted."""
-    return parse_with_info(text, filename, env, extra_ops)[0]
+    dialect of a printed pass stage (`rvmdbg.relay.dialect`), which are always accepted.
+    `missing_meta` (a `metadata.MissingConstants`) says what a `meta[relay.Constant][i]` is
+    when the file has no #[metadata] section; None makes it an error."""
+    return parse_with_info(text, filename, env, extra_ops, missing_meta)[0]
 
 
 def parse_with_info(text: str, filename: str = "<input>", env: Module | None = None,
-                    extra_ops=()):
+                    extra_ops=(), missing_meta=None):
     """parse() that also returns the ParseInfo the loader needs."""
-    p = _Parser(text, filename, env, None, extra_ops)
+    p = _Parser(text, filename, env, None, extra_ops, missing_meta)
     return p.run(p.parse_module), p.info
 
 
@@ -122,13 +124,28 @@ _REPR_CASTS = {"bool": bool, "int": int, "int32": int, "int64": int, "float": fl
                "float32": float, "float64": float}
 
 
+# the type TVM prints after an expression: `/* ty=Tensor[(2, 2), float32] span=... */`
+_TY_COMMENT = re.compile(r"[ \t]*/\*[ \t]*ty=((?:(?!\*/).)*)\*/", re.S)
+
+
+def _offset(text: str, line: int, col: int) -> int:
+    """The text offset of a 1-based (line, column)."""
+    start = 0
+    for _n in range(line - 1):
+        start = text.index("\n", start) + 1
+    return start + col - 1
+
+
+# TVM 0.6's header: the bare version at the start of the text (its grammar's SEMVER token)
+_LEGACY_HEADER = re.compile(r"[ \t\r\n]*(v0\.0\.4)(?![\w.])")
+
 # a TIR function as TVM prints one after LowerTE, at the start of a line
 _PRIMFN = re.compile(r"^[ \t]*(@[\w.]+)[ \t]*=[ \t]*primfn\(", re.M)
 
 
 class _Parser:
     def __init__(self, text: str, filename: str, env: Module | None, expr_module: Module | None,
-                 extra_ops=()):
+                 extra_ops=(), missing_meta=None):
         self.file = filename
         self.extra_ops = frozenset(extra_ops)
         # the JSON after `#[metadata]` is never lexed: split off here, decoded in run()
@@ -156,6 +173,11 @@ class _Parser:
         self.cur_deps: set | None = None
         self.is_expr = False
         self.free_vars: list | None = None  # the `free_var`s of a file that is one expression
+        self.legacy_header: Span | None = None  # where a TVM 0.6 `v0.0.4` header stood
+        # --meta-inputs / --meta-random: what a `meta[relay.Constant][i]` with no section is
+        self.missing_meta = missing_meta
+        self.meta_params: dict = {}  # index -> the Var standing for it in the current global
+        self.in_primitive = 0  # how many enclosing functions are primitive
 
     # ---- entry points ----
 
@@ -172,6 +194,7 @@ class _Parser:
                 try:
                     if "primfn" in self.text:
                         self.refuse_tir()
+                    self.read_legacy_header()
                     self.toks = tokenize(self.text, self.file, self.source)
                     if self.metadata is not None:
                         self.metadata.load()
@@ -190,7 +213,18 @@ class _Parser:
                 sys.setrecursionlimit(old)
 
     def parse_module(self) -> Module:
-        self.version_header(required=True)
+        tok = self.toks[0]
+        if self.legacy_header is None and (tok[0] != ATTR or not tok[6].startswith("version")) \
+                and self.bare_main_allowed(tok):
+            # TVM's parse_expr reads an expression without a header; only its module parser
+            # needs one
+            self.mod.warnings.append(RelayNote(
+                _("no version header: the file is read as one expression, as TVM's parse_expr "
+                  "reads it"), self.tspan(tok),
+                _("a file of definitions starts with {header}").format(
+                    header=f'#[version = "{VERSION}"]'), self.source))
+        else:
+            self.version_header(required=True)
         self.prescan()
         toks = self.toks
         mod = self.mod
@@ -237,13 +271,35 @@ class _Parser:
         becomes the body of a @main whose parameters are its `free_var`s."""
         self.cur_deps = self.info.deps.setdefault(("global", "main"), set())
         self.free_vars = []
+        self.meta_params = {}
         e = self.expr()
         self.cur_deps = None
-        if type(e) is Function and not self.free_vars:
+        meta = [self.meta_params[i] for i in sorted(self.meta_params)]
+        if type(e) is Function and not self.free_vars and not meta:
+            self.mod.functions["main"] = e
+        elif type(e) is Function and not self.free_vars:
+            e.params.extend(meta)  # the constants are the closed fn's own inputs
             self.mod.functions["main"] = e
         else:
-            self.mod.functions["main"] = Function(list(self.free_vars), e, None, [], {},
+            self.mod.functions["main"] = Function(list(self.free_vars) + meta, e, None, [], {},
                                                   _span(start, self.toks[self.pos - 1], self.file))
+
+    def read_legacy_header(self) -> None:
+        """TVM 0.6 (text format v0.0.4) starts a file with a bare `v0.0.4`: the rest reads as
+        0.0.5 where the syntax is the same; the header is blanked (columns kept) and noted."""
+        m = _LEGACY_HEADER.match(self.text)
+        if m is None:
+            return
+        start = m.start(1)
+        line = self.text.count("\n", 0, start) + 1
+        col = start - (self.text.rfind("\n", 0, start) + 1) + 1
+        self.legacy_header = Span(line, col, line, col + len(m.group(1)), self.file)
+        self.text = self.text[:start] + " " * len(m.group(1)) + self.text[m.end(1):]
+        self.mod.warnings.append(RelayNote(
+            _("text format {version} (TVM 0.6) read as {current}: the syntax they share reads "
+              "the same").format(version=m.group(1), current=VERSION), self.legacy_header,
+            _("TVM 0.7 and later write {header}").format(header=f'#[version = "{VERSION}"]'),
+            self.source))
 
     def parse_expression_text(self):
         self.is_expr = True
@@ -301,6 +357,8 @@ class _Parser:
     # ---- module level ----
 
     def version_header(self, required: bool) -> None:
+        if self.legacy_header is not None:
+            return  # TVM 0.6's `v0.0.4`, blanked out before lexing
         tok = self.toks[0]
         if tok[0] != ATTR or not tok[6].startswith("version"):
             if required:
@@ -384,8 +442,10 @@ class _Parser:
                 _("remove or rename one of them"), self.source))
         self.pos += 1
         self.cur_deps = self.info.deps[("global", name)] = set()
+        self.meta_params = {}
         func = self.function(start, is_def=True)
         self.cur_deps = None
+        func.params.extend(self.meta_params[i] for i in sorted(self.meta_params))
         self.mod.functions[name] = func
 
     def type_definition(self, extern: bool, start=None) -> None:
@@ -626,7 +686,10 @@ class _Parser:
         if toks[self.pos][0] != "{":
             raise self.expected(_("`{` to open the function body"))
         self.pos += 1
+        primitive = bool(attrs.get("Primitive") or attrs.get("Extern"))
+        self.in_primitive += primitive
         body = self.expr()
+        self.in_primitive -= primitive
         end = toks[self.pos]
         if end[0] != "}":
             raise self.expected(_("`}` to close the function body"))
@@ -1038,6 +1101,16 @@ class _Parser:
                                             "attrs_type_key=\"...\", as TVM prints them").format(
                                                 name=tok[1]))
                 break
+            if k == NAME and tok[1] == "meta" and toks[self.pos + 1][0] == "[" and \
+                    self.metadata is not None:
+                # TVM's parser: a metadata reference closing the list that names an attribute
+                # object is the call's attributes (TVM 0.8 printed some that way)
+                at = self.pos
+                obj, _ref_span = self.meta_ref(as_expr=False)
+                if toks[self.pos][0] == ")" and is_attrs_object(obj):
+                    attrs = self.attrs_from_object(callee, obj)
+                    break
+                self.pos = at
             if k == LOCAL and toks[self.pos + 1][0] in _ARG_END:
                 # a variable alone, the most common argument: what atom() does with it
                 self.pos += 1
@@ -1065,6 +1138,24 @@ class _Parser:
         span = _span(first if first is not None else open_tok, end, self.file)
         return Call(callee, args, attrs, span)
 
+    def attrs_from_object(self, callee, obj) -> dict:
+        """A call's attributes from an attrs object of the metadata section, its fields read
+        by the kinds of the operator's attributes; a call of a function keeps the object's
+        type key, as TVM's printer writes it beside inline attributes."""
+        from rvmdbg.relay.ops import get_op
+        opdef = get_op(callee.name) if type(callee) is OpRef else None
+        kinds = {spec.name: spec.kind for spec in opdef.attrs} if opdef is not None else {}
+        attrs = attrs_fields(obj, kinds)
+        if opdef is None:
+            attrs["attrs_type_key"] = obj.type_key
+            return attrs
+        # the object holds every field of TVM's attrs class; one rvmdbg does not declare
+        # (BatchMatmulAttrs' auto_scheduler_rewritten_layout) drops out while it is unset
+        unset = {spec.name for spec in opdef.attrs if spec.default is None}
+        return {k: v for k, v in attrs.items()
+                if (k in kinds and not (v is None and k in unset)) or
+                (k not in kinds and v not in ("", None, []))}
+
     def atom(self):
         toks = self.toks
         tok = toks[self.pos]
@@ -1090,7 +1181,8 @@ class _Parser:
         if k == NAME:
             if tok[1] == "meta" and toks[self.pos + 1][0] == "[":
                 data, span = self.meta_ref(as_expr=True)
-                return Constant(data, span)
+                # a Var: --meta-inputs made the missing constant a parameter
+                return data if type(data) is Var else Constant(data, span)
             return self.name_ref(tok)
         if k == GLOBAL:
             self.pos += 1
@@ -1192,14 +1284,65 @@ class _Parser:
         key = ".".join(parts)
         span = _span(start, end, self.file)
         if self.metadata is None:
+            if self.missing_meta is not None and key == "relay.Constant" and as_expr:
+                return self.missing_constant(int(num[6].value), span), span
             raise self.error(NameResolutionError, _("{ref} refers to a #[metadata] section, and "
                                                     "this file has none").format(
                                                         ref=f"meta[{key}][{num[1]}]"), span,
                              _("print the module with its metadata (TVM's astext() does by "
-                               "default) or pass the tensor as a parameter"))
+                               "default), or run with --meta-inputs (each constant a named "
+                               "input) or --meta-random SEED (seeded values of its ty= type)")
+                             if key == "relay.Constant" else
+                             _("print the module with its metadata (TVM's astext() does by "
+                               "default)"))
         obj = self.metadata.resolve(key, int(num[6].value), key_span, self.tspan(num),
                                     self.source, as_expr)
         return obj, span
+
+    def missing_constant(self, index: int, span: Span):
+        """What `meta[relay.Constant][index]` stands for in a file without its section: its type
+        from the `/* ty=... */` TVM prints after it, then seeded values (a Constant) or a
+        parameter of the global being defined (a Var)."""
+        t = self.annotated_type(span)
+        if t is None:
+            raise self.error(NameResolutionError, _("{ref} has no #[metadata] section and no "
+                                                    "`/* ty=... */` after it to give its type")
+                             .format(ref=f"meta[relay.Constant][{index}]"), span,
+                             _("print the module with types (TVM's astext() does by default)"))
+        if not isinstance(t, TensorType) or any(d is None for d in t.shape) or \
+                is_vector_dtype(t.dtype):
+            raise self.error(ParseError, _("{ref} is annotated {type}: a missing constant "
+                                           "needs a tensor type of known shape").format(
+                                               ref=f"meta[relay.Constant][{index}]", type=t),
+                             span)
+        if self.missing_meta.mode == "random":
+            return self.missing_meta.value(index, t)
+        if self.in_primitive:
+            raise self.error(ParseError, _("{ref} is inside a primitive function: it cannot be "
+                                           "an input there").format(
+                                               ref=f"meta[relay.Constant][{index}]"), span,
+                             _("use --meta-random SEED for this file"))
+        v = self.meta_params.get(index)
+        if v is None:
+            v = self.meta_params[index] = Var(self.missing_meta.name(index), t, span)
+        elif v.type_annotation != t:
+            raise self.error(ParseError, _("{ref} is annotated {type} here and {earlier} "
+                                           "before").format(ref=f"meta[relay.Constant][{index}]",
+                                                            type=t, earlier=v.type_annotation),
+                             span)
+        return v
+
+    def annotated_type(self, span: Span):
+        """The type in a `/* ty=T ... */` comment right after `span`, or None."""
+        offset = _offset(self.text, span.end_line, span.end_col)
+        m = _TY_COMMENT.match(self.text, offset)
+        if m is None:
+            return None
+        body = re.split(r"\s+span=", m.group(1), maxsplit=1)[0].strip()
+        try:
+            return parse_type(body, self.env, self.file)
+        except RelayError:
+            return None
 
     def number_constant(self, tok, negate: bool = False):
         num = tok[6]
@@ -1469,7 +1612,7 @@ class _Parser:
             if k == NAME:
                 self.pos += 1
                 name = tok[1]
-                if name in _DTYPES:
+                if name in _DTYPES or is_vector_dtype(name):
                     return TensorType((), name)
                 if name == "Tensor":
                     return self.tensor_type()
@@ -1492,10 +1635,14 @@ class _Parser:
             if k == "(":
                 self.pos += 1
                 fields = []
+                trailing = False
                 while toks[self.pos][0] != ")":
                     fields.append(self.type_())
+                    trailing = toks[self.pos][0] == ","
                     self.separator(")", _("`,` or `)` in a tuple type"))
                 self.pos += 1
+                if len(fields) == 1 and not trailing and self.legacy_header is not None:
+                    return fields[0]  # text format 0.0.4's grammar: `(T)` is T in parentheses
                 # TVM: `(T)` is a one-element tuple type, like `(T,)`
                 return TupleType(tuple(fields))
             if k == "fn":
@@ -1565,7 +1712,7 @@ class _Parser:
         dtok = toks[self.pos]
         dtype = dtok[1] if dtok[0] == NAME else None
         dtype = DTYPE_ALIASES.get(dtype, dtype)
-        if dtype not in _DTYPES:
+        if dtype not in _DTYPES and not (dtype is not None and is_vector_dtype(dtype)):
             raise self.expected(_("a dtype ({dtypes})").format(dtypes=", ".join(DTYPES)))
         self.pos += 1
         if toks[self.pos][0] != "]":

@@ -42,7 +42,7 @@ from rvmdbg.relay.diagnostics import (
 )
 from rvmdbg.relay.types import (
     UNIT, FuncType, IncompleteType, RefType, TensorType, TupleType, Type, TypeCall, TypeVar,
-    free_type_vars, scalar, substitute,
+    free_type_vars, is_vector_dtype, scalar, substitute,
 )
 
 __all__ = ["check_module", "check_expr", "TypeWarning", "is_checked"]
@@ -78,6 +78,18 @@ class TypeNote(TypeWarning):
 
     def format(self, source=None) -> str:
         return RelayError.format(self, source).replace(": error: ", ": note: ", 1)
+
+
+def _vector_dtype_in(t) -> str | None:
+    """The first vector dtype (`int8x4`) in a tensor type or a tuple of them, or None."""
+    if type(t) is TensorType:
+        return t.dtype if is_vector_dtype(t.dtype) else None
+    if type(t) is TupleType:
+        for f in t.fields:
+            found = _vector_dtype_in(f)
+            if found is not None:
+                return found
+    return None
 
 
 class _Mismatch(Exception):
@@ -816,6 +828,14 @@ class TypeChecker:
                 raise self.error(_at(call.args[i], call),
                                  _("argument {index} of operator `{op}` must be a tensor, found "
                                    "{type}").format(index=i + 1, op=opdef.name, type=t))
+            vector = _vector_dtype_in(t)
+            if vector is not None:
+                raise self.error(_at(call.args[i], call),
+                                 _("argument {index} of operator `{op}` has the vector dtype "
+                                   "{dtype}, which no operator kernel here takes").format(
+                                       index=i + 1, op=opdef.name, dtype=vector),
+                                 _("vector dtypes (TVM's lanes, as in int8x4) may appear in "
+                                   "types; an operator needs a scalar dtype such as int8"))
         try:
             out = opdef.type_rel(resolved, call.attrs)
         except relay_ops.OpTypeError as exc:

@@ -7,11 +7,34 @@ the parser makes one for `_`, the type checker for every unknown, and resolves t
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass
 
 DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64")
 DTYPE_ALIASES = {"int": "int32", "float": "float32", "uint": "uint32"}
+# TVM's vector dtypes, `<scalar>x<lanes>` (`int8x4`, `uint1x4`, `float16x4`): types may name
+# them; no operator kernel here takes one, so the checker refuses them at operator calls
+_VECTOR_DTYPE = re.compile(r"(?:u?int|float|bfloat)\d+x\d+")
+
+
+def is_vector_dtype(dtype: str) -> bool:
+    """Is dtype a vector of lanes (`int8x4`), a dtype types may name and kernels cannot take?"""
+    if _VECTOR_DTYPE.fullmatch(dtype) is None:
+        return False
+    lanes = int(dtype.rsplit("x", 1)[1])
+    return lanes >= 2
+
+
+def dtype_bytes(dtype: str) -> int:
+    """Bytes of one element of dtype, a vector's lanes included (TVM: bits * lanes / 8,
+    rounded up; bool is a byte)."""
+    if is_vector_dtype(dtype):
+        base, lanes = dtype.rsplit("x", 1)
+        bits = int(re.search(r"\d+$", base).group())
+        return (bits * int(lanes) + 7) // 8
+    import numpy as np  # the types module stays light for the parser; sizes are rare
+    return np.dtype(dtype).itemsize
 
 
 class Type:

@@ -176,7 +176,7 @@ class DebuggerApp(App):
 def run_screen(path: str, arg_texts: list[str], *, entry: str = "main", mouse: bool = True,
                ascii_only: bool | None = None, limits=None, history_bytes: int | None = None,
                config_dir=None, keys_file: str | None = None, inputs: str | None = None,
-               check_only: bool = False) -> int:
+               check_only: bool = False, missing_meta=None) -> int:
     """Open the screen on a program; returns the exit code (2 when the program or the keys
     file cannot be loaded). `keys_file` (default: the config directory's keys.conf, when
     there is one) rebinds keys. `ascii_only` None: ASCII glyphs where the locale is not UTF-8
@@ -199,7 +199,7 @@ def run_screen(path: str, arg_texts: list[str], *, entry: str = "main", mouse: b
         # the program's AST and bytecode live as long as the screen: loaded without cyclic
         # collections and frozen out of the collector's reach (a full collection over them is
         # a visible pause, at start and while stepping)
-        program = load_program_kept(path, entry)
+        program = load_program_kept(path, entry, missing_meta)
     except ProgramLoadError as exc:
         print(exc.message, file=sys.stderr)
         return 2

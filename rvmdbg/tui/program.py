@@ -1,5 +1,6 @@
-"""The program the debugger screen opens: a `.relay` file compiled here, a saved `.rvmx`, or a
-MiniVM `.mvm` program (run by its own machine through the same debugger protocol).
+"""The program the debugger screen opens: any kind the front door (`rvmdbg.program`) reads, a
+`.relay` file compiled here, a saved `.rvmx`, or a MiniVM `.mvm` program (run by its own
+machine through the same debugger protocol).
 
 `load_program(path, entry)` does the front end before the screen starts, so a parse or type
 error prints like every other command's and never opens the screen. It keeps what the panes
@@ -15,16 +16,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from rvmdbg.relay.diagnostics import RelayError
-from rvmdbg.i18n import _
-
-
-class ProgramLoadError(Exception):
-    """The program cannot be opened; `message` is ready to print (with FILE:LINE:COL)."""
-
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
+from rvmdbg.program import LoadOptions, ProgramLoadError, kind_for
+from rvmdbg.program.relay_text import recheck as _recheck
 
 
 @dataclass
@@ -88,61 +81,19 @@ class DebugProgram:
         return list(self.default_args or [])
 
 
-def _check_entry(exe, entry: str, path: str) -> None:
-    try:
-        exe.func_index(entry)
-    except KeyError:
-        names = exe.function_names()
-        raise ProgramLoadError(f"{path}: error: " + _("no function @{entry} to run; the program ").format(entry=entry)
-                               + (_("defines {names}").format(names=', '.join('@' + n for n in names)) if names
-                                  else _("defines no functions"))) from None
-
-
-def load_program(path: str, entry: str = "main") -> DebugProgram:
-    """Load, check and compile `path` (or read a saved executable); raises ProgramLoadError."""
-    from rvmdbg.relay.loader import program_default_args
-    name = os.path.basename(path)
-    if path.endswith(".mvm"):
-        return _load_minivm(path, name, entry)
-    if path.endswith(".rvmx"):
-        from rvmdbg.vm.serialize import ExecutableFormatError, load
-        try:
-            exe = load(path)
-        except ExecutableFormatError as exc:
-            raise ProgramLoadError(str(exc)) from None
-        except OSError as exc:
-            raise ProgramLoadError(f"{path}: error: {exc.strerror or exc}") from None
-        _check_entry(exe, entry, path)
-        module = None
-        text = exe.source_text
-        if text is not None:
-            module = _recheck(text, exe.source_name or path)
-        prog = DebugProgram(path, name, exe, module, text, exe.source_name,
-                            program_default_args(text) if text else None, entry, saved=True)
-    else:
-        from rvmdbg.relay.loader import load_file
-        from rvmdbg.relay.typecheck import check_module
-        from rvmdbg.vm.compiler import compile_module
-        try:
-            module = check_module(load_file(path))
-        except RelayError as exc:
-            raise ProgramLoadError(exc.format()) from None
-        text = module.source.text if module.source is not None else None
-        try:
-            exe = compile_module(module, entries=("main",) if entry == "main" else ("main", entry))
-        except RelayError as exc:
-            raise ProgramLoadError(exc.format()) from None
-        except Exception as exc:  # the compiler's own errors carry their message
-            raise ProgramLoadError(f"{path}: error: " + _("cannot compile: {error}").format(error=exc)) from None
-        _check_entry(exe, entry, path)
-        prog = DebugProgram(path, name, exe, module, text, path,
-                            program_default_args(text) if text else None, entry)
+def load_program(path: str, entry: str = "main", missing_meta=None) -> DebugProgram:
+    """Load, check and compile `path` (or read a saved executable), as its kind opens it for
+    the debugger (`rvmdbg.program`); raises ProgramLoadError. `missing_meta`: --meta-inputs /
+    --meta-random (`metadata.MissingConstants`)."""
     from rvmdbg.tui.summary import constructor_types
+    d = kind_for(path).debuggable(path, entry, LoadOptions(missing_meta=missing_meta))
+    prog = DebugProgram(path, os.path.basename(path), d.exe, d.module, d.source_text,
+                        d.source_file, d.default_args, entry, saved=d.saved)
     prog.constructor_types = constructor_types(prog.module)
     return prog
 
 
-def load_program_kept(path: str, entry: str = "main") -> DebugProgram:
+def load_program_kept(path: str, entry: str = "main", missing_meta=None) -> DebugProgram:
     """`load_program` for a program that lives as long as the process (the screen's): loaded
     with the cyclic collector paused, then frozen out of its reach (`gc.freeze`) before it
     runs again. Loading makes no reference cycles (a collection right after loading the
@@ -153,35 +104,12 @@ def load_program_kept(path: str, entry: str = "main") -> DebugProgram:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        program = load_program(path, entry)
+        program = load_program(path, entry, missing_meta)
         gc.freeze()  # also sets the young generation's count back: no pass right after
     finally:
         if was_enabled:
             gc.enable()
     return program
-
-
-def _load_minivm(path: str, name: str, entry: str) -> DebugProgram:
-    """A MiniVM `.mvm` program: its own machine, the same screen (no Relay module)."""
-    from rvmdbg.minivm import MvmSyntaxError, load_mvm
-    try:
-        exe = load_mvm(path)
-    except MvmSyntaxError as exc:
-        raise ProgramLoadError(exc.format()) from None
-    except OSError as exc:
-        raise ProgramLoadError(f"{path}: error: {exc.strerror or exc}") from None
-    _check_entry(exe, entry, path)
-    return DebugProgram(path, name, exe, None, exe.source_text, path, None, entry)
-
-
-def _recheck(text: str, filename: str):
-    """The typed module of a saved executable's source, or None if it no longer checks."""
-    from rvmdbg.relay.loader import load_module
-    from rvmdbg.relay.typecheck import check_module
-    try:
-        return check_module(load_module(text, filename))
-    except Exception:
-        return None
 
 
 def program_from_executable(exe, name: str = "<executable>", entry: str = "main",

@@ -32,7 +32,7 @@ def app_quiz(app) -> Quiz | None:
         return None
     quiz = getattr(app, "_quiz", None)
     if quiz is None or quiz.session is not session:
-        from rvmdbg.tui.views.base import drive_session
+        from rvmdbg.tui.drive import drive_session
 
         def step() -> None:
             error = drive_session(app, True)

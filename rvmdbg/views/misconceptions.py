@@ -262,8 +262,9 @@ MISCONCEPTIONS = [
     Misconception(
         "freed-at-return", N_("A function's registers are freed only when it returns."),
         "registers_freed_at_return.relay",
-        N_("break op:KillRegister, continue, info registers: the killed register is empty "
-           "while @main still runs"), _kills_before_return),
+        N_("break op:KillRegister, continue, step, info registers: the kill has run, the "
+           "register it named is empty (-) and @main still has calls to make"),
+        _kills_before_return),
     Misconception(
         "graph-faster", N_("The graph executor is always faster than the VM."),
         "graph_always_faster.relay",

@@ -510,3 +510,19 @@ def test_a_port_out_of_range_is_a_usage_error():
     proc = subprocess.run([sys.executable, "-m", "rvmdbg", "dap", "--port", "70000"],
                           capture_output=True, text=True, timeout=60, env=adapter_env(), cwd=ROOT)
     assert proc.returncode == 2 and "0..65535" in proc.stderr
+
+
+def test_meta_inputs_and_meta_random_launch_settings(dap, tmp_path):
+    # a program pasted without its #[metadata] section, as --meta-inputs / --meta-random read it
+    path = tmp_path / "bug.relay"
+    path.write_text('#[version = "0.0.5"]\ndef @main(%x: Tensor[(2), float32]) {\n'
+                    '  add(%x, meta[relay.Constant][0] /* ty=Tensor[(2), float32] */)\n}\n',
+                    encoding="utf-8")
+    dap.launch(str(path), stop_on_entry=True, args=["[1, 2]", "[10, 20]"], metaInputs=True)
+    assert _eval(dap, "%meta_const_0", "watch")["body"]["result"].startswith("[10., 20.]")
+    r = dap.request("restart", {"arguments": {"program": str(path), "args": ["[1, 2]"],
+                                              "metaInputs": True, "metaRandom": 1}}, ok=False)
+    assert "exclude each other" in r["message"]
+    r = dap.request("restart", {"arguments": {"program": str(path), "args": ["[1, 2]"],
+                                              "metaRandom": 1}})
+    assert r["success"]

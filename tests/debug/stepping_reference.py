@@ -74,7 +74,7 @@ class Reference:
         ins = self.exe.functions[top.func_index].instructions[top.pc]
         for wp in self.watches:
             if wp.on == "read" and top.serial == wp.serial and wp.register in ins.reads():
-                return wp.id, (f"${wp.register} of @{wp.func_name} is read here: "
+                return wp.id, (f"{wp.name} of @{wp.func_name} is read here: "
                                f"{value_text(top.registers[wp.register], 50)}")
         return None
 
@@ -85,7 +85,7 @@ class Reference:
                 if (wp.on != "read" and w.register == wp.register and w.depth == wp.depth
                         and w.depth < len(frames) and frames[w.depth].serial == wp.serial
                         and wp.triggered(w.old, w.new)):
-                    return wp.id, (f"${w.register} of @{wp.func_name}: "
+                    return wp.id, (f"{wp.name} of @{wp.func_name}: "
                                    f"{value_text(w.old, 50)} -> {value_text(w.new, 50)}")
         return None
 

@@ -352,6 +352,63 @@ def test_budget_drops_oldest_checkpoints():
     assert h.at_or_before(h.start - 1) is None
 
 
+def test_checkpoints_are_placed_by_running_time():
+    """Issue 28 (3): a checkpoint is due once the running time since the last one reaches
+    `min_seconds`, so a heavy step (a kernel call) gets one right after it and a reverse step
+    never replays it; cheap steps still go `interval` steps between checkpoints."""
+    exe, args = program("sum_up.relay", ["50"])
+    vm = VirtualMachine(exe)
+    vm.start("main", args)
+    h = History(vm, RefJournal(), interval=100, min_seconds=0.001)
+    h.take()
+    assert h.chunk_end(0) == 1                      # measured one step at a time at first
+    h.ran(0, 1, 0.000001)
+    assert not h.due(1) and h.chunk_end(1) == 3     # cheap: chunks double
+    h.ran(1, 3, 0.000002)
+    h.ran(3, 7, 0.000004)
+    assert not h.due(7) and h.chunk_end(7) == 15
+    for a, b in [(7, 15), (15, 31), (31, 63)]:
+        h.ran(a, b, 0.000001 * (b - a))
+    assert not h.due(63) and h.chunk_end(63) == 100  # by step count, up to `interval`
+    assert h.due(100)
+    h.ran(63, 64, 0.005)                            # a heavy step: due at once, then one by one
+    assert h.due(64) and h.chunk_end(64) == 65
+    vm.run(until_step=64)
+    h.take()
+    assert not h.due(64) and h.chunk_end(64) == 65
+    h.ran(64, 65, 0.000001)
+    assert not h.due(65) and h.chunk_end(65) == 66  # still near the heavy step
+    steps = History(vm, RefJournal(), interval=100, min_seconds=None)
+    steps.take()
+    steps.ran(64, 65, 5.0)                          # min_seconds=None: by step count alone
+    assert not steps.due(65) and steps.chunk_end(65) == 164
+
+
+def test_checkpoint_bytes_count_each_tensor_once():
+    """A checkpoint's cost is the tensors the one before it did not hold: two checkpoints of
+    the same registers cost one set of tensors, and the second's share passes to it when
+    the first is dropped."""
+    from rvmdbg import workloads
+    from rvmdbg.relay.loader import load_module
+    from rvmdbg.relay.typecheck import check_module
+    from rvmdbg.vm.compiler import compile_module
+    w = workloads.build("mlp", units=(64, 32), in_dim=128, classes=4)
+    vm = VirtualMachine(compile_module(check_module(load_module(w.text, "mlp"))))
+    vm.start("main", w.inputs)
+    h = History(vm, RefJournal(), interval=1000, min_seconds=None)
+    first = h.take()
+    vm.run(until_step=vm.steps + 8)
+    a = h.take()
+    vm.step()
+    b = h.take()
+    assert a.top.held > 0 and a.shared > 0                 # the input, still held
+    assert b.shared > 0 and b.cost < b.top.held            # its tensors counted once
+    assert a.cost + b.cost + first.cost == h.bytes_used
+    h.budget = h.bytes_used - 1                            # drop the oldest
+    h._enforce_budget()
+    assert h.checkpoints[0] is a and a.shared == 0 and a.cost >= a.top.held
+
+
 def test_values_types_and_trees():
     nil = ADTValue(0, "Nil", ())
     lst = ADTValue(1, "Cons", (i32(1), ADTValue(1, "Cons", (i32(2), nil))))
@@ -421,3 +478,42 @@ def test_ranges_never_expand_and_long_numbers_are_messages():
         out = ci.execute(line)
         assert "too large" in out, (line, out)
     assert sorted(b.id for b in s.breakpoints) == ids
+
+
+def test_breakpoints_by_kernel_name_index_and_part_of_a_name():
+    """Issue 28 (16): `break fused_nn_conv2d_3`, `break PackedFunc[12]` and `break
+    kernel:conv2d` stop at every invoke_packed calling those kernels; a name that is no
+    kernel is still a function name, and a bad one says what there is."""
+    from rvmdbg import workloads
+    from rvmdbg.debug import DebugSession
+    from rvmdbg.relay.loader import load_module
+    from rvmdbg.relay.typecheck import check_module
+    from rvmdbg.vm.compiler import compile_module
+    w = workloads.build("mobilenet_v1", small=True)
+    exe = compile_module(check_module(load_module(w.text, "mobilenet")))
+    names = exe.kernel_names()
+    calls = {(fi, pc): ins.packed_index for fi, fn in enumerate(exe.functions)
+             for pc, ins in enumerate(fn.instructions) if ins.name == "InvokePacked"}
+    t = BreakpointTable(exe)
+    one = t.add("fused_nn_conv2d_3")
+    assert one.kind == "kernel" and one.kernels == ("vm_mod_fused_nn_conv2d_3",)
+    assert one.locations == {loc for loc, k in calls.items() if names[k] == one.kernels[0]}
+    assert one.where(exe) == "fused_nn_conv2d_3 (vm_mod_fused_nn_conv2d_3)"
+    assert t.add("vm_mod_fused_nn_conv2d_3").locations == one.locations
+    assert t.add("PackedFunc[12]").locations == {loc for loc, k in calls.items() if k == 12}
+    part = t.add("kernel:conv2d")
+    assert part.locations == {loc for loc, k in calls.items() if "conv2d" in names[k]}
+    assert len(part.kernels) > 5 and part.where(exe) == "kernel:conv2d"
+    assert t.add("kernel:conv2d") is part                       # identical breakpoints are one
+    assert t.add("main").kind == "function"
+    with pytest.raises(BreakpointError, match="no kernel name contains 'winograd'"):
+        t.add("kernel:winograd")
+    with pytest.raises(BreakpointError, match=r"no PackedFunc\[999\]: the program has 42"):
+        t.add("PackedFunc[999]")
+    # it stops where a single-stepping run first reaches such a call
+    s = DebugSession(exe, w.inputs)
+    s.breakpoints.add("kernel:batch_norm")
+    ev = s.cont()
+    first = min(pc for (fi, pc), k in calls.items() if "batch_norm" in names[k])
+    assert ev.reason == "breakpoint" and ev.text.startswith("invoke_packed")
+    assert ev.pc == first                       # @main is straight-line: the first such call

@@ -64,8 +64,8 @@ def test_reasons_name_register_and_kind():
     assert not v.ok and not v
     assert ("RAW", 8) in {(r.kind, r.register) for r in v.reasons}
     assert "read after write of $8" in v.reasons[0].text()
-    v = swap_verdict(fn, 9, 10)
-    assert ("WAW", 8) in {(r.kind, r.register) for r in v.reasons}
+    v = swap_verdict(fn, 9, 10)   # alloc_tensor $8, then the kernel call writing into it
+    assert [(r.kind, r.register, r.detail) for r in v.reasons] == [("RAW", 8, "out")]
     assert {r.kind for r in swap_verdict(fn, 7, 8).reasons} >= {"jump"}
     assert {r.kind for r in swap_verdict(fn, 12, 13).reasons} >= {"jump"}
     target = [r for r in swap_verdict(fn, 4, 5).reasons if r.kind == "target"]
@@ -73,6 +73,26 @@ def test_reasons_name_register_and_kind():
     assert swap_verdict(fn, 0, 1).ok and swap_verdict(fn, 0, 1).reasons == ()
     assert [r.kind for r in swap_verdict(fn, 3, 3).reasons] == ["same"]
     assert [r.kind for r in swap_verdict(fn, 0, 99).reasons] == ["outside"]
+
+
+def test_a_kernel_reads_its_output_register_and_writes_the_tensors_memory():
+    """Issue 28 (11): `alloc_tensor $4` then `invoke_packed (out: $4)` on fib.relay is a
+    read after write of the register (TVM passes the kernel the tensor object in $4), and the
+    kernel writes the tensor's memory; it was called a write after write."""
+    from pathlib import Path
+    from rvmdbg import cli
+    path = Path(__file__).resolve().parents[2] / "programs" / "fib.relay"
+    program = cli.load_program(str(path))
+    interp = CommandInterpreter(DebugSession(cli.executable_of(program),
+                                             cli.program_arguments(program, "main", [])))
+    out = "\n".join(interp.execute(c) for c in
+                    ["break @fib", "continue", "swap? 3 4", "swap? 4 6"])
+    assert ("  - read after write of $4: pc 3 writes $4, pc 4 reads it (the kernel is passed "
+            "the tensor in $4 as its output); the kernel then writes the tensor's memory, not "
+            "the register") in out
+    assert "write after write of $4" not in out
+    # the kernel's write still orders it before a read of the tensor (the if at pc 6)
+    assert "read after write of $4: pc 4 writes $4, pc 6 reads it" in out
 
 
 def test_write_after_read_between_them():

@@ -71,7 +71,7 @@ def test_batch(capsys, tmp_path):
     assert code == 0
     assert "[step 3] @main pc=5: ADD r1 r2 r0    (breakpoint 1)" in out
     assert "written at step 0 by @main pc=0: LD r1 3" in out
-    assert "[step 1] @main pc=1: LD r2 2    (step)" in out
+    assert "[step 1] @main pc=1: LD r2 2    (reverse step)" in out
     assert "[step 5] @main: halted: r0=5 r1=3 r2=2    (finished)" in out
 
 
@@ -83,6 +83,54 @@ def test_batch_stops_at_the_repeated_state(capsys, tmp_path):
     assert "the program failed while running" in err
     assert "[step 5] @main pc=6: HL    (repeated state)" in out
     assert "error: never halts" in out
-    assert "[step 4] @main pc=6: HL    (step)" in out
-    assert "$0 = 5" in out                    # registers as the program names them: r0 is $0
-    assert "[step 3] @main pc=5: ADD r1 r2 r0    (step)" in out
+    assert "[step 4] @main pc=6: HL    (reverse step)" in out
+    assert "r0 = 5" in out and "$0" not in out  # registers as the program names them (issue 28)
+    assert "[step 3] @main pc=5: ADD r1 r2 r0    (back to the last write)" in out
+
+
+def test_registers_keep_the_programs_names_in_every_command(capsys, tmp_path):
+    """Issue 28 (9): the listing says r0..r2, so do deps, print, watch, display, info and
+    the watchpoint's stop; `$1` is still read, and answered as `r1`."""
+    batch = tmp_path / "cmds"
+    batch.write_text("s 3\ndeps\nprint r1\nprint $1\nprint r9\nwatch r0\ninfo registers\n"
+                     "info frame\ndisplay r0\ns\ninfo breakpoints\nlast-write r2\n")
+    code, out, _ = rvmdbg(capsys, "debug", DEMO, "--batch", batch)
+    assert "  r1   = 3            written at step 0 by @main pc=0: LD r1 3" in out
+    assert "writes: r0" in out
+    assert out.count("r1 = 3    (int)") == 2
+    assert "r9 is outside the register file (size 3)" in out
+    assert "watchpoint 1: r0 of @main (at depth 0)" in out
+    assert " r2    int   2" in out and "1: r0 = 0" in out and "1: r0 = 5" in out
+    assert "  r0 of @main: 0 -> 5" in out
+    assert "1    watchpoint  y    r0 of @main (at depth 0)  1" in out
+    assert "$" not in out.replace("print $1", "")
+
+
+def test_completion_offers_the_programs_register_names():
+    from rvmdbg.debug import CommandInterpreter, DebugSession
+    from rvmdbg.debug.completion import complete
+    from rvmdbg.minivm.parser import load_mvm
+    interp = CommandInterpreter(DebugSession(load_mvm(str(DEMO)), []))
+    assert complete(interp, "print r")[1] == ["r0", "r1", "r2"]
+    assert complete(interp, "print r1")[1] == ["r1"]
+    assert complete(interp, "watch $")[1] == ["r0", "r1", "r2"]
+
+
+def test_reverse_steps_say_so_and_mark_changes_against_the_state_before(capsys, tmp_path):
+    """Issue 28 (13): `S` from the end says `(reverse step)` and marks nothing changed (the
+    state before it was the end, with the same registers); at step 0 nothing is marked; a
+    second `S` marks what it undid."""
+    batch = tmp_path / "cmds"
+    batch.write_text("info registers\ncontinue\nrstep\ninfo registers\nrstep\n"
+                     "info registers\nrnext\ngoto 1\nstep\n")
+    code, out, _ = rvmdbg(capsys, "debug", DEMO, "--batch", batch)
+    assert code == 0
+    blocks = out.split("(rvmdbg) ")
+    assert "changed" not in blocks[1] and "*" not in blocks[1]          # step 0
+    assert "[step 4] @main pc=6: HL    (reverse step)" in blocks[3]
+    assert "*" not in blocks[4]                                         # S from the end
+    assert "[step 3] @main pc=5: ADD r1 r2 r0    (reverse step)" in blocks[5]
+    assert "* r0    int   0" in blocks[6] and "* r1" not in blocks[6]   # it undid r0's write
+    assert "(reverse next)" in blocks[7]
+    assert "[step 1] @main pc=1: LD r2 2    (back to an earlier step)" in blocks[8]
+    assert "[step 2] @main pc=2: CH r1 5    (step)" in blocks[9]        # forward stays `step`

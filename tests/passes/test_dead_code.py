@@ -95,3 +95,16 @@ def @main() -> int32 {
     body = mod.functions["main"].body
     assert is_pure(body.value, mod)
     assert not is_pure(body.body.value, mod)
+
+
+def test_stateful_dialect_calls_stay_as_in_tvm():
+    # TVM's test_impure_op: memory.kill is TOpIsStateful, so its binding and the storage it
+    # reads stay; an unused alloc_storage alone (not stateful) goes
+    _, out = dce("""
+def @main() {
+  let %x = memory.alloc_storage(1024i64, 64i64);
+  let %_ = memory.kill(%x);
+  let %unused = memory.alloc_storage(8i64, 64i64);
+  0
+}""")
+    assert let_names(out) == ["x", "_"]

@@ -105,3 +105,16 @@ def topi_padded_count(first: int, k: int, d: int, size: int, after: int) -> int:
     if first <= end:
         return sum(1 for t in range(k) if first + t * d <= end)
     return 1 + math.trunc((end - first) / d)
+
+
+def run_text_everywhere(text: str, args: list, name: str = "op.relay") -> dict:
+    """Relay text that calls an operator: checked, printed and read back unchanged, then run
+    on the interpreter, the VM and (where static) the graph executor; {executor: result}."""
+    from rvmdbg.relay.loader import load_module
+    from rvmdbg.relay.printer import print_module
+    from rvmdbg.relay.typecheck import check_module
+    from tests.corpus.corpus_run import run_everywhere
+
+    printed = print_module(check_module(load_module(text, name)))
+    assert print_module(check_module(load_module(printed, name))) == printed
+    return run_everywhere(text, name, args)

@@ -324,3 +324,83 @@ def test_an_objects_fields_that_name_other_nodes_survive_a_print_and_a_parse():
     const = back.functions["main"].body.args[0].args[1]
     assert np.array_equal(const.data, np.arange(5, dtype="float32"))
     assert parse(print_module(back)).functions["main"].body.attrs["dev"] == obj
+
+
+# ---- a file pasted without its #[metadata] section (issue 28, item 18) ----
+
+NO_SECTION = """#[version = "0.0.5"]
+def @main(%data: Tensor[(1, 3, 4, 4), float32]) {
+  %0 = nn.conv2d(%data, meta[relay.Constant][0] /* ty=Tensor[(2, 3, 3, 3), float32] */, padding=[1, 1, 1, 1], channels=2, kernel_size=[3, 3]) /* ty=Tensor[(1, 2, 4, 4), float32] */;
+  %1 = nn.bias_add(%0, meta[relay.Constant][1] /* ty=Tensor[(2), float32] span=from_string:3:5 */) /* ty=Tensor[(1, 2, 4, 4), float32] */;
+  %2 = nn.relu(%1) /* ty=Tensor[(1, 2, 4, 4), float32] */;
+  (%2, meta[relay.Constant][1] /* ty=Tensor[(2, 1, 1), float32] */)
+}
+"""
+
+
+def test_missing_constants_are_refused_with_a_hint_naming_the_options():
+    from rvmdbg.relay.diagnostics import NameResolutionError
+    from rvmdbg.relay.loader import load_module
+    with pytest.raises(NameResolutionError) as info:
+        load_module(NO_SECTION, "bug.relay")
+    assert info.value.format().startswith("bug.relay:3:25: error: meta[relay.Constant][0] "
+                                          "refers to a #[metadata] section")
+    assert "--meta-inputs" in info.value.hint and "--meta-random SEED" in info.value.hint
+
+
+def test_meta_inputs_make_each_constant_a_parameter_of_its_annotated_type():
+    from rvmdbg.relay.diagnostics import ParseError
+    from rvmdbg.relay.loader import load_module
+    from rvmdbg.relay.metadata import MissingConstants
+    from rvmdbg.relay.typecheck import check_module
+    # one index, one type: the second use of constant 1 with another type is refused, located
+    with pytest.raises(ParseError) as info:
+        load_module(NO_SECTION, "bug.relay", missing_meta=MissingConstants("inputs"))
+    assert info.value.span.line == 6 and "annotated Tensor[(2, 1, 1), float32] here" in \
+        info.value.message
+    mod = check_module(load_module(NO_SECTION.replace("(2, 1, 1)", "(2)"), "bug.relay",
+                                   missing_meta=MissingConstants("inputs")))
+    params = mod.functions["main"].params
+    assert [(p.name, str(p.type_annotation)) for p in params] == [
+        ("data", "Tensor[(1, 3, 4, 4), float32]"), ("meta_const_0", "Tensor[(2, 3, 3, 3), float32]"),
+        ("meta_const_1", "Tensor[(2,), float32]")]
+
+
+def test_meta_random_fills_each_constant_from_its_seed():
+    from rvmdbg.relay.ast import Constant
+    from rvmdbg.relay.ast import children
+    from rvmdbg.relay.loader import load_module
+    from rvmdbg.relay.metadata import MissingConstants
+    from rvmdbg.relay.typecheck import check_module
+    text = NO_SECTION.replace("(2, 1, 1)", "(2)")
+
+    def constants(seed):
+        mod = check_module(load_module(text, "bug.relay", missing_meta=MissingConstants("random", seed)))
+        found, stack = [], [mod.functions["main"].body]
+        while stack:
+            e = stack.pop()
+            if isinstance(e, Constant) and e.data.ndim:
+                found.append(e.data)
+            stack.extend(children(e))
+        return sorted(found, key=lambda a: a.shape)
+
+    a, b, c = constants(3), constants(3), constants(4)
+    assert [x.shape for x in a] == [(2,), (2,), (2, 3, 3, 3)]
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))  # the same seed, the same values
+    assert not np.array_equal(a[2], c[2])
+    assert np.array_equal(a[0], a[1])  # one index, one value
+
+
+def test_a_missing_constant_without_a_type_or_inside_a_primitive_is_refused():
+    from rvmdbg.relay.diagnostics import NameResolutionError, ParseError
+    from rvmdbg.relay.loader import load_module
+    from rvmdbg.relay.metadata import MissingConstants
+    bare = '#[version = "0.0.5"]\ndef @main() { meta[relay.Constant][0] }\n'
+    with pytest.raises(NameResolutionError, match="no `/\\* ty=... \\*/` after it"):
+        load_module(bare, missing_meta=MissingConstants("random", 0))
+    prim = ('#[version = "0.0.5"]\ndef @main(%x: Tensor[(2), float32]) {\n'
+            '  %0 = fn (%p: Tensor[(2), float32], Primitive=1) { add(%p, meta[relay.Constant][0] '
+            '/* ty=Tensor[(2), float32] */) };\n  %0(%x)\n}\n')
+    with pytest.raises(ParseError, match="inside a primitive function"):
+        load_module(prim, missing_meta=MissingConstants("inputs"))
+    load_module(prim, missing_meta=MissingConstants("random", 0))  # values can go there

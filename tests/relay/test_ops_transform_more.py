@@ -61,6 +61,11 @@ TYPE_CASES = [
      "Tensor[(50, 4), float32]"),
     ("contrib_reverse_reshape", [T((None, 5, 4))], {"newshape": [-1, 0]},
      "Tensor[(?, 4), float32]"),
+    # TVM 0.6's name: ReshapeRel with ReshapeAttrs.reverse (left to right without it)
+    ("_contrib_reverse_reshape", [T((10, 5, 4))], {"newshape": [-1, 0], "reverse": True},
+     "Tensor[(50, 4), float32]"),
+    ("_contrib_reverse_reshape", [T((10, 5, 4))], {"newshape": [-1, 0]},
+     "Tensor[(40, 5), float32]"),
     ("annotation.stop_fusion", [T((None, 2), "int8")], {}, "Tensor[(?, 2), int8]"),
     ("arange", [T(()), T(()), T(())], {"start": 1.0, "stop": 5.0, "step": 1.5},
      "Tensor[(3,), float32]"),
@@ -101,6 +106,8 @@ KERNEL_CASES = [
      np.arange(6, dtype=np.int32).reshape(2, 3)),
     ("contrib_reverse_reshape", [np.arange(24, dtype=np.float32).reshape(2, 3, 4)],
      {"newshape": [-1, 0]}, np.arange(24, dtype=np.float32).reshape(6, 4)),
+    ("_contrib_reverse_reshape", [np.arange(24, dtype=np.int8).reshape(2, 3, 4)],
+     {"newshape": [-1, 0], "reverse": True}, np.arange(24, dtype=np.int8).reshape(6, 4)),
     ("annotation.stop_fusion", [A([1.5, 2.5])], {}, A([1.5, 2.5])),
     # the type checker copies constant bounds into the attributes, as TVM's ArangeAttrs hold
     ("arange", [A(1.0), A(5.0), A(1.5)], {"start": 1.0, "stop": 5.0, "step": 1.5},
@@ -122,7 +129,8 @@ def test_tvm_names_patterns_and_defaults():
     patterns = {"strided_slice": "injective", "tile": "broadcast", "repeat": "broadcast",
                 "layout_transform": "injective", "collapse_sum_like": "comm_reduce",
                 "broadcast_to_like": "broadcast", "reshape_like": "injective",
-                "contrib_reverse_reshape": "injective", "annotation.stop_fusion": "opaque",
+                "contrib_reverse_reshape": "injective", "_contrib_reverse_reshape": "injective",
+                "annotation.stop_fusion": "opaque",
                 "arange": "opaque", "one_hot": "out_elemwise_fusable"}
     assert {n: OPS[n].pattern for n in patterns} == patterns
     specs = OPS["strided_slice"].attr_specs

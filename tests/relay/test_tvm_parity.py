@@ -172,7 +172,9 @@ VALUE_CASES = [
     ("divide(%a, %b)", [B1, np.ones(4, bool)], B1),
     ("floor_mod(%a, %b)", [B1, np.ones(4, bool)], np.zeros(4, bool)),
     ("sum(%a)", [np.array([True, True, True, False])], np.array(True)),
-    ("sum(%a, axis=[1])", [np.array([[True, True], [True, False]])], np.array([False, True])),
+    # topi::sum reduces bools with tvm::any: a logical or, not the 1-bit parity
+    ("sum(%a, axis=[1])", [np.array([[True, True], [True, False], [False, False]])],
+     np.array([True, True, False])),
     ("prod(%a)", [B1], np.array(False)),
     ("mean(%a, axis=[1])", [np.array([[True], [False]])], np.array([True, False])),
     ("logical_xor(%a, %b)", [np.array([5, 3], "int32"), np.array([1, 1], "int32")],
@@ -199,6 +201,11 @@ VALUE_CASES = [
     ("clip(%a, a_min=-1f, a_max=0.5f)", [np.array([np.nan, 3, -4], "float32")],
      np.array([0.5, 0.5, -1], "float32")),
     ("negative(%a)", [B1], B1),
+    # topi's sign is two ordered selects: NaN compares false both ways and gives 0
+    ("sign(%a)", [np.array([np.nan, -np.nan, -2, 0, 3], "float32")],
+     np.array([0, 0, -1, 0, 1], "float32")),
+    ("tanh(%a)", [np.array([-0.0, np.inf, -np.inf, 30, -30], "float32")],
+     np.array([0.0, 1, -1, 1, -1], "float32")),
     ("nn.dense(%a, %b, out_dtype=\"int32\")", [np.array([[200, 1, 2]], "uint8"),
                                                 np.array([[-1, 2, 3]], "int8")],
      np.array([[-192]], "int32")),  # both cast to int32 first, as topi does
@@ -229,6 +236,28 @@ def _same(got, want) -> bool:
     if want.dtype.kind == "f":
         return bool(np.array_equal(got, want, equal_nan=True))
     return bool(np.array_equal(got, want))
+
+
+@pytest.mark.parametrize("call", ["sign(%a)", "tanh(%a)"])
+def test_sign_and_tanh_of_negative_zero_are_positive_zero_as_in_tvm(call):
+    # sign: x > 0 ? 1 : (x < 0 ? -1 : 0); tanh: LLVM's legalization takes x >= 0's branch,
+    # (1 - e^0) / (1 + e^0) = +0.0 (target/llvm/intrin_rule_llvm.cc)
+    args = [np.array([-0.0, np.nan], "float32")]
+    for got in _all_executors(_program(call, args), args):
+        assert not isinstance(got, str), got
+        assert got[0] == 0 and not np.signbit(got[0]), (call, got)
+
+
+def test_tanh_is_llvms_formula_in_the_dtype():
+    from rvmdbg.relay.ops import OPS
+    x = np.array([1e-9, -1e-9, 0.25, 0.5, -3.0], "float32")
+    one, two = np.float32(1), np.float32(2)
+    en, ep = np.exp(-two * x), np.exp(two * x)
+    want = np.where(x >= 0, (one - en) / (one + en), (ep - one) / (ep + one))
+    got = OPS["tanh"].kernel([x], {})
+    assert got.dtype == np.float32 and np.array_equal(got, want)
+    assert got[0] == 0  # 1 - e^-2e-9 cancels in float32, as it does in TVM's kernel
+    np.testing.assert_allclose(got[2:], np.tanh(x[2:]), rtol=1e-6)
 
 
 @pytest.mark.parametrize("call,args,want", VALUE_CASES, ids=[c[0] for c in VALUE_CASES])
@@ -462,3 +491,18 @@ def test_fold_constant_leaves_a_refused_call_to_run(call, args, reason):
     assert isinstance(body, Call) and body.op.name == call.split("(")[0]
     with pytest.raises(Exception, match=re.escape(reason)):
         Interpreter(mod).run("main", [])
+
+
+def test_sorts_with_nan_keep_the_documented_order():
+    # TVM's comparator leaves NaNs where libstdc++'s merge puts them (undefined); rvmdbg's rule,
+    # docs/differences.md: ascending puts NaNs last, descending first, each in index order
+    from rvmdbg.relay.ops import OPS
+    x = np.array([2, np.nan, 1, np.nan, 3], "float32")
+    sort, argsort, topk = (OPS[n].kernel for n in ("sort", "argsort", "topk"))
+    up = {"axis": -1, "is_ascend": True}
+    down = {"axis": -1, "is_ascend": False}
+    assert argsort([x], dict(up, dtype="int32")).tolist() == [2, 0, 4, 1, 3]
+    assert argsort([x], dict(down, dtype="int32")).tolist() == [1, 3, 4, 0, 2]
+    assert np.array_equal(sort([x], up), [1, 2, 3, np.nan, np.nan], equal_nan=True)
+    values, indices = topk([x], dict(down, k=3, ret_type="both", dtype="int32"))
+    assert indices.tolist() == [1, 3, 4]

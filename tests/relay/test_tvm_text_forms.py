@@ -188,3 +188,160 @@ def test_an_unknown_dimension_in_a_shape_attribute_reads_as_none():
     assert call.attrs["assert_shape"] == [None, 4]
     checked = check_module(mod)
     assert str(checked.functions["main"].body.checked_type) == "Tensor[(?, 4), float32]"
+
+
+# ---- a file without a version header, and TVM 0.6's `v0.0.4` (issue 28, item 17) ----
+
+def _notes(mod):
+    return [w for w in mod.warnings if w.kind == "note"]
+
+
+def test_an_expression_file_without_a_header_reads_with_a_note():
+    # what print(func) writes for a fn (docs/arch/convert_layout.rst in TVM v0.14.0 shows one)
+    text = "fn (%x: Tensor[(2), float32]) {\n  nn.relu(%x)\n}\n"
+    mod = check_module(load_module(text, "f.relay"))
+    assert str(mod.functions["main"].checked_type) == "fn (Tensor[(2,), float32]) -> " \
+        "Tensor[(2,), float32]"
+    [note] = _notes(mod)
+    shown = note.format()
+    assert shown.splitlines()[0] == "f.relay:1:1: note: no version header: the file is read " \
+        "as one expression, as TVM's parse_expr reads it"
+    assert '#[version = "0.0.5"]' in shown
+    free = load_module("free_var %x: int32;\nadd(%x, 1)\n", "g.relay")
+    assert [p.name for p in free.functions["main"].params] == ["x"] and len(_notes(free)) == 1
+
+
+def test_definitions_without_a_header_are_still_refused_as_tvms_module_parser_does():
+    with pytest.raises(ParseError, match="missing version header"):
+        parse("def @main() { 1 }", "m.relay")
+    assert _notes(parse(HEADER + "fn () { 1 }")) == []
+
+
+def test_tvm_06_header_reads_with_a_note_and_keeps_its_columns():
+    text = "v0.0.4\ndef @main(%x: int32) -> (int32) {\n  add(%x, 1)\n}\n"
+    mod = check_module(load_module(text, "old.relay"))
+    # text format 0.0.4's grammar reads `(T)` as T in parentheses, 0.0.5's as a 1-tuple
+    assert str(mod.functions["main"].checked_type) == "fn (int32) -> int32"
+    [note] = _notes(mod)
+    assert note.format().splitlines()[0] == "old.relay:1:1: note: text format v0.0.4 (TVM 0.6) " \
+        "read as 0.0.5: the syntax they share reads the same"
+    with pytest.raises(ParseError) as info:
+        parse("v0.0.4\ndef @main() { 1 +* 2 }", "old.relay")
+    assert info.value.span.line == 2  # positions are the file's own
+    assert str(check_module(parse(HEADER + "def @main(%x: int32) -> (int32) { (%x,) }"))
+               .functions["main"].checked_type) == "fn (int32) -> (int32,)"
+
+
+# ---- vector dtypes (issue 28, item 22) ----
+
+VECTORS = HEADER + """\
+def @main(%x: Tensor[(2, 3), int8x4], %m: uint1x4, %h: Tensor[(4), float16x4]) -> (Tensor[(2, 3), int8x4], uint1x4) {
+  (%x, %m)
+}
+"""
+
+
+def test_vector_dtypes_parse_print_and_check_where_no_operator_meets_them():
+    from rvmdbg.relay.types import TensorType, dtype_bytes, is_vector_dtype
+    mod = check_module(parse(VECTORS, "v.relay"))
+    params = mod.functions["main"].params
+    assert [p.type_annotation for p in params] == [
+        TensorType((2, 3), "int8x4"), TensorType((), "uint1x4"), TensorType((4,), "float16x4")]
+    text = print_module(mod)
+    assert "Tensor[(2, 3), int8x4]" in text and "%m: uint1x4" in text
+    assert structural_equal(parse(text), mod)
+    assert [is_vector_dtype(d) for d in ("int8x4", "uint1x4", "float16x4", "int8", "int8x1",
+                                         "x4", "boolx4")] == [True] * 3 + [False] * 4
+    assert [dtype_bytes(d) for d in ("int8x4", "uint1x4", "float16x4", "float32")] == [4, 1, 8, 4]
+
+
+def test_an_operator_refuses_a_vector_dtype_located():
+    from rvmdbg.relay.diagnostics import RelayTypeError
+    text = HEADER + "def @main(%x: Tensor[(2), int8x4]) {\n  nn.relu(%x)\n}\n"
+    with pytest.raises(RelayTypeError) as info:
+        check_module(parse(text, "v.relay"))
+    lines = info.value.format().splitlines()
+    assert lines[0] == "v.relay:3:3: error: argument 1 of operator `nn.relu` has the vector " \
+        "dtype int8x4, which no operator kernel here takes"
+    assert lines[2].strip().startswith("^") and "int8" in info.value.hint
+    with pytest.raises(RelayTypeError, match="vector dtype float16x4"):
+        check_module(parse(HEADER + "def @main(%a: float16, %b: float16x4) { (%a, %b).1 + %a }"))
+
+
+def test_a_vector_argument_is_a_usage_error_not_a_crash():
+    from rvmdbg.args import ArgumentError, parse_program_args
+    mod = check_module(load_module(VECTORS, "v.relay"))
+    with pytest.raises(ArgumentError, match="vector dtype int8x4, which no value here can hold"):
+        parse_program_args(mod, "main", ["[[1, 2, 3], [4, 5, 6]]", "True", "[1, 2, 3, 4]"])
+
+
+# ---- attribute objects of the metadata section (issue 28, item 19) ----
+
+# TVM 0.8 printed a call's attributes as `meta[relay.attrs.X][i]` when their type was not the
+# operator's; the section lists every field of the class (include/tvm/relay/attrs/nn.h and
+# transform.h at v0.8.0): plain fields as text, Integer/Array/String fields as node indices
+ATTRS_SECTION = """
+#[metadata]
+{
+  "root": 1,
+  "nodes": [
+    {"type_key": ""},
+    {"type_key": "Map", "keys": ["relay.attrs.BatchMatmulAttrs", "relay.attrs.ReshapeAttrs", "relay.Constant"], "data": [2, 5, 12]},
+    {"type_key": "Array", "data": [3]},
+    {"type_key": "relay.attrs.BatchMatmulAttrs", "attrs": {"auto_scheduler_rewritten_layout": "4", "out_dtype": "", "transpose_a": "0", "transpose_b": "1"}},
+    {"type_key": "runtime.String"},
+    {"type_key": "Array", "data": [6]},
+    {"type_key": "relay.attrs.ReshapeAttrs", "attrs": {"allowzero": "0", "newshape": "7"}},
+    {"type_key": "Array", "data": [8, 9, 13]},
+    {"type_key": "IntImm", "attrs": {"dtype": "int32", "span": "0", "value": "2"}},
+    {"type_key": "IntImm", "attrs": {"dtype": "int32", "span": "0", "value": "-1"}},
+    {"type_key": "relay.Constant", "attrs": {"_checked_type_": "0", "data": "0", "span": "0", "virtual_device_": "0"}},
+    {"type_key": "runtime.String"},
+    {"type_key": "Array", "data": [10]},
+    {"type_key": "IntImm", "attrs": {"dtype": "int32", "span": "0", "value": "5"}}
+  ],
+  "b64ndarrays": [%s],
+  "attrs": {"tvm_version": "0.8.0"}
+}
+"""
+
+
+def _attrs_program(body: str, params: str) -> str:
+    from rvmdbg.relay.metadata import encode_ndarray
+    import numpy as np
+    section = ATTRS_SECTION % f'"{encode_ndarray(np.ones((2, 5, 4), np.float32))}"'
+    return HEADER + f"def @main({params}) {{\n  {body}\n}}\n" + section
+
+
+def test_an_attrs_object_closing_a_call_is_its_attributes():
+    import numpy as np
+    from rvmdbg.relay.interpreter import Interpreter
+    params = "%x: Tensor[(2, 3, 4), float32], %y: Tensor[(2, 5, 4), float32]"
+    text = _attrs_program("nn.batch_matmul(%x, %y, meta[relay.attrs.BatchMatmulAttrs][0])",
+                          params)
+    mod = check_module(parse(text, "bmm.relay"))
+    call = mod.functions["main"].body
+    assert (call.attrs["transpose_a"], call.attrs["transpose_b"], call.attrs["out_dtype"]) == \
+        (False, True, None)
+    inline = check_module(parse(HEADER + f"def @main({params}) {{ nn.batch_matmul(%x, %y, "
+                                          "transpose_b=True) }"))
+    assert structural_equal(mod, inline)
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    y = np.ones((2, 5, 4), np.float32)
+    assert np.array_equal(Interpreter(mod).run("main", [x, y]), x @ y.transpose(0, 2, 1))
+
+
+def test_attrs_objects_with_array_fields_and_constants_as_last_arguments():
+    text = _attrs_program("%0 = reshape(%x, meta[relay.attrs.ReshapeAttrs][0]);\n"
+                          "  nn.batch_matmul(%0, meta[relay.Constant][0])",
+                          "%x: Tensor[(6, 5), float32]")
+    mod = check_module(parse(text))
+    inner = mod.functions["main"].body.args[0]
+    assert inner.attrs["newshape"] == [2, -1, 5] and inner.attrs["allowzero"] is False
+    assert str(mod.functions["main"].checked_type.ret) == "Tensor[(2, 3, 4), float32]"
+    # a tensor constant closing the list is an argument, as in TVM's parser
+    assert len(mod.functions["main"].body.args) == 2
+    # an attrs object where a value is needed is refused, located
+    from rvmdbg.relay.metadata import MetadataError
+    with pytest.raises(MetadataError, match="not an expression"):
+        parse(_attrs_program("add(meta[relay.attrs.ReshapeAttrs][0], %x)", "%x: float32"))

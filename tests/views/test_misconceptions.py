@@ -28,6 +28,30 @@ def test_registers_are_killed_before_the_function_returns(evidence):
     assert all(step < f["ret_step"] for step, _ in f["kills"])
 
 
+def test_each_recipe_of_debugger_commands_shows_what_it_claims():
+    """Issue 28 (8): the recipe for "registers are freed when a function returns", run as
+    written, stops just after a kill: the register it named is empty while @main runs on.
+    (Before, it stopped at the kill, and `info registers` still showed the value.)"""
+    from rvmdbg import cli
+    from rvmdbg.debug import CommandInterpreter, DebugSession
+    m = BY_KEY["freed-at-return"]
+    commands = m.watch.split(": ")[0].split(", ")
+    assert commands == ["break op:KillRegister", "continue", "step", "info registers"]
+    program = cli.load_program(str(m.path))
+    args = cli.program_arguments(program, "main", [])
+    session = DebugSession(cli.executable_of(program), args)
+    interp = CommandInterpreter(session)
+    outputs = [interp.execute(c) for c in commands]
+    assert "(breakpoint 1)" in outputs[1] and "kill_register" in outputs[1]
+    frame = session.vm.frames[-1]
+    kill = session.exe.functions[frame.func_index].instructions[frame.pc - 1]
+    assert type(kill).__name__ == "KillRegister"             # the step ran the kill
+    row = next(line for line in outputs[-1].splitlines()
+               if line[2:].split()[:1] == [f"${kill.dst}"])
+    assert row.split()[-1] == "-", row                       # the register is empty now
+    assert len(session.vm.frames) == 1 and not session.vm.halted   # and @main runs on
+
+
 def test_the_graph_executor_cannot_run_a_branch_the_vm_runs_cheaply(evidence):
     f = evidence["graph-faster"].facts
     assert "`if`" in f["graph_refusal"] and "graph_always_faster.relay:8:3" in f["graph_refusal"]

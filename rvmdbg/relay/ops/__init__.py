@@ -37,6 +37,13 @@ from rvmdbg.relay.ops import pool as _pool  # noqa: F401  (pooling)
 from rvmdbg.relay.ops import reduce as _reduce  # noqa: F401
 from rvmdbg.relay.ops import transform as _transform
 from rvmdbg.relay.ops import dyn as _dyn  # noqa: F401  (registers the dyn.* operators)
+from rvmdbg.relay.ops import bitwise as _bitwise  # noqa: F401  (bitwise_*, shifts)
+from rvmdbg.relay.ops import scatter as _scatter  # noqa: F401  (scatter_elements, scatter_nd)
+from rvmdbg.relay.ops import select as _select  # noqa: F401  (argwhere, unique)
+from rvmdbg.relay.ops import einsum as _einsum  # noqa: F401
+from rvmdbg.relay.ops import array as _array  # noqa: F401  (ndarray_size, trilu)
+from rvmdbg.relay.ops import subpixel as _subpixel  # noqa: F401  (depth_to_space, space_to_depth)
+from rvmdbg.relay.ops import vision as _vision  # noqa: F401  (vision.roi_align)
 from rvmdbg.relay.ops import qnn as _qnn  # noqa: F401  (registers the qnn.* operators)
 from rvmdbg.relay.types import TensorType, TupleType
 

@@ -198,7 +198,7 @@ def _conv_rel(name, args, attrs, n):
 
 def _conv_transpose_rel(name, args, attrs, n):
     data, weight, strides, dilation, before, after = _conv_common(name, args, attrs, n)
-    dperm, kperm, operm = _conv_layouts(name, attrs, n, "IOHW")
+    dperm, kperm, operm = _conv_layouts(name, attrs, n, "IO" + CANONICAL_DATA[n][2:])
     batch, chans, *spatial = to_canonical(data.shape, dperm)
     in_c, out_cg, *ksize = to_canonical(weight.shape, kperm)
     ksize = _check_kernel_size(name, attrs, tuple(ksize), n)
@@ -312,7 +312,7 @@ def _conv_attrs(n, transpose=False):
     if transpose:
         attrs.append(AttrSpec("output_padding", "int_list", [0] * n))
     attrs += [
-        AttrSpec("padding", "int_list", [0, 0]),
+        AttrSpec("padding", "int_list", [0] * max(n, 2)),
         AttrSpec("dilation", "int_list", ones),
         AttrSpec("groups", "int", 1),
         AttrSpec("channels", "int_or_none", None),
@@ -340,3 +340,128 @@ register("nn.conv2d_transpose", 2, _rel(_conv_transpose_rel, 2),
          _conv_transpose_kernel("nn.conv2d_transpose", 2), "out_elemwise_fusable",
          attrs=_conv_attrs(2, transpose=True),
          doc="nn.conv2d_transpose(data, weight): the gradient of conv2d, IOHW weight")
+
+
+# ---------------------------------------------------------------------------------------------
+# 3-d convolutions (topi's conv3d_ncdhw and conv3d_transpose_ncdhw) and conv1d_transpose: one
+# accumulation per kernel offset over the strided, dilated windows, groups one after another
+
+
+def conv_nd(data, weight, strides, before, after, dilation, groups):
+    """N-d convolution of canonical data (N, C, *spatial) with weight (O, C/groups, *k)."""
+    ks = weight.shape[2:]
+    pad = [(0, 0), (0, 0)] + list(zip(before, after))
+    if any(b or a for b, a in zip(before, after)):
+        data = np.pad(data, pad)
+    spatial = data.shape[2:]
+    outs = [(sz - (k - 1) * d - 1) // s + 1 for sz, k, d, s in zip(spatial, ks, dilation, strides)]
+    c, o = data.shape[1], weight.shape[0]
+    cg, og = c // groups, o // groups
+    out = np.zeros((data.shape[0], o, *outs), data.dtype)
+    with np.errstate(all="ignore"):
+        for g in range(groups):
+            x = data[:, g * cg:(g + 1) * cg]
+            w = weight[g * og:(g + 1) * og]
+            acc = out[:, g * og:(g + 1) * og]
+            for offset in np.ndindex(*ks):
+                window = x[(slice(None), slice(None)) + tuple(
+                    slice(k * d, k * d + s * (n - 1) + 1, s)
+                    for k, d, s, n in zip(offset, dilation, strides, outs))]
+                acc += np.einsum("nc...,oc->no...", window,
+                                 w[(slice(None), slice(None)) + offset]).astype(acc.dtype)
+    return out
+
+
+def conv_transpose_nd(data, weight, strides, before, after, output_padding, dilation, groups):
+    """N-d transposed convolution of canonical data with an (I, O/groups, *k) weight: each
+    input element scatters its weighted kernel, then `before`/`after` crop the result."""
+    ks = weight.shape[2:]
+    spatial = data.shape[2:]
+    full = [s * (n - 1) + (k - 1) * d + 1 + op
+            for s, n, k, d, op in zip(strides, spatial, ks, dilation, output_padding)]
+    c, og = data.shape[1], weight.shape[1]
+    cg = c // groups
+    canvas = np.zeros((data.shape[0], og * groups, *full), data.dtype)
+    with np.errstate(all="ignore"):
+        for g in range(groups):
+            x = data[:, g * cg:(g + 1) * cg]
+            w = weight[g * cg:(g + 1) * cg]
+            target = canvas[:, g * og:(g + 1) * og]
+            for offset in np.ndindex(*ks):
+                at = (slice(None), slice(None)) + tuple(
+                    slice(k * d, k * d + s * (n - 1) + 1, s)
+                    for k, d, s, n in zip(offset, dilation, strides, spatial))
+                target[at] += np.einsum("nc...,co->no...", x,
+                                        w[(slice(None), slice(None)) + offset]).astype(
+                                            target.dtype)
+    crop = (slice(None), slice(None)) + tuple(
+        slice(b, f - a) for b, a, f in zip(before, after, full))
+    return canvas[crop]
+
+
+def _conv_nd_kernel(name, n, transpose):
+    """The kernel of a convolution over `n` spatial axes in any layout (3-d, and 1-d
+    transposed), through conv_nd / conv_transpose_nd in canonical layout."""
+    data_c = CANONICAL_DATA[n]
+
+    def kernel(args, attrs):
+        data, weight = args
+        dt = np.dtype(attrs["out_dtype"] or data.dtype)
+        data, weight = tvm_cast(data, dt), tvm_cast(weight, dt)
+        if dt == BOOL:
+            data, weight = data.astype(np.int64), weight.astype(np.int64)
+        kernel_c = ("IO" + data_c[2:]) if transpose else CANONICAL_KERNEL[n]
+        dperm = layout_perm(name, "data_layout", attrs["data_layout"], data_c)
+        kperm = layout_perm(name, "kernel_layout", attrs["kernel_layout"], kernel_c)
+        operm = layout_perm(name, "out_layout", attrs["out_layout"] or attrs["data_layout"],
+                            data_c)
+        data, weight = data.transpose(dperm), weight.transpose(kperm)
+        groups = attrs["groups"]
+        strides = spatial_values(name, "strides", attrs["strides"], n)
+        dilation = spatial_values(name, "dilation", attrs["dilation"], n)
+        before, after = expand_padding(name, attrs["padding"], n)
+        c = data.shape[1]
+        fits = (c == weight.shape[0] and c % groups == 0) if transpose else (
+            c == weight.shape[1] * groups and weight.shape[0] % groups == 0)
+        if not fits:
+            raise KernelError(_("{op}: data with {data_shape_dim} channels does not fit the "
+                                "weight {weight_shape} at run time").format(
+                    op=name, data_shape_dim=c, weight_shape=fmt_shape(weight.shape)))
+        if transpose:
+            opad = spatial_values(name, "output_padding", attrs["output_padding"], n,
+                                  minimum=0)
+            out = conv_transpose_nd(data, weight, strides, before, after, opad, dilation,
+                                    groups)
+        else:
+            for size, b, a, k, d in zip(data.shape[2:], before, after, weight.shape[2:],
+                                        dilation):
+                if size + b + a < (k - 1) * d + 1:
+                    raise KernelError(_("{op}: the kernel does not fit an input of {size} at "
+                                        "run time").format(op=name, size=size))
+            out = conv_nd(data, weight, strides, before, after, dilation, groups)
+        if min(out.shape) < 1:
+            raise KernelError(_("{op}: padding crops the whole output at run time").format(
+                    op=name))
+        if dt == BOOL:
+            out = bool_parity(out)
+        if operm != tuple(range(len(operm))):
+            out = out.transpose(inverse_perm(operm))
+        return as_result(np.ascontiguousarray(out), dt)
+    return kernel
+
+
+register("nn.conv3d", 2, _rel(_conv_rel, 3), _conv_nd_kernel("nn.conv3d", 3, False),
+         "out_elemwise_fusable", attrs=_conv_attrs(3),
+         doc="nn.conv3d(data, weight, strides=, padding=, dilation=, groups=): 3-d "
+             "convolution, NCDHW data and OIDHW weight by default")
+register("nn.conv3d_transpose", 2, _rel(_conv_transpose_rel, 3),
+         _conv_nd_kernel("nn.conv3d_transpose", 3, True), "out_elemwise_fusable",
+         attrs=_conv_attrs(3, transpose=True),
+         doc="nn.conv3d_transpose(data, weight): the gradient of conv3d, IODHW weight")
+# TVM's Conv1DTransposeAttrs default the padding to one value, (0)
+_CONV1D_T_ATTRS = [AttrSpec("padding", "int_list", [0]) if a.name == "padding" else a
+                   for a in _conv_attrs(1, transpose=True)]
+register("nn.conv1d_transpose", 2, _rel(_conv_transpose_rel, 1),
+         _conv_nd_kernel("nn.conv1d_transpose", 1, True), "out_elemwise_fusable",
+         attrs=_CONV1D_T_ATTRS,
+         doc="nn.conv1d_transpose(data, weight): the gradient of conv1d, IOW weight")

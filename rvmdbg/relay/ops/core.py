@@ -140,7 +140,7 @@ OPS: dict = {}
 # A primitive function made of nothing else is "reshape only" (FuseOps' relay.reshape_only): the
 # VM turns its call into `vm.reshape_tensor`, the graph executor aliases its output.
 RESHAPE_OPS = frozenset({"reshape", "squeeze", "expand_dims", "contrib_reverse_reshape",
-                         "nn.batch_flatten", "dyn.reshape"})
+                         "_contrib_reverse_reshape", "nn.batch_flatten", "dyn.reshape"})
 
 
 class OpDef:

@@ -496,7 +496,7 @@ def _odd_over_even(x, num, den, dt):
 
 def _np_fast_tanh(x):
     if x.dtype != _F32:
-        return np.tanh(x)
+        return _np_tanh(x)  # topi's fast_tanh is tanh's own for other dtypes
     # topi writes maximum(-9, minimum(9, x)): with the constants on the left a NaN stays NaN
     xc = _np_max_select(np.full_like(x, -9), _np_min_select(np.full_like(x, 9), x))
     return _odd_over_even(xc, _FAST_TANH_P, _FAST_TANH_Q, x.dtype)
@@ -537,6 +537,25 @@ def _py_sign(x):
     return (x > 0) - (x < 0)
 
 
+def _np_sign(x):
+    if x.dtype.kind != "f":
+        return np.sign(x)
+    # topi's sign is x > 0 ? 1 : (x < 0 ? -1 : 0) with ordered compares: NaN and -0.0 give +0
+    return np.where(x > 0, x.dtype.type(1), np.where(x < 0, x.dtype.type(-1), x.dtype.type(0)))
+
+
+def _np_tanh(x):
+    # LLVM's legalization of tir.tanh (target/llvm/intrin_rule_llvm.cc), in the dtype:
+    # x >= 0 ? (1 - e^-2x) / (1 + e^-2x) : (e^2x - 1) / (e^2x + 1); tanh(-0.0) is +0.0
+    one, two = x.dtype.type(1), x.dtype.type(2)
+    with np.errstate(all="ignore"):
+        en = np.exp(-two * x)
+        ep = np.exp(two * x)
+        pos = (one - en) / (one + en)
+        neg = (ep - one) / (ep + one)
+    return np.where(x >= 0, pos, neg).astype(x.dtype, copy=False)
+
+
 def _make_unary(name, np_fn, py_int=None, py_float=None, out_dtype=None):
     out_dt = np.dtype(out_dtype) if out_dtype else None
 
@@ -574,7 +593,7 @@ _UNARY = [
     # name, numpy function, dtype class, Python int fn, Python float fn, output dtype
     ("negative", _np_negative, "numeric", operator.neg, operator.neg, None),
     ("abs", np.abs, "numeric", abs, abs, None),
-    ("sign", np.sign, "numeric", _py_sign, None, None),
+    ("sign", _np_sign, "numeric", _py_sign, None, None),
     ("exp", np.exp, "float", None, None, None),
     ("log", np.log, "float", None, None, None),
     ("log2", np.log2, "float", None, None, None),
@@ -584,7 +603,15 @@ _UNARY = [
     ("sin", np.sin, "float", None, None, None),
     ("cos", np.cos, "float", None, None, None),
     ("tan", np.tan, "float", None, None, None),
-    ("tanh", np.tanh, "float", None, None, None),
+    ("tanh", _np_tanh, "float", None, None, None),
+    ("sinh", np.sinh, "float", None, None, None),
+    ("cosh", np.cosh, "float", None, None, None),
+    ("asin", np.arcsin, "float", None, None, None),
+    ("acos", np.arccos, "float", None, None, None),
+    ("atan", np.arctan, "float", None, None, None),
+    ("asinh", np.arcsinh, "float", None, None, None),
+    ("acosh", np.arccosh, "float", None, None, None),
+    ("atanh", np.arctanh, "float", None, None, None),
     ("sigmoid", _np_sigmoid, "float", None, None, None),
     ("erf", _np_erf, "float", None, math.erf, None),
     ("fast_exp", _np_fast_exp, "float", None, None, None),

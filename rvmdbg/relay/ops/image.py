@@ -13,7 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from rvmdbg.i18n import _
-from rvmdbg.relay.ops.core import BOOL, AttrSpec, OpTypeError, as_result, register, tvm_cast
+from rvmdbg.relay.ops.core import (
+    BOOL, AttrSpec, KernelError, OpTypeError, as_result, register, tvm_cast,
+)
 from rvmdbg.relay.ops.layouts import layout_perm
 from rvmdbg.relay.types import TensorType
 
@@ -232,3 +234,119 @@ register("nn.upsampling", 1, _upsampling_rel, _upsampling_kernel, "injective",
                          choices=("nearest_neighbor", "bilinear", "bicubic")),
                 AttrSpec("align_corners", "bool", False)],
          doc="nn.upsampling(data, scale_h=, scale_w=, method=): enlarge height and width")
+
+
+# ---------------------------------------------------------------------------------------------
+# image.grid_sample: topi/image/grid_sample.py. The grid holds (x, y) in [-1, 1] per output
+# pixel (N, 2, H_out, W_out); align_corners maps -1 and 1 to the corner pixels' centres
+# (else their outer edges); padding_mode zeros reads 0 outside, border clamps the coordinate,
+# reflection folds it back (then clamps); nearest rounds half to even (nearbyint); bicubic uses
+# A = -0.75 over 4 x 4 neighbours. 4-d (NCHW) data only here.
+
+
+def _unnormalize(v, size, align_corners):
+    if align_corners:
+        return (v + 1) * (size - 1) / 2
+    return -0.5 + (v + 1) * size / 2
+
+
+def _reflect(v, size, align_corners):
+    span, start = (size - 1, 0.0) if align_corners else (size, -0.5)
+    if span <= 0:
+        return np.zeros_like(v)
+    dist = np.abs(v - start)
+    times = np.trunc(dist.astype(np.int32) / span).astype(np.int32)  # truncdiv of int32 casts
+    extra = dist - times * span
+    folded = np.where(times % 2 == 0, extra + start, span - extra + start)
+    return np.where((v >= start) & (v <= span + start), v, folded).astype(v.dtype)
+
+
+def _pixels(img, ys, xs):
+    """img (C, H, W) at integer (ys, xs) arrays: 0 outside the image."""
+    h, w = img.shape[1:]
+    inside = (ys >= 0) & (xs >= 0) & (ys < h) & (xs < w)
+    vals = img[:, np.clip(ys, 0, h - 1), np.clip(xs, 0, w - 1)]
+    return np.where(inside, vals, img.dtype.type(0))
+
+
+def _cubic_weights_075(t):
+    a = -0.75
+    w1 = lambda f: ((a + 2) * f - (a + 3)) * f * f + 1  # noqa: E731
+    w2 = lambda f: ((a * f - 5 * a) * f + 8 * a) * f - 4 * a  # noqa: E731
+    return [w2(t + 1), w1(t), w1(1 - t), w2(2 - t)]
+
+
+def grid_sample_2d(data, grid, method, padding_mode, align_corners):
+    n_batch, channels, h, w = data.shape
+    dt = data.dtype
+    out = np.empty((n_batch, channels) + grid.shape[2:], dt)
+    for n in range(n_batch):
+        img = data[n]
+        y = _unnormalize(grid[n, 1].astype(dt), h, align_corners).astype(dt)
+        x = _unnormalize(grid[n, 0].astype(dt), w, align_corners).astype(dt)
+        if method == "bicubic":
+            y0, x0 = np.floor(y).astype(np.int32), np.floor(x).astype(np.int32)
+            wy, wx = _cubic_weights_075(y - y0), _cubic_weights_075(x - x0)
+
+            def fix(idx, size):
+                if padding_mode == "border":
+                    return np.clip(idx, 0, size - 1)
+                if padding_mode == "reflection":
+                    r = _reflect(idx.astype(dt), size, align_corners)
+                    return np.clip(r, 0, size - 1).astype(np.int32)
+                return idx
+            rows = []
+            for i in range(4):
+                yi = fix(y0 - 1 + i, h)
+                row = sum(_pixels(img, yi, fix(x0 - 1 + j, w)) * wx[j] for j in range(4))
+                rows.append(row)
+            out[n] = sum(rows[i] * wy[i] for i in range(4))
+            continue
+        if padding_mode == "reflection":
+            y = np.clip(_reflect(y, h, align_corners), 0, h - 1)
+            x = np.clip(_reflect(x, w, align_corners), 0, w - 1)
+        elif padding_mode == "border":
+            y, x = np.clip(y, 0, h - 1), np.clip(x, 0, w - 1)
+        if method == "nearest":
+            out[n] = _pixels(img, np.rint(y).astype(np.int32), np.rint(x).astype(np.int32))
+            continue
+        y0, x0 = np.floor(y).astype(np.int32), np.floor(x).astype(np.int32)
+        ty, tx = (y - y0).astype(dt), (x - x0).astype(dt)
+        one = dt.type(1)
+        out[n] = (_pixels(img, y0, x0) * (one - ty) * (one - tx)
+                  + _pixels(img, y0, x0 + 1) * (one - ty) * tx
+                  + _pixels(img, y0 + 1, x0) * ty * (one - tx)
+                  + _pixels(img, y0 + 1, x0 + 1) * ty * tx)
+    return out
+
+
+def _grid_sample_rel(name, args, attrs):
+    data, grid = args
+    if len(data.shape) != 4 or attrs["layout"] != "NCHW":
+        raise OpTypeError(_("{op}: rvmdbg samples 4-d NCHW data, got {x} ({layout})").format(
+                op=name, x=data, layout=attrs["layout"]))
+    if len(grid.shape) != 4 or grid.shape[1] not in (2, None):
+        raise OpTypeError(_("{op}: grid must be (batch, 2, height, width), got {t}").format(
+                op=name, t=grid))
+    return TensorType((data.shape[0], data.shape[1], grid.shape[2], grid.shape[3]), data.dtype)
+
+
+def _grid_sample_kernel(args, attrs):
+    data, grid = args
+    if data.dtype.kind != "f":
+        raise KernelError(_("image.grid_sample: topi interpolates floats, got {dtype}").format(
+                dtype=data.dtype))
+    with np.errstate(all="ignore"):
+        return as_result(grid_sample_2d(data, grid, attrs["method"], attrs["padding_mode"],
+                                        attrs["align_corners"]), data.dtype)
+
+
+register("image.grid_sample", 2, _grid_sample_rel, _grid_sample_kernel, "injective",
+         attrs=[AttrSpec("method", "str", "bilinear",
+                         choices=("bilinear", "nearest", "bicubic")),
+                AttrSpec("layout", "str", "NCHW"),
+                AttrSpec("padding_mode", "str", "zeros",
+                         choices=("zeros", "border", "reflection")),
+                AttrSpec("align_corners", "bool", True)],
+         doc="image.grid_sample(data, grid, method=\"bilinear\", padding_mode=\"zeros\", "
+             "align_corners=True): sample data at the grid's normalised (x, y) points")

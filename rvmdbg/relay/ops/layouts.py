@@ -13,8 +13,8 @@ from __future__ import annotations
 from rvmdbg.i18n import _, ngettext
 from rvmdbg.relay.ops.core import OpTypeError
 
-CANONICAL_DATA = {1: "NCW", 2: "NCHW"}
-CANONICAL_KERNEL = {1: "OIW", 2: "OIHW"}
+CANONICAL_DATA = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
+CANONICAL_KERNEL = {1: "OIW", 2: "OIHW", 3: "OIDHW"}
 
 
 def layout_perm(name: str, attr: str, layout: str, canonical: str) -> tuple:
@@ -66,11 +66,13 @@ def expand_padding(name: str, padding, n: int, attr: str = "padding") -> tuple:
     vals = [padding] if isinstance(padding, int) else list(padding)
     if len(vals) == 1:
         vals = vals * (2 * n)
-    elif len(vals) == n and n == 2:
+    elif len(vals) == n and n in (2, 3):  # one value per axis, both sides (Pool3DRel too)
         vals = vals * 2
     elif len(vals) != 2 * n:
         if n == 2:
             text = _("{op}: attribute '{attr}' must have 1, 2 or 4 values, got {vals}")
+        elif n == 3:
+            text = _("{op}: attribute '{attr}' must have 1, 3 or 6 values, got {vals}")
         else:
             text = _("{op}: attribute '{attr}' must have 1 or {count} values, got {vals}")
         raise OpTypeError(text.format(op=name, attr=attr, count=2 * n, vals=vals))

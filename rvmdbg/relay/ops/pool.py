@@ -204,6 +204,8 @@ _register_pool("nn.max_pool1d", 1, "max")
 _register_pool("nn.max_pool2d", 2, "max")
 _register_pool("nn.avg_pool1d", 1, "avg")
 _register_pool("nn.avg_pool2d", 2, "avg")
+_register_pool("nn.max_pool3d", 3, "max")
+_register_pool("nn.avg_pool3d", 3, "avg")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -70,9 +70,8 @@ def _make_reduce(name, np_fn):
 
 def _sum(x, axis, keepdims):
     if x.dtype == np.bool_:
-        # TVM's bool is a 1-bit integer and its sum adds modulo 2: the parity of the Trues
-        n = np.sum(x, axis=axis, keepdims=keepdims, dtype=np.int64)
-        return (n & 1) != 0
+        # topi::sum reduces bools with tvm::any (topi/reduction.h): a logical or
+        return np.any(x, axis=axis, keepdims=keepdims)
     return np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
 
 

@@ -1,7 +1,7 @@
 """Shape-changing operators: reshape, transpose, expand_dims, squeeze, concatenate, stack,
 split, take, reverse, shape_of, strided_slice, tile, repeat, layout_transform,
-collapse_sum_like, broadcast_to_like, reshape_like, contrib_reverse_reshape,
-annotation.stop_fusion, arange and one_hot.
+collapse_sum_like, broadcast_to_like, reshape_like, contrib_reverse_reshape (TVM 0.6's
+_contrib_reverse_reshape too), annotation.stop_fusion, arange and one_hot.
 
 Each shape computation is one function used twice: by the type relation on static or `?`
 dimensions, and by the kernel on the concrete input shape (where its errors become KernelError).
@@ -883,6 +883,35 @@ register("contrib_reverse_reshape", 1, _reverse_reshape_rel, _reverse_reshape_ke
          "injective",
          attrs=[AttrSpec("newshape", "int_list"), AttrSpec("allowzero", "bool", False)],
          doc="relay.reverse_reshape: reshape with 0, -1, -2, -3, -4 applied right to left")
+
+
+# TVM 0.6's spelling of the same operator (renamed contrib_reverse_reshape in 0.7): its
+# attributes are ReshapeAttrs, whose `reverse` (default false) ReshapeRel reads; the op's own
+# constructor always sets it, so printed text carries reverse=True
+def _v06_reverse_reshape_dims(name, ishape, newshape, reverse):
+    return (reverse_reshape_dims if reverse else reshape_dims)(name, ishape, newshape)
+
+
+def _v06_reverse_reshape_rel(name, args, attrs):
+    (x,) = args
+    return TensorType(_v06_reverse_reshape_dims(name, x.shape, attrs["newshape"],
+                                                attrs["reverse"]), x.dtype)
+
+
+_v06_reverse_reshape_runtime = runtime_type_error(_v06_reverse_reshape_dims)
+
+
+def _v06_reverse_reshape_kernel(args, attrs):
+    x = args[0]
+    return x.reshape(_v06_reverse_reshape_runtime("_contrib_reverse_reshape", x.shape,
+                                                  attrs["newshape"], attrs["reverse"])).copy()
+
+
+register("_contrib_reverse_reshape", 1, _v06_reverse_reshape_rel, _v06_reverse_reshape_kernel,
+         "injective",
+         attrs=[AttrSpec("newshape", "int_list"), AttrSpec("reverse", "bool", False)],
+         doc="TVM 0.6's reverse_reshape: reshape, with the special values read right to left "
+             "when reverse=True")
 
 
 # ---------------------------------------------------------------------------------------------

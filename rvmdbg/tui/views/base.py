@@ -22,6 +22,7 @@ from rvmdbg.views.context import ViewContext
 from rvmdbg.tui.line_pane import ascii_scrollbars_under
 from rvmdbg.views.text import symbols_for
 from rvmdbg.i18n import N_, _
+from rvmdbg.tui.drive import drive_session  # noqa: F401 (the views import it from here)
 from rvmdbg.tui.footer import KeyFooter
 
 VIEW_ORDER = ("flow", "executors", "control")
@@ -78,29 +79,6 @@ def leave_views(app) -> None:
     """Back to the screen under the views (the debugger)."""
     while isinstance(app.screen, TeachingScreen):
         app.pop_screen()
-
-
-def drive_session(app, forward: bool = True) -> str | None:
-    """One instruction forward or back, through the debugger screen when there is one.
-    Returns an error message, or None."""
-    session = getattr(app, "session", None)
-    if session is None:
-        return _("the program has not started")
-    debugger = None
-    stack = getattr(app, "screen_stack", [])
-    if stack and hasattr(stack[0], "drive"):
-        debugger = stack[0]
-    try:
-        if debugger is not None:
-            if getattr(debugger, "running", False):
-                return _("the debugger is running: wait for it or interrupt it there")
-            call = (lambda s: s.step()) if forward else (lambda s: s.rstep())
-            debugger.drive("step" if forward else "reverse step", call, threaded=False)
-        else:
-            session.step() if forward else session.rstep()
-    except Exception as exc:  # the view reports it; the session stays usable
-        return f"{type(exc).__name__}: {exc}"
-    return None
 
 
 class TeachingScreen(Screen):

@@ -1,0 +1,107 @@
+"""The command line's shared parts, below `cli.py`, `serve.py` and `dap/`: the exit codes of the
+contract (../shared/reference/cli-contract.md) and the option sets several commands take
+(the limits, PROGRAM and its ARGs, --meta-inputs / --meta-random, the screen's), so `serve` rebuilds the screen's options
+without importing the command line.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+from rvmdbg.i18n import _
+from rvmdbg.limits import DEFAULT_LIMITS, LimitValueError, Limits
+from rvmdbg.program.base import UsageError
+
+EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+# The reader of stdout went away (`| head`): as a process ended by SIGPIPE, 128 + 13. Not 1,
+# which says the program failed.
+EXIT_BROKEN_PIPE = 141
+
+
+def positive(text: str) -> int:
+    try:
+        n = int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            _("expected a positive whole number, got {text}").format(text=repr(text)))
+    if n <= 0:
+        raise argparse.ArgumentTypeError(
+            _("expected a positive whole number, got {text}").format(text=repr(text)))
+    return n
+
+
+def add_limit_options(p: argparse.ArgumentParser) -> None:
+    """--max-steps, --max-depth, --max-bytes (shared by every command that runs a program)."""
+    d = DEFAULT_LIMITS
+    p.add_argument("--max-steps", type=positive, metavar="N",
+                   help=_("stop after N instructions or evaluation steps (default {n})").format(
+                       n=d.max_steps))
+    p.add_argument("--max-depth", type=positive, metavar="N",
+                   help=_("stop beyond N nested calls (default {n})").format(n=d.max_depth))
+    p.add_argument("--max-bytes", type=positive, metavar="N",
+                   help=_("stop when tensors would take more than N bytes (default {n})").format(
+                       n=d.max_bytes))
+
+
+def limits_from(ns: argparse.Namespace) -> Limits:
+    given = {name: getattr(ns, name) for name in ("max_steps", "max_depth", "max_bytes")
+             if getattr(ns, name, None) is not None}
+    try:
+        return dataclasses.replace(DEFAULT_LIMITS, **given)
+    except LimitValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def add_meta_options(p: argparse.ArgumentParser) -> None:
+    """--meta-inputs / --meta-random SEED: a file whose meta[relay.Constant][i] references have
+    no #[metadata] section (every command that loads a program takes them)."""
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--meta-inputs", action="store_true",
+                       help=_("make each meta[relay.Constant][i] of a file without its "
+                              "#[metadata] section a parameter %%meta_const_I of its ty= type "
+                              "(ARGs or --inputs bind it)"))
+    group.add_argument("--meta-random", type=int, metavar="SEED",
+                       help=_("fill each meta[relay.Constant][i] of a file without its "
+                              "#[metadata] section with values of its ty= type drawn from SEED"))
+
+
+def missing_meta_from(ns: argparse.Namespace):
+    """The `MissingConstants` policy the options ask for, or None."""
+    from rvmdbg.relay.metadata import MissingConstants
+    if getattr(ns, "meta_inputs", False):
+        return MissingConstants("inputs")
+    seed = getattr(ns, "meta_random", None)
+    return None if seed is None else MissingConstants("random", seed)
+
+
+def add_program_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("program", metavar="PROGRAM",
+                   help=_("a .relay file, a saved .rvmx executable, or a MiniVM .mvm program"))
+    p.add_argument("args", metavar="ARG", nargs="*", default=[],
+                   help=_("arguments of the entry function: a Relay value (10, -3, 2.5f, "
+                          "Cons(1, Nil), (1, 2f)), a JSON number or list, @file.npy, "
+                          "@file.npz:NAME, or a tuple of these; "
+                          "default: the program's `// args:` line"))
+    p.add_argument("--inputs", metavar="FILE.npz",
+                   help=_("bind the entry's parameters by name from a NumPy archive, as TVM's "
+                          "set_input(name=...); positional ARGs bind the first parameters"))
+    add_meta_options(p)
+
+
+def configure_screen(p: argparse.ArgumentParser) -> None:
+    """The options of `rvmdbg screen` (and of `serve`, which passes them on to each tab)."""
+    add_program_args(p)
+    p.add_argument("--entry", default="main", metavar="NAME",
+                   help=_("the function to debug (default main)"))
+    p.add_argument("--no-mouse", action="store_true", help=_("do not capture the mouse"))
+    p.add_argument("--ascii", action="store_const", const=True, default=None,
+                   help=_("draw with ASCII characters only (the default where the locale is "
+                          "not UTF-8 or TERM=linux)"))
+    p.add_argument("--unicode", dest="ascii", action="store_const", const=False,
+                   help=_("draw with Unicode symbols even where --ascii would be the default"))
+    p.add_argument("--history-mb", type=positive, default=256, metavar="MB",
+                   help=_("memory for reverse-execution history (default 256)"))
+    p.add_argument("--keys", metavar="FILE",
+                   help=_("rebind keys from FILE (default: $XDG_CONFIG_HOME/rvmdbg/keys.conf "
+                          "when it exists; `rvmdbg keys` prints one to start from)"))
+    add_limit_options(p)

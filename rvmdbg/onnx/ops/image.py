@@ -1,0 +1,102 @@
+"""Converters of image operators: Resize and Upsample."""
+from __future__ import annotations
+
+import numpy as np
+
+from rvmdbg.onnx.registry import converter
+from rvmdbg.onnx.ops import common as c
+
+_METHODS = {"nearest": "nearest_neighbor", "linear": "linear", "cubic": "cubic"}
+
+
+def _method(g, attrs) -> str:
+    mode = attrs.get("mode", "nearest")
+    if mode not in _METHODS:
+        raise g.error(f"value {mode} of attribute mode of Resize is not valid")
+    return _METHODS[mode]
+
+
+def _resize(g, x, size, roi, method, coord, nearest, alpha, exclude, extrapolation):
+    ndims = g.rank_of(x)
+    sv = c.const_value(g, size)
+    if sv is None:
+        raise g.needs_value("the output size", size)
+    out_size = [int(v) for v in np.asarray(sv).reshape(-1)[2:ndims]]
+    if roi is not None:
+        rv = c.const_value(g, roi)
+        if rv is None:
+            raise g.needs_value("the roi", roi)
+        rv = np.asarray(rv, "float64").reshape(-1)
+        roi = [float(v) for v in np.concatenate([rv[2:ndims], rv[ndims + 2:2 * ndims]])]
+    name = {3: "image.resize1d", 4: "image.resize2d", 5: "image.resize3d"}.get(ndims)
+    if name is None:
+        raise g.error("Resize supports 3-D, 4-D and 5-D data only")
+    layout = {3: "NCW", 4: "NCHW", 5: "NCDHW"}[ndims]
+    return g.call(name, [x], size=out_size, roi=roi or [0.0] * (2 * (ndims - 2)),
+                  layout=layout, method=method, coordinate_transformation_mode=coord,
+                  rounding_method=nearest, cubic_alpha=float(alpha),
+                  cubic_exclude=int(exclude), extrapolation_value=float(extrapolation),
+                  out_dtype="")
+
+
+def _size_from_scale(g, x, scale):
+    return g.call("multiply", [c.cast(g, c.shape_of(g, x), g.dtype_of(scale)), scale])
+
+
+@converter("Resize", since=10)
+def resize_v10(g, node, inputs, attrs):
+    x, scale = inputs[0], inputs[1]
+    size = g.fold(_size_from_scale(g, x, scale))
+    return _resize(g, x, size, None, _method(g, attrs), "asymmetric", "", -0.5, 0, 0.0)
+
+
+def _common(g, inputs, size, attrs):
+    x = inputs[0]
+    roi = inputs[1] if len(inputs) > 1 else None
+    if roi is not None and g.shape_of(roi)[0] == 0:
+        roi = None
+    if attrs.get("axes") is not None or attrs.get("keep_aspect_ratio_policy",
+                                                  "stretch") != "stretch":
+        raise g.error("Resize with axes or keep_aspect_ratio_policy is not supported")
+    return _resize(g, x, g.fold(size), roi, _method(g, attrs),
+                   attrs.get("coordinate_transformation_mode", "half_pixel"),
+                   attrs.get("nearest_mode", "round_prefer_floor"),
+                   attrs.get("cubic_coeff_a", -0.75), attrs.get("exclude_outside", 0),
+                   attrs.get("extrapolation_value", 0.0))
+
+
+@converter("Resize", since=11)
+def resize_v11(g, node, inputs, attrs):
+    scale = inputs[2] if len(inputs) > 2 else None
+    size = inputs[3] if len(inputs) > 3 else None
+    if size is None or (scale is not None and g.shape_of(scale) and g.shape_of(scale)[0]):
+        size = _size_from_scale(g, inputs[0], scale)
+    return _common(g, inputs, size, attrs)
+
+
+@converter("Resize", since=13)
+def resize_v13(g, node, inputs, attrs):
+    scale = inputs[2] if len(inputs) > 2 else None
+    size = inputs[3] if len(inputs) > 3 else None
+    if scale is not None and size is not None:
+        return resize_v11(g, node, inputs, attrs)
+    if size is None:
+        size = _size_from_scale(g, inputs[0], scale)
+    return _common(g, inputs, size, attrs)
+
+
+@converter("Upsample", since=9)
+def upsample(g, node, inputs, attrs):
+    x = inputs[0]
+    scales = c.const_value(g, inputs[1]) if len(inputs) > 1 else np.asarray(attrs["scales"])
+    if scales is None:
+        raise g.needs_value("the scales", inputs[1])
+    mode = attrs.get("mode", "nearest")
+    method = "nearest_neighbor" if mode == "nearest" else "linear"
+    shape = g.shape_of(x)
+    size = np.floor(np.asarray(shape, "float64") * np.asarray(scales, "float64"))
+    return _resize(g, x, g.const(size.astype("int64")), None, method,
+                   "asymmetric", "", -0.5, 0, 0.0)
+
+
+converter("Upsample", since=7)(upsample)

@@ -1,0 +1,113 @@
+"""Converters of reductions (Reduce*), arg max/min, TopK and CumSum."""
+from __future__ import annotations
+
+import numpy as np
+
+from rvmdbg.onnx.registry import converter
+from rvmdbg.onnx.ops import common as c
+
+
+def _axes(g, node, inputs, attrs):
+    """The reduced axes: the `axes` attribute, or the second input (opset 13 for ReduceSum,
+    18 for the others); None for every axis. The second element says whether nothing is
+    reduced (noop_with_empty_axes with no axes)."""
+    if len(inputs) > 1 and inputs[1] is not None:
+        v = c.const_value(g, inputs[1])
+        if v is None:
+            raise g.needs_value("the axes", inputs[1])
+        axes = c.ints(v)
+        if axes:
+            return axes, False
+    elif "axes" in attrs:
+        return c.ints(attrs["axes"]), False
+    if attrs.get("noop_with_empty_axes", 0):
+        return None, True
+    return None, False
+
+
+def _reduce(relay_op: str, before=None, after=None):
+    def convert(g, node, inputs, attrs):
+        x = inputs[0]
+        if not g.shape_of(x):
+            x = c.expand_dims(g, x, 0)  # TVM promoted a scalar to 1-D
+        axes, noop = _axes(g, node, inputs, attrs)
+        if noop:
+            return inputs[0] if before is None else before(g, inputs[0])
+        if axes is None:
+            axes = list(range(g.rank_of(x)))
+        if before is not None:
+            x = before(g, x)
+        extra = {} if relay_op == "logsumexp" else {"exclude": False}
+        out = g.call(relay_op, [x], axis=axes, keepdims=bool(attrs.get("keepdims", 1)), **extra)
+        return after(g, out) if after is not None else out
+    return convert
+
+
+def _square(g, x):
+    return g.call("multiply", [x, x])
+
+
+def _abs(g, x):
+    return g.call("abs", [x])
+
+
+for _op_type, _relay, _before, _after in (
+        ("ReduceMax", "max", None, None), ("ReduceMin", "min", None, None),
+        ("ReduceSum", "sum", None, None), ("ReduceMean", "mean", None, None),
+        ("ReduceProd", "prod", None, None), ("ReduceLogSumExp", "logsumexp", None, None),
+        ("ReduceSumSquare", "sum", _square, None), ("ReduceL1", "sum", _abs, None),
+        ("ReduceL2", "sum", _square, lambda g, x: g.call("sqrt", [x])),
+        ("ReduceLogSum", "sum", None, lambda g, x: g.call("log", [x]))):
+    converter(_op_type, since=1)(_reduce(_relay, _before, _after))
+
+
+def _arg(relay_op: str):
+    def convert(g, node, inputs, attrs):
+        out = g.call(relay_op, [inputs[0]], axis=[int(attrs.get("axis", 0))],
+                     keepdims=bool(attrs.get("keepdims", 1)), exclude=False,
+                     select_last_index=bool(attrs.get("select_last_index", 0)))
+        return c.cast(g, out, "int64")
+    return convert
+
+
+converter("ArgMax", since=1)(_arg("argmax"))
+converter("ArgMin", since=1)(_arg("argmin"))
+
+
+@converter("TopK", since=1)
+def topk(g, node, inputs, attrs):
+    x = inputs[0]
+    k = inputs[1] if len(inputs) > 1 else g.const(np.array([attrs["k"]], "int64"))
+    axis = attrs.get("axis", -1)
+    ndim = g.rank_of(x)
+    if axis < 0:
+        axis += ndim
+    kv = c.const_value(g, k)
+    if kv is None:
+        raise g.needs_value("k", k)
+    kv = int(np.asarray(kv).reshape(-1)[0])
+    if attrs.get("largest", 1) == 0:
+        srt = g.call("sort", [x], axis=axis, is_ascend=True)
+        idx = g.call("argsort", [x], axis=axis, is_ascend=True, dtype="int64")
+        big = np.iinfo(np.int64).max
+        end = [big] * axis + [kv] + [big] * (ndim - axis - 1)
+        return [c.strided_slice(g, srt, [0] * ndim, end, [1] * ndim),
+                c.strided_slice(g, idx, [0] * ndim, end, [1] * ndim)]
+    out = g.call("topk", [x], k=kv, axis=axis, ret_type="both", is_ascend=False,
+                 dtype="int64")
+    return [g.get(out, 0), g.get(out, 1)]
+
+
+@converter("CumSum", since=11)
+def cumsum(g, node, inputs, attrs):
+    x = inputs[0]
+    axis = c.const_value(g, inputs[1])
+    if axis is None:
+        raise g.needs_value("the axis", inputs[1])
+    axis = int(np.asarray(axis).reshape(-1)[0])
+    exclusive = bool(attrs.get("exclusive", 0))
+    if attrs.get("reverse", 0):
+        out = g.call("reverse", [x], axis=axis)
+        out = g.call("cumsum", [out], axis=axis, dtype=None, exclusive=exclusive)
+        return g.call("reverse", [out], axis=axis)
+    return g.call("cumsum", [x], axis=axis, dtype=None, exclusive=exclusive)

@@ -1,0 +1,105 @@
+"""Converters of Einsum, LRN, DepthToSpace, SpaceToDepth, RoiAlign, GridSample and
+NonMaxSuppression to Relay's einsum, nn.lrn, nn.depth_to_space, nn.space_to_depth,
+vision.roi_align, image.grid_sample and vision.all_class_non_max_suppression, as TVM's
+relay.frontend.onnx emitted them (RoiAlign: the batch indices prepended to the rois as a
+column; coordinate_transformation_mode, added at opset 16, is not read, as TVM's converter did
+not; NonMaxSuppression: center-point boxes turned into corners, the padded result cut to its
+count with dyn.strided_slice)."""
+from __future__ import annotations
+
+import numpy as np
+
+from rvmdbg.onnx.ops import common as c
+from rvmdbg.onnx.registry import converter
+
+
+@converter("Einsum", since=12)
+def einsum(g, node, inputs, attrs):
+    return g.call("einsum", [g.tuple(list(inputs))], equation=attrs["equation"])
+
+
+@converter("LRN", since=1)
+def lrn(g, node, inputs, attrs):
+    return g.call("nn.lrn", [inputs[0]], size=int(attrs["size"]), axis=1,
+                  alpha=float(attrs.get("alpha", 0.0001)), beta=float(attrs.get("beta", 0.75)),
+                  bias=float(attrs.get("bias", 1.0)))
+
+
+@converter("DepthToSpace", since=1)
+def depth_to_space(g, node, inputs, attrs):
+    return g.call("nn.depth_to_space", [inputs[0]], block_size=int(attrs["blocksize"]),
+                  mode=attrs.get("mode", "DCR"))
+
+
+@converter("SpaceToDepth", since=1)
+def space_to_depth(g, node, inputs, attrs):
+    b = int(attrs["blocksize"])
+    out = g.call("nn.space_to_depth", [inputs[0]], block_size=b)
+    if attrs.get("mode", "DCR") == "CRD":
+        # ONNX added CRD after TVM (whose converter had DCR only): the channel-major order is
+        # DCR's (block, channel) channels transposed to (channel, block)
+        n, ch, h, w = g.shape_of(out)
+        if None in (ch, h, w):
+            raise g.error("SpaceToDepth in CRD mode needs static channel and spatial dims")
+        out = c.reshape(g, out, [0, b * b, ch // (b * b), h, w])
+        out = c.transpose(g, out, [0, 2, 1, 3, 4])
+        out = c.reshape(g, out, [0, ch, h, w])
+    return out
+
+
+@converter("RoiAlign", since=10)
+def roi_align(g, node, inputs, attrs):
+    x, rois, batch_indices = inputs
+    mode = attrs.get("mode", "avg")
+    if mode not in ("avg", "max"):
+        raise g.error(f"value {mode} of attribute mode of RoiAlign is not valid",
+                      hint="avg or max")
+    batch = c.cast(g, c.expand_dims(g, batch_indices, 1), g.dtype_of(rois))
+    rois = c.concat(g, [batch, rois], 1)
+    return g.call("vision.roi_align", [x, rois],
+                  pooled_size=[int(attrs.get("output_height", 1)),
+                               int(attrs.get("output_width", 1))],
+                  spatial_scale=float(attrs.get("spatial_scale", 1.0)),
+                  sample_ratio=int(attrs.get("sampling_ratio", 0)), layout="NCHW", mode=mode)
+
+
+@converter("GridSample", since=16)
+def grid_sample(g, node, inputs, attrs):
+    x, grid = inputs
+    method = attrs.get("mode", "bilinear")
+    method = {"linear": "bilinear", "cubic": "bicubic"}.get(method, method)  # opset 20 names
+    return g.call("image.grid_sample", [x, c.transpose(g, grid, [0, 3, 1, 2])], method=method,
+                  layout="NCHW", padding_mode=attrs.get("padding_mode", "zeros"),
+                  align_corners=bool(attrs.get("align_corners", 0)))
+
+
+@converter("NonMaxSuppression", since=10)
+def non_max_suppression(g, node, inputs, attrs):
+    boxes, scores = inputs[0], inputs[1]
+    rest = list(inputs[2:]) + [None] * (5 - len(inputs))
+    max_out, iou, score = rest[:3]
+    if attrs.get("center_point_box", 0) != 0:
+        dt = g.dtype_of(boxes)
+        parts = g.call("split", [boxes], indices_or_sections=4, axis=2)
+        xc, yc, w, h = (g.get(parts, i) for i in range(4))
+        half_w = g.call("divide", [w, g.const(np.array(2.0, dt))])
+        half_h = g.call("divide", [h, g.const(np.array(2.0, dt))])
+        boxes = c.concat(g, [g.call("subtract", [yc, half_h]), g.call("subtract", [xc, half_w]),
+                             g.call("add", [yc, half_h]), g.call("add", [xc, half_w])], 2)
+    if max_out is None:
+        max_out = g.const(np.array(0, "int64"))
+    if iou is None:
+        iou = g.const(np.array(0.0, "float32"))
+    if score is None:
+        score = g.const(np.array(0.0, "float32"))
+
+    def scalar(x):
+        if g.rank_of(x) > 1:
+            raise g.error("NonMaxSuppression thresholds must be scalars")
+        return c.squeeze(g, x, [0]) if g.rank_of(x) == 1 else x
+    out = g.call("vision.all_class_non_max_suppression",
+                 [boxes, scores, scalar(max_out), scalar(iou), scalar(score)],
+                 output_format="onnx")
+    return g.call("dyn.strided_slice", [g.get(out, 0), g.const(np.array([0], "int64")),
+                                        g.get(out, 1), g.const(np.array([1], "int64"))],
+                  slice_mode="end")
