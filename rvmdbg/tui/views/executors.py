@@ -47,9 +47,12 @@ def _right(text: str, width: int) -> str:
 
 
 def _text_width(pane) -> int:
-    """The cells a pane's lines may take: its content width less a scrollbar's column."""
+    """The cells a pane's lines may take: its content width less room for a vertical
+    scrollbar (it appears once the rows are in, and is two cells wide)."""
     width = pane.scrollable_content_region.width
-    return max(20, width - 1) if width > 0 else 64
+    if pane.scrollbars_enabled[0] and pane.show_vertical_scrollbar:
+        return max(20, width) if width > 0 else 64   # already taken off
+    return max(20, width - pane.styles.scrollbar_size_vertical) if width > 0 else 64
 
 
 class ExecutorsView(Vertical, can_focus=True):
