@@ -25,6 +25,8 @@ import re
 import numpy as np
 
 from rvmdbg.fileio import FileRefused, read_file
+from rvmdbg.limits import DEFAULT_LIMITS
+from rvmdbg.npyio import ArrayFileError, NpzArchive, kind_of, read_npy
 from rvmdbg.relay.ast import (
     Call, Constant, ConstructorRef, Function, GlobalVar, Module, OpRef, RefCreate, Tuple, Var,
 )
@@ -37,7 +39,7 @@ from rvmdbg.values import ADTValue, RefCell, format_value
 from rvmdbg.i18n import N_, _, ngettext
 
 __all__ = ["ArgumentError", "argument_where", "bind_inputs", "parse_untyped_args", "parse_program_args", "parse_value", "convert_value",
-           "param_types"]
+           "param_types", "set_array_limit"]
 
 
 class ArgumentError(Exception):
@@ -217,9 +219,25 @@ def _load_npy(path: str, where: str) -> np.ndarray:
 NUMPY_FILE_LIMIT = 4 << 30
 
 
+# the most bytes one compressed archive member may declare, checked before it is
+# decompressed: --max-bytes once the command line or a DAP launch has set it
+# (set_array_limit), else the default limit
+_array_limit = DEFAULT_LIMITS.max_bytes
+
+
+def set_array_limit(max_bytes: int | None) -> None:
+    """Compressed .npz members read from now on may declare at most `max_bytes` bytes (None:
+    the default limit). Called with --max-bytes before the arguments are read."""
+    global _array_limit
+    _array_limit = max_bytes if isinstance(max_bytes, int) and max_bytes > 0 \
+        else DEFAULT_LIMITS.max_bytes
+
+
 def _np_load(path: str, where: str, npz: bool):
-    """np.load of a file read through fileio (a FIFO, a device or an oversized file is a
-    message, not a hang), never unpickling; every failure an ArgumentError naming the file."""
+    """The array of a .npy file, or the archive of a .npz, read through fileio (a FIFO, a
+    device or an oversized file is a message, not a hang) and `rvmdbg.npyio` (headers checked
+    and sizes bounded before any data is read or decompressed, never unpickling); every
+    failure an ArgumentError naming the file."""
     try:
         data = read_file(path, NUMPY_FILE_LIMIT, N_("NumPy archive") if npz else N_("NumPy file"))
     except FileNotFoundError:
@@ -236,10 +254,19 @@ def _np_load(path: str, where: str, npz: bool):
         message = (_("{where}: {path}: is empty, not a .npz archive") if npz
                    else _("{where}: {path}: is empty, not a .npy file"))
         raise ArgumentError(message.format(where=where, path=path))
+    kind = kind_of(data)
+    if kind is None:
+        message = (_("{where}: {path}: not a .npz archive (it is not a zip file)") if npz
+                   else _("{where}: {path}: not a .npy file (it does not start with the .npy "
+                          "header)"))
+        raise ArgumentError(message.format(where=where, path=path))
     try:
-        return np.load(io.BytesIO(data), allow_pickle=False)
-    except (ValueError, EOFError, OSError) as e:
-        # i18n: {reason} is NumPy's own words, in English
+        if kind == "npz":
+            return NpzArchive(data, _array_limit)
+        # a plain .npy holds its data: the file's size bounds it, as for an argument typed
+        # on the command line (arguments are not the program's allocations)
+        return read_npy(io.BytesIO(data), len(data))
+    except ArrayFileError as e:
         message = (_("{where}: {path}: not a plain .npz archive ({reason})") if npz
                    else _("{where}: {path}: not a plain .npy file ({reason})"))
         raise ArgumentError(message.format(where=where, path=path, reason=e)) from None
@@ -277,9 +304,15 @@ def _npz_member(path: str, name: str, where: str) -> np.ndarray:
                                                names=", ".join(archive.files) or _("nothing")))
         try:
             return archive[name]
-        except ValueError as e:
+        except ArrayFileError as e:
             raise ArgumentError(_("{where}: {member}: not a plain array ({reason})").format(
                 where=where, member=f"{path}:{name}", reason=e)) from None
+
+
+def _legal(name: str) -> str:
+    """The Relay parameter name the ONNX importer gives a graph input of this name."""
+    from rvmdbg.onnx.names import legal_name
+    return legal_name(name)
 
 
 # Names an --inputs message lists before "and N more".
@@ -297,6 +330,8 @@ def bind_inputs(params: list[str], texts: list[str], path: str, entry: str = "ma
     by_param = {}
     for key in names:
         name = key[1:] if key.startswith("%") else key  # TVM's names carry no `%`
+        if name not in params and _legal(name) in params:
+            name = _legal(name)  # an ONNX input name (`input.1`), as its parameter (%input_1)
         if name not in params:
             close = difflib.get_close_matches(name, params, 1)
             if close:
@@ -620,7 +655,9 @@ def _cast(arr: np.ndarray, dtype: np.dtype, where: str) -> np.ndarray:
                 raise ArgumentError(_("{where}: {value} does not fit in {dtype} ({lo} to {hi})")
                                     .format(where=where, value=bad, dtype=dtype, lo=info.min,
                                             hi=info.max))
-    return arr.astype(dtype)
+    # a float too large for float16 becomes inf, as in TVM; NumPy's warning is no message of ours
+    with np.errstate(over="ignore"):
+        return arr.astype(dtype)
 
 
 def _check_shape(arr: np.ndarray, t: TensorType, where: str) -> None:

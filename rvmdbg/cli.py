@@ -21,7 +21,7 @@ from typing import Callable
 from rvmdbg import __version__
 from rvmdbg.argparse_i18n import TranslatedParser
 from rvmdbg.argparse_i18n import speaking as argparse_speaking
-from rvmdbg.args import ArgumentError
+from rvmdbg.args import ArgumentError, set_array_limit
 from rvmdbg.cmdline import (
     EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, add_limit_options,
     add_meta_options, add_program_args, configure_screen as _configure_screen, limits_from,
@@ -264,12 +264,31 @@ def cmd_trace(ns: argparse.Namespace) -> int:
     write = sys.stdout.write
     try:
         vm.start(entry, args)
-        for line in trace_lines(vm):
-            write(line + "\n")
+        if program.names is None:
+            for line in trace_lines(vm):
+                write(line + "\n")
+        else:
+            _trace_named(vm, exe, program.names, write)
     except VMError as e:
         sys.stdout.flush()
         raise ProgramFailed(vm_error_text(e, exe)) from None
     return EXIT_OK
+
+
+def _trace_named(vm, exe, names, write) -> None:
+    """The trace of a program whose kind names its lines (an ONNX model's nodes): each line
+    says its node, as `[step 12] @main pc=3 [Conv_12]: ...`."""
+    from rvmdbg.debug.breakpoints import instruction_line
+    from rvmdbg.vm.machine import format_step
+    by_line = names.line_names()
+    while not vm.halted:
+        info = vm.step()
+        line = format_step(vm, info)
+        place = by_line.get(instruction_line(exe, info.func_index, info.pc))
+        if place is not None:
+            head, sep, rest = line.partition(": ")
+            line = f"{head} [{place}]{sep}{rest}"
+        write(line + "\n")
 
 
 def _configure_graph(p: argparse.ArgumentParser) -> None:
@@ -290,7 +309,8 @@ def cmd_graph(ns: argparse.Namespace) -> int:
         raise UsageError(f"{ns.program}: " + _("graph reads Relay source; a MiniVM program has no "
                                                "dataflow graph (it is bytecode with jumps)"))
     program = load_program(ns.program, missing_meta=missing_meta_from(ns))
-    print(graph_report(program.module, ns.entry.lstrip("@"), as_json=ns.json))
+    print(graph_report(program.module, ns.entry.lstrip("@"), as_json=ns.json,
+                       names=program.names))
     return EXIT_OK
 
 
@@ -418,7 +438,8 @@ def run_debug_batch(ns: argparse.Namespace, lines: list[str]) -> int:
     saved = ns.program if getattr(ns, "saved_breakpoints", False) else None
     try:
         session = DebugSession(exe, args, entry=entry, limits=limits_from(ns),
-                               history_bytes=ns.history_mb * 2 ** 20, program_path=saved)
+                               history_bytes=ns.history_mb * 2 ** 20, program_path=saved,
+                               names=program.names)
     except VMError as e:
         raise UsageError(e.message) from None
 
@@ -693,11 +714,13 @@ def main(argv: list[str] | None = None) -> int:
         _error(_("error: {message}").format(message=e))
         return EXIT_USAGE
     argv = _command_first(argv)
+    ns = None
     try:
         try:
             ns = parse_command_line(argv)
         except SystemExit as e:  # argparse: --help, --version (0) or a usage error (2)
             return e.code if isinstance(e.code, int) else EXIT_USAGE
+        set_array_limit(getattr(ns, "max_bytes", None))  # arrays read from files obey it too
         return ns.handler(ns)
     except RelayError as e:
         _error(e.format())
@@ -727,7 +750,9 @@ def main(argv: list[str] | None = None) -> int:
         _error(_("error: {message}").format(message=f"{name}{e.strerror or e}"))
         return EXIT_USAGE
     except RecursionError:
-        _error(_("error: {message}").format(message=_("the program is nested too deeply to process")))
+        name = getattr(ns, "program", None)
+        _error(_("error: {message}").format(message=(f"{name}: " if name else "")
+                                            + _("the program is nested too deeply to process")))
         return EXIT_USAGE
     except MemoryError:
         # outside the VM and interpreter (which stop with their own message): reading or

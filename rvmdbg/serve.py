@@ -23,6 +23,7 @@ from rvmdbg.i18n import _
 
 DEFAULT_HOST, DEFAULT_PORT, PUBLIC_HOST = "127.0.0.1", 8000, "0.0.0.0"
 LOOPBACK_NAMES = ("localhost", "localhost.")
+DEFAULT_MAX_TABS = 4  # each tab is a shell and a debugger process (about 50 MB and up)
 SHUTDOWN_SECONDS = 10  # for the screens of open tabs to quit once the server is stopped
 # textual-serve names Textual's web driver in the environment of each process it starts
 WEB_DRIVER = "textual.drivers.web_driver:WebDriver"
@@ -40,6 +41,9 @@ def add_serve_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default=None, metavar="ADDRESS",
                    help=_("the address to listen on (default {host}: this machine only)").format(
                        host=DEFAULT_HOST))
+    p.add_argument("--max-tabs", type=int, default=DEFAULT_MAX_TABS, metavar="N",
+                   help=_("at most N browser tabs open at once, each a debugger process; "
+                          "more get a page saying so (default {n})").format(n=DEFAULT_MAX_TABS))
     p.add_argument("--public", action="store_true",
                    help=_("listen on every address ({host}): anyone who can reach the port can "
                           "run programs").format(host=PUBLIC_HOST))
@@ -126,8 +130,19 @@ def check_before_serving(ns: argparse.Namespace) -> int:
     return 0
 
 
-def make_server(command: str, host: str, port: int, title: str, announce=None):
-    """The textual-serve server for `command` (imported here: only `serve` needs aiohttp)."""
+def full_page(max_tabs: int) -> str:
+    """The page a tab gets when `max_tabs` debuggers are open already."""
+    text = _("This rvmdbg server already runs {n} debuggers, its limit (--max-tabs). Close "
+             "another tab of it, then reload this page.").format(n=max_tabs)
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>rvmdbg</title></head>"
+            f"<body><p>{escaped}</p></body></html>\n")
+
+
+def make_server(command: str, host: str, port: int, title: str, announce=None,
+                max_tabs: int = DEFAULT_MAX_TABS):
+    """The textual-serve server for `command` (imported here: only `serve` needs aiohttp);
+    at most `max_tabs` websockets, each a debugger process, open at once."""
     import asyncio
 
     from aiohttp import web
@@ -141,6 +156,7 @@ def make_server(command: str, host: str, port: int, title: str, announce=None):
         def __init__(self, *args, **kwargs) -> None:
             super().__init__(*args, **kwargs)
             self.tabs: set[asyncio.Task] = set()  # the handlers of the open websockets
+            self.max_tabs = max_tabs
 
         def _refused(self, request) -> str | None:
             name = (urlsplit(f"//{request.host}").hostname or "")
@@ -153,10 +169,30 @@ def make_server(command: str, host: str, port: int, title: str, announce=None):
                 return _("a page from {origin} may not open this debugger").format(origin=origin)
             return None
 
+        @web.middleware
+        async def _checked(self, request, handler):
+            """Every path (the page, the websocket, /static, /download) behind the same
+            checks of where the request comes from."""
+            reason = self._refused(request)
+            if reason is not None:
+                raise web.HTTPForbidden(text=reason)
+            return await handler(request)
+
+        async def _make_app(self):
+            # textual-serve's is a coroutine in some versions; aiohttp's run_app awaits either
+            app = super()._make_app()
+            if asyncio.iscoroutine(app):
+                app = await app
+            app.middlewares.append(self._checked)
+            return app
+
         async def handle_index(self, request):
             reason = self._refused(request)
             if reason is not None:
                 raise web.HTTPForbidden(text=reason)
+            if len(self.tabs) >= self.max_tabs:
+                return web.Response(status=503, text=full_page(self.max_tabs),
+                                    content_type="text/html")
             # no await before textual-serve's handler reads it: no other request interleaves
             self.public_url = f"{request.scheme}://{request.host}"
             return await super().handle_index(request)
@@ -165,6 +201,10 @@ def make_server(command: str, host: str, port: int, title: str, announce=None):
             reason = self._refused(request)
             if reason is not None:
                 raise web.HTTPForbidden(text=reason)
+            if len(self.tabs) >= self.max_tabs:
+                # no await since the count: two tabs cannot both take the last place
+                raise web.HTTPServiceUnavailable(text=full_page(self.max_tabs),
+                                                 content_type="text/html")
             tab = asyncio.current_task()
             self.tabs.add(tab)
             try:
@@ -209,6 +249,9 @@ def cmd_serve(ns: argparse.Namespace) -> int:
     from rvmdbg.program import UsageError
     if not 1 <= ns.port <= 65535:
         raise UsageError(f"--port {ns.port}: " + _("a TCP port is 1..65535"))
+    max_tabs = getattr(ns, "max_tabs", DEFAULT_MAX_TABS)
+    if not 1 <= max_tabs <= 10_000:
+        raise UsageError(f"--max-tabs {max_tabs}: " + _("between 1 and 10000 tabs"))
     code = check_before_serving(ns)
     if code != 0:
         return code
@@ -227,7 +270,7 @@ def cmd_serve(ns: argparse.Namespace) -> int:
         print("rvmdbg serve: " + _("{program} on {url} (one debugger per browser tab; "
                                    "Ctrl+C stops)").format(program=ns.program, url=url), flush=True)
     server = make_server(child_command(ns), host, ns.port, f"rvmdbg {os.path.basename(ns.program)}",
-                         announce)
+                         announce, max_tabs=max_tabs)
     try:
         server.serve()
     except OSError as e:

@@ -198,6 +198,18 @@ class _Leave:
         self.cell = cell
 
 
+def host_form(x):
+    """TVM's runtime objects (what the Relax VM's registers hold), found by duck type without
+    importing tvm, as the values rvmdbg shows: a tensor as its NumPy array, an FFI array as a
+    tuple; anything else unchanged."""
+    kind = type(x).__name__
+    if kind == "Tensor" and callable(getattr(x, "numpy", None)):
+        return x.numpy()
+    if kind == "Array" and type(x).__module__.startswith("tvm_ffi"):
+        return ADTValue(0, None, tuple(host_form(y) for y in x))
+    return x
+
+
 def format_value(v) -> str:
     """The human (Relay-like) form: `55`, `3f`, `(6, 8)`, `Cons(3, Nil)`, arrays as NumPy prints.
 
@@ -236,6 +248,8 @@ def format_value(v) -> str:
             todo.append(x.value)
         elif isinstance(x, _Leave):
             path.discard(id(x.cell))
+        elif host_form(x) is not x:
+            todo.append(host_form(x))
         elif getattr(x, "name", None) is not None:
             parts.append(f"<closure @{x.name}>")
         else:
@@ -248,6 +262,7 @@ def value_summary(v, width: int = 60, ellipsis: str = "…") -> str:
     if v is None:
         return "-"
     try:
+        v = host_form(v)
         if isinstance(v, (np.ndarray, np.generic)):
             text = tensor_summary(v, ellipsis)
         elif isinstance(v, (ADTValue, RefCell)):
@@ -359,7 +374,13 @@ def to_json(v, _path: frozenset = frozenset()):
     name = getattr(v, "name", None)
     if name is not None:
         return {"closure": name}
-    raise TypeError(f"no JSON form for {type(v).__name__}")
+    kind = type(v).__name__
+    # a saved executable may return what no kernel wrote yet, or a storage buffer
+    if kind == "TensorPlaceholder":
+        return {"uninitialized": {"dtype": str(v.dtype), "shape": [int(d) for d in v.shape]}}
+    if kind == "StorageObject":
+        return {"storage": {"bytes": int(v.size)}}
+    return {"opaque": kind}
 
 
 def values_equal(a, b, _assumed: set | None = None) -> bool:

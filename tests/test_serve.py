@@ -53,8 +53,9 @@ def fake_server(monkeypatch):
         def serve(self):
             made["announce"]()
 
-    def make(command, host, port, title, announce=None):
-        made.update(command=command, host=host, port=port, title=title, announce=announce)
+    def make(command, host, port, title, announce=None, max_tabs=serve.DEFAULT_MAX_TABS):
+        made.update(command=command, host=host, port=port, title=title, announce=announce,
+                    max_tabs=max_tabs)
         return Server()
     monkeypatch.setattr(serve, "make_server", make)
     return made
@@ -296,3 +297,46 @@ def test_a_port_in_use_is_an_error_not_a_traceback():
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert f"cannot listen on 127.0.0.1:{port}" in out.stderr
 
+
+
+async def full_and_fenced(url: str) -> None:
+    """With --max-tabs 1 and one tab open: the page and a second websocket get the refusal;
+    /static and /download answer only the server's own name (issue 29, item 14)."""
+    import aiohttp
+    async with aiohttp.ClientSession() as http:
+        async with http.get(url + "/static/", headers={"Host": "evil.example"}) as page:
+            assert page.status == 403
+        async with http.get(url + "/download/abc", headers={"Host": "evil.example"}) as page:
+            assert page.status == 403
+        async with http.get(url + "/static/") as page:
+            assert page.status == 200
+        async with http.ws_connect(url.replace("http", "ws") + "/ws?width=80&height=24",
+                                   headers={"Origin": url}) as ws:
+            async for message in ws:  # the tab's screen is up
+                if message.type == aiohttp.WSMsgType.BINARY:
+                    break
+            async with http.get(url + "/") as page:
+                assert page.status == 503
+                assert "--max-tabs" in await page.text()
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await http.ws_connect(url + "/ws", headers={"Origin": url})
+            assert refused.value.status == 503
+
+
+def test_tabs_past_max_tabs_get_a_page_and_every_path_checks_the_host():
+    proc, url = start_server(SUM_UP, "--max-tabs", "1")
+    try:
+        asyncio.run(asyncio.wait_for(full_and_fenced(url), 90))
+    finally:
+        code, err = stop_server(proc)
+    assert code == 0 and "Traceback" not in err, err
+
+
+def test_max_tabs_is_passed_on_and_checked(capsys, fake_server):
+    assert cli.main(["serve", SUM_UP, "--max-tabs", "3"]) == 0
+    assert fake_server["max_tabs"] == 3
+    assert cli.main(["serve", SUM_UP]) == 0
+    assert fake_server["max_tabs"] == serve.DEFAULT_MAX_TABS
+    capsys.readouterr()
+    assert cli.main(["serve", SUM_UP, "--max-tabs", "0"]) == 2
+    assert "--max-tabs 0" in capsys.readouterr().err

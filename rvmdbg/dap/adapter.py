@@ -20,13 +20,14 @@ import os
 import re
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from rvmdbg.dap.addresses import AddressError, InstructionAddresses, format_address
 from rvmdbg.dap.variables import VariableStore
 from rvmdbg.debug import CommandInterpreter, DebugSession
 from rvmdbg.debug.breakpoints import BreakpointError
 from rvmdbg.debug.session import DebugError
+from rvmdbg.fileio import read_text
+from rvmdbg.i18n import N_
 from rvmdbg.limits import DEFAULT_LIMITS, LimitValueError
 from rvmdbg.program import kind_for
 from rvmdbg.values import format_value
@@ -41,7 +42,8 @@ _STOP_REASONS = {"step": "step", "start of history": "step", "interrupted": "pau
 _BREAK_REASONS = {"line": "breakpoint", "opcode": "breakpoint", "function": "function breakpoint",
                   "instruction": "instruction breakpoint"}
 _GRANULARITY = {"instruction": "instruction", "statement": "statement", "line": "line"}
-_REGISTER = re.compile(r"^\$(\d+)$")
+_REGISTER = re.compile(r"^\$(\d{1,20})$")
+_TOO_LONG_REGISTER = re.compile(r"^\$\d{21,}$")
 _PARAM = re.compile(r"^%([A-Za-z_][\w]*)$")
 # commands that watch and hover evaluate (the debug console runs every command)
 _WATCH_HELP = ("watch and hover evaluate $N, %name, print $N, deps and last-write $N; "
@@ -118,10 +120,13 @@ def launch_config(args: dict) -> LaunchConfig:
     """A LaunchConfig from `launch` (or `restart`) arguments; RequestError names a bad one."""
     program = _typed(args, "program", str, required=True)
     cwd = _typed(args, "cwd", str)
+    for key in ("program", "cwd", "inputs"):
+        if isinstance(args.get(key), str) and "\0" in args[key]:
+            raise RequestError(f"'{key}' holds a NUL byte: no file has such a name")
     if cwd and not os.path.isabs(program):
         program = os.path.join(cwd, program)
     prog_args = _typed(args, "args", list, [])
-    if not all(isinstance(a, str) for a in prog_args):
+    if not all(isinstance(a, str) for a in prog_args) or any("\0" in a for a in prog_args):
         raise RequestError("'args' must be a list of strings, as typed on the command line")
     limits = {}
     for key, name in (("maxSteps", "max_steps"), ("maxDepth", "max_depth"),
@@ -156,7 +161,7 @@ def _meta_inputs(args: dict) -> bool:
 def open_session(config: LaunchConfig) -> DebugSession:
     """Load, check and compile the program and start a session on it (RequestError with the
     located message when the program or its arguments are wrong)."""
-    from rvmdbg.args import ArgumentError
+    from rvmdbg.args import ArgumentError, set_array_limit
     from rvmdbg.cmdline import missing_meta_from
     from rvmdbg.i18n import _
     from rvmdbg.program import (
@@ -165,6 +170,7 @@ def open_session(config: LaunchConfig) -> DebugSession:
     from rvmdbg.relay.diagnostics import RelayError
     from rvmdbg.vm.machine import VMError
     try:
+        set_array_limit(config.limits.max_bytes)  # `inputs` archives obey maxBytes
         program = load_program(config.program, missing_meta=missing_meta_from(config))
         # `args` as on the command line; `inputs` binds the parameters after them by name
         # from an .npz archive, as `--inputs` does; with neither, the hint names those settings
@@ -584,7 +590,7 @@ class DapAdapter:
         return {"allThreadsContinued": True}
 
     def req_continue(self, args: dict) -> dict:
-        return self._motion(self.session.cont, "step")
+        return self._motion(lambda: self.session.cont(), "step")
 
     def req_next(self, args: dict) -> None:
         unit = self._unit(args)
@@ -595,14 +601,14 @@ class DapAdapter:
         self._motion(lambda: self.session.step(1, unit), "step")
 
     def req_stepOut(self, args: dict) -> None:
-        self._motion(self.session.finish, "step")
+        self._motion(lambda: self.session.finish(), "step")
 
     def req_stepBack(self, args: dict) -> None:
         unit = self._unit(args)
         self._motion(lambda: self.session.rstep(1, unit), "step")
 
     def req_reverseContinue(self, args: dict) -> None:
-        self._motion(self.session.rcontinue, "step")
+        self._motion(lambda: self.session.rcontinue(), "step")
 
     def req_pause(self, args: dict) -> None:
         self.pause()  # normally answered by the server's reader while a motion runs
@@ -793,14 +799,25 @@ class DapAdapter:
         return {"variables": kids}
 
     def req_source(self, args: dict) -> dict:
+        """The text of one source of the loaded program: from the text the executable
+        carries, else the program's own file read through fileio; no other path is read."""
+        s = self._need_session()
         source = _typed(args, "source", dict, {}) or {}
         path = source.get("path")
-        if not isinstance(path, str):
+        if not isinstance(path, str) or not path or "\0" in path:
             raise RequestError("rvmdbg gives every source by its path")
+        wanted = os.path.abspath(path)
+        for name in list(s.exe.sources) + [s.exe.source_name]:
+            if name and os.path.abspath(name) == wanted and s.exe.source_of(name) is not None:
+                language = kind_for(name).source_language  # how the file's kind shows it
+                return {"content": s.exe.source_of(name),
+                        "mimeType": f"text/x-{language}" if language else "text/plain"}
+        if not self._own_file(path):
+            raise RequestError(f"{path!r} is not a source of the program being debugged")
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            text = read_text(self._program_source(), what=N_("program"))
         except (OSError, UnicodeDecodeError) as exc:
-            raise RequestError(f"cannot read {path}: {exc}") from None
+            raise RequestError(f"cannot read {path!r}: {exc}") from None
         language = kind_for(path).source_language  # how the file's kind shows its source
         return {"content": text, "mimeType": f"text/x-{language}" if language else "text/plain"}
 
@@ -857,6 +874,9 @@ class DapAdapter:
     def _register_in(self, expr: str, frame) -> int | None:
         """The register `$N` or `%param` names in `frame` (None: neither); DebugError when
         out of range."""
+        if _TOO_LONG_REGISTER.match(expr):
+            raise DebugError(f"{expr[:12]}...: a register number of {len(expr) - 1} digits is "
+                             f"outside the register file (size {len(frame.registers)})")
         m = _REGISTER.match(expr)
         if m:
             r = int(m.group(1))

@@ -10,11 +10,16 @@ frames outgoing messages, one at a time across threads.
 from __future__ import annotations
 
 import json
+import re
 import threading
+
+from rvmdbg.jsondepth import nesting
 
 MAX_BODY = 64 * 2 ** 20     # bytes: a larger message is skipped, not read into memory
 MAX_HEADER_LINE = 8192      # bytes: a longer header line is not a header
 _CHUNK = 1 << 16
+MAX_NESTING = 200           # levels of JSON arrays and objects in one message
+_LENGTH = re.compile(r"[0-9]{1,19}")
 
 
 class BadMessage(Exception):
@@ -62,7 +67,13 @@ class MessageReader:
                 problem = problem or f"a header line without ':': {text[:60]!r}"
                 continue
             try:
-                headers[name.decode("ascii").strip().lower()] = value.decode("ascii").strip()
+                key = name.decode("ascii").strip().lower()
+                if key in headers:
+                    # which of two lengths is meant cannot be known: the message is refused
+                    # (its body skipped by the first, so the stream stays in step)
+                    problem = problem or f"the header {key!r} is given twice"
+                else:
+                    headers[key] = value.decode("ascii").strip()
             except UnicodeDecodeError:
                 problem = problem or "a header that is not ASCII"
         if problem is not None:
@@ -82,10 +93,7 @@ class MessageReader:
         if length_text is None:
             raise BadMessage("a message without a Content-Length header"
                              + (f" ({problem})" if problem else ""))
-        try:
-            length = int(length_text)
-        except ValueError:
-            length = -1
+        length = int(length_text) if _LENGTH.fullmatch(length_text) else -1
         if length < 0:
             raise BadMessage(f"Content-Length {length_text[:40]!r} is not a byte count")
         if length > MAX_BODY:
@@ -99,11 +107,18 @@ class MessageReader:
         if problem is not None:
             raise BadMessage(f"bad message headers: {problem}")
         try:
-            message = json.loads(body.decode("utf-8"))
+            text = body.decode("utf-8")
         except UnicodeDecodeError:
             raise BadMessage("the message body is not UTF-8") from None
-        except (json.JSONDecodeError, RecursionError) as exc:
-            raise BadMessage(f"the message body is not JSON: {exc}") from None
+        depth = nesting(body)[0]
+        if depth > MAX_NESTING:
+            raise BadMessage(f"the message is nested {depth} deep; the adapter reads at most "
+                             f"{MAX_NESTING} levels")
+        try:
+            message = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            # ValueError: invalid JSON, or an integer longer than Python converts
+            raise BadMessage(f"the message body is not JSON: {str(exc)[:200]}") from None
         return check_request(message)
 
     def _exactly(self, n: int) -> bytes | None:
@@ -164,7 +179,9 @@ class MessageWriter:
                 return
             self._seq += 1
             message["seq"] = self._seq
-            body = json.dumps(message, ensure_ascii=False, default=str).encode("utf-8")
+            # ASCII with \u escapes: any string (a lone surrogate echoed from a request
+            # included) is encodable and still valid JSON
+            body = json.dumps(message, ensure_ascii=True, default=str).encode("ascii")
             try:
                 self.stream.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
                 self.stream.flush()

@@ -66,7 +66,7 @@ class DapServer:
                 self.respond({"seq": bad.seq, "command": bad.command}, error=bad.text)
                 continue
             except Exception as exc:  # the stream broke (a closed socket): end quietly
-                self._note(f"reading failed: {exc}")
+                self._note(f"rvmdbg dap: the stream broke ({exc!r}); the session ends")
                 request = None
             if request is None:
                 self.adapter.pause()  # the client is gone: a running motion need not finish

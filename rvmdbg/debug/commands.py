@@ -33,8 +33,9 @@ from rvmdbg.debug.indexing import (
 )
 from rvmdbg.debug.session import DebugError, DebugSession, StopEvent
 from rvmdbg.debug.transcript import Transcript, TranscriptError
-from rvmdbg.values import format_value, full_form_stats
+from rvmdbg.values import format_value, full_form_stats, host_form
 from rvmdbg.i18n import N_, _, ngettext
+from rvmdbg.wording import picture_controls
 
 HELP = N_("""\
 Forward:   step|s [K]   next|n   finish|f   continue|c   run-to SPEC
@@ -643,17 +644,22 @@ class CommandInterpreter:
             index = parse_index(index_src) if index_src is not None else None
         except IndexSyntaxError as e:
             raise CommandError(str(e)) from None
-        r = _register(name)
-        reg = register_name(self.session.exe, r)
         f = self._frame()
-        if not 0 <= r < len(f.registers):
-            raise DebugError(_("{register} is outside the register file (size {size})").format(
-                register=reg, size=len(f.registers)))
-        v = f.registers[r]
-        if v is None:
-            return _("{register} is empty").format(register=reg)
+        named = self._named_value(name.strip(), f)
+        if named is not None:
+            reg, v = named
+        else:
+            r = _register(name)
+            reg = register_name(self.session.exe, r)
+            if not 0 <= r < len(f.registers):
+                raise DebugError(_("{register} is outside the register file (size {size})").format(
+                    register=reg, size=len(f.registers)))
+            v = f.registers[r]
+            if v is None:
+                return _("{register} is empty").format(register=reg)
         kind = value_type(v)
         if index is not None:
+            v = host_form(v)   # a TVM tensor (the Relax VM's) is indexed as its array
             if not isinstance(v, (np.ndarray, np.generic)):
                 raise DebugError(_("{register} holds a {kind}, not a tensor: only tensors take an index").format(
                     register=reg, kind=kind))
@@ -668,6 +674,22 @@ class CommandInterpreter:
             text = _full_text(v)
             return f"{reg} = {text}    ({_with_stats(kind, v)})"
         return f"{reg} = {value_text(v, 70)}    ({kind})\n" + "\n".join(lines)
+
+    def _named_value(self, name: str, f):
+        """(label, value) for a value the program kind named (an ONNX tensor), None when
+        `name` is not one; a DebugError when it has no value here yet."""
+        names = getattr(self.session, "names", None)
+        if names is None or name.startswith("$") or name not in names.values:
+            return None
+        from rvmdbg.debug.names import find_value
+        exe = self.session.exe
+        r, v, note = find_value(exe, f, names.values[name])
+        where = f"{name} ({register_name(exe, r)})" if r is not None else name
+        if v is None:
+            if note is None:
+                note = _("empty (freed after its last use)")
+            raise DebugError(_("{name} has no value here: {why}").format(name=where, why=note))
+        return where, v
 
     def cmd_heap(self, rest: str) -> str:
         f = self._frame()
@@ -795,7 +817,8 @@ class CommandInterpreter:
         for n in range(lo, hi + 1):
             here = "=>" if n == span.line else "  "
             mark = "B" if own_file and n in bp_lines else " "
-            out.append(f"{here}{mark}{n:>5} | {lines[n - 1]}")
+            # the program's text, shown: its control characters as visible cells
+            out.append(f"{here}{mark}{n:>5} | {picture_controls(lines[n - 1])}")
             if n == span.line and span.end_line == span.line and span.end_col > span.col:
                 out.append(" " * (10 + span.col - 1) + "^" + "~" * (span.end_col - span.col - 1))
         return "\n".join(out)

@@ -192,8 +192,8 @@ def find_line(lines: list[str], rec: dict) -> int | None:
     candidates = [i + 1 for i, s in enumerate(lines) if s.strip() == want]
     if not candidates:
         return None
-    before = [str(s) for s in rec.get("before", [])]
-    after = [str(s) for s in rec.get("after", [])]
+    before = _lines_of(rec.get("before"))
+    after = _lines_of(rec.get("after"))
 
     def score(n: int):
         b, a = _context(lines, n)
@@ -201,6 +201,14 @@ def find_line(lines: list[str], rec: dict) -> int | None:
         same += sum(1 for x, y in zip(a, after) if x == y)
         return (-same, abs(n - old))
     return min(candidates, key=score)
+
+
+def _lines_of(value) -> list[str]:
+    """A record's context lines; anything but a list of strings (a hand-edited or damaged
+    file) is no context."""
+    if not isinstance(value, list):
+        return []
+    return [s for s in value if isinstance(s, str)]
 
 
 def _find_instruction(exe, rec: dict) -> tuple[int, int] | None:
@@ -281,6 +289,11 @@ def restore_breakpoints(table, exe, program_path: str, config_dir=None,
             except BreakpointError as exc:
                 notes.append(_("dropped the breakpoint {spec}: {why}").format(
                     spec=rec.get("spec"), why=exc))
+            except RecursionError:
+                notes.append(_("skipped the breakpoint {spec} saved in {path}: its condition is "
+                               "nested too deeply to restore").format(
+                                   spec=rec.get("spec"),
+                                   path=breakpoint_file(program_path, config_dir)))
     finally:
         table.on_change = saved_hook
     return notes

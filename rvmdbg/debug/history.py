@@ -158,6 +158,9 @@ class RefJournal:
 def instrument(exe, journal: RefJournal):
     """A shallow copy of `exe` whose reference kernels log to `journal` (or `exe` itself
     when it has none). Functions, constants and the source map are shared."""
+    own = getattr(exe, "journaled", None)
+    if callable(own):   # a machine whose values change in place journals them itself (Relax)
+        return own(journal)
     kernels = []
     changed = False
     for k in exe.kernels:

@@ -28,6 +28,7 @@ from rvmdbg.i18n import _
 from rvmdbg.graph.plan import MemoryPlan, plan_memory
 from rvmdbg.limits import DEFAULT_LIMITS, Limits
 from rvmdbg.scalars import to_runtime
+from rvmdbg.vm.kernels import NoRoom
 from rvmdbg.values import ADTValue, format_value, make_tuple
 
 __all__ = ["GraphExecutor", "GraphRunError", "GraphRunStats"]
@@ -136,6 +137,8 @@ class GraphExecutor:
                 impl = impls.get(node.func_name)
                 if impl is None:
                     impl = impls[node.func_name] = compile_kernel(node.function)
+                outs_bytes = sum(self.views[base + i].nbytes for i in range(node.num_outputs))
+                impl = self._within_limit(impl, node, outs_bytes, limits.max_bytes)
                 ins = [self.views[graph.entry_id(s, i)] for s, i in node.inputs]
                 entries = [graph.entry_id(s, i) for s, i in node.inputs]
                 if any(f is not None for f in node.arg_shape):
@@ -157,6 +160,44 @@ class GraphExecutor:
         self.zero_copy = zero_copy
         self._slots = [None if (not zero_copy or e in must_copy) else slots[e]
                        for _, _, _, e in self.input_views]
+
+    def _within_limit(self, impl, node, outs_bytes: int, max_bytes: int):
+        """`impl`, checked against --max-bytes as the VM checks a fused kernel: beside the
+        pool, the kernel holds its intermediates (their peak, known from the static types)
+        and the fresh result it returns before that is copied into the pool. Over the limit
+        is a GraphRunError now, before anything runs; a kernel whose intermediates have shapes
+        known only at run time checks each operator before it allocates."""
+        room = max_bytes - self.plan.pool_bytes - outs_bytes
+        held = getattr(impl, "intermediate_bytes", 0)
+        if held is not None:
+            if held > room:
+                raise self._over(node, held, held + outs_bytes + self.plan.pool_bytes,
+                                 max_bytes)
+            return impl
+        run_within = getattr(impl, "run_within", None)
+        if run_within is None:
+            return impl
+
+        def checked(inputs):
+            try:
+                return run_within(inputs, room)
+            except NoRoom as short:
+                raise self._over(node, short.needed,
+                                 short.needed + outs_bytes + self.plan.pool_bytes,
+                                 max_bytes, short.op) from None
+        return checked
+
+    def _over(self, node, held: int, total: int, max_bytes: int, op: str | None = None):
+        if op:
+            text = _("kernel {kernel} would hold {n} bytes of intermediates at {op}, bringing "
+                     "memory to {total} bytes with the pool (limit max_bytes={limit}; raise "
+                     "it with --max-bytes)")
+        else:
+            text = _("kernel {kernel} would hold {n} bytes of intermediates, bringing memory "
+                     "to {total} bytes with the pool (limit max_bytes={limit}; raise it with "
+                     "--max-bytes)")
+        return GraphRunError(text.format(kernel=node.func_name, n=held, op=op, total=total,
+                                         limit=max_bytes), node.span, limit="max_bytes")
 
     # ---- running ----
 

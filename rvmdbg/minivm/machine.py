@@ -15,6 +15,7 @@ steps. The table is bounded (`MAX_STATES`); past it only the step limit stops a 
 from __future__ import annotations
 
 from rvmdbg.i18n import _
+from rvmdbg.wording import picture_controls
 from rvmdbg.limits import DEFAULT_LIMITS, Limits
 from rvmdbg.minivm.isa import ADD, CH, HL, JM, LD, SUB, WORD_BITS, reg, wrap
 from rvmdbg.vm.machine import RegisterWrite, StepInfo, VMError
@@ -126,7 +127,7 @@ class MiniMachine:
         if err.span is not None:
             lines = self.exe.source_lines(err.span.file)
             if lines and 1 <= err.span.line <= len(lines):
-                err.source_line = lines[err.span.line - 1]
+                err.source_line = picture_controls(lines[err.span.line - 1])
         err.backtrace = [("main", pc)]
         self.error = err
         return err

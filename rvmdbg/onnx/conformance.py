@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rvmdbg.onnx.importer import RELAY_DTYPES, dtype_name
+from rvmdbg.onnx.names import dtype_name
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 

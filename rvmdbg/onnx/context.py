@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rvmdbg.i18n import _
 from rvmdbg.relay import ast
 from rvmdbg.relay.ast import Call, Constant, OpRef, walk
 from rvmdbg.relay.types import TensorType, TupleType
@@ -29,6 +30,9 @@ class GraphContext:
     # ---- building
 
     def call(self, op_name: str, args: list, **attrs) -> Call:
+        if any(a is None for a in args):
+            raise self.error(_("{op} lacks an input it needs (an empty input name)").format(
+                op=self.node.op_type if self.node is not None else op_name))
         return Call(OpRef(op_name, self.span), list(args), attrs, self.span)
 
     def const(self, value, dtype: str | None = None) -> Constant:
@@ -60,10 +64,11 @@ class GraphContext:
         if not isinstance(exprs, (list, tuple)):
             exprs = [exprs]
         names = self.importer.input_names_under([e for e in exprs if e is not None])
-        err = NeedsValue(f"{self.node.op_type if self.node is not None else ''} needs "
-                          f"{what} at import time, and it is computed at run time",
-                          node=self.node_name, span=self.span,
-                          hint="bind the graph input it comes from as a constant")
+        err = NeedsValue(_("{op} needs {what} at import time, and it is computed at run "
+                           "time").format(op=self.node.op_type if self.node is not None else "",
+                                          what=what),
+                         node=self.node_name, span=self.span,
+                         hint=_("bind the graph input it comes from as a constant"))
         err.inputs = names
         return err
 
@@ -92,7 +97,7 @@ class GraphContext:
         """Static dims as ints, None for `?` (TVM's infer_shape)."""
         t = self.type_of(expr)
         if not isinstance(t, TensorType):
-            raise self.error(f"expected a tensor, found {t}")
+            raise self.error(_("expected a tensor, found {type}").format(type=t))
         return tuple(t.shape)
 
     def dtype_of(self, expr) -> str:

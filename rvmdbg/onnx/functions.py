@@ -58,6 +58,12 @@ def expand(node, opset: int, input_types: list, prefix: str) -> list:
         if i < len(node.output) and node.output[i]:
             names[formal] = node.output[i]
     given = {a.name: a for a in node.attribute}
+    schema = _schema(node.op_type, node.domain, opset)
+    for name, spec in (schema.attributes.items() if schema is not None else ()):
+        # an attribute the node leaves out takes its schema default inside the body
+        if name not in given and spec.default_value is not None \
+                and spec.default_value.type != 0:
+            given[name] = spec.default_value
 
     def rename(n: str) -> str:
         if n == "":

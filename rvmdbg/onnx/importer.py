@@ -10,7 +10,6 @@ constant-folded as soon as it is made, so shape arithmetic on constants disappea
 from __future__ import annotations
 
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 
@@ -23,15 +22,11 @@ from rvmdbg.relay.diagnostics import RelayError, Source, Span
 from rvmdbg.relay.types import TensorType, TupleType
 from rvmdbg.onnx import functions, registry
 from rvmdbg.onnx.context import GraphContext
-from rvmdbg.onnx.errors import MissingOnnx, OnnxImportError
+from rvmdbg.onnx.errors import OnnxImportError
+from rvmdbg.onnx.names import RELAY_DTYPES, _onnx, dtype_name, legal_name  # noqa: F401
+from rvmdbg.onnx import ops as _ops  # noqa: F401  (each family registers its converters)
 
-# the dtypes a Relay tensor can have (ONNX's others: strings, bfloat16, float8, int4, ...)
-RELAY_DTYPES = frozenset({
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "float32", "float64"})
 DEFAULT_MAX_BYTES = 4 << 30
-_NAME_OK = re.compile(r"[A-Za-z_][A-Za-z0-9_/]*")
-
 
 @dataclass
 class Imported:
@@ -43,34 +38,6 @@ class Imported:
     inputs: list = field(default_factory=list)   # ONNX names of @main's parameters, in order
     params: dict = field(default_factory=dict)   # keep_params: initializer name -> array
     opset: int = 0
-
-
-def _onnx():
-    try:
-        import onnx
-    except ImportError:
-        raise MissingOnnx() from None
-    return onnx
-
-
-def legal_name(name: str) -> str:
-    """A Relay local name for an ONNX tensor name (kept when already legal)."""
-    if _NAME_OK.fullmatch(name or ""):
-        return name
-    cleaned = re.sub(r"[^A-Za-z0-9_/]", "_", name or "")
-    if not cleaned or not (cleaned[0].isalpha() or cleaned[0] == "_"):
-        cleaned = "v" + cleaned
-    return cleaned
-
-
-def dtype_name(elem_type: int) -> str | None:
-    """The NumPy/Relay dtype of an ONNX element type, or None when Relay has none for it."""
-    onnx = _onnx()
-    try:
-        dt = str(np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type)))
-    except Exception:
-        return None
-    return dt if dt in RELAY_DTYPES else None
 
 
 def load_proto(model_or_path, max_bytes: int = DEFAULT_MAX_BYTES):
@@ -102,7 +69,27 @@ def load_proto(model_or_path, max_bytes: int = DEFAULT_MAX_BYTES):
                               hint=_("is the file truncated or of another format?")) from None
     if not model.HasField("graph") or not model.opset_import and not model.graph.node:
         raise OnnxImportError(_("not an ONNX model (no graph)").format(file=name))
+    _check_names(model.graph)
     return model, folder
+
+
+def _check_names(graph) -> None:
+    """Every name a string: protobuf hands back bytes for a name that is not UTF-8."""
+    def bad(n):
+        return not isinstance(n, str)
+    names = [vi.name for vi in list(graph.input) + list(graph.output)]
+    names += [t.name for t in graph.initializer]
+    for node in graph.node:
+        names += [node.name, node.op_type, node.domain, *node.input, *node.output]
+        for a in node.attribute:
+            names.append(a.name)
+            if a.HasField("g"):
+                _check_names(a.g)
+            for sub in a.graphs:
+                _check_names(sub)
+    if any(bad(n) for n in names):
+        raise OnnxImportError(_("not an ONNX model (a name is not valid UTF-8 text)"),
+                              hint=_("is the file truncated or of another format?"))
 
 
 def _external_array(tensor, folder: str | None, max_bytes: int):
@@ -155,7 +142,11 @@ def tensor_array(tensor, folder=None, max_bytes: int = DEFAULT_MAX_BYTES):
                                 "({limit})").format(name=tensor.name,
                                                     size=n * np.dtype(dt).itemsize,
                                                     limit=max_bytes))
-    return onnx.numpy_helper.to_array(tensor)
+    try:
+        return onnx.numpy_helper.to_array(tensor)
+    except (ValueError, TypeError, KeyError, IndexError) as e:
+        raise OnnxImportError(_("tensor {name} is malformed: {reason}").format(
+            name=tensor.name or "(unnamed)", reason=e)) from None
 
 
 def attribute_values(node, folder=None, max_bytes=DEFAULT_MAX_BYTES) -> dict:
@@ -291,6 +282,7 @@ class Importer:
         self.filename = filename
         self.values: dict = {}        # ONNX tensor name -> Relay expr
         self.expansions = 0           # function bodies expanded so far (unique edge names)
+        self.fold_memo = {}           # id(expr) -> (expr, folded): kept across nodes
         self.outer_node = None        # the top-level node being converted (subgraphs: its span)
         self.module = Module()
         self.g = GraphContext(self.opset, self.module, self)
@@ -432,7 +424,9 @@ class Importer:
                     params.append(v)
                     onnx_inputs.append(name)
             kept = {k: a for k, a in kept.items() if id(param_vars[k]) in used}
-        fn = Function(params, body)
+        # @main's span is the listing's first line: its definition is the model's own
+        fn = Function(params, body, span=Span(1, 1, 1, len(self.text_lines[0]) + 1,
+                                              self.filename))
         self.module.functions["main"] = fn
         self.module.source = self.source
         return Imported(self.module, text, dict(lines), dict(self.values), onnx_inputs, kept,
@@ -481,6 +475,9 @@ class Importer:
                 raise g.error(_("the converter of {op} made {k} output(s), the node has "
                                 "{n}").format(op=node.op_type, k=len(outs), n=len(names)))
             for name, e in zip(names, outs):
+                if name and e is None:
+                    raise g.error(_("{op} makes no output {name}").format(op=node.op_type,
+                                                                       name=name))
                 if name:
                     e = self.fold(e)
                     self.values[name] = e
@@ -551,15 +548,19 @@ class Importer:
         """Type `e` (located errors at its node) and evaluate what only depends on
         constants, as TVM's importer folded each node's result."""
         self.g.type_of(e)
-        return _fold(e, {})
+        # one memo for the whole import: an earlier node's result is not walked again (a
+        # fresh memo per node made importing quadratic in the depth of the network)
+        return _fold(e, self.fold_memo)
 
 
 def _fold(e, memo: dict):
-    """Constant-fold the calls not typed before this node (the new ones)."""
+    """Constant-fold the calls not typed before this node (the new ones). `memo` maps
+    id(expr) to (expr, folded): holding expr keeps its id from being reused."""
     from rvmdbg.passes.fold_constant import _const_value, _run_kernel
     key = id(e)
-    if key in memo:
-        return memo[key]
+    hit = memo.get(key)
+    if hit is not None and hit[0] is e:
+        return hit[1]
     out = e
     t = type(e)
     if t is Call and type(e.op) is OpRef:
@@ -570,10 +571,13 @@ def _fold(e, memo: dict):
             out = new
         values = [_const_value(a) for a in args]
         arg_t = args[0].checked_type if args else None
-        if (e.op.name == "shape_of" and type(arg_t) is TensorType
+        if (e.op.name in ("shape_of", "ndarray_size") and type(arg_t) is TensorType
                 and all(d is not None for d in arg_t.shape)):
-            # TVM's FoldConstant evaluates shape_of of a statically shaped tensor
-            c = Constant(np.array(arg_t.shape, dtype=e.attrs.get("dtype", "int32")), e.span)
+            # TVM's FoldConstant evaluates shape_of and ndarray_size of a statically shaped
+            # tensor
+            value = (arg_t.shape if e.op.name == "shape_of"
+                     else int(np.prod(arg_t.shape, dtype="int64")))
+            c = Constant(np.array(value, dtype=e.attrs.get("dtype", "int32")), e.span)
             c.checked_type = e.checked_type
             out = c
         elif all(v is not None for v in values):
@@ -602,7 +606,8 @@ def _fold(e, memo: dict):
         if any(a is not b for a, b in zip(fields, e.fields)):
             out = ast.Tuple(fields, e.span)
             out.checked_type = e.checked_type
-    memo[key] = out
+    memo[key] = (e, out)
+    memo[id(out)] = (out, out)  # a later node reads the folded form
     return out
 
 

@@ -39,8 +39,8 @@ def converter(op_type: str, since: int = 1, domain: str = ""):
 
 
 def lookup(op_type: str, domain: str, opset: int) -> Converter | None:
-    """The converter for a node of `op_type` at `opset` of its domain, or None."""
-    _load_families()
+    """The converter for a node of `op_type` at `opset` of its domain, or None (the families
+    register when `rvmdbg.onnx.ops` is imported, as `rvmdbg.onnx` does)."""
     domain = "" if domain == "ai.onnx" else domain
     found = None
     for d in CONVERTERS.get((domain, op_type), ()):
@@ -51,16 +51,6 @@ def lookup(op_type: str, domain: str, opset: int) -> Converter | None:
 
 def supported_ops() -> list:
     """[(domain, op_type, [since, ...])] for every registered op type, sorted."""
-    _load_families()
     return sorted((dom, op, [d.since for d in decls])
                   for (dom, op), decls in CONVERTERS.items())
 
-
-_loaded = False
-
-
-def _load_families() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        from rvmdbg.onnx import ops  # noqa: F401  (each family registers on import)

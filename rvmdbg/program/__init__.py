@@ -112,11 +112,13 @@ def executable_of(program: Program, entry: str = "main"):
 
 
 def execute_vm(program: Program, entry: str, args: list, limits: Limits):
-    """Compile (unless it is a loaded .rvmx) and run on the Relay VM."""
-    from rvmdbg.vm.machine import VirtualMachine, VMError
+    """Compile (unless it is a loaded .rvmx) and run on the Relay VM (or the machine the
+    executable names: a Relax executable's)."""
+    from rvmdbg.debug.machine import machine_for
+    from rvmdbg.vm.machine import VMError
     exe = executable_of(program, entry)
     try:
-        return VirtualMachine(exe, limits).invoke(entry, args)
+        return machine_for(exe, limits).invoke(entry, args)   # the program's own machine (Relax)
     except VMError as e:
         raise ProgramFailed(vm_error_text(e, exe)) from None
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import os
 
-from rvmdbg.program import minivm, relay_text, rvmx
+from rvmdbg.program import minivm, onnx, relax, relay_text, rvmx
 from rvmdbg.program.base import ProgramKind
 
 KINDS: list[ProgramKind] = [
     relay_text.KIND,
     rvmx.KIND,
     minivm.KIND,
+    onnx.KIND,
+    relax.KIND,
 ]
 
 SNIFF_BYTES = 64  # enough for every kind's magic; a sniff sees at most this much

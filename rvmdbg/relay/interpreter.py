@@ -24,7 +24,11 @@ from pathlib import Path
 import numpy as np
 
 from rvmdbg.i18n import _
-from rvmdbg.limits import DEFAULT_LIMITS, Limits
+from rvmdbg.wording import picture_controls
+from rvmdbg.limits import (
+    DEEP_STACK_BYTES, DEFAULT_LIMITS, FRAME_FLOOR, INTERPRETER_FRAME_BYTES, Limits,
+    address_room,
+)
 from rvmdbg.scalars import SCALAR_TYPES, scalar_op, to_runtime
 from rvmdbg.relay.ast import (
     Call, Constant, ConstructorRef, Function, GlobalVar, If, Let, Match, Module, OpRef,
@@ -129,7 +133,7 @@ def _source_line(span: Span, source: Source | None) -> str | None:
         if source is None:
             return None
     if 1 <= span.line <= len(source.lines):
-        return source.line_text(span.line)
+        return picture_controls(source.line_text(span.line))
     return None
 
 
@@ -221,7 +225,7 @@ def _short(v, limit: int = 120) -> str:
 # Bytes of C stack allowed per unit of Python's recursion limit: the worst paths measured (nested
 # format_value, json.dumps, values_equal) crash at 128 and are safe at 256; 512 leaves a margin.
 _STACK_BYTES_PER_FRAME = 512
-_STACK_SIZES = (2 << 30, 512 << 20, 64 << 20)
+_STACK_SIZES = (DEEP_STACK_BYTES, 512 << 20, 64 << 20)
 _deep = threading.local()
 _deep_lock = threading.Lock()
 
@@ -246,7 +250,10 @@ def call_with_deep_stack(fn, *args, on_interrupt=None):
     with _deep_lock:
         old_limit = sys.getrecursionlimit()
         thread = None
+        room = address_room()
         for size in _STACK_SIZES:
+            if room is not None and size > room // 2 and size != _STACK_SIZES[-1]:
+                continue  # under an address-space cap: leave room for the heap and threads
             try:
                 old_size = threading.stack_size(size)
             except (ValueError, RuntimeError):
@@ -407,7 +414,14 @@ class Interpreter:
 
     def _depth_error(self, span) -> InterpreterError:
         n = self.limits.max_depth
-        return _limit_error("max_depth", n, _("call depth limit {n} exceeded").format(n=n), span)
+        if self._depth + 1 > n:
+            return _limit_error("max_depth", n, _("call depth limit {n} exceeded").format(n=n),
+                                span)
+        return _limit_error("max_bytes", self.limits.max_bytes, _(
+            "call depth {depth}: {depth} activations of {size} bytes with {live} bytes of live "
+            "tensors would pass the limit of {limit} bytes").format(
+                depth=self._depth + 1, size=INTERPRETER_FRAME_BYTES, live=self._live.bytes,
+                limit=self.limits.max_bytes), span)
 
     # ---- applying function values
 
@@ -415,7 +429,9 @@ class Interpreter:
         """Run code's body in env: the one place calls are counted (inlined in call_global,
         the hot path of calls to globals)."""
         depth = self._depth + 1
-        if depth > self.limits.max_depth:
+        if depth > self.limits.max_depth or (
+                depth * INTERPRETER_FRAME_BYTES > FRAME_FLOOR and
+                depth * INTERPRETER_FRAME_BYTES > self.limits.max_bytes - self._live.bytes):
             raise self._depth_error(span)
         self._budget -= 1
         if self._budget < 0:
@@ -715,7 +731,10 @@ class Interpreter:
             for p, a in binds:
                 new[p] = a(env)
             depth = self._depth + 1
-            if depth > limits.max_depth:
+            # activations count against --max-bytes beside the live tensors
+            if depth > limits.max_depth or (
+                    depth * INTERPRETER_FRAME_BYTES > FRAME_FLOOR and
+                    depth * INTERPRETER_FRAME_BYTES > limits.max_bytes - self._live.bytes):
                 raise self._depth_error(span)
             self._budget -= 1
             if self._budget < 0:

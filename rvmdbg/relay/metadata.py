@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rvmdbg.i18n import _
+from rvmdbg.jsondepth import nesting
 from rvmdbg.relay.diagnostics import RelayError, Source, Span
 
 MARK = "#[metadata]"
@@ -49,6 +50,57 @@ _MARK_LINE = re.compile(r"[ \t]*#\[[ \t]*metadata[ \t]*\][ \t]*\r?$")
 _B64_KEY = re.compile(r'[{,]\s*"b64ndarrays"\s*:\s*\[')
 _LIST_END = re.compile(r"\s*\]")
 _B64_ITEM = re.compile(r'\s*"([A-Za-z0-9+/=]*)"\s*([,\]])')
+
+
+# levels of JSON arrays and objects a section may nest (TVM's layout uses four)
+MAX_JSON_NESTING = 64
+# digits of an integer in the section's JSON (node indices, counts: TVM's are int64)
+_MAX_DIGITS = 40
+
+
+class _BadNumber(ValueError):
+    """A number the section's JSON cannot hold: its text and what is wrong."""
+
+    def __init__(self, text: str, message: str):
+        super().__init__(message)
+        self.text, self.message = text, message
+
+
+def _whole(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_DIGITS:
+        raise _BadNumber(text, _("an integer of {n} digits in the metadata (at most {most})")
+                         .format(n=len(text.lstrip("-")), most=_MAX_DIGITS))
+    return int(text)
+
+
+def _constant(text: str):
+    raise _BadNumber(text, _("{word} in the metadata: JSON has no such number").format(
+        word=text))
+
+
+# TVM writes plain JSON: integers of int64 size, no NaN or Infinity
+_DECODER = json.JSONDecoder(parse_int=_whole, parse_constant=_constant)
+
+
+def _node_problem(nd, count: int) -> str | None:
+    """What is wrong with one node of the section's `nodes` (None: nothing) in TVM's layout:
+    a string `type_key`, `attrs` an object of strings, `keys` a list of strings, `data` a list
+    of node indices, `repr_str` a string."""
+    if not isinstance(nd, dict) or not isinstance(nd.get("type_key", ""), str):
+        return _("expected an object with a `type_key`")
+    attrs = nd.get("attrs", {})
+    if not isinstance(attrs, dict) or not all(isinstance(v, str) for v in attrs.values()):
+        return _("`attrs` must be an object whose values are strings, as TVM writes them")
+    data = nd.get("data", [])
+    if not isinstance(data, list) or not all(
+            type(v) is int and 0 <= v < count for v in data):
+        return _("`data` must be a list of node indices (0 to {last})").format(last=count - 1)
+    keys = nd.get("keys", [])
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        return _("`keys` must be a list of strings")
+    if not isinstance(nd.get("repr_str", ""), str):
+        return _("`repr_str` must be a string")
+    return None
 
 
 class MetadataError(RelayError):
@@ -266,12 +318,22 @@ class MetadataSection:
             if region is None:
                 return p
             return pos + p if p < cut else pos + p + skip
+        depth, deepest = nesting(reduced[start:])
+        if depth > MAX_JSON_NESTING:
+            raise self._error(_("the metadata is nested {depth} levels deep; TVM's layout "
+                                "needs a few, rvmdbg reads at most {most}").format(
+                                    depth=depth, most=MAX_JSON_NESTING),
+                              absolute(start + deepest))
         try:
-            doc, end = json.JSONDecoder().raw_decode(reduced, start)
+            doc, end = _DECODER.raw_decode(reduced, start)
         except json.JSONDecodeError as e:
             # i18n: {reason} is Python's JSON decoder's own words, in English
             raise self._error(_("bad JSON in the metadata: {reason}").format(reason=e.msg),
                               absolute(e.pos)) from None
+        except _BadNumber as e:
+            at = reduced.find(e.text, start)
+            raise self._error(e.message, absolute(at) if at >= 0 else pos,
+                              len(e.text)) from None
         del reduced
         end = absolute(end)
         rest = text[end:end + 64].strip() if end < n else ""
@@ -291,8 +353,9 @@ class MetadataSection:
             raise self._error(_("the metadata's `root` {root} is not a node index").format(
                 root=repr(root)), self._key_pos("root") or pos)
         for i, nd in enumerate(nodes):
-            if not isinstance(nd, dict) or not isinstance(nd.get("type_key", ""), str):
-                raise self._node_error(i, _("expected an object with a `type_key`"))
+            problem = _node_problem(nd, len(nodes))
+            if problem is not None:
+                raise self._node_error(i, problem)
         self.nodes = nodes
         self.tables = self._read_tables(root)
         b64 = doc.get("b64ndarrays", [])
@@ -564,8 +627,9 @@ def _reachable(starts: list, nodes: list, skip: int) -> tuple[set, set]:
             continue
         kept.add(i)
         nd = nodes[i] or {}
+        # a digit string longer than an index is a value, never a node
         found = [int(v) for v in (nd.get("attrs") or {}).values()
-                 if isinstance(v, str) and v.isascii() and v.isdigit()]
+                 if isinstance(v, str) and v.isascii() and v.isdigit() and len(v) <= 18]
         found += [v for v in nd.get("data") or () if isinstance(v, int) and v >= 0]
         values.update(found)
         todo += [v for v in found if 0 < v < len(nodes)]

@@ -115,7 +115,8 @@ class DebuggerApp(App):
     def start(self, values: list) -> None:
         """Create the session on `values` and show its first stop."""
         kwargs = {"entry": self.program.entry, "limits": self.limits,
-                  "config_dir": self.config_dir, "program_path": self.program.path}
+                  "config_dir": self.config_dir, "program_path": self.program.path,
+                  "names": getattr(self.program, "names", None)}
         if self.history_bytes is not None:
             kwargs["history_bytes"] = self.history_bytes
         screen = self.debugger

@@ -2,8 +2,9 @@
 
 For the instruction about to run, `fetch` reads the pc and the instruction as an `.rvmx` file
 stores it (the opcode number and the operand fields, `serialize.py`'s layout); `decode` looks
-the opcode up in the machine's dispatch table (`machine.HANDLERS`: the factory, and the
-handler closure it made for this pc when the function was predecoded) and reads the operands
+the opcode up in the machine's dispatch table (`HANDLERS`, at the end of
+`rvmdbg/vm/handlers.py`, one handler per opcode in opcode order: the file to read next; the
+factory, and the handler closure it made for this pc when the function was predecoded) and reads the operands
 the instruction names, with their values; `execute` really steps the session once and reports
 the effect: the registers written and where control goes next (the next pc, a jump target, a
 new frame, the caller, the end).
@@ -18,7 +19,8 @@ from typing import Callable, NamedTuple
 
 from rvmdbg.i18n import N_, _
 from rvmdbg.values import value_summary
-from rvmdbg.vm.machine import HANDLERS, VirtualMachine
+from rvmdbg.vm.handlers import HANDLERS
+from rvmdbg.vm.machine import VirtualMachine
 
 PHASES = ("fetch", "decode", "execute")
 # the phases' names as the strip and the status line show them (through `_()`)

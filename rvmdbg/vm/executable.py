@@ -15,6 +15,7 @@ from rvmdbg.relay.diagnostics import Span
 from rvmdbg.vm.bytecode import (DTYPES, AllocADT, AllocClosure, Goto, If, Instruction, Invoke,
                                 InvokePacked, KillRegister, LoadConst)
 from rvmdbg.i18n import _, ngettext
+from rvmdbg.wording import picture_controls
 
 # A frame's register file is a Python list of this many slots; a larger declared size in a
 # file is treated as corrupt rather than allocated.
@@ -172,7 +173,8 @@ class Executable:
         lines = self.source_lines(span.file)
         if lines is None or not 1 <= span.line <= len(lines):
             return None
-        return lines[span.line - 1]
+        # quoted in messages: a control character in the carried text is shown, not obeyed
+        return picture_controls(lines[span.line - 1])
 
     # ------------------------------------------------------------ TVM-style listings
 

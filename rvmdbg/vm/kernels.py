@@ -507,7 +507,7 @@ def _single_op(step, n_inputs: int, constants: list):
 
 
 # ---------------------------------------------------------------- the VM's scalar fast path
-# (added for rvmdbg/vm/machine.py's `invoke_packed`; separate from the kernel builders above)
+# (added for rvmdbg/vm/handlers.py's `invoke_packed`; separate from the kernel builders above)
 
 def _with_scalar_fast(kernel, fn: Function):
     """`kernel` with `kernel.scalar_fast = (fast, operands)` when its one operator has a

@@ -19,7 +19,7 @@ that has exactly the run's effect:
 Anything the handler does not expect (a kernel that fails or returns an output of the wrong
 type, shape or dtype, a `get_field` on a value with no such field, live bytes that might reach
 --max-bytes within the run) makes it run the instructions' own handlers one by one from the
-start instead (`_one_by_one`): registers are written only after every kernel has succeeded,
+start instead (`one_by_one`): registers are written only after every kernel has succeeded,
 so the state is still the entry state, and the failure then stops at the failing instruction
 with the state stepping has there. Kernels are pure (the reference kernels, which are not,
 end a region), so calling one twice on that slow path changes nothing. `step()` never uses
@@ -35,7 +35,10 @@ import numpy as np
 from rvmdbg.scalars import SCALAR_TYPES
 from rvmdbg.values import ADTValue
 from rvmdbg.vm import bytecode as bc
+from rvmdbg.vm.blocks import Partial, RegionExit, one_by_one
+from rvmdbg.vm.handlers import consti, jump_target, kernel_caller
 from rvmdbg.vm.objects import ByteAccount, StorageObject, TensorPlaceholder, VMClosure, dtype_nbytes
+from rvmdbg.vm.state import BOOL_OF, is_tensor, number_of
 
 _shape = operator.attrgetter("shape")
 _dtype = operator.attrgetter("dtype")
@@ -132,8 +135,7 @@ def _follow(plan: _Region, ins, pc: int) -> bool:
             return False
         plan.regs[ins.dst] = plan.static(vm.constants[ins.const_index])
     elif kind is bc.LoadConsti:
-        from rvmdbg.vm.machine import _consti
-        plan.regs[ins.dst] = plan.static(_consti(ins.value))
+        plan.regs[ins.dst] = plan.static(consti(ins.value))
     elif kind is bc.KillRegister:
         h = plan.holder(ins.dst)
         if h[0] == _STORAGE:
@@ -203,12 +205,11 @@ def _follow(plan: _Region, ins, pc: int) -> bool:
 
 def _static_int(plan: _Region, r: int):
     """The non-negative int a register holds statically (a 0-d constant), or None."""
-    from rvmdbg.vm.machine import _is_tensor, _item
     try:
         v = plan.static_value(r)
-        if not _is_tensor(v):
+        if not is_tensor(v):
             return None
-        n = operator.index(_item(v))
+        n = operator.index(number_of(v))
     except (LookupError, TypeError, ValueError):
         return None
     return n if n >= 0 else None
@@ -250,7 +251,7 @@ def _follow_kernel(plan: _Region, ins) -> bool:
             or kernel.num_outputs != nout or nout < 1 or len(set(outputs)) != nout
             or getattr(kernel.impl, "run_within", None) is not None):
         # references have effects; intermediates of run-time shapes are checked against
-        # --max-bytes as they are made (machine._within_room); the rest the handler reports
+        # --max-bytes as they are made (handlers.py's _within_room); the rest the handler reports
         return False
     holders = [plan.holder(r) for r in inputs]
     slots = [plan.holder(r) for r in outputs]
@@ -309,7 +310,6 @@ def region_at(vm, fi: int, p: int, instructions: list, singles: list, sound: lis
     (`storage_registers`) that it did not write. With `guard`, the region may run on through
     one `if` into the instructions after it (the loop body after a loop's test): when the
     `if` goes elsewhere, the region runs only up to it (see `_guarded_replay`)."""
-    from rvmdbg.vm.machine import _jump_target
     plan = _Region(vm, fi, storages)
     fn = vm.exe.functions[fi]
     size = len(instructions)
@@ -321,7 +321,7 @@ def region_at(vm, fi: int, p: int, instructions: list, singles: list, sound: lis
             if q - p + 1 > max_width:
                 break
             ending = (("call", singles[q]) if kind in _CALLS
-                      else _ending(plan, fn, q, ins, size, _jump_target))
+                      else _ending(plan, fn, q, ins, size, jump_target))
             if ending is not None and ending[0] == "if" and guard and guard_at is None and (
                     q + 1 in ending[3:]):
                 known = (plan.statics[ending[2][1]] if ending[2][0] == _CONST
@@ -343,15 +343,14 @@ def region_at(vm, fi: int, p: int, instructions: list, singles: list, sound: lis
     width = q - p
     if width < 2 or (tensors_only and not plan.tensor_kernels):
         return None, q
-    from rvmdbg.vm.machine import _one_by_one
-    replay = _one_by_one(tuple(singles[p:q]))
+    replay = one_by_one(tuple(singles[p:q]))
     if guard_at is None:
         return (_handler(vm, plan, fn.register_file_size, ending, q, width, replay), width), q
     (prefix, prefix_width), _ = region_at(vm, fi, p, instructions, singles, sound, max_width,
                                           targets, False, False, storages)
     assert prefix_width == guard_at + 1 - p
-    replay = _guarded_replay(_one_by_one(tuple(singles[p:guard_at + 1])),
-                             _one_by_one(tuple(singles[guard_at + 1:q])), guard_at + 1,
+    replay = _guarded_replay(one_by_one(tuple(singles[p:guard_at + 1])),
+                             one_by_one(tuple(singles[guard_at + 1:q])), guard_at + 1,
                              prefix_width)
     handler = _handler(vm, plan, fn.register_file_size, ending, q, width, replay,
                        (prefix, prefix_width))
@@ -361,16 +360,15 @@ def region_at(vm, fi: int, p: int, instructions: list, singles: list, sound: lis
 def _guarded_replay(first, rest, onward: int, first_width: int):
     """The slow path of a region running on through an `if`: the instructions' own handlers
     up to the `if`, then, if it went on to `onward`, the rest."""
-    from rvmdbg.vm.machine import _Exit, _Partial
 
     def replay(regs):
         nxt = first(regs)
         if nxt != onward:
-            raise _Exit(first_width, nxt)
+            raise RegionExit(first_width, nxt)
         try:
             return rest(regs)
-        except _Partial as part:
-            raise _Partial(first_width + part.done, part.error) from None
+        except Partial as part:
+            raise Partial(first_width + part.done, part.error) from None
     return replay
 
 
@@ -436,7 +434,6 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
     """The region's handler (see the module's docstring), working on one list `d` laid out
     by `_layout`. `prefix`: (handler, width) of the region up to the `if` a guard step
     stands for, which runs instead when that `if` goes elsewhere."""
-    from rvmdbg.vm.machine import _Exit, _Partial, _item
     prefix_handler, prefix_width = prefix or (None, 0)
     finals = dict(plan.regs)
     lo, hi = min(finals), max(finals) + 1
@@ -489,7 +486,7 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
         # `load_consti $k v; if $x $k`: a bool test is compared by identity (as the if's
         # handler), any other through its Python number
         known = plan.statics[target_h[1]] if target_h[0] == _CONST else _UNKNOWN
-        value = _item(known) if type(known) in SCALAR_TYPES else _UNKNOWN
+        value = number_of(known) if type(known) in SCALAR_TYPES else _UNKNOWN
         bool_value = {1: np.True_, 0: np.False_}.get(value) if value is not _UNKNOWN else None
 
     def region(regs):
@@ -508,7 +505,7 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
             for step in steps:
                 step(d)
         except _Branched:  # nothing written yet: the instructions up to the if run alone
-            raise _Exit(prefix_width, prefix_handler(regs)) from None
+            raise RegionExit(prefix_width, prefix_handler(regs)) from None
         except Exception:
             return replay(regs)  # nothing written yet: the handlers fail where stepping does
         if allocates:
@@ -543,13 +540,13 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
             try:
                 return call(regs)
             except Exception as exc:
-                raise _Partial(width - 1, exc) from None
+                raise Partial(width - 1, exc) from None
         if type(test) is np.bool_ and bool_value is not None:
             return t_pc if test is bool_value else f_pc
         try:
-            return t_pc if _item(test) == _item(target) else f_pc
+            return t_pc if number_of(test) == number_of(target) else f_pc
         except Exception as exc:
-            raise _Partial(width - 1, exc) from None
+            raise Partial(width - 1, exc) from None
     return region
 
 
@@ -676,20 +673,19 @@ def _view_check(watch: tuple):
 def _guard(step: tuple, reads: list):
     """The step standing for an `if` a region runs on through: raises _Branched unless the
     `if` goes on to the next instruction (its test compared as the if's handler does)."""
-    from rvmdbg.vm.machine import _BOOL_OF, _item
     (t_pc, f_pc, onward), known = step[2], step[3]
     test_i, target_i = reads
     # the comparison goes on when it is true (false) and the true (false) target is onward
     want = None if t_pc == f_pc else t_pc == onward
-    value = _item(known) if type(known) in SCALAR_TYPES else None
-    bool_value = _BOOL_OF.get(value) if type(value) is int else None
+    value = number_of(known) if type(known) in SCALAR_TYPES else None
+    bool_value = BOOL_OF.get(value) if type(value) is int else None
 
     def guard(d):
         x = d[test_i]
         if type(x) is np.bool_ and bool_value is not None:  # True and False are unique
             taken = x is bool_value
         else:
-            taken = _item(x) == _item(d[target_i])
+            taken = number_of(x) == number_of(d[target_i])
         if taken != want and want is not None:
             raise _Branched
     return guard
@@ -698,11 +694,10 @@ def _guard(step: tuple, reads: list):
 def _scalar_caller(impl, at: tuple):
     """`compute(d)` of a kernel with a 0-d output: through the operator's 0-d function when
     it has one for these inputs (as the kernel's handler), else the kernel itself."""
-    from rvmdbg.vm.machine import _kernel_caller
     plan = getattr(impl, "scalar_fast", None)
     if plan is not None and len(at) <= 2 and all(
             type(op) is not int or 0 <= op < len(at) for op in plan[1]):
-        return _kernel_caller(impl, at)
+        return kernel_caller(impl, at)
     if len(at) == 1:
         a0 = at[0]
         return lambda d: impl([d[a0]])

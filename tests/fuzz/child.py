@@ -9,7 +9,9 @@ tail, "error_lines": how many lines of stdout start with `error:`}`.
 A case is `{"argv": [...], "files": {name: text}, "stdin": text, "state": {...}}`: the files
 are written into a fresh directory that is the working directory while `rvmdbg` runs with
 `argv`; `state` holds saved files (`breakpoints` of `program`, `keys`) to put in the config
-directory first."""
+directory first. A file's bytes that are not UTF-8 travel as surrogate escapes. A DAP case,
+`{"dap": bytes as latin-1 text, "files": {...}}`, is served by the adapter in-process
+(`run_dap_case`)."""
 from __future__ import annotations
 
 import contextlib
@@ -29,6 +31,8 @@ def cap_memory(limit_bytes: int) -> None:
 
 
 def run_case(case: dict) -> dict:
+    if "dap" in case:
+        return run_dap_case(case)
     from rvmdbg import cli
 
     out, err = io.StringIO(), io.StringIO()
@@ -58,6 +62,57 @@ def run_case(case: dict) -> dict:
     return {"code": code, "traceback": "Traceback (most recent call last)" in text + printed,
             "exception": exception, "stderr": text[-2000:],
             "error_lines": sum(line.startswith("error:") for line in printed.splitlines())}
+
+
+def run_dap_case(case: dict) -> dict:
+    """A DAP case: `dap` is the bytes a client sends (as latin-1 text), served in-process as
+    `rvmdbg dap` serves stdin, with `files` in the working directory. The outcome counts the
+    responses, the failed ones, and (as `error_lines`) the "internal error" ones, which are
+    defects like a traceback; `stderr` is the adapter's own log."""
+    from rvmdbg.dap.server import DapServer
+    from rvmdbg.relay.interpreter import call_with_deep_stack
+
+    data = case["dap"].encode("latin-1")
+    out, log = io.BytesIO(), io.StringIO()
+    exception = None
+    with tempfile.TemporaryDirectory() as folder:
+        for name, text in case.get("files", {}).items():
+            with open(os.path.join(folder, name), "w", encoding="utf-8",
+                      errors="surrogateescape") as f:
+                f.write(text)
+        cwd = os.getcwd()
+        os.chdir(folder)
+        try:
+            call_with_deep_stack(lambda: DapServer(io.BytesIO(data), out, log=log).serve())
+        except BaseException as exc:  # escaping the server is the defect looked for
+            exception = f"{type(exc).__name__}: {exc}"
+            log.write(traceback.format_exc())
+        finally:
+            os.chdir(cwd)
+    responses, framing = [], None
+    raw = io.BytesIO(out.getvalue())
+    while framing is None:
+        head = raw.readline()
+        if not head:
+            break
+        try:
+            n = int(head.split(b":")[1])
+            raw.readline()
+            msg = json.loads(raw.read(n).decode("ascii"))
+        except (ValueError, IndexError) as exc:
+            framing = f"unframed output: {exc}"
+            break
+        if msg.get("type") == "response":
+            responses.append(msg)
+    if framing is not None and exception is None:
+        exception = framing
+    text = log.getvalue()
+    internal = [m for m in responses if "internal error" in m.get("message", "")]
+    return {"code": 0 if exception is None else None, "traceback": "Traceback" in text,
+            "exception": exception, "stderr": (text + "".join(
+                m["message"] for m in internal))[-2000:],
+            "error_lines": len(internal), "responses": len(responses),
+            "failed": sum(1 for m in responses if not m.get("success"))}
 
 
 def _write_state(state: dict | None) -> None:

@@ -22,9 +22,11 @@ FIB = ROOT / "programs/fib.relay"
 DEMO = ROOT / "programs/demo.mvm"
 
 
-def test_the_three_kinds_and_their_suffixes():
-    assert [k.name for k in KINDS] == ["relay", "rvmx", "minivm"]
+def test_the_kinds_and_their_suffixes():
+    assert [k.name for k in KINDS] == ["relay", "rvmx", "minivm", "onnx", "relax"]
+    assert kind_for("a.relax.py").name == "relax"   # by suffix: tvm is not imported for this
     assert kind_for("a.relay").name == "relay"
+    assert kind_for("a.onnx").name == "onnx"
     assert kind_for("a.rvmx").name == "rvmx"
     assert kind_for("a.mvm").name == "minivm"
     assert kind_for("no/such/file.txt").name == "relay"  # Relay's own "file not found"
@@ -104,8 +106,10 @@ def test_a_hand_made_program_is_told_its_kind_by_its_path():
 
 def test_the_dap_source_request_says_how_each_kind_is_shown():
     from rvmdbg.dap.adapter import DapAdapter
-    adapter = DapAdapter(lambda *a: None)
-    relay = adapter.req_source({"source": {"path": str(FIB)}})
-    assert relay["mimeType"] == "text/x-relay" and "@main" in relay["content"]
-    mini = adapter.req_source({"source": {"path": str(DEMO)}})
-    assert mini["mimeType"] == "text/plain"
+    shown = {}
+    for path in (FIB, DEMO):  # the adapter serves only the launched program's sources
+        adapter = DapAdapter(lambda *a: None)
+        adapter.req_launch({"program": str(path), "args": ["5"] if path == FIB else []})
+        shown[path] = adapter.req_source({"source": {"path": str(path)}})
+    assert shown[FIB]["mimeType"] == "text/x-relay" and "@main" in shown[FIB]["content"]
+    assert shown[DEMO]["mimeType"] == "text/plain"

@@ -22,6 +22,12 @@ def _scalar_cond(g, cond):
 @converter("If", since=1)
 def if_(g, node, inputs, attrs):
     cond = _scalar_cond(g, inputs[0])
+    known = c.const_value(g, cond)
+    if known is not None:
+        # a condition known at import time: only the branch taken is converted (the other
+        # may be ill-formed for these shapes, as AffineGrid's rank-dependent branches are)
+        out = g.subgraph(attrs["then_branch" if bool(known) else "else_branch"], {})
+        return out[0] if len(out) == 1 else out
     then_out = g.subgraph(attrs["then_branch"], {})
     else_out = g.subgraph(attrs["else_branch"], {})
     if len(then_out) == 1:
@@ -63,7 +69,7 @@ def _loosen(v: Var, found) -> Var:
 
 @converter("Loop", since=11)
 def loop(g, node, inputs, attrs):
-    from rvmdbg.onnx.importer import legal_name
+    from rvmdbg.onnx.names import legal_name
     max_count, cond = inputs[0], inputs[1]
     deps = list(inputs[2:])
     body = attrs["body"]
@@ -140,7 +146,7 @@ def loop(g, node, inputs, attrs):
 
 @converter("Scan", since=9)
 def scan(g, node, inputs, attrs):
-    from rvmdbg.onnx.importer import legal_name
+    from rvmdbg.onnx.names import legal_name
     body = attrs["body"]
     n_scan_in = int(attrs["num_scan_inputs"])
     n_all_in = len(inputs)

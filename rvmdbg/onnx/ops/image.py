@@ -39,7 +39,17 @@ def _resize(g, x, size, roi, method, coord, nearest, alpha, exclude, extrapolati
                   out_dtype="")
 
 
-def _size_from_scale(g, x, scale):
+def _size_from_scale(g, x, scale, axes=None):
+    if axes is not None:
+        # opset 18: scales for the axes given, 1 elsewhere
+        sv = c.const_value(g, scale)
+        if sv is None:
+            raise g.needs_value("the scales", scale)
+        rank = g.rank_of(x)
+        full = np.ones(rank, str(np.asarray(sv).dtype))
+        for a, v in zip(axes, np.asarray(sv).reshape(-1)):
+            full[a % rank] = v
+        scale = g.const(full)
     return g.call("multiply", [c.cast(g, c.shape_of(g, x), g.dtype_of(scale)), scale])
 
 
@@ -55,9 +65,11 @@ def _common(g, inputs, size, attrs):
     roi = inputs[1] if len(inputs) > 1 else None
     if roi is not None and g.shape_of(roi)[0] == 0:
         roi = None
-    if attrs.get("axes") is not None or attrs.get("keep_aspect_ratio_policy",
-                                                  "stretch") != "stretch":
-        raise g.error("Resize with axes or keep_aspect_ratio_policy is not supported")
+    axes = attrs.get("axes")
+    policy = attrs.get("keep_aspect_ratio_policy", "stretch")
+    if axes is not None or policy != "stretch":
+        # opset 18: sizes/scales/roi for the axes given, and sizes kept to the aspect ratio
+        size, roi = _opset18_size(g, x, size, roi, axes, policy)
     return _resize(g, x, g.fold(size), roi, _method(g, attrs),
                    attrs.get("coordinate_transformation_mode", "half_pixel"),
                    attrs.get("nearest_mode", "round_prefer_floor"),
@@ -65,12 +77,46 @@ def _common(g, inputs, size, attrs):
                    attrs.get("extrapolation_value", 0.0))
 
 
+def _opset18_size(g, x, size, roi, axes, policy):
+    """The full-rank size (and roi) for Resize-18's `axes` and `keep_aspect_ratio_policy`,
+    computed at import time from constants."""
+    shape = g.shape_of(x)
+    rank = len(shape)
+    axes = [a % rank for a in (axes if axes is not None else range(rank))]
+    sv = c.const_value(g, size)
+    if sv is None or any(d is None for d in shape):
+        raise g.needs_value("the output size", size)
+    sv = np.asarray(sv, "float64").reshape(-1)
+    full = np.asarray(shape, "float64")
+    if len(sv) == len(axes):
+        given = dict(zip(axes, sv))
+    else:
+        given = dict(zip(range(rank), sv))
+    if policy != "stretch":
+        ratios = [given[a] / shape[a] for a in axes]
+        scale = min(ratios) if policy == "not_larger" else max(ratios)
+        for a in axes:
+            given[a] = np.floor(scale * shape[a] + 0.5)
+    for a, v in given.items():
+        full[a] = v
+    if roi is not None and len(axes) < rank:
+        rv = c.const_value(g, roi)
+        if rv is None:
+            raise g.needs_value("the roi", roi)
+        rv = np.asarray(rv, "float32").reshape(-1)
+        lo, hi = np.zeros(rank, "float32"), np.ones(rank, "float32")
+        for i, a in enumerate(axes):
+            lo[a], hi[a] = rv[i], rv[i + len(axes)]
+        roi = g.const(np.concatenate([lo, hi]))
+    return g.const(full.astype("int64")), roi
+
+
 @converter("Resize", since=11)
 def resize_v11(g, node, inputs, attrs):
     scale = inputs[2] if len(inputs) > 2 else None
     size = inputs[3] if len(inputs) > 3 else None
     if size is None or (scale is not None and g.shape_of(scale) and g.shape_of(scale)[0]):
-        size = _size_from_scale(g, inputs[0], scale)
+        size = _size_from_scale(g, inputs[0], scale, attrs.get("axes"))
     return _common(g, inputs, size, attrs)
 
 
@@ -81,7 +127,7 @@ def resize_v13(g, node, inputs, attrs):
     if scale is not None and size is not None:
         return resize_v11(g, node, inputs, attrs)
     if size is None:
-        size = _size_from_scale(g, inputs[0], scale)
+        size = _size_from_scale(g, inputs[0], scale, attrs.get("axes"))
     return _common(g, inputs, size, attrs)
 
 

@@ -53,6 +53,14 @@ def matmul_out_dtype(g, a, b, out_dtype):
         if b_rank == 2 and b_static:
             fa = c.flatten_to_nd(g, a, 2)
             out = g.call("nn.dense", [fa, c.transpose(g, b)], units=None, out_dtype=out_dtype)
+        elif b_rank == 1 and a_rank > 3:
+            # TVM's batch_matmul path needs 3-d operands: a vector on the right is one dense
+            # over a's rows
+            sa = g.shape_of(a)
+            rows = c.reshape(g, a, [-1, sa[-1]])
+            out = g.call("nn.dense", [rows, c.expand_dims(g, b, 0)], units=None,
+                         out_dtype=out_dtype)
+            return c.reshape(g, out, list(sa[:-1]))
         elif a_rank == 1 or b_rank == 1:
             sa, sb = g.shape_of(a), g.shape_of(b)
             if a_rank == 1:

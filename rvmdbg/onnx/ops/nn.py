@@ -61,9 +61,10 @@ def _f(g, value, like):
     return g.const(np.asarray(value, g.dtype_of(like)))
 
 
-def _f32(g, value):
-    """A Python-float constant, float32 as `relay.const(float)` made it."""
-    return g.const(np.asarray(value, "float32"))
+def _f32(g, value, like=None):
+    """A Python-float constant: float32 as `relay.const(float)` made it, or `like`'s dtype
+    (TVM's float32 constants refuse a float16 or float64 input)."""
+    return g.const(np.asarray(value, g.dtype_of(like) if like is not None else "float32"))
 
 
 @converter("LeakyRelu", since=1)
@@ -75,8 +76,8 @@ def leaky_relu(g, node, inputs, attrs):
 def elu(g, node, inputs, attrs):
     x = inputs[0]
     alpha = float(attrs.get("alpha", 1.0))
-    neg = g.call("multiply", [_f32(g, -alpha), g.call("nn.relu", [
-        g.call("subtract", [_f32(g, 1.0), g.call("exp", [x])])])])
+    neg = g.call("multiply", [_f32(g, -alpha, x), g.call("nn.relu", [
+        g.call("subtract", [_f32(g, 1.0, x), g.call("exp", [x])])])])
     return g.call("add", [neg, g.call("nn.relu", [x])])
 
 
@@ -85,9 +86,9 @@ def selu(g, node, inputs, attrs):
     x = inputs[0]
     alpha = float(attrs.get("alpha", 1.67326319217681884765625))
     gamma = float(attrs.get("gamma", 1.05070102214813232421875))
-    neg = g.call("multiply", [_f32(g, -alpha), g.call("nn.relu", [
-        g.call("subtract", [_f32(g, 1.0), g.call("exp", [x])])])])
-    return g.call("multiply", [_f32(g, gamma), g.call("add", [neg, g.call("nn.relu", [x])])])
+    neg = g.call("multiply", [_f32(g, -alpha, x), g.call("nn.relu", [
+        g.call("subtract", [_f32(g, 1.0, x), g.call("exp", [x])])])])
+    return g.call("multiply", [_f32(g, gamma, x), g.call("add", [neg, g.call("nn.relu", [x])])])
 
 
 @converter("Celu", since=12)
@@ -103,15 +104,15 @@ def celu(g, node, inputs, attrs):
 @converter("HardSigmoid", since=1)
 def hard_sigmoid(g, node, inputs, attrs):
     x = inputs[0]
-    t = g.call("add", [g.call("multiply", [x, _f32(g, attrs.get("alpha", 0.2))]),
-                       _f32(g, attrs.get("beta", 0.5))])
+    t = g.call("add", [g.call("multiply", [x, _f32(g, attrs.get("alpha", 0.2), x)]),
+                       _f32(g, attrs.get("beta", 0.5), x)])
     return g.call("clip", [t], a_min=0.0, a_max=1.0)
 
 
 @converter("HardSwish", since=14)
 def hard_swish(g, node, inputs, attrs):
     x = inputs[0]
-    t = g.call("add", [g.call("multiply", [x, _f32(g, 1 / 6)]), _f32(g, 0.5)])
+    t = g.call("add", [g.call("multiply", [x, _f32(g, 1 / 6, x)]), _f32(g, 0.5, x)])
     return g.call("multiply", [x, g.call("clip", [t], a_min=0.0, a_max=1.0)])
 
 
@@ -124,14 +125,14 @@ def softplus(g, node, inputs, attrs):
 @converter("Softsign", since=1)
 def softsign(g, node, inputs, attrs):
     x = inputs[0]
-    return g.call("divide", [x, g.call("add", [_f32(g, 1.0), g.call("abs", [x])])])
+    return g.call("divide", [x, g.call("add", [_f32(g, 1.0, x), g.call("abs", [x])])])
 
 
 @converter("ThresholdedRelu", since=1)
 def thresholded_relu(g, node, inputs, attrs):
     x = inputs[0]
-    alpha = g.call("full_like", [x, _f32(g, float(attrs.get("alpha", 1.0)))])
-    mask = g.call("cast", [g.call("greater", [x, alpha])], dtype="float32")
+    alpha = g.call("full_like", [x, _f32(g, float(attrs.get("alpha", 1.0)), x)])
+    mask = g.call("cast", [g.call("greater", [x, alpha])], dtype=g.dtype_of(x))
     return g.call("multiply", [x, mask])
 
 
@@ -171,6 +172,11 @@ def mish(g, node, inputs, attrs):
 def prelu(g, node, inputs, attrs):
     x, slope = inputs
     shape = c.shape_of(g, x)
+    xs, ss = g.shape_of(x), g.shape_of(slope)
+    if g.opset < 7 and len(ss) == 1 and len(xs) > 2 and ss[0] not in (1, None):
+        # before opset 7 (no broadcasting) a slope of C values is one per channel, as
+        # PyTorch exported nn.PReLU(C); TVM's converter broadcast it from the right and failed
+        slope = c.reshape(g, slope, [ss[0]] + [1] * (len(xs) - 2))
     alpha = c.reshape(g, g.call("broadcast_to_like", [slope, x]), [-1])
     out = g.call("nn.prelu", [c.reshape(g, x, [-1]), alpha], axis=0)
     return c.reshape(g, out, g.fold(shape))
@@ -273,6 +279,12 @@ def conv_transpose(g, node, inputs, attrs):
         else:
             total = [output_padding[i] + ((kernel_shape[i] - 1) * dilations[i] + 1)
                      - strides[i] for i in range(k)]
+        for i in range(k):
+            if total[i] < 0:
+                # the output is larger than the pads allow: the rest is output padding
+                output_padding = list(output_padding)
+                output_padding[i] -= total[i]
+                total[i] = 0
         left = [p // 2 for p in total]
         right = [t - l for t, l in zip(total, left)]
         # onnxruntime after 1.12.1 puts the extra pad at the end for SAME_UPPER (ONNX's rule)
@@ -413,7 +425,8 @@ def lp_pool(g, node, inputs, attrs):
     dtype = g.dtype_of(x)
     k = list(attrs["kernel_shape"])
     p = attrs.get("p", 2)
-    data = g.call("power", [x, g.const(np.asarray(p, dtype))])
+    # |x|^p (ONNX's definition; TVM raised x itself, wrong for odd p and negative x)
+    data = g.call("power", [g.call("abs", [x]), g.const(np.asarray(p, dtype))])
     pads = attrs.get("pads")
     auto_pad = attrs.get("auto_pad", "NOTSET")
     strides = attrs.get("strides", [1] * len(k))
@@ -435,3 +448,22 @@ def lp_pool(g, node, inputs, attrs):
 def global_lp_pool(g, node, inputs, attrs):
     attrs = dict(attrs, kernel_shape=list(g.shape_of(inputs[0])[2:]))
     return lp_pool(g, node, inputs, attrs)
+
+
+@converter("LpNormalization", since=1)
+def lp_normalization(g, node, inputs, attrs):
+    # not in TVM's frontend: x over its p-norm along the axis, 0 where the norm is 0 (as
+    # ONNX's reference)
+    x = inputs[0]
+    axis = attrs.get("axis", -1)
+    p = attrs.get("p", 2)
+    if p == 1:
+        norm = g.call("sum", [g.call("abs", [x])], axis=[axis], keepdims=True, exclude=False)
+    elif p == 2:
+        norm = g.call("sqrt", [g.call("sum", [g.call("multiply", [x, x])], axis=[axis],
+                                      keepdims=True, exclude=False)])
+    else:
+        raise g.error(f"LpNormalization with p={p} is not defined (p is 1 or 2)")
+    zero = _f(g, 0, x)
+    return g.call("where", [g.call("equal", [norm, zero]), g.call("zeros_like", [x]),
+                            g.call("divide", [x, norm])])

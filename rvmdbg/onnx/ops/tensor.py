@@ -36,7 +36,7 @@ def constant(g, node, inputs, attrs):
 
 
 def _dtype_of_onnx(g, to: int) -> str:
-    from rvmdbg.onnx.importer import dtype_name
+    from rvmdbg.onnx.names import dtype_name
     dt = dtype_name(int(to))
     if dt is None:
         import onnx
@@ -90,7 +90,8 @@ def unsqueeze_v1(g, node, inputs, attrs):
 
 def _unsqueeze(g, x, axes):
     rank = g.rank_of(x)
-    axes = [a + rank + len(axes) if a < 0 else a for a in c.ints(axes)]
+    axes = c.ints(axes)  # a 0-d axes tensor is one axis
+    axes = [a + rank + len(axes) if a < 0 else a for a in axes]
     for a in sorted(axes):
         x = c.expand_dims(g, x, a, 1)
     return x
@@ -319,7 +320,8 @@ def constant_of_shape(g, node, inputs, attrs):
 
 @converter("Range", since=11)
 def range_(g, node, inputs, attrs):
-    start, limit, delta = inputs
+    # a one-element tensor stands for the scalar ONNX asks for (AffineGrid's body gives one)
+    start, limit, delta = (c.reshape(g, x, []) if g.shape_of(x) == (1,) else x for x in inputs)
     return g.call("arange", [start, limit, delta], dtype=g.dtype_of(start))
 
 
@@ -374,7 +376,10 @@ def pad_v11(g, node, inputs, attrs):
     axes = inputs[3] if len(inputs) > 3 else None
     if axes is not None:
         # opset 18: pads only for the axes given
-        av = c.ints(c.const_value(g, axes))
+        av = c.const_value(g, axes)
+        if av is None:
+            raise g.needs_value("the axes", axes)
+        av = c.ints(av)
         rank = g.rank_of(x)
         full = [0] * (2 * rank)
         for i, a in enumerate(av):
@@ -394,3 +399,32 @@ def trilu(g, node, inputs, attrs):
     k = inputs[1] if len(inputs) > 1 and inputs[1] is not None else g.const(
         np.asarray(0, "int64"))
     return g.call("trilu", [inputs[0], k], upper=bool(attrs.get("upper", 1)))
+
+
+@converter("EyeLike", since=9)
+def eye_like(g, node, inputs, attrs):
+    # TVM's form: scatter_nd of ones into zeros at (i, i + k); the pairs are computed here
+    # from the static shape, keeping those inside the matrix (TVM's could fall outside)
+    x = inputs[0]
+    dtype = _dtype_of_onnx(g, attrs["dtype"]) if "dtype" in attrs else g.dtype_of(x)
+    rows, cols = g.shape_of(x)
+    if rows is None or cols is None:
+        raise g.error("EyeLike of a tensor of unknown shape is not supported")
+    k = int(attrs.get("k", 0))
+    pairs = [(i, i + k) for i in range(rows) if 0 <= i + k < cols]
+    zeros = g.call("zeros", [], shape=[rows, cols], dtype=dtype)
+    if not pairs:
+        return zeros
+    idx = g.const(np.array(pairs, "int32").T.copy())
+    ones = g.call("ones", [], shape=[len(pairs)], dtype=dtype)
+    return g.call("scatter_nd", [zeros, idx, ones], mode="update")
+
+
+@converter("Compress", since=9)
+def compress(g, node, inputs, attrs):
+    x, cond = inputs
+    picked = c.reshape(g, g.call("argwhere", [cond]), [-1])
+    axis = attrs.get("axis")
+    if axis is not None:
+        return g.call("take", [x, picked], axis=int(axis), batch_dims=0, mode="clip")
+    return g.call("take", [c.reshape(g, x, [-1]), picked], axis=0, batch_dims=0, mode="clip")

@@ -1,0 +1,62 @@
+"""The ONNX kind (`.onnx`): the model imported as the Relay module TVM's frontend made
+(`rvmdbg.onnx.import_model`), then checked and compiled as Relay source is. The source the
+debugger shows is the node listing (one line per node, its calls' spans point there); ARGs
+take `@main`'s parameter types, which are the graph inputs. Without the `onnx` package the
+load is one message naming the extra to install (exit 2)."""
+from __future__ import annotations
+
+from rvmdbg.i18n import _
+from rvmdbg.program.base import (
+    Debuggable, LoadOptions, Program, ProgramKind, ProgramLoadError, check_entry,
+)
+from rvmdbg.program import relay_text
+
+
+def _imported(path: str, options: LoadOptions):
+    from rvmdbg.onnx import DEFAULT_MAX_BYTES, import_model
+    return import_model(path, shapes=options.shapes, dtypes=options.dtypes,
+                        opset=options.opset,
+                        max_bytes=options.extra.get("max_bytes") or DEFAULT_MAX_BYTES)
+
+
+def load(path: str, options: LoadOptions) -> Program:
+    """Import and (unless told not to) type-check; errors are located RelayErrors."""
+    from rvmdbg.relay.typecheck import check_module
+    imp = _imported(path, options)
+    mod = check_module(imp.module) if options.check else imp.module
+    return Program(path, text=None, module=mod, kind=KIND, names=_names(path, imp))
+
+
+def _names(path: str, imp):
+    """The debugger's names for the model (`break NODE`, `print TENSOR`)."""
+    from rvmdbg.onnx.debug_names import name_table
+    return name_table(path, imp)
+
+
+def debuggable(path: str, entry: str, options: LoadOptions) -> Debuggable:
+    """Import, check and compile for the debugger screen; the node listing is the source."""
+    from rvmdbg.relay.diagnostics import RelayError
+    from rvmdbg.relay.typecheck import check_module
+    from rvmdbg.vm.compiler import compile_module
+    try:
+        imp = _imported(path, options)
+        module = check_module(imp.module)
+        exe = compile_module(module, entries=("main",) if entry == "main" else ("main", entry))
+    except RelayError as exc:
+        raise ProgramLoadError(exc.format()) from None
+    except Exception as exc:  # the compiler's own errors carry their message
+        raise ProgramLoadError(f"{path}: error: " + _("cannot compile: {error}").format(
+            error=exc)) from None
+    check_entry(exe, entry, path)
+    return Debuggable(exe, module, imp.node_lines, path, None, names=_names(path, imp))
+
+
+def sniff(head: bytes) -> bool:
+    """An ONNX ModelProto: its first field is ir_version (field 1, a varint: byte 0x08) of a
+    small value, then a length-delimited field (producer, graph, opset_import, ...). Text,
+    Relay's or any other, never starts with byte 0x08."""
+    return len(head) >= 3 and head[0] == 0x08 and head[1] < 0x80 and head[2] & 0x07 == 2
+
+
+KIND = ProgramKind("onnx", (".onnx",), load, relay_text.bind, debuggable,
+                   source_language=None, sniff=sniff)
