@@ -24,7 +24,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help=_("write the Relay module to OUT (default: standard output)"))
     p.add_argument("--shape", action="append", default=[], metavar="NAME=D,D,...",
                    help=_("the shape of graph input NAME (? or -1 for a dimension left "
-                          "unknown); may be repeated"))
+                          "unknown; a sequence's element shapes separated by ;); may be "
+                          "repeated"))
     p.add_argument("--dtype", action="append", default=[], metavar="NAME=DTYPE",
                    help=_("the dtype of graph input NAME; may be repeated"))
     p.add_argument("--opset", type=int, metavar="N",
@@ -52,8 +53,16 @@ def _pairs(items: list, what: str) -> dict:
 
 
 def parse_shapes(items: list) -> dict:
+    """NAME=D,D,... a tensor's shape; NAME=D,D;D,D;... (a `;` after each element, the last
+    optional) a sequence's element shapes, a list of shapes (sequences are tuples)."""
     shapes = {}
     for name, text in _pairs(items, "shape").items():
+        if ";" in text:
+            parts = text.split(";")
+            if parts and not parts[-1].strip():
+                parts = parts[:-1]
+            shapes[name] = [parse_shapes([f"{name}={part}"])[name] for part in parts]
+            continue
         dims = []
         for d in (text.split(",") if text.strip() else []):
             d = d.strip()

@@ -373,13 +373,14 @@ class Importer:
             raise OnnxImportError(
                 _("graph input {name} is a sequence: its length and element shapes must be "
                   "known when the model is imported").format(name=name),
-                hint=_("give them as shapes={{{name!r}: [shape, ...]}} (one shape a tensor) "
-                       "or bind the input").format(name=name))
+                hint=_("give them with --shape {name}=2,3;2,3 (a shape per tensor, separated "
+                       "by ;)").format(name=name))
         dt = self.dtypes.get(name) or dtype_name(tt.elem_type)
         if dt is None:
             raise OnnxImportError(_("graph input {name} has element type {t}, which Relay "
                                     "has no dtype for").format(name=name, t=tt.elem_type))
-        fields = tuple(TensorType(tuple(int(d) for d in s), dt) for s in shapes)
+        fields = tuple(TensorType(tuple(int(d) if d is not None and int(d) >= 0 else None
+                                        for d in s), dt) for s in shapes)
         return Var(self._unique(legal_name(name)), TupleType(fields))
 
     def _unique(self, name: str) -> str:

@@ -233,3 +233,27 @@ def test_rvmdbg_debug_batch_stops_at_the_sequences_alloc_adt(tmp_path):
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, (out, proc.stderr)
     assert "(breakpoint 1)" in out and "AllocADT" in out, out
     assert "[append_y]" in out, out  # the tuple SequenceInsert made, named by its node
+
+
+def test_rvmdbg_import_takes_a_sequence_inputs_element_shapes_and_the_file_runs(tmp_path):
+    seq_in = helper.make_tensor_sequence_value_info("s", F, None)
+    m = _model([helper.make_node("ConcatFromSequence", ["s"], ["c"], axis=0)],
+               [seq_in], [helper.make_tensor_value_info("c", F, None)])
+    path = tmp_path / "seq_in.onnx"
+    onnx.save(m, str(path))
+    root = Path(__file__).resolve().parents[2]
+
+    def rvmdbg(*args):
+        return subprocess.run([sys.executable, "-m", "rvmdbg", *args], capture_output=True,
+                              text=True, timeout=120, cwd=root)
+    refused = rvmdbg("import", str(path))
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "graph input s is a sequence" in refused.stderr
+    assert "--shape s=2,3;2,3" in refused.stderr
+    out = tmp_path / "seq_in.relay"
+    made = rvmdbg("import", str(path), "--shape", "s=2,3;1,3", "-o", str(out))
+    assert made.returncode == 0, made.stderr
+    assert "%s: (Tensor[(2, 3), float32], Tensor[(1, 3), float32])" in out.read_text()
+    ran = rvmdbg("run", str(out), "([[1,2,3],[4,5,6]], [[7,8,9]])", "--json")
+    assert ran.returncode == 0, ran.stderr
+    assert '"shape": [3, 3]' in ran.stdout and "9.0" in ran.stdout
