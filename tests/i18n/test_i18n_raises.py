@@ -27,6 +27,11 @@ ROOT = Path(__file__).resolve().parents[2]
 MODULES = [
     "rvmdbg/relay/lexer.py",
     "rvmdbg/relay/parser.py",
+    "rvmdbg/relay/parse_common.py",
+    "rvmdbg/relay/parse_attrs.py",
+    "rvmdbg/relay/parse_exprs.py",
+    "rvmdbg/relay/parse_meta.py",
+    "rvmdbg/relay/parse_types.py",
     "rvmdbg/relay/metadata.py",
     "rvmdbg/relay/loader.py",
     "rvmdbg/relay/dialect.py",
