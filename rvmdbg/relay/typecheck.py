@@ -40,6 +40,7 @@ from rvmdbg.i18n import N_, _, ngettext
 from rvmdbg.relay.diagnostics import (
     NameResolutionError, RelayError, RelayTypeError, RelayWarning, Span,
 )
+from rvmdbg.relay.match_coverage import PatternMatrix
 from rvmdbg.relay.types import (
     UNIT, FuncType, IncompleteType, RefType, TensorType, TupleType, Type, TypeCall, TypeVar,
     free_type_vars, is_vector_dtype, scalar, substitute,
@@ -64,7 +65,6 @@ def _solvers() -> dict:
 
 
 _RECURSION_LIMIT = 200_000  # deep nesting (long operator chains) recurses once per level
-_MAX_WITNESSES = 8  # missing-case examples listed in a non-exhaustive match error
 
 
 class TypeWarning(RelayWarning):
@@ -177,10 +177,6 @@ def _at(node, parent):
     return parent if type(node) is Var else node
 
 
-def _is_wild(p) -> bool:
-    return isinstance(p, (PatternWildcard, PatternVar))
-
-
 def _has_unknown(t: Type) -> bool:
     if isinstance(t, IncompleteType):
         return True
@@ -202,7 +198,7 @@ def _float_word(v: float) -> str:
     return "nanf" if v != v else ("-inff" if v < 0 else "inff")
 
 
-class TypeChecker:
+class TypeChecker(PatternMatrix):
     """One inference problem over a module: the substitution, the node types, the relation queue."""
 
     def __init__(self, mod: Module):
@@ -1175,101 +1171,17 @@ class TypeChecker:
             return
         raise self.error(clause, _("unknown pattern {kind}").format(kind=type(p).__name__))
 
-    # exhaustiveness and redundancy: Maranget's pattern-matrix algorithms over the constructors
-    # appearing in each column (the pattern itself says which ADT or tuple a column holds)
-
-    def _column_kind(self, rows: list):
-        """('adt', TypeData) / ('tuple', arity) / ('any', None) for the first column of rows."""
-        for r in rows:
-            h = r[0]
-            if isinstance(h, PatternConstructor):
-                con = h.constructor or self.mod.constructors.get(h.name)
-                return "adt", self.mod.type_defs.get(con.type_name)
-            if isinstance(h, PatternTuple):
-                return "tuple", len(h.patterns)
-        return "any", None
-
-    @staticmethod
-    def _specialize(rows: list, name: str | None, arity: int) -> list:
-        """Rows that can match constructor `name` (None: the tuple), its fields spliced in."""
-        out = []
-        for r in rows:
-            h = r[0]
-            if _is_wild(h):
-                out.append([PatternWildcard()] * arity + r[1:])
-            elif name is None:
-                if isinstance(h, PatternTuple):
-                    out.append(list(h.patterns) + r[1:])
-            elif isinstance(h, PatternConstructor) and h.name == name:
-                out.append(list(h.patterns) + r[1:])
-        return out
-
-    def _missing(self, rows: list, width: int) -> list:
-        """Value shapes (one text per column) that no row matches; at most _MAX_WITNESSES."""
-        if width == 0:
-            return [] if rows else [[]]
-        kind, info = self._column_kind(rows)
-        out: list = []
-        if kind == "tuple":
-            k = info
-            for w in self._missing(self._specialize(rows, None, k), k + width - 1):
-                out.append(["(" + ", ".join(w[:k]) + ("," if k == 1 else "") + ")"] + w[k:])
-            return out
-        if kind == "adt" and info is not None:
-            used = {r[0].name for r in rows if isinstance(r[0], PatternConstructor)}
-            ctors = info.constructors
-            if all(c.name in used for c in ctors):
-                for c in ctors:
-                    k = len(c.inputs)
-                    for w in self._missing(self._specialize(rows, c.name, k), k + width - 1):
-                        head = c.name if k == 0 else f"{c.name}({', '.join(w[:k])})"
-                        out.append([head] + w[k:])
-                        if len(out) >= _MAX_WITNESSES:
-                            return out
-                return out
-            rest = self._missing([r[1:] for r in rows if _is_wild(r[0])], width - 1)
-            if not rest:
-                return []
-            heads = [c.name + ("(" + ", ".join(["_"] * len(c.inputs)) + ")" if c.inputs else "")
-                     for c in ctors if c.name not in used]
-            return [[h] + w for h in heads for w in rest][:_MAX_WITNESSES]
-        rest = self._missing([r[1:] for r in rows if _is_wild(r[0])], width - 1)
-        return [["_"] + w for w in rest]
-
-    def _useful(self, rows: list, vec: list) -> bool:
-        """Whether a value matched by vec escapes every row (Maranget's U)."""
-        if not vec:
-            return not rows
-        h = vec[0]
-        if isinstance(h, PatternConstructor):
-            return self._useful(self._specialize(rows, h.name, len(h.patterns)),
-                                list(h.patterns) + vec[1:])
-        if isinstance(h, PatternTuple):
-            return self._useful(self._specialize(rows, None, len(h.patterns)),
-                                list(h.patterns) + vec[1:])
-        kind, info = self._column_kind(rows)
-        if kind == "tuple":
-            return self._useful(self._specialize(rows, None, info),
-                                [PatternWildcard()] * info + vec[1:])
-        if kind == "adt" and info is not None:
-            used = {r[0].name for r in rows if isinstance(r[0], PatternConstructor)}
-            if all(c.name in used for c in info.constructors):
-                return any(self._useful(self._specialize(rows, c.name, len(c.inputs)),
-                                        [PatternWildcard()] * len(c.inputs) + vec[1:])
-                           for c in info.constructors)
-        return self._useful([r[1:] for r in rows if _is_wild(r[0])], vec[1:])
-
     def _check_coverage(self, e: Match) -> None:
         rows: list = []
         for c in e.clauses:
-            if rows and not self._useful(rows, [c.lhs]):
+            if rows and not self.useful(rows, [c.lhs]):
                 self.warnings.append(TypeWarning(_("unreachable match clause: the clauses "
                                                    "before it cover every value it matches"),
                                                  self._span_of(c), None, self.source))
             rows.append([c.lhs])
         if not e.complete:
             return
-        missing = self._missing(rows, 1)
+        missing = self.missing_cases(rows, 1)
         if missing:
             cases = ", ".join(w[0] for w in missing)
             raise self.error(e, _("match is not exhaustive: missing {cases}").format(cases=cases),

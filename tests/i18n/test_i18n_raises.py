@@ -45,6 +45,7 @@ MODULES = [
     "rvmdbg/minivm/machine.py",
     # the type checker, the memory dialect's types, and every operator's type relation
     "rvmdbg/relay/typecheck.py",
+    "rvmdbg/relay/match_coverage.py",
     "rvmdbg/relay/types.py",
     "rvmdbg/relay/equal.py",
     *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "rvmdbg/relay/ops").glob("*.py")),
