@@ -46,6 +46,9 @@ MODULES = [
     # the type checker, the memory dialect's types, and every operator's type relation
     "rvmdbg/relay/typecheck.py",
     "rvmdbg/relay/match_coverage.py",
+    "rvmdbg/relay/check_base.py",
+    "rvmdbg/relay/check_calls.py",
+    "rvmdbg/relay/unify.py",
     "rvmdbg/relay/types.py",
     "rvmdbg/relay/equal.py",
     *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "rvmdbg/relay/ops").glob("*.py")),
