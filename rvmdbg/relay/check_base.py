@@ -11,11 +11,14 @@ _OPS = None  # the operator registry module, imported on first use
 
 
 def ops_module():
+    """The operator registry module (`rvmdbg.relay.ops`), imported on first use."""
     global _OPS
     if _OPS is None:
         from rvmdbg.relay import ops  # imported late: the registry is large and loads kernels
         _OPS = ops
     return _OPS
+
+
 class TypeWarning(RelayWarning):
     """A located warning (unreachable match clause); collected on `mod.warnings`, never raised."""
 

@@ -6,7 +6,7 @@ checks that plain `match` is exhaustive. `check_expr(expr, mod)` types one extra
 against an already checked module (CLI arguments, nodes built by passes).
 
 How it works:
-- Unknown types are `IncompleteType` objects bound in a substitution map (`_subst`); unifying
+- Unknown types are `IncompleteType` objects bound in a substitution map (`subst`); unifying
   two types binds unknowns, with an occurs check. Tensor dims unify when equal or when either
   is `?` (TVM's `Any`); joining the arms of `if`/`match` turns differing static dims into `?`.
 - Globals are checked callees-first, one strongly connected component of the call graph at a
@@ -177,7 +177,7 @@ class TypeChecker(CallChecker, Unifier, PatternMatrix):
             raise self.error(node, msg, hint) from None
 
     def refuse(self, expected: Type, found: Type, node, template, literal=None, **fields):
-        """The RelayTypeError `_expect` makes, after `unify(expected, found)` failed (checking
+        """The RelayTypeError `expect` makes, after `unify(expected, found)` failed (checking
         succeeds without making the message): unifying again fails at the same place."""
         self.expect(expected, found, node, template, literal=literal, **fields)
         text = template() if callable(template) else _(template)
