@@ -264,12 +264,31 @@ def cmd_trace(ns: argparse.Namespace) -> int:
     write = sys.stdout.write
     try:
         vm.start(entry, args)
-        for line in trace_lines(vm):
-            write(line + "\n")
+        if program.names is None:
+            for line in trace_lines(vm):
+                write(line + "\n")
+        else:
+            _trace_named(vm, exe, program.names, write)
     except VMError as e:
         sys.stdout.flush()
         raise ProgramFailed(vm_error_text(e, exe)) from None
     return EXIT_OK
+
+
+def _trace_named(vm, exe, names, write) -> None:
+    """The trace of a program whose kind names its lines (an ONNX model's nodes): each line
+    says its node, as `[step 12] @main pc=3 [Conv_12]: ...`."""
+    from rvmdbg.debug.breakpoints import instruction_line
+    from rvmdbg.vm.machine import format_step
+    by_line = names.line_names()
+    while not vm.halted:
+        info = vm.step()
+        line = format_step(vm, info)
+        place = by_line.get(instruction_line(exe, info.func_index, info.pc))
+        if place is not None:
+            head, sep, rest = line.partition(": ")
+            line = f"{head} [{place}]{sep}{rest}"
+        write(line + "\n")
 
 
 def _configure_graph(p: argparse.ArgumentParser) -> None:
@@ -290,7 +309,8 @@ def cmd_graph(ns: argparse.Namespace) -> int:
         raise UsageError(f"{ns.program}: " + _("graph reads Relay source; a MiniVM program has no "
                                                "dataflow graph (it is bytecode with jumps)"))
     program = load_program(ns.program, missing_meta=missing_meta_from(ns))
-    print(graph_report(program.module, ns.entry.lstrip("@"), as_json=ns.json))
+    print(graph_report(program.module, ns.entry.lstrip("@"), as_json=ns.json,
+                       names=program.names))
     return EXIT_OK
 
 
@@ -418,7 +438,8 @@ def run_debug_batch(ns: argparse.Namespace, lines: list[str]) -> int:
     saved = ns.program if getattr(ns, "saved_breakpoints", False) else None
     try:
         session = DebugSession(exe, args, entry=entry, limits=limits_from(ns),
-                               history_bytes=ns.history_mb * 2 ** 20, program_path=saved)
+                               history_bytes=ns.history_mb * 2 ** 20, program_path=saved,
+                               names=program.names)
     except VMError as e:
         raise UsageError(e.message) from None
 

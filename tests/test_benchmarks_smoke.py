@@ -187,3 +187,13 @@ def test_bench_history_quick_runs_the_model_case():
     out = _run_script("bench_history.py")
     for label in ("mobilenet_v1", "gpt2_like", "S p95", "target S/s <= 2", "fib(16)"):
         assert label in out
+
+
+def test_bench_onnx_quick_runs():
+    pytest.importorskip("onnx")
+    out = _run_script("bench_onnx.py")
+    for label in ("import+check+compile", "VM run", "onnxruntime", "VM/ort", "kernels direct",
+                  "VM/direct", "targets:", "squeezenet"):
+        assert label in out
+    row = next(line for line in out.splitlines() if line.startswith("squeezenet"))
+    assert "not measured" not in row

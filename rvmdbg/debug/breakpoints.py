@@ -633,6 +633,8 @@ class Breakpoint:
         if self.kind == "line":
             moved = f" (moved from line {self.moved_from})" if self.moved_from else ""
             name = getattr(exe, "source_name", None) or "line"
+            if not self.spec.isdigit():  # a named line (an ONNX node)
+                return f"{self.spec} ({name}:{self.line}){moved}"
             return f"{name}:{self.line}{moved}"
         if self.kind == "kernel":
             if self.spec.startswith("kernel:") or len(self.kernels) != 1:
@@ -710,6 +712,7 @@ class BreakpointTable:
         self._lines: dict[int, frozenset] | None = None
         self._locs: dict | None = None
         self.on_change = None
+        self.names = None   # a debug.names.NameTable: `break NAME` for a named source line
 
     # ------------------------------------------------------------ queries
 
@@ -768,6 +771,19 @@ class BreakpointTable:
             return dict(spec=f"op:{cls.name}", kind="opcode", locations=locs, opcode=cls.name)
         if re.fullmatch(r"\d+", text):
             return self._resolve_line(_whole(text, "line number"))
+        if self.names is not None and text in self.names.places:
+            # a name the program kind gave a source line (an ONNX node): that line's code
+            fields = self._resolve_line(self.names.places[text])
+            fields["spec"] = text
+            exe = self.exe
+            kernels = frozenset(
+                (fi, pc) for fi, fn in enumerate(exe.functions)
+                for pc, ins in enumerate(fn.instructions)
+                if getattr(ins, "is_kernel_call", False)
+                and instruction_line(exe, fi, pc) == fields["line"])
+            if kernels:  # the node's kernel, not every entry into its line's setup
+                fields["locations"] = kernels
+            return fields
         kernel = self._resolve_kernel(text)
         if kernel is not None:
             return kernel

@@ -644,15 +644,19 @@ class CommandInterpreter:
             index = parse_index(index_src) if index_src is not None else None
         except IndexSyntaxError as e:
             raise CommandError(str(e)) from None
-        r = _register(name)
-        reg = register_name(self.session.exe, r)
         f = self._frame()
-        if not 0 <= r < len(f.registers):
-            raise DebugError(_("{register} is outside the register file (size {size})").format(
-                register=reg, size=len(f.registers)))
-        v = f.registers[r]
-        if v is None:
-            return _("{register} is empty").format(register=reg)
+        named = self._named_value(name.strip(), f)
+        if named is not None:
+            reg, v = named
+        else:
+            r = _register(name)
+            reg = register_name(self.session.exe, r)
+            if not 0 <= r < len(f.registers):
+                raise DebugError(_("{register} is outside the register file (size {size})").format(
+                    register=reg, size=len(f.registers)))
+            v = f.registers[r]
+            if v is None:
+                return _("{register} is empty").format(register=reg)
         kind = value_type(v)
         if index is not None:
             v = host_form(v)   # a TVM tensor (the Relax VM's) is indexed as its array
@@ -670,6 +674,22 @@ class CommandInterpreter:
             text = _full_text(v)
             return f"{reg} = {text}    ({_with_stats(kind, v)})"
         return f"{reg} = {value_text(v, 70)}    ({kind})\n" + "\n".join(lines)
+
+    def _named_value(self, name: str, f):
+        """(label, value) for a value the program kind named (an ONNX tensor), None when
+        `name` is not one; a DebugError when it has no value here yet."""
+        names = getattr(self.session, "names", None)
+        if names is None or name.startswith("$") or name not in names.values:
+            return None
+        from rvmdbg.debug.names import find_value
+        exe = self.session.exe
+        r, v, note = find_value(exe, f, names.values[name])
+        where = f"{name} ({register_name(exe, r)})" if r is not None else name
+        if v is None:
+            if note is None:
+                note = _("empty (freed after its last use)")
+            raise DebugError(_("{name} has no value here: {why}").format(name=where, why=note))
+        return where, v
 
     def cmd_heap(self, rest: str) -> str:
         f = self._frame()

@@ -100,7 +100,8 @@ def default_session(exe, like):
     saved breakpoints: those belong to the program's own numbering)."""
     from rvmdbg.debug.session import DebugSession
     return DebugSession(exe, like.arguments(), entry=like.entry, limits=like.limits,
-                        history_bytes=like.history.budget, config_dir=like.config_dir)
+                        history_bytes=like.history.budget, config_dir=like.config_dir,
+                        names=like.names)
 
 
 def _plain(bp) -> bool:

@@ -149,13 +149,17 @@ class StopEvent:
     text: str
     message: str | None = None
     span: object = None
+    place: str | None = None   # the program kind's name for the line (an ONNX node)
     motion: str | None = None
 
     def line(self) -> str:
-        """`[step 42] @sum_up pc=7: invoke $5 VMFunc[0]($4)    (breakpoint 1)`"""
+        """`[step 42] @sum_up pc=7: invoke $5 VMFunc[0]($4)    (breakpoint 1)`; with a named
+        line, `[step 42] @main pc=7 [Conv_12]: ...`."""
         where = f"@{self.func_name}" if self.func_name is not None else "?"
         if self.pc is not None:
             where += f" pc={self.pc}"
+        if self.place is not None:
+            where += f" [{self.place}]"
         reason = self.reason
         if reason == "step" and self.motion in BACK_MOTIONS:
             reason = BACK_MOTIONS[self.motion]
@@ -193,7 +197,7 @@ class DebugSession:
     def __init__(self, exe, args, entry: str = "main", limits=None,
                  history_bytes: int = 256 * 2 ** 20, config_dir=None, program_path=None,
                  interval: int = DEFAULT_INTERVAL,
-                 checkpoint_seconds: float | None = DEFAULT_MIN_SECONDS):
+                 checkpoint_seconds: float | None = DEFAULT_MIN_SECONDS, names=None):
         self.original_exe = exe
         self.journal = RefJournal()
         self.exe = instrument(exe, self.journal)
@@ -209,6 +213,10 @@ class DebugSession:
         self._end: tuple | None = None   # ("finished", step, result) | ("error", step, VMError)
         self._ids = IdCounter()
         self.breakpoints = BreakpointTable(self.exe, self._ids)
+        # the program kind's names for its source lines and values (debug.names.NameTable)
+        self.names = names
+        self.breakpoints.names = names
+        self._line_names: dict | None = None
         self.watches: list[Watchpoint] = []
         self._interrupt = threading.Event()
         self.on_progress = None          # callable(steps, steps_per_s), set by the screen
@@ -322,6 +330,16 @@ class DebugSession:
 
     # ------------------------------------------------------------ stop events
 
+    def place_at(self, func_index: int, pc: int) -> str | None:
+        """The program kind's name for the source line of an instruction (an ONNX node), or
+        None."""
+        if self.names is None:
+            return None
+        if self._line_names is None:
+            self._line_names = self.names.line_names()
+        from rvmdbg.debug.breakpoints import instruction_line
+        return self._line_names.get(instruction_line(self.exe, func_index, pc))
+
     def _back_event(self, motion: str, message=None) -> StopEvent:
         """The "step" stop of a backward motion (its line names the motion)."""
         ev = self._event("step", message=message)
@@ -341,6 +359,8 @@ class DebugSession:
             ev = StopEvent(reason, number, vm.steps, fn.name, top.pc,
                            ins.text() if ins is not None else "?", message,
                            self.exe.span_at(top.func_index, top.pc))
+            if self.names is not None:
+                ev.place = self.place_at(top.func_index, top.pc)
         self.last_event = ev
         return ev
 

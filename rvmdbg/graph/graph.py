@@ -156,8 +156,10 @@ class Graph:
         shape = self.shapes[eid]
         return f"[{', '.join(str(d) for d in shape)}] {self.dtypes[eid]}"
 
-    def format(self, plan=None) -> str:
-        """The node list: id, op, name, inputs, each output's shape and storage id."""
+    def format(self, plan=None, names=None) -> str:
+        """The node list: id, op, name, inputs, each output's shape and storage id; with
+        `names` (a debug.names.NameTable), a kernel's source line's name after it."""
+        by_line = names.line_names() if names is not None else {}
         if plan is None:
             from rvmdbg.graph.plan import plan_memory
             plan = plan_memory(self)
@@ -174,6 +176,9 @@ class Graph:
                 head = f"{nid:>3}: tvm_op {n.func_name}({ins})"
                 if n.reshape_only:
                     head += " reshape-only"
+                place = by_line.get(n.span.line) if by_line and n.span is not None else None
+                if place is not None:
+                    head += f" [{place}]"
             else:
                 head = f"{nid:>3}: null   {'%' if n.kind == INPUT else ''}{n.name} ({n.kind})"
             outs = []

@@ -8,9 +8,10 @@ from rvmdbg.graph.plan import plan_memory
 from rvmdbg.relay.ast import Module
 
 
-def graph_report(mod: Module, entry: str = "main", as_json: bool = False) -> str:
+def graph_report(mod: Module, entry: str = "main", as_json: bool = False, names=None) -> str:
     """The node list and plan summary of entry's graph (raises GraphRefusal when it has none).
-    With as_json, TVM's graph JSON plus a `memory_plan` object."""
+    With as_json, TVM's graph JSON plus a `memory_plan` object. `names`: the program kind's
+    debug.names.NameTable (an ONNX model's nodes), shown beside each kernel."""
     graph = lower_to_graph(mod, entry)
     plan = plan_memory(graph)
     if as_json:
@@ -19,4 +20,4 @@ def graph_report(mod: Module, entry: str = "main", as_json: bool = False) -> str
                                "block_sizes": plan.block_sizes,
                                "reuse_ratio": round(plan.reuse_ratio, 4)}
         return json.dumps(data, indent=2)
-    return graph.format(plan) + "\n" + plan.summary()
+    return graph.format(plan, names) + "\n" + plan.summary()

@@ -282,6 +282,7 @@ class Importer:
         self.filename = filename
         self.values: dict = {}        # ONNX tensor name -> Relay expr
         self.expansions = 0           # function bodies expanded so far (unique edge names)
+        self.fold_memo = {}           # id(expr) -> (expr, folded): kept across nodes
         self.outer_node = None        # the top-level node being converted (subgraphs: its span)
         self.module = Module()
         self.g = GraphContext(self.opset, self.module, self)
@@ -547,15 +548,19 @@ class Importer:
         """Type `e` (located errors at its node) and evaluate what only depends on
         constants, as TVM's importer folded each node's result."""
         self.g.type_of(e)
-        return _fold(e, {})
+        # one memo for the whole import: an earlier node's result is not walked again (a
+        # fresh memo per node made importing quadratic in the depth of the network)
+        return _fold(e, self.fold_memo)
 
 
 def _fold(e, memo: dict):
-    """Constant-fold the calls not typed before this node (the new ones)."""
+    """Constant-fold the calls not typed before this node (the new ones). `memo` maps
+    id(expr) to (expr, folded): holding expr keeps its id from being reused."""
     from rvmdbg.passes.fold_constant import _const_value, _run_kernel
     key = id(e)
-    if key in memo:
-        return memo[key]
+    hit = memo.get(key)
+    if hit is not None and hit[0] is e:
+        return hit[1]
     out = e
     t = type(e)
     if t is Call and type(e.op) is OpRef:
@@ -601,7 +606,8 @@ def _fold(e, memo: dict):
         if any(a is not b for a, b in zip(fields, e.fields)):
             out = ast.Tuple(fields, e.span)
             out.checked_type = e.checked_type
-    memo[key] = out
+    memo[key] = (e, out)
+    memo[id(out)] = (out, out)  # a later node reads the folded form
     return out
 
 

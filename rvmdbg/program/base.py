@@ -66,6 +66,7 @@ class Program:
     executable: object = None        # a loaded Executable, for a .rvmx (MiniProgram for .mvm)
     parse_warnings: int = 0          # module.warnings[:n] came from the parser (already shown)
     kind: "ProgramKind | None" = None
+    names: object = None             # a debug.names.NameTable (an ONNX model's node names)
 
     @property
     def source(self) -> Source | None:
@@ -82,6 +83,7 @@ class Debuggable:
     source_file: str | None          # the span file name of the program's own lines
     default_args: list[str] | None   # the `// args:` line's ARG texts
     saved: bool = False              # a saved executable (not compiled here)
+    names: object = None             # a debug.names.NameTable: `break NODE`, `print TENSOR`
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,13 @@ def load(path: str, options: LoadOptions) -> Program:
     from rvmdbg.relay.typecheck import check_module
     imp = _imported(path, options)
     mod = check_module(imp.module) if options.check else imp.module
-    return Program(path, text=None, module=mod, kind=KIND)
+    return Program(path, text=None, module=mod, kind=KIND, names=_names(path, imp))
+
+
+def _names(path: str, imp):
+    """The debugger's names for the model (`break NODE`, `print TENSOR`)."""
+    from rvmdbg.onnx.debug_names import name_table
+    return name_table(path, imp)
 
 
 def debuggable(path: str, entry: str, options: LoadOptions) -> Debuggable:
@@ -42,7 +48,7 @@ def debuggable(path: str, entry: str, options: LoadOptions) -> Debuggable:
         raise ProgramLoadError(f"{path}: error: " + _("cannot compile: {error}").format(
             error=exc)) from None
     check_entry(exe, entry, path)
-    return Debuggable(exe, module, imp.node_lines, path, None)
+    return Debuggable(exe, module, imp.node_lines, path, None, names=_names(path, imp))
 
 
 def sniff(head: bytes) -> bool:

@@ -32,6 +32,7 @@ class DebugProgram:
     entry: str = "main"
     saved: bool = False            # opened from a .rvmx
     constructor_types: dict = field(default_factory=dict)
+    names: object = None           # the kind's debug.names.NameTable (an ONNX model's names)
     _expression_types: object = field(default=None, repr=False)
 
     @property
@@ -89,6 +90,7 @@ def load_program(path: str, entry: str = "main", missing_meta=None) -> DebugProg
     d = kind_for(path).debuggable(path, entry, LoadOptions(missing_meta=missing_meta))
     prog = DebugProgram(path, os.path.basename(path), d.exe, d.module, d.source_text,
                         d.source_file, d.default_args, entry, saved=d.saved)
+    prog.names = d.names
     prog.constructor_types = constructor_types(prog.module)
     return prog
 

@@ -43,6 +43,7 @@ from rvmdbg.vm.kernels import BUILTIN_KERNELS, build_kernel, post_order, with_pa
 
 # TVM shortens longer kernel names and appends a hash of the full one
 MAX_KERNEL_NAME = 80
+_POOL_BY_VALUE = 1 << 16  # bytes: a constant up to this size is shared with its equals
 # the name TVM's VM compiler gives its LowerTE module, which prefixes every kernel name
 KERNEL_PREFIX = "vm_mod_"
 # passes recurse once per nested node: a 10,000-let program needs room beyond Python's default
@@ -88,6 +89,7 @@ class _ModuleTables:
             n for n, f in mod.functions.items() if not f.is_primitive)}
         self.constants: list = []
         self._const_index: dict = {}
+        self._pinned: list = []
         self.kernels: list = []
         self._kernel_index: dict = {}   # source text (or builtin name) -> index
         self._names: set = set()
@@ -96,7 +98,13 @@ class _ModuleTables:
 
     def constant(self, data: np.ndarray) -> int:
         data = np.asarray(data)
-        key = (data.dtype.str, data.shape, data.tobytes())
+        if data.nbytes > _POOL_BY_VALUE:
+            # a large weight is pooled by identity: hashing its bytes cost as much as the rest
+            # of compiling a network (ResNet-50: 100 MB of weights)
+            key = (data.dtype.str, data.shape, id(data))
+            self._pinned.append(data)  # keeps the id from being reused
+        else:
+            key = (data.dtype.str, data.shape, data.tobytes())
         index = self._const_index.get(key)
         if index is None:
             index = self._const_index[key] = len(self.constants)

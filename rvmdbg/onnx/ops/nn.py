@@ -172,6 +172,11 @@ def mish(g, node, inputs, attrs):
 def prelu(g, node, inputs, attrs):
     x, slope = inputs
     shape = c.shape_of(g, x)
+    xs, ss = g.shape_of(x), g.shape_of(slope)
+    if g.opset < 7 and len(ss) == 1 and len(xs) > 2 and ss[0] not in (1, None):
+        # before opset 7 (no broadcasting) a slope of C values is one per channel, as
+        # PyTorch exported nn.PReLU(C); TVM's converter broadcast it from the right and failed
+        slope = c.reshape(g, slope, [ss[0]] + [1] * (len(xs) - 2))
     alpha = c.reshape(g, g.call("broadcast_to_like", [slope, x]), [-1])
     out = g.call("nn.prelu", [c.reshape(g, x, [-1]), alpha], axis=0)
     return c.reshape(g, out, g.fold(shape))

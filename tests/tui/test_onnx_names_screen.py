@@ -1,0 +1,58 @@
+"""The screen on an imported ONNX model (issue 26 item 4): the source pane shows the node
+listing, `break Conv_12` then `continue` stops at that node's kernel with the node named in
+the stop line, and `print conv1_out` prints the tensor by its ONNX name. The program is built
+as the ONNX program kind hands it over (its Debuggable fields and name table), on the Python
+API, until that kind is reachable from the command line."""
+import numpy as np
+import pytest
+
+pytest.importorskip("onnx")
+
+from conftest import press, screen_of, settle  # noqa: E402
+from test_console import console_text, type_command  # noqa: E402
+
+
+def _onnx_program():
+    from onnx import TensorProto, helper, numpy_helper
+
+    from rvmdbg.onnx import import_model
+    from rvmdbg.onnx.debug_names import name_table
+    from rvmdbg.relay.typecheck import check_module
+    from rvmdbg.tui.program import DebugProgram
+    from rvmdbg.vm.compiler import compile_module
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.INT64, None)
+    w = numpy_helper.from_array(np.full((2, 1, 3, 3), 0.5, "float32"), "W")
+    nodes = [helper.make_node("Conv", ["x", "W"], ["conv1_out"], pads=[1, 1, 1, 1],
+                              name="Conv_12"),
+             helper.make_node("ArgMax", ["conv1_out"], ["y"], axis=1, name="ArgMax_13")]
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y], [w]),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    imp = import_model(model)
+    mod = check_module(imp.module)
+    prog = DebugProgram("model.onnx", "model.onnx", compile_module(mod), mod,
+                        imp.node_lines, mod.source.name if mod.source else "model.onnx",
+                        None)
+    prog.names = name_table(model, imp)
+    return prog
+
+
+async def test_break_on_an_onnx_node_and_print_a_tensor_by_name(tmp_path):
+    from rvmdbg.tui.app import DebuggerApp
+    x = "@" + str(tmp_path / "x.npy")
+    np.save(tmp_path / "x.npy", np.ones((1, 1, 4, 4), "float32"))
+    app = DebuggerApp(_onnx_program(), [x], config_dir=str(tmp_path / "config"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        assert app.session is not None and app.session.names is not None
+        for line in ("break Conv_12", "continue", "next", "print conv1_out[0, 0, 1, 1]"):
+            await type_command(app, pilot, line)
+            await press(app, pilot, "escape")
+        lines = console_text(app)
+        assert any(line.startswith("(rvmdbg) break Conv_12") for line in lines)
+        assert any("breakpoint 1 at Conv_12 (" in line for line in lines), lines
+        assert any("[Conv_12]" in line and "(breakpoint 1)" in line for line in lines), lines
+        assert any(line.startswith("conv1_out ($") and "4.5" in line for line in lines), lines
+        # the source pane holds the node listing
+        assert "Conv_12  Conv" in app.program.source_text
+        assert screen_of(app) is not None
