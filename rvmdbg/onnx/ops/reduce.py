@@ -98,8 +98,7 @@ def topk(g, node, inputs, attrs):
     return [g.get(out, 0), g.get(out, 1)]
 
 
-@converter("CumSum", since=11)
-def cumsum(g, node, inputs, attrs):
+def _scan(g, op, inputs, attrs):
     x = inputs[0]
     axis = c.const_value(g, inputs[1])
     if axis is None:
@@ -108,6 +107,17 @@ def cumsum(g, node, inputs, attrs):
     exclusive = bool(attrs.get("exclusive", 0))
     if attrs.get("reverse", 0):
         out = g.call("reverse", [x], axis=axis)
-        out = g.call("cumsum", [out], axis=axis, dtype=None, exclusive=exclusive)
+        out = g.call(op, [out], axis=axis, dtype=None, exclusive=exclusive)
         return g.call("reverse", [out], axis=axis)
-    return g.call("cumsum", [x], axis=axis, dtype=None, exclusive=exclusive)
+    return g.call(op, [x], axis=axis, dtype=None, exclusive=exclusive)
+
+
+@converter("CumSum", since=11)
+def cumsum(g, node, inputs, attrs):
+    return _scan(g, "cumsum", inputs, attrs)
+
+
+# CumProd came after Relay; TVM's relay.cumprod has CumSum's attributes and relation
+@converter("CumProd", since=26)
+def cumprod(g, node, inputs, attrs):
+    return _scan(g, "cumprod", inputs, attrs)
