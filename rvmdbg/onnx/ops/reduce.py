@@ -37,10 +37,23 @@ def _reduce(relay_op: str, before=None, after=None):
             axes = list(range(g.rank_of(x)))
         if before is not None:
             x = before(g, x)
-        extra = {} if relay_op == "logsumexp" else {"exclude": False}
-        out = g.call(relay_op, [x], axis=axes, keepdims=bool(attrs.get("keepdims", 1)), **extra)
+        keep = bool(attrs.get("keepdims", 1))
+        if relay_op == "logsumexp":
+            out = _logsumexp(g, x, axes, keep)
+        else:
+            out = g.call(relay_op, [x], axis=axes, keepdims=keep, exclude=False)
         return after(g, out) if after is not None else out
     return convert
+
+
+def _logsumexp(g, x, axes, keepdims):
+    """relay.logsumexp, which TVM's Python API composes (no operator of its own): log(sum(
+    exp(x - max))) + max, the max and sum kept; over an empty set, log(0) + lowest = -inf."""
+    m = g.call("max", [x], axis=axes, keepdims=True, exclude=False)
+    e = g.call("exp", [g.call("subtract", [x, m])])
+    s = g.call("sum", [e], axis=axes, keepdims=True, exclude=False)
+    out = g.call("add", [g.call("log", [s]), m])
+    return out if keepdims else c.squeeze(g, out, axes)
 
 
 def _square(g, x):
