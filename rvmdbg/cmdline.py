@@ -63,6 +63,20 @@ def add_meta_options(p: argparse.ArgumentParser) -> None:
     group.add_argument("--meta-random", type=int, metavar="SEED",
                        help=_("fill each meta[relay.Constant][i] of a file without its "
                               "#[metadata] section with values of its ty= type drawn from SEED"))
+    add_onnx_options(p)
+
+
+def add_onnx_options(p: argparse.ArgumentParser) -> None:
+    """--shape NAME=D,D,... / --dtype NAME=DTYPE / --opset N: what an ONNX model leaves open
+    (every command that loads a program takes them; on another kind of program they are a
+    usage error)."""
+    p.add_argument("--shape", action="append", default=[], metavar="NAME=D,D,...",
+                   help=_("the shape of graph input NAME (? or -1 for a dimension left "
+                          "unknown); may be repeated"))
+    p.add_argument("--dtype", action="append", default=[], metavar="NAME=DTYPE",
+                   help=_("the dtype of graph input NAME; may be repeated"))
+    p.add_argument("--opset", type=int, metavar="N",
+                   help=_("convert as opset N of the default domain (default: the model's)"))
 
 
 def missing_meta_from(ns: argparse.Namespace):
@@ -72,6 +86,25 @@ def missing_meta_from(ns: argparse.Namespace):
         return MissingConstants("inputs")
     seed = getattr(ns, "meta_random", None)
     return None if seed is None else MissingConstants("random", seed)
+
+
+def load_options_from(ns) -> "LoadOptions":
+    """The `LoadOptions` the options ask for (--meta-inputs / --meta-random, --shape,
+    --dtype, --opset); `ns` is a command line's namespace or the DAP's launch configuration,
+    whose `shape` / `dtype` are lists of NAME=VALUE texts too. UsageError for a bad one."""
+    from rvmdbg.program.base import LoadOptions
+    from rvmdbg.relay.diagnostics import RelayError
+    shapes = dtypes = None
+    try:
+        from rvmdbg.onnx_cli import parse_dtypes, parse_shapes
+        if getattr(ns, "shape", None):
+            shapes = parse_shapes(ns.shape)
+        if getattr(ns, "dtype", None):
+            dtypes = parse_dtypes(ns.dtype)
+    except RelayError as e:
+        raise UsageError(e.message) from None
+    return LoadOptions(missing_meta=missing_meta_from(ns), shapes=shapes, dtypes=dtypes,
+                       opset=getattr(ns, "opset", None))
 
 
 def add_program_args(p: argparse.ArgumentParser) -> None:

@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 
+from rvmdbg.cmdline import add_onnx_options
 from rvmdbg.i18n import _
 from rvmdbg.relay.diagnostics import RelayError
 
@@ -22,13 +23,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", metavar="MODEL", help=_("an .onnx file"))
     p.add_argument("-o", "--output", metavar="OUT",
                    help=_("write the Relay module to OUT (default: standard output)"))
-    p.add_argument("--shape", action="append", default=[], metavar="NAME=D,D,...",
-                   help=_("the shape of graph input NAME (? or -1 for a dimension left "
-                          "unknown); may be repeated"))
-    p.add_argument("--dtype", action="append", default=[], metavar="NAME=DTYPE",
-                   help=_("the dtype of graph input NAME; may be repeated"))
-    p.add_argument("--opset", type=int, metavar="N",
-                   help=_("convert as opset N of the default domain (default: the model's)"))
+    add_onnx_options(p)
     p.add_argument("--keep-params", action="store_true",
                    help=_("initializers as parameters of @main (their values in OUT.npz) "
                           "instead of constants"))
