@@ -207,8 +207,9 @@ def open_session(config: LaunchConfig) -> DebugSession:
             hint=_("set them in the launch configuration: `args` (a list of values, as on the "
                    "command line) or `inputs` (an .npz archive naming the parameters)"))
         exe = executable_of(program)
+        # the kind's names (an ONNX model's nodes and tensors: `break Conv_12`, `print y`)
         return DebugSession(exe, args, entry=config.entry, limits=config.limits,
-                            history_bytes=config.history_mb * 2 ** 20)
+                            history_bytes=config.history_mb * 2 ** 20, names=program.names)
     except RelayError as e:
         raise RequestError(e.format()) from None
     except ArgumentError as e:
