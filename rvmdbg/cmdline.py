@@ -66,6 +66,51 @@ def add_meta_options(p: argparse.ArgumentParser) -> None:
     add_onnx_options(p)
 
 
+_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+           "float16", "float32", "float64")
+
+
+class ImportUsageError(UsageError):
+    """A bad --shape or --dtype (exit 2)."""
+
+
+def _pairs(items: list, what: str) -> dict:
+    out = {}
+    for item in items:
+        name, sep, value = item.rpartition("=")
+        if not sep or not name:
+            raise ImportUsageError(_("--{what} expects NAME=VALUE, got {text}").format(
+                what=what, text=repr(item)))
+        out[name] = value
+    return out
+
+
+def parse_shapes(items: list) -> dict:
+    shapes = {}
+    for name, text in _pairs(items, "shape").items():
+        dims = []
+        for d in (text.split(",") if text.strip() else []):
+            d = d.strip()
+            if d in ("?", "-1"):
+                dims.append(None)
+            elif d.isdigit():
+                dims.append(int(d))
+            else:
+                raise ImportUsageError(_("--shape {name}: {dim} is no dimension (a whole number, "
+                                         "or ? for unknown)").format(name=name, dim=repr(d)))
+        shapes[name] = dims
+    return shapes
+
+
+def parse_dtypes(items: list) -> dict:
+    dtypes = _pairs(items, "dtype")
+    for name, dt in dtypes.items():
+        if dt not in _DTYPES:
+            raise ImportUsageError(_("--dtype {name}: {dtype} is not a Relay dtype ({known})").format(
+                name=name, dtype=repr(dt), known=", ".join(_DTYPES)))
+    return dtypes
+
+
 def add_onnx_options(p: argparse.ArgumentParser) -> None:
     """--shape NAME=D,D,... / --dtype NAME=DTYPE / --opset N: what an ONNX model leaves open
     (every command that loads a program takes them; on another kind of program they are a
@@ -93,16 +138,8 @@ def load_options_from(ns) -> "LoadOptions":
     --dtype, --opset); `ns` is a command line's namespace or the DAP's launch configuration,
     whose `shape` / `dtype` are lists of NAME=VALUE texts too. UsageError for a bad one."""
     from rvmdbg.program.base import LoadOptions
-    from rvmdbg.relay.diagnostics import RelayError
-    shapes = dtypes = None
-    try:
-        from rvmdbg.onnx_cli import parse_dtypes, parse_shapes
-        if getattr(ns, "shape", None):
-            shapes = parse_shapes(ns.shape)
-        if getattr(ns, "dtype", None):
-            dtypes = parse_dtypes(ns.dtype)
-    except RelayError as e:
-        raise UsageError(e.message) from None
+    shapes = parse_shapes(ns.shape) if getattr(ns, "shape", None) else None
+    dtypes = parse_dtypes(ns.dtype) if getattr(ns, "dtype", None) else None
     return LoadOptions(missing_meta=missing_meta_from(ns), shapes=shapes, dtypes=dtypes,
                        opset=getattr(ns, "opset", None))
 
