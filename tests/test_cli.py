@@ -628,6 +628,19 @@ def test_memory_error_anywhere_is_a_message_and_exit_1(monkeypatch, capsys):
     assert err.startswith("error: out of memory") and "Traceback" not in err
 
 
+def test_trace_labels_its_steps_in_the_language_in_use():
+    """Issue 28 item 10: `rvmdbg --lang zh_CN trace` printed `[step 0]`."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    env = dict(__import__("os").environ, PYTHONPATH=str(root))
+    out = subprocess.run([sys.executable, "-m", "rvmdbg", "--lang", "zh_CN", "trace",
+                          "programs/fib.relay", "2"], capture_output=True, text=True, cwd=root,
+                         env=env, timeout=120).stdout
+    assert out.startswith("[第 0 步] @main pc=0") and "[step" not in out
+
+
 def test_an_expression_file_without_a_header_runs_with_a_note(capsys, tmp_path):
     path = tmp_path / "fn.relay"
     path.write_text("fn (%x: int32) {\n  add(%x, 1)\n}\n", encoding="utf-8")

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -94,3 +96,13 @@ def test_the_quiz_in_chinese():
     assert code == 0
     assert "第 1 题 [第 0 步] 哪种执行器能运行 @main？" in out
     assert "正确：只有虚拟机" in out and out.rstrip().endswith("得分：2/2")
+
+
+@pytest.mark.parametrize("path", ["programs/demo.mvm", "programs/demo_spin.mvm", "programs/fib.relay",
+                                  "programs/loop.relay"])
+@pytest.mark.parametrize("seed", ["0", "3", "11"])
+def test_no_question_has_a_single_answer(path, seed):
+    """Issue 28: `作答（1-1）` at MiniVM's HL: a question with one choice asks nothing."""
+    args = ["3"] if path.endswith(".relay") else []
+    code, out, _err = quiz(path, *args, "--seed", seed, answers="1\n" * 60)
+    assert "(1-1)" not in out and "answer (1-" in out

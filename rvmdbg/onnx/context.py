@@ -85,7 +85,7 @@ class GraphContext:
         tc = tc_mod.TypeChecker(self.module)
         for n in walk(expr, into=lambda n: n.checked_type is None):
             if n.checked_type is not None:
-                tc._types[id(n)] = n.checked_type
+                tc.types[id(n)] = n.checked_type
         with tc_mod._checking():
             t = tc.visit(expr)
             tc.solve_pending()

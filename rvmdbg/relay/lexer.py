@@ -73,7 +73,7 @@ _NUMBER = re.compile(
     r"(?:(?P<suffix>[fiu])(?P<width>[0-9]*))?)"
 )
 
-_INT_RANGES = {
+INT_RANGES = {
     "int8": (-(1 << 7), (1 << 7) - 1), "int16": (-(1 << 15), (1 << 15) - 1),
     "int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1),
     "uint8": (0, (1 << 8) - 1), "uint16": (0, (1 << 16) - 1),
@@ -156,7 +156,7 @@ def _number(text: str, span: Span, source: Source, before: str) -> Number:
                            _("integer suffixes are i, i8, i16, i32, i64, u8, u16, u32 and u64"),
                            source)
         dtype = ("int" if suffix == "i" else "uint") + width
-    lo, hi = _INT_RANGES[dtype]
+    lo, hi = INT_RANGES[dtype]
     if not lo <= value <= hi:
         raise LexError(_("integer literal `{text}` is out of range for {dtype}").format(
             text=text, dtype=dtype), span, None, source)

@@ -16,7 +16,7 @@ import time
 from textual.app import App
 
 from rvmdbg.tui.args_modal import ArgumentsModal
-from rvmdbg.tui.glyphs import glyphs_for
+from rvmdbg.tui.glyphs import ASCII_CSS, glyphs_for, use_ascii_frames
 from rvmdbg.tui.keymap import KeymapError, load_keymap
 from rvmdbg.tui.program import DebugProgram, ProgramLoadError, load_program_kept
 from rvmdbg.tui.screen import DebuggerScreen
@@ -30,6 +30,7 @@ GC_IDLE_SECONDS = 1.0
 
 class DebuggerApp(App):
     CSS_PATH = "debugger.tcss"
+    CSS = ASCII_CSS
     TITLE = "rvmdbg"
     ENABLE_COMMAND_PALETTE = False
 
@@ -55,6 +56,7 @@ class DebuggerApp(App):
         self.arg_texts = program.initial_arg_texts(arg_texts or [])
         self.ascii_only = ascii_only
         self.glyphs = glyphs_for(ascii_only)
+        use_ascii_frames(self, ascii_only)
         self.limits = limits
         self.config_dir = config_dir
         self.history_bytes = history_bytes

@@ -51,7 +51,7 @@ class CommandLine(Input):
     def __init__(self, **kwargs) -> None:
         # not selected on focus: a pre-filled line (`e` gives `condition 1 `) is added to
         # by typing, never replaced by it
-        super().__init__(placeholder=self.PLACEHOLDER, select_on_focus=False, **kwargs)
+        super().__init__(placeholder=_(self.PLACEHOLDER), select_on_focus=False, **kwargs)
         self.history: list[str] = []
         self._position = 0
         self.complete = None            # callable(text) -> (start, words), set by the screen

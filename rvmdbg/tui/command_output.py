@@ -11,6 +11,7 @@ from __future__ import annotations
 from textual.binding import Binding
 from textual.widgets import Log
 from rvmdbg.i18n import N_, _
+from rvmdbg.views.text import fold_line
 
 MIN_HEIGHT = 3
 
@@ -29,6 +30,8 @@ class CommandOutput(Log):
         self.border_title = _(self.title)
         self._pager_end = 0   # the last line of a long output shown from its top
         self._pending: list[str] = []   # lines recorded while hidden (see show_lines)
+        self._raw: list[str] = []       # every line as printed (the pane shows them folded)
+        self._folded_at = 0             # the width the shown lines were folded to
 
     def show_command(self, line: str, output: str) -> None:
         """`(rvmdbg) LINE` and its output; a long output is shown from its first line."""
@@ -36,8 +39,33 @@ class CommandOutput(Log):
 
     @property
     def lines(self) -> list[str]:
+        """Every line as printed (copy and tests read these), not as folded on screen."""
         self.flush()
-        return super().lines
+        return self._raw
+
+    def _fold_width(self) -> int:
+        width = self.scrollable_content_region.width
+        return width - 1 if width > 0 else 0
+
+    def _fold(self, lines: list[str]) -> list[str]:
+        """Lines wider than the pane folded under themselves: a console line is never cut."""
+        width = self._folded_at = self._fold_width()
+        if width <= 0:
+            return list(lines)
+        return [piece for line in lines for piece in fold_line(line, width)]
+
+    def on_resize(self) -> None:
+        if self._raw and self._fold_width() != self._folded_at:
+            self.call_after_refresh(self._refold)
+
+    def _refold(self) -> None:
+        self.clear()
+        super().write_lines(self._fold(self._raw))
+        self._note_more()
+
+    def write_lines(self, lines, scroll_end=None):
+        self._raw.extend(lines)
+        return super().write_lines(self._fold(list(lines)), scroll_end=scroll_end)
 
     def show_lines(self, lines: list[str]) -> None:
         if not self.has_class("-shown"):
@@ -58,7 +86,8 @@ class CommandOutput(Log):
     def _write(self, lines: list[str]) -> None:
         start = self.line_count
         height = self.scrollable_content_region.height or self.size.height
-        if height and len(lines) > height:
+        shown = sum(len(fold_line(line, self._fold_width())) for line in lines)
+        if height and shown > height:
             self.write_lines(lines, scroll_end=False)
             self.scroll_to(y=start, animate=False, immediate=True)
             self._pager_end = start + len(lines)

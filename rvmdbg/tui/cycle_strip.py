@@ -12,6 +12,7 @@ from textual.widgets import Static
 
 from rvmdbg.i18n import _
 from rvmdbg.views.cycle import PHASE_LABELS, DispatchCycle
+from rvmdbg.views.text import wrap
 
 
 def cycle_of(app) -> DispatchCycle:
@@ -27,8 +28,8 @@ class CycleStrip(Static):
     """Three lines: fetch, decode, execute (`show(rows)` with `DispatchCycle.rows()`)."""
 
     DEFAULT_CSS = """
-    CycleStrip { height: 4; padding: 0 1; border-top: solid $primary-darken-1; display: none;
-                 text-wrap: nowrap; text-overflow: ellipsis; }
+    CycleStrip { height: auto; max-height: 10; padding: 0 1; border-top: solid $primary-darken-1;
+                 display: none; }
     CycleStrip.-shown { display: block; }
     """
 
@@ -39,16 +40,26 @@ class CycleStrip(Static):
 
     def show(self, rows) -> None:
         self.rows = list(rows)
-        text = Text(no_wrap=True, overflow="ellipsis")
+        # each phase's explanation wraps under it (hanging indent), never cut at 80 columns
+        width = self.content_region.width or 76
+        text = Text()
         for i, (phase, line, state) in enumerate(rows):
             if i:
                 text.append("\n")
             mark = self.marker if state == "next" else " "
             style = {"done": "bold", "next": "bold reverse", "later": "italic"}[state]
             label = _(PHASE_LABELS[phase])   # padded by cells: 取指 is two wide characters
-            text.append(f"{mark} {label}" + " " * max(0, 8 - cell_len(label)), style=style)
-            text.append(f" {line}", style={"done": "", "next": "bold", "later": "italic"}[state])
+            head = f"{mark} {label}" + " " * max(0, 8 - cell_len(label))
+            text.append(head, style=style)
+            indent = cell_len(head) + 1
+            body_style = {"done": "", "next": "bold", "later": "italic"}[state]
+            for k, part in enumerate(wrap(line, max(16, width - indent)) or [""]):
+                text.append(("\n" + " " * indent if k else " ") + part, style=body_style)
         self.update(text)
+
+    def on_resize(self) -> None:
+        if self.rows:
+            self.show(self.rows)
 
     def plain(self) -> str:
         return "\n".join(f"{phase}: {line}" for phase, line, _ in self.rows)

@@ -10,10 +10,12 @@ written in class bodies (`N_`), before the language is chosen, and translated he
 """
 from __future__ import annotations
 
+from textual.binding import Binding
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 from rvmdbg.i18n import _
+from rvmdbg.tui.help_screen import key_text
 
 
 class KeyFooter(Footer):
@@ -34,6 +36,12 @@ class KeyFooter(Footer):
         for widget in super().compose():
             if isinstance(widget, FooterKey):
                 widget.description = _(widget.description) if widget.description else ""
+                # keys written as the help writes them (Tab, Esc, F11), not Textual's tab, esc
+                shown = key_text(widget.key)
+                default = self.app.get_key_display(Binding(widget.key, widget.action))
+                arrow = default in ("←", "→", "↑", "↓") and not getattr(self.app, "ascii_only", False)
+                if widget.key_display in (default, widget.key) and not arrow:
+                    widget.key_display = shown
                 if widget.tooltip:
                     widget.tooltip = _(str(widget.tooltip))
             yield widget

@@ -74,3 +74,19 @@ ASCII = Glyphs(
 
 def glyphs_for(ascii_only: bool) -> Glyphs:
     return ASCII if ascii_only else UNICODE
+
+
+# The frames every screen draws (teaching views, quiz, help and other dialogs, the cycle strip)
+# in ASCII when the app has the `-ascii` class: app-level rules, so they outrank each widget's
+# own and reach screens pushed over the debugger.
+ASCII_CSS = """
+App.-ascii RowsPane { border: ascii $panel-lighten-2; }
+App.-ascii RowsPane:focus { border: ascii $accent; }
+App.-ascii .dialog, App.-ascii #quiz-dialog, App.-ascii #mis-dialog { border: ascii $accent; }
+App.-ascii CycleStrip { border-top: ascii $primary-darken-1; }
+"""
+
+
+def use_ascii_frames(app, ascii_only: bool) -> None:
+    """Give the app the `-ascii` class `ASCII_CSS` selects on."""
+    app.set_class(ascii_only, "-ascii")

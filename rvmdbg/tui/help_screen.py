@@ -5,7 +5,7 @@ never disagree with what the keys do.
 """
 from __future__ import annotations
 
-from rich.table import Table
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,6 +13,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 from rvmdbg.i18n import N_, _
+from rvmdbg.views.text import wrap
+from rvmdbg.tui.line_pane import ascii_scrollbars_under
 
 COMMANDS_HELP = [
     ("break @f | @f:PC | LINE | op:NAME [if EXPR]", N_("set a breakpoint (b)")),
@@ -78,7 +80,7 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-dialog", classes="dialog"):
-            yield Static(self._table(), id="help-keys")
+            yield Static(Text(""), id="help-keys")
 
     def rows(self) -> list[tuple[str, str]]:
         """(keys, what they do) per binding, section titles as ("", title) rows."""
@@ -94,27 +96,70 @@ class HelpScreen(ModalScreen[None]):
                 out.append((_key_text(b, self.keymap), _(desc)))
         return out
 
-    def _table(self) -> Table:
-        table = Table(box=None, show_header=False, padding=(0, 2, 0, 0), expand=True)
-        # the keys and command forms whole (they are what is typed); the descriptions wrap
-        table.add_column("key", style="bold", no_wrap=True)
-        table.add_column("does", ratio=1)
+    def entries(self) -> list[tuple[str, str]]:
+        """Every row of the help in order: (keys or command form, what it does); a section
+        title is ("", title), a blank line ("", "")."""
+        out: list[tuple[str, str]] = []
         for keys, does in self.rows():
             if not keys:
-                table.add_row("", "")
-                table.add_row(Text(does, style="bold underline"), "")
+                out += [("", ""), ("", does)]
             else:
-                table.add_row(Text(keys), Text(does))  # Text: `[` and `[if EXPR]` are no markup
-        table.add_row("", "")
-        table.add_row(Text(_("Command line (:)"), style="bold underline"), "")
-        for syntax, does in COMMANDS_HELP:
-            table.add_row(Text(syntax), Text(_(does)))
-        table.add_row("", "")
-        table.add_row("", Text(_("Esc, q or ? closes this help"), style="italic"))
-        return table
+                out.append((keys, does))
+        out += [("", ""), ("", _("Command line (:)"))]
+        out += [(syntax, _(does)) for syntax, does in COMMANDS_HELP]
+        return out
+
+    def _text(self, width: int) -> Text:
+        """The help laid out for `width` cells: keys in a column, descriptions wrapped whole
+        beside them (Chinese broken between characters, never before closing punctuation);
+        a key or command form wider than the column takes its own line, its description
+        under it. Nothing is cut."""
+        entries = self.entries()
+        widest = max((cell_len(k) for k, _d in entries if k), default=0)
+        keys_only = max((cell_len(k) for k, _d in self.rows() if k), default=0)
+        column = widest if width - widest - 2 >= 36 else min(keys_only, max(8, width // 3))
+        desc_width = max(12, width - column - 2)
+        text = Text()
+        for keys, does in entries:
+            if not keys:
+                if does:
+                    text.append(does, style="bold underline")
+                text.append("\n")
+                continue
+            lines = wrap(does, desc_width) or [""]
+            if cell_len(keys) > column:
+                text.append(keys, style="bold")
+                text.append("\n")
+                first = " " * (column + 2)
+            else:
+                text.append(keys, style="bold")
+                first = " " * (column - cell_len(keys) + 2)
+            text.append(first + lines[0] + "\n")
+            for line in lines[1:]:
+                text.append(" " * (column + 2) + line + "\n")
+        text.append("\n" + " " * (column + 2))
+        text.append(_("Esc, q or ? closes this help"), style="italic")
+        return text
+
+    def _width(self) -> int:
+        # the dialog's width less its vertical scrollbar, which appears once the help is in
+        dialog = self.query_one("#help-dialog")
+        width = dialog.content_region.width - dialog.styles.scrollbar_size_vertical
+        return width if width > 0 else 66
+
+    def _table(self) -> Text:
+        return self._text(self._width())
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._lay_out)
+
+    def _lay_out(self) -> None:
+        self.query_one("#help-keys", Static).update(self._table())
 
     def on_mount(self) -> None:
+        ascii_scrollbars_under(self)
         self.query_one("#help-dialog").focus()
+        self.call_after_refresh(self._lay_out)   # laid out at the dialog's width
 
     async def action_dismiss(self, result=None) -> None:
         self.dismiss(None)

@@ -47,6 +47,18 @@ def use_ascii_scrollbars(widget) -> None:
     widget.horizontal_scrollbar.renderer = AsciiScrollBarRender
 
 
+def ascii_scrollbars_under(screen) -> None:
+    """ASCII scrollbars for every scrolling widget of `screen` when its app draws in ASCII
+    (teaching views, the help, the quiz: every screen follows the glyph choice)."""
+    if not getattr(screen.app, "ascii_only", False):
+        return
+    from textual.containers import ScrollableContainer
+    from textual.scroll_view import ScrollView
+    for widget in screen.query("*"):
+        if isinstance(widget, (ScrollView, ScrollableContainer)):
+            use_ascii_scrollbars(widget)
+
+
 def set_title(widget, title: str) -> None:
     """Set a pane's border title unless it already reads so (setting one repaints the whole
     pane, which the steps that keep a pane's title should not pay)."""

@@ -20,6 +20,7 @@ from textual.widgets.option_list import Option
 from rvmdbg.i18n import N_, _
 from rvmdbg.views.misconceptions import MISCONCEPTIONS, demonstrate
 from rvmdbg.i18n import N_
+from rvmdbg.tui.line_pane import ascii_scrollbars_under
 
 _evidence_cache: dict = {}   # key -> Evidence or an error text (the programs do not change)
 
@@ -60,6 +61,7 @@ class MisconceptionsScreen(ModalScreen[None]):
             yield Static(_("Up/Down: choose   Esc: close"), id="mis-keys", markup=False)
 
     def on_mount(self) -> None:
+        ascii_scrollbars_under(self)
         self.query_one("#mis-list", OptionList).focus()
         self.query_one("#mis-list", OptionList).highlighted = 0
         self._show(0)

@@ -16,6 +16,7 @@ from textual.widgets import Static
 
 from rvmdbg.i18n import NP_, N_, _
 from rvmdbg.views.quiz import Quiz
+from rvmdbg.tui.line_pane import ascii_scrollbars_under
 
 MAX_CHOICES = 9
 
@@ -78,6 +79,7 @@ class QuizScreen(ModalScreen[None]):
             yield Static("", id="quiz-keys", markup=False)
 
     def on_mount(self) -> None:
+        ascii_scrollbars_under(self)
         self._show()
 
     @property

@@ -13,6 +13,8 @@ from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 from textual.widget import Widget
 
+from rvmdbg.views.text import wrap
+
 
 class StatusLine(Widget):
     COMPONENT_CLASSES = {"status--stop", "status--error", "status--finished", "status--history",
@@ -39,10 +41,34 @@ class StatusLine(Widget):
         self.message = text
         self.message_kind = "warning" if warning else "message"
         self._update()
+        self._fit_height()
+
+    MAX_MESSAGE_LINES = 4
+
+    def _message_lines(self) -> list[str] | None:
+        """The message wrapped under the history line when it does not fit beside it (an
+        explanation is never cut: a swap? reason, a phase hint), else None."""
+        width = self.content_region.width or self.size.width
+        if not self.message or width <= 0:
+            return None
+        sep = "   " if self.history_text else ""
+        if cell_len(self.history_text + sep + self.message) <= width:
+            return None
+        return wrap(self.message, width)[:self.MAX_MESSAGE_LINES]
+
+    def _fit_height(self) -> None:
+        # a layout only when the message's line count changes (2 rows otherwise)
+        lines = self._message_lines()
+        height = 2 + (len(lines) if lines and not self.running_text else 0)
+        if self.styles.height is None or self.styles.height.value != height:
+            self.styles.height = height
 
     def set_running(self, text: str) -> None:
+        was = bool(self.running_text)
         self.running_text = text
         self._update()
+        if was != bool(text):
+            self._fit_height()
 
     def _update(self) -> None:
         # A repaint, never a layout: the line has a fixed size (2 rows, the full width).
@@ -58,7 +84,11 @@ class StatusLine(Widget):
             out.append(self.running_text, st("status--running", partial=True))
         else:
             out.append(self.history_text, st("status--history", partial=True))
-            if self.message:
+            wrapped = self._message_lines()
+            if wrapped:
+                for line in wrapped:
+                    out.append("\n" + line, st(f"status--{self.message_kind}", partial=True))
+            elif self.message:
                 sep = "   " if self.history_text else ""
                 out.append(sep + self.message, st(f"status--{self.message_kind}", partial=True))
         return out
@@ -80,6 +110,7 @@ class StatusLine(Widget):
 
     def on_resize(self) -> None:
         self.refresh()
+        self._fit_height()
 
     @property
     def plain(self) -> str:

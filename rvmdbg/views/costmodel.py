@@ -41,6 +41,16 @@ class CostSample:
         return self.compile_seconds + self.run_seconds
 
 
+R2_MIN = 0.9   # a fit explaining less of the data's spread than this gives no prediction
+
+_EXECUTOR_LABELS = {"graph": N_("graph")}   # short: chart legends
+
+
+def executor_label(name: str) -> str:
+    """An executor's name as the screen writes it (translated)."""
+    return _(_EXECUTOR_LABELS[name]) if name in _EXECUTOR_LABELS else name
+
+
 @dataclass
 class CostModel:
     executor: str
@@ -49,13 +59,18 @@ class CostModel:
     r2: float                   # how well the line fits (1 = exactly; 1 also when n is fixed)
     samples: int
 
+    @property
+    def explains(self) -> bool:
+        """Whether the line explains the measurements well enough to predict from."""
+        return self.r2 >= R2_MIN
+
     def predict(self, dispatches: int, runs: int = 1) -> float:
         """Seconds outside kernels for `runs` runs of `dispatches` each, compile included."""
         return self.compile_seconds + runs * dispatches * self.dispatch_seconds
 
     def describe(self) -> str:
         from rvmdbg.views.plot import format_number
-        return f"{self.executor}: " + _("{compile} compile + n x {dispatch} per dispatch "
+        return f"{executor_label(self.executor)}: " + _("{compile} compile + n x {dispatch} per dispatch "
                                         "(fit of {runs} runs, r2 {r2})").format(
             compile=format_number(self.compile_seconds, 's'),
             dispatch=format_number(self.dispatch_seconds, 's'), runs=self.samples,
@@ -383,12 +398,12 @@ def cost_chart(samples: list, models: dict, workload: Workload | None = None,
     model_marks = ("o", "x") if mode == "ascii" else ("◆", "■")
     for k, name in enumerate(sorted({s.executor for s in samples})):
         pts = sorted((s.size, s.total) for s in samples if s.executor == name)
-        series.append(Series(_("{executor} measured").format(executor=name), pts, role=f"series{k}"))
+        series.append(Series(_("{executor} measured").format(executor=executor_label(name)), pts, role=f"series{k}"))
         model = models.get(name)
         if model is not None:
             pred = sorted((s.size, model.predict(s.dispatches) + s.kernel_seconds)
                           for s in samples if s.executor == name)
-            series.append(Series(_("{executor} model").format(executor=name), pred, role=f"series{k}", lines=False,
+            series.append(Series(_("{executor} model").format(executor=executor_label(name)), pred, role=f"series{k}", lines=False,
                                  mark=model_marks[k % 2]))
     sizes = [s.size for s in samples]
     times = [s.total for s in samples]
@@ -405,4 +420,4 @@ def cost_chart(samples: list, models: dict, workload: Workload | None = None,
 
 __all__ = ["CostSample", "CostModel", "fit_cost_model", "break_even_runs", "compare_models", "Workload",
            "WORKLOADS", "measure_family", "cost_chart", "ProgramWorkload", "program_workload",
-           "measure_program", "one_run_measurements", "SCALES", "RUNS"]
+           "measure_program", "one_run_measurements", "SCALES", "RUNS", "R2_MIN", "executor_label"]

@@ -185,8 +185,15 @@ class Quiz:
         if not kinds:
             kinds = ["next-pc"]
         kind = self.rng.choices(kinds, [weights.get(k, 1) for k in kinds])[0]
-        return {"next-pc": self._next_pc_question, "writes": self._writes_question,
-                "if": self._if_question, "swap": self._swap_question}[kind](frame, ins)
+        make = {"next-pc": self._next_pc_question, "writes": self._writes_question,
+                "if": self._if_question, "swap": self._swap_question}
+        # a question with one choice asks nothing (a halt that reads and writes nothing, an
+        # if whose two targets are one pc): another kind, and next-pc always has two
+        for k in [kind] + [k for k in kinds if k != kind] + ["next-pc"]:
+            q = make[k](frame, ins)
+            if len(q.choices) >= 2:
+                return q
+        return q
 
     def _weights(self, frame, ins) -> dict:
         if isinstance(ins, bc.If):
@@ -257,6 +264,10 @@ class Quiz:
         if not ins.is_jump and pc + 2 < n:
             options.append(((fi, pc + 2), self._where(fi, pc + 2)))
         options.append((END, _("the program finishes (no next pc)")))
+        if len({key for key, _label in options}) < 2:
+            # the last instruction of a function that cannot fall through: this one again
+            # is the choice that is not END
+            options.append(((fi, pc), self._where(fi, pc)))
         return self._new("next-pc", _("Which instruction runs next?"), self._about(frame, ins),
                          options)
 

@@ -67,9 +67,15 @@ _WIDE = "\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua960
 _TOKENS = re.compile(f"[{_WIDE}]|[^\\s{_WIDE}]+|\\s+")
 
 
+# Closing punctuation that never starts a line (CJK line breaking, as GB/T 15834 and JIS X
+# 4051 set it): it stays with the character before it.
+NO_LINE_START = set("，。、；：？！）」』》〉】〕｝…—%,.;:?!)]}")
+
+
 def wrap(text: str, width: int) -> list:
     """`text` in lines of at most `width` cells, broken at spaces, and between Chinese
-    characters (which have no spaces between them); textwrap counts characters."""
+    characters (which have no spaces between them); textwrap counts characters. No line
+    starts with closing punctuation: the character before it goes down with it."""
     lines, line = [], ""
     for token in _TOKENS.findall(text):
         if token.isspace():
@@ -77,11 +83,76 @@ def wrap(text: str, width: int) -> list:
                 line += " "
             continue
         if line and cell_len(line + token) > width:
+            carry = ""
+            if token[0] in NO_LINE_START:
+                # take the last character (or word) of the line down with the punctuation
+                parts = _TOKENS.findall(line.rstrip())
+                if len(parts) > 1 and not parts[-1].isspace():
+                    carry = parts[-1]
+                    line = "".join(parts[:-1])
             lines.append(line.rstrip())
-            line = ""
+            line = carry
         line += token
     if line.strip():
         lines.append(line.rstrip())
+    return lines
+
+
+def fold_line(line: str, width: int) -> list:
+    """A console line in pieces of at most `width` cells, broken at the last space that
+    fits (else between characters), each piece after the first indented two past the line's
+    own indent; a line that fits stays as it is, spaces and all."""
+    if width <= 8 or cell_len(line) <= width:
+        return [line]
+    indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
+    out, rest, prefix = [], line, ""
+    while cell_len(prefix + rest) > width:
+        room = width - cell_len(prefix)
+        cut, cells = 0, 0
+        for i, ch in enumerate(rest):   # the most characters that fit in `room` cells
+            cells += cell_len(ch)
+            if cells > room:
+                break
+            cut = i + 1
+        space = rest.rfind(" ", 0, cut + 1)
+        if space > len(rest) - len(rest.lstrip(" ")) and space > 0:
+            cut = space
+        piece, rest = rest[:cut], rest[cut:].lstrip(" ")
+        while rest and rest[0] in NO_LINE_START and len(piece) > 1:
+            piece, rest = piece[:-1], piece[-1] + rest   # punctuation keeps its character
+        out.append(prefix + piece.rstrip())
+        prefix = indent
+        if not rest:
+            break
+    if rest:
+        out.append(prefix + rest)
+    return out
+
+
+def table(rows: list, width: int, gap: int = 2, names: list | None = None) -> list:
+    """Rows of cells (strings) as lines of at most `width` cells: columns aligned with `gap`
+    spaces between them when they fit, else each row's label on a line and its other cells
+    below it, indented (never run together nor cut). The first row is the header: in the
+    stacked form its cells (or the shorter `names`) name the values below each label."""
+    if not rows:
+        return []
+    ncols = max(len(r) for r in rows)
+    rows = [list(r) + [""] * (ncols - len(r)) for r in rows]
+    widths = [max(cell_len(str(r[c])) for r in rows) for c in range(ncols)]
+    if sum(widths) + gap * (ncols - 1) <= width:
+        return [(" " * gap).join(pad(str(c), w) for c, w in zip(r, widths)).rstrip()
+                for r in rows]
+    header, body = rows[0], rows[1:]
+    names = list(names) if names else [str(h) for h in header[1:]]
+    name_w = max((cell_len(n) for n in names), default=0)
+    lines = []
+    for r in body:
+        lines.append(str(r[0]))
+        for name, cell in zip(names, r[1:]):
+            if str(cell) == "":
+                continue
+            for k, part in enumerate(wrap(str(cell), max(8, width - name_w - 4))):
+                lines.append("  " + pad(name if k == 0 else "", name_w) + "  " + part)
     return lines
 
 
@@ -179,4 +250,4 @@ def merge_pieces(pieces: list) -> list:
 
 
 __all__ = ["Symbols", "UNICODE", "ASCII", "symbols_for", "row_text", "rows_text", "Arrow",
-           "assign_lanes", "draw_gutter"]
+           "assign_lanes", "draw_gutter", "wrap", "table", "pad", "fold_line", "NO_LINE_START"]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from rvmdbg.i18n import _
 from rvmdbg.vm.state import StepInfo, summary
 
 # ---------------------------------------------------------------- tracing
@@ -11,7 +12,8 @@ def format_step(vm, info: StepInfo, width: int = 40) -> str:
     """`[step 12] @main pc=3: load_consti $5 1    $5=1`: one executed instruction."""
     fn = vm.exe.functions[info.func_index]
     text = info.instruction.text() if info.instruction is not None else "?"
-    head = f"[step {info.step}] @{fn.name} pc={info.pc}: {text}"
+    # the stop line's step label, in the language in use (as the debugger's)
+    head = _("[step {step}]").format(step=info.step) + f" @{fn.name} pc={info.pc}: {text}"
     if info.halted:
         effect = f"halt: {summary(info.result, width)}"
     elif info.pushed is not None:

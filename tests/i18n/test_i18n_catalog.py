@@ -5,6 +5,7 @@ gettext does."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import re
 import subprocess
@@ -20,10 +21,14 @@ TERMS = ["字节码", "操作码", "操作数", "虚拟寄存器", "执行循环
          "数据依赖", "控制流", "图执行器", "内存复用"]
 
 
+@functools.cache
 def _catalog_tool():
+    """scripts/i18n.py, loaded once per worker; its extraction (babel reading every file of the
+    package, the slow part) done once and shared: no test here changes the catalog it returns."""
     spec = importlib.util.spec_from_file_location("i18n_catalog", ROOT / "scripts" / "i18n.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    module.extract = functools.cache(module.extract)
     return module
 
 
@@ -94,9 +99,9 @@ def _functions_binding_underscore(tree):
             continue
         binds = any(isinstance(n, ast.Name) and n.id == "_" and isinstance(n.ctx, ast.Store)
                     for n in _own_nodes(fn))
-        calls = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "_"
-                    for n in ast.walk(fn))
-        if binds and calls:
+        # looked for only where `_` is bound (rare): walking every function twice was slow
+        if binds and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                         and n.func.id == "_" for n in ast.walk(fn)):
             out.append(f"{fn.name}:{fn.lineno}")
     return out
 

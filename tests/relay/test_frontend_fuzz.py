@@ -1,7 +1,9 @@
 """Fuzzing the front end: random text, token soup and mutated real programs either parse or fail
-with a RelayError that formats cleanly and points inside the input; never any other exception."""
+with a RelayError that formats cleanly and points inside the input; never any other exception.
+Seeded and brief by default; `pytest -m fuzz` runs each campaign long with new draws."""
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rvmdbg.relay.diagnostics import RelayError
@@ -48,8 +50,10 @@ def check(text: str) -> None:
                 assert (e.span.end_line, e.span.end_col) >= (e.span.line, e.span.col)
 
 
-FUZZ = settings(max_examples=200, deadline=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+_QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large]
+# the suite's campaign: the same 40 draws every run; the long one draws 1,000 new ones
+FUZZ = settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=_QUIET)
+LONG = settings(max_examples=1000, deadline=None, suppress_health_check=_QUIET)
 
 
 @FUZZ
@@ -59,9 +63,26 @@ def test_random_text(text):
     check(HEADER + text)
 
 
+@pytest.mark.fuzz
+@LONG
+@given(st.text(max_size=200))
+def test_random_text_long(text):
+    check(text)
+    check(HEADER + text)
+
+
 @FUZZ
 @given(st.lists(st.sampled_from(TOKENS), max_size=60), st.sampled_from([" ", "", "\n"]))
 def test_token_soup(tokens, sep):
+    text = sep.join(tokens)
+    check(text)
+    check(HEADER + "def @main(%x, %y) {\n" + text + "\n}")
+
+
+@pytest.mark.fuzz
+@LONG
+@given(st.lists(st.sampled_from(TOKENS), max_size=60), st.sampled_from([" ", "", "\n"]))
+def test_token_soup_long(tokens, sep):
     text = sep.join(tokens)
     check(text)
     check(HEADER + "def @main(%x, %y) {\n" + text + "\n}")
@@ -91,6 +112,13 @@ def mutated(draw):
 @FUZZ
 @given(mutated())
 def test_mutated_programs(text):
+    check(text)
+
+
+@pytest.mark.fuzz
+@LONG
+@given(mutated())
+def test_mutated_programs_long(text):
     check(text)
 
 

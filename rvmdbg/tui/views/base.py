@@ -19,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from rvmdbg.views.context import ViewContext
+from rvmdbg.tui.line_pane import ascii_scrollbars_under
 from rvmdbg.views.text import symbols_for
 from rvmdbg.i18n import N_, _
 from rvmdbg.tui.drive import drive_session  # noqa: F401 (the views import it from here)
@@ -115,6 +116,9 @@ class TeachingScreen(Screen):
 
     def compose_view(self) -> ComposeResult:
         raise NotImplementedError
+
+    def on_mount(self) -> None:
+        ascii_scrollbars_under(self)
 
     def _title_text(self) -> str:
         sep = " | " if self.ascii_only else " │ "

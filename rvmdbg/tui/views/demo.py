@@ -15,6 +15,7 @@ from textual.widgets import Static
 from rvmdbg.tui.views.base import show_view
 from rvmdbg.i18n import N_, _
 from rvmdbg.tui.footer import KeyFooter
+from rvmdbg.tui.glyphs import ASCII_CSS, use_ascii_frames
 
 
 class StandInScreen(Screen):
@@ -50,6 +51,7 @@ class StandInScreen(Screen):
 
 class ViewsDemoApp(App):
     TITLE = "rvmdbg views"
+    CSS = ASCII_CSS
     ENABLE_COMMAND_PALETTE = False
 
     def __init__(self, context, view: str | None = "flow", ascii_only: bool = False) -> None:
@@ -58,6 +60,7 @@ class ViewsDemoApp(App):
         self.teaching_context = context
         self.session = context.session
         self.ascii_only = ascii_only
+        use_ascii_frames(self, ascii_only)
         self.first_view = view
 
     def get_default_screen(self) -> Screen:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.cells import cell_len
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -28,16 +29,30 @@ from textual.widgets import Static
 
 from rvmdbg.tui.views.base import TeachingScreen
 from rvmdbg.tui.views.rows_pane import RowsPane
-from rvmdbg.views.costmodel import (cost_chart, fit_cost_model, measure_program,
-                                    one_run_measurements)
+from rvmdbg.views.costmodel import (cost_chart, executor_label, fit_cost_model,
+                                    measure_program, one_run_measurements)
 from rvmdbg.views.executors import compare_executors, storage_strip
 from rvmdbg.views.flow import quote
 from rvmdbg.views.plot import format_number
-from rvmdbg.views.text import UNICODE, pad, wrap
+from rvmdbg.views.text import UNICODE, pad, table, wrap
 from rvmdbg.views.verdict import PYTHON_NOTE, executor_verdict, model_verdict
 from rvmdbg.i18n import N_, _
 
 CHART_MODES = ("braille", "block", "ascii")
+
+
+def _right(text: str, width: int) -> str:
+    """`text` right-aligned in `width` cells."""
+    return " " * max(0, width - cell_len(text)) + text
+
+
+def _text_width(pane) -> int:
+    """The cells a pane's lines may take: its content width less room for a vertical
+    scrollbar (it appears once the rows are in, and is two cells wide)."""
+    width = pane.scrollable_content_region.width
+    if pane.scrollbars_enabled[0] and pane.show_vertical_scrollbar:
+        return max(20, width) if width > 0 else 64   # already taken off
+    return max(20, width - pane.styles.scrollbar_size_vertical) if width > 0 else 64
 
 
 class ExecutorsView(Vertical, can_focus=True):
@@ -80,7 +95,13 @@ class ExecutorsView(Vertical, can_focus=True):
 
     def on_resize(self) -> None:
         if self.comparison is not None:
-            self.call_after_refresh(self._draw_cost)   # the chart fits its pane
+            # explanations wrap to their panes and the chart fits its pane
+            self.call_after_refresh(self._draw_to_width)
+
+    def _draw_to_width(self) -> None:
+        self._draw_graph()
+        self._draw_measurements()
+        self._draw_cost()
 
     def on_mount(self) -> None:
         for pane in self.query(RowsPane):
@@ -189,7 +210,7 @@ class ExecutorsView(Vertical, can_focus=True):
         pane = self.query_one("#exec-graph", RowsPane)
         if not c.static:
             ctx = self.context
-            width = max(30, (pane.size.width or 72) - 4)
+            width = _text_width(pane)
             rows = [[(_("the graph executor refuses this program"), "error")], []]
             rows += [[(line, "plain")] for line in wrap(c.refusal or "", width)]
             if c.refusal_span is not None:
@@ -207,10 +228,14 @@ class ExecutorsView(Vertical, can_focus=True):
         strips = storage_strip(c.graph, c.plan, c.nodes, self.symbols)
         nblocks = len(c.plan.block_sizes)
         cells = "█▒·" if self.symbols is UNICODE else "#=."
-        rows = [[("node  op      name                         sid    bytes  ", "header"),
-                 ("".join(str(i % 10) for i in range(nblocks)), "header")],
-                [(_("storage blocks: {written} written here  {held} held for a later "
-                    "node  {free} free").format(written=cells[0], held=cells[1], free=cells[2]), "dim")]]
+        # the header's words translated, each padded to its column (widths of the rows below)
+        header = (pad(_("node"), 4) + "  " + pad(_("op"), 6) + "  " + pad(_("name"), 28) + " "
+                  + _right(_("sid"), 3) + " " + _right(_("bytes"), 8) + "  ")
+        rows = [[(header, "header"),
+                 ("".join(str(i % 10) for i in range(nblocks)), "header")]]
+        rows += [[(line, "dim")] for line in wrap(_(
+            "storage blocks: {written} written here  {held} held for a later node  {free} "
+            "free").format(written=cells[0], held=cells[1], free=cells[2]), _text_width(pane))]
         for n, strip in zip(c.nodes, strips):
             op = "tvm_op" if n.kind == "kernel" else "null"
             note = ""
@@ -238,23 +263,27 @@ class ExecutorsView(Vertical, can_focus=True):
         pane = self.query_one("#exec-measure", RowsPane)
         ms = self.context.measurements
         graph = c.static and c.graph_memory is not None
-        width = max(30, (pane.size.width or 72) - 8)
+        width = _text_width(pane)
 
-        col = max(14, min(22, (width - 16) // 2))   # narrow panes: narrower columns
+        cells = [[_("this program"), "VM"] + ([_("graph executor")] if graph else [])]
 
-        def row(label, vm, g="", role="plain"):
-            # padded by cells: a Chinese label takes two a character
-            return [(pad(label, 16) + pad(str(vm), col) + (str(g) if graph else ""), role)]
-        rows = [row(_("this program"), "VM", _("graph executor"), "header")]
-        rows.append(row(_("dispatches"), c.stream_total,
-                        _("{n} kernel calls").format(n=c.graph_dispatches)))
-        rows.append(row(_("kernel calls"), c.vm_kernel_calls, c.graph_dispatches))
-        rows.append(row(_("allocations"), _("{n} storage, each run").format(n=c.vm_allocations),
-                        _("{n} pool blocks, once").format(n=c.plan.num_blocks if graph else 0)))
+        def row(label, vm, g=""):
+            cells.append([label, str(vm)] + ([str(g)] if graph else []))
+        row(_("dispatches"), c.stream_total, _("{n} kernel calls").format(n=c.graph_dispatches))
+        row(_("kernel calls"), c.vm_kernel_calls, c.graph_dispatches)
+        row(_("allocations"), _("{n} storage, each run").format(n=c.vm_allocations),
+            _("{n} pool blocks, once").format(n=c.plan.num_blocks if graph else 0))
 
         def memory(m):
             return f"{m.total} B = {m.inputs}+{m.constants}+{m.working}"
-        rows.append(row(_("memory"), memory(c.vm_memory), memory(c.graph_memory) if graph else ""))
+
+        def table_rows():
+            # aligned columns with a gap when they fit, else stacked: never run together
+            lines = table(cells, width, names=["VM", executor_label("graph")])
+            aligned = len(lines) == len(cells)
+            return [[(line, "header" if (k == 0 and aligned) or (not aligned and not line.startswith(" "))
+                      else "plain")] for k, line in enumerate(lines)]
+        row(_("memory"), memory(c.vm_memory), memory(c.graph_memory) if graph else "")
         notes = [_("memory = inputs (the arguments, the same on both sides) + constants + kernel "
                    "outputs (the VM's peak of live storage; the graph's pool blocks for them)")]
         if graph and c.graph_input_buffers:
@@ -263,10 +292,14 @@ class ExecutorsView(Vertical, can_focus=True):
                 n=c.graph_input_buffers))
         note_rows = [[(line, "dim")] for n in notes for line in wrap(n, width)]
         if ms is None:
-            rows += [[], [(_("no timings yet: press m to measure (time in and outside kernels, "
-                             "per dispatch, compile)"), "dim")]]
+            rows = table_rows()
+            rows.append([])
             if self.measuring:
-                rows[-1] = [(_("measuring..."), "next")]
+                rows.append([(_("measuring..."), "next")])
+            else:
+                rows += [[(line, "dim")] for line in wrap(_(
+                    "no timings yet: press m to measure (time in and outside kernels, "
+                    "per dispatch, compile)"), width)]
             pane.set_rows(rows + [[]] + note_rows)
             return
         vm, g = ms.get("VM"), ms.get("graph") if graph else None
@@ -286,11 +319,12 @@ class ExecutorsView(Vertical, can_focus=True):
         for label, what in ((_("one run"), "total"), (_("in kernels"), "kernel"),
                             (_("outside kernels"), "outside"), (_("per dispatch"), "dispatch"),
                             (_("compile"), "compile")):
-            rows.append(row(label, fmt(vm, what), fmt(g, what)))
+            row(label, fmt(vm, what), fmt(g, what))
+        rows = table_rows()
         if vm is not None and g is not None:
             rows += [[(line, "header")] for v in executor_verdict(vm, g).lines
                      for line in wrap(v, width)]
-        rows.append([(_("per dispatch = time outside kernels / dispatches"), "dim")])
+        rows += [[(line, "dim")] for line in wrap(_("per dispatch = time outside kernels / dispatches"), width)]
         rows += note_rows
         rows += [[(line, "dim")] for line in wrap(_(PYTHON_NOTE), width)]
         pane.set_rows(rows)
@@ -302,7 +336,7 @@ class ExecutorsView(Vertical, can_focus=True):
         workload = ctx.cost_workload
         what = workload.description if workload is not None else _("this program")
         pane.border_title = _("cost model: this program")
-        width = max(24, (pane.size.width or 60) - 4)
+        width = _text_width(pane)
         rows = [[(line, "dim")] for line in wrap(_("workload: {what}").format(what=what), width)]
         if not samples:
             rows.append([(_("not measured yet: press m"), "dim")])
@@ -312,17 +346,27 @@ class ExecutorsView(Vertical, can_focus=True):
         for name in sorted({s.executor for s in samples}):
             models[name] = fit_cost_model([s for s in samples if s.executor == name],
                                           compile_known=workload is not None and workload.fixed)
-            rows.append([(f"{models[name].describe()}", f"series{len(models) - 1}")])
-        if "VM" in models and "graph" in models:
+            rows += [[(line, f"series{len(models) - 1}")] for line in wrap(models[name].describe(), width)]
+        loose = [m for m in models.values() if not m.explains]
+        if loose:
+            # a line that does not explain the data predicts nothing: no verdict from it
+            rows += [[(line, "failed")] for line in wrap(_(
+                "the fit does not explain these measurements ({fits}): the time outside "
+                "kernels is mostly noise at this size, so the model predicts nothing here; "
+                "the measured figures (left) are the verdict").format(
+                    fits=", ".join(f"{executor_label(m.executor)} r2 {m.r2:.2f}" for m in loose)),
+                width)]
+        elif "VM" in models and "graph" in models:
             # both run only a static program, measured at its own size: its first point is
-            # one run, whose dispatch counts are the n of a run
+            # one run, whose dispatch counts are the n of a run. The crossover is said once,
+            # by the measured figures (left): the model gives its per-run prediction only
             first = min(s.size for s in samples)
             per = {s.executor: s.dispatches for s in samples if s.size == first}
             v = model_verdict(models["VM"], per["VM"], models["graph"], per["graph"])
             rows += [[(line, "plain")] for line in wrap(
                 _("the model, with n = {vm} VM dispatches and {graph} graph kernel calls a run, "
-                  "predicts: {verdict} (time outside kernels)").format(
-                    vm=per['VM'], graph=per['graph'], verdict=v.lines[-1]), width)]
+                  "predicts: {verdict}").format(
+                    vm=per['VM'], graph=per['graph'], verdict=v.lines[1]), width)]
         width = max(24, (pane.size.width or 60) - 16)
         height = max(4, (pane.size.height or 16) - 2 - len(rows) - 4)
         rows += cost_chart(samples, models, workload, width=width, height=height,
