@@ -52,6 +52,14 @@ def cast(g, node, inputs, attrs):
     return c.cast(g, inputs[0], dt)
 
 
+# BitCast came after Relay: Relay's reinterpret (the same bits read as another dtype) is it
+@converter("BitCast", since=26)
+def bitcast(g, node, inputs, attrs):
+    to = attrs["to"]
+    dt = to.lower() if isinstance(to, str) else _dtype_of_onnx(g, to)
+    return g.call("reinterpret", [inputs[0]], dtype=dt)
+
+
 @converter("CastLike", since=15)
 def cast_like(g, node, inputs, attrs):
     return g.call("cast_like", [inputs[0], inputs[1]])
