@@ -57,7 +57,8 @@ def big_program_text(lets: int) -> str:
 CONFIG_DIR = tempfile.mkdtemp(prefix="bench_tui_config_")  # never the user's saved breakpoints
 
 
-async def first_frame(program, size, origin: float | None = None) -> tuple[float, float]:
+async def first_frame(program, size, origin: float | None = None,
+                      args=()) -> tuple[float, float]:
     """Seconds from creating the app (or from `origin`) to its first frame on screen (listing
     and source drawn, the session still being built), and to the refresh that shows the
     first stop."""
@@ -66,7 +67,7 @@ async def first_frame(program, size, origin: float | None = None) -> tuple[float
     painted = loop.create_future()
     stopped = loop.create_future()
     t0 = time.perf_counter() if origin is None else origin
-    app = DebuggerApp(program, [], config_dir=CONFIG_DIR, freeze_heap=True)
+    app = DebuggerApp(program, list(args), config_dir=CONFIG_DIR, freeze_heap=True)
 
     def mark(future):
         return lambda: future.done() or future.set_result(time.perf_counter())
@@ -103,12 +104,12 @@ class RowCounter:
 
 
 async def step_latency(program, size, steps: int, action: str, paced: bool = True,
-                       counter: RowCounter | None = None) -> dict[str, list[float]]:
+                       counter: RowCounter | None = None, args=()) -> dict[str, list[float]]:
     """Per step action: seconds from the action to the refresh after it ("wall"), the
     process's CPU seconds over that time ("cpu") and the screen rows rendered ("rows").
     `paced`: each key comes after the screen has been idle for a frame."""
     from rvmdbg.tui.app import DebuggerApp
-    app = DebuggerApp(program, [], config_dir=CONFIG_DIR, freeze_heap=True)
+    app = DebuggerApp(program, list(args), config_dir=CONFIG_DIR, freeze_heap=True)
     out: dict[str, list[float]] = {"wall": [], "cpu": [], "rows": []}
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
@@ -178,16 +179,17 @@ def _ms(times: list[float]) -> tuple[float, float]:
 KEYS = (("action_step", "s"), ("action_rstep", "S"), ("action_next", "n"))
 
 
-def key_figures(program, steps: int, sizes=((160, 48),), back_to_back: bool = True) -> dict:
+def key_figures(program, steps: int, sizes=((160, 48),), back_to_back: bool = True,
+                keys=KEYS, args=()) -> dict:
     """{label: {"wall": [...], "cpu": [...], "rows": [...]}} for each key at each size
     (paced), and `s` back to back at the first size."""
     counter = RowCounter()
     figures = {}
     for size in sizes:
-        for action, key in KEYS:
+        for action, key in keys:
             label = f"{key} {size[0]}x{size[1]}"
             figures[label] = asyncio.run(step_latency(program, size, steps, action,
-                                                      counter=counter))
+                                                      counter=counter, args=args))
     if back_to_back:
         size = sizes[0]
         figures[f"s {size[0]}x{size[1]} back to back"] = asyncio.run(
@@ -268,6 +270,53 @@ def model_steps(layers: int, steps: int, baseline: str | None = None) -> None:
                       if before else None, baseline or "")
 
 
+def onnx_model_path(path: str | None) -> str:
+    """The ONNX network measured: PATH, or ResNet-50 as the onnx package ships it."""
+    if path:
+        return path
+    import onnx
+    return os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light",
+                        "light_resnet50.onnx")
+
+
+def onnx_screen(path: str | None, steps: int, quick: bool) -> None:
+    """The screen on an ONNX network (`rvmdbg resnet50.onnx`, issue 26): import + check +
+    compile, first frame and first stop at 160x48, then `s` and `n` (kernel by kernel: each
+    step of an invoke_packed runs that node's kernel, a convolution of 224x224 images)."""
+    import gc
+    import numpy as np
+    path = onnx_model_path(path)
+    import rvmdbg.tui.app  # noqa: F401
+    from rvmdbg.tui.program import load_program
+    t = time.perf_counter()
+    program = load_program(path)
+    load_s = time.perf_counter() - t
+    gc.collect()
+    gc.freeze()
+    main_fn = program.exe.function("main")
+    kernels = sum(1 for ins in main_fn.instructions if type(ins).__name__ == "InvokePacked")
+    with tempfile.TemporaryDirectory() as tmp:
+        texts = []
+        from rvmdbg.args import param_types
+        for i, ty in enumerate(param_types(program.module.functions["main"])):
+            shape = [d if isinstance(d, int) else 1 for d in ty.shape]
+            arr = np.random.default_rng(i).standard_normal(shape).astype(ty.dtype)
+            np.save(os.path.join(tmp, f"in{i}.npy"), arr)
+            texts.append("@" + os.path.join(tmp, f"in{i}.npy"))
+        print(f"{os.path.basename(path)}: {len(main_fn.instructions)} instructions, {kernels} "
+              f"kernel calls; import+check+compile {load_s * 1000:.0f} ms")
+        runs = [asyncio.run(first_frame(program, (160, 48), args=texts))
+                for _ in range(1 if quick else 3)]
+        first = statistics.median(r[0] for r in runs) * 1000
+        stop = statistics.median(r[1] for r in runs) * 1000
+        print(f"{os.path.basename(path):<30} first frame {first:6.0f} ms, first stop shown "
+              f"{stop:6.0f} ms   (target < 2000 ms; after the load above)")
+        steps = min(steps, max(1, len(main_fn.instructions) - WARM_KEYS - 2))
+        figures = key_figures(program, steps, back_to_back=False, args=texts,
+                              keys=(("action_step", "s"), ("action_next", "n")))
+    print_key_figures({f"{k} on {os.path.basename(path)}": v for k, v in figures.items()})
+
+
 def keys_json(args) -> None:
     """The `--baseline` subprocess: key figures of the checkout on sys.path, as JSON."""
     import gc
@@ -296,6 +345,9 @@ def main() -> None:
                              "in a subprocess of the same run, and print both")
     parser.add_argument("--keys-only", action="store_true",
                         help="only the keys' figures (no startup and cold start)")
+    parser.add_argument("--onnx", nargs="?", const="", metavar="MODEL.onnx",
+                        help="instead: the screen on an ONNX network (default: onnx's "
+                             "light_resnet50.onnx), first frame and s/n at 160x48")
     parser.add_argument("--cold-start", metavar="PATH", help=argparse.SUPPRESS)
     parser.add_argument("--keys-json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -307,6 +359,9 @@ def main() -> None:
         args.lets = 300
     if args.keys_json:
         keys_json(args)
+        return
+    if args.onnx is not None:
+        onnx_screen(args.onnx or None, args.steps, args.quick)
         return
     if args.model_layers:
         model_steps(args.model_layers, args.steps, args.baseline)

@@ -2,7 +2,8 @@
 
 The syntax is "Arguments" of the CLI contract. Each argument is one of
 - `@path.npy`: a NumPy file (0-d included), loaded without pickle; `@path.npz:NAME`: the array
-  NAME of a NumPy archive;
+  NAME of a NumPy archive; `@path.pb`: an ONNX TensorProto file (an ONNX test folder's
+  `input_0.pb`), read with the `onnx` package;
 - a tuple of arguments in parentheses, `(@a.npy, @b.npy)`, `([1, 2], 3f)`;
 - a JSON number or nested list (a tensor): `3`, `[1.5, -1]`, `[[1, 2], [3, 4]]`;
 - a Relay value: a literal (`-3`, `2.5f`, `5i64`, `True`), a constructor application
@@ -199,6 +200,8 @@ def _load_npy(path: str, where: str) -> np.ndarray:
     head, sep, member = path.rpartition(":")
     if sep and head.endswith(".npz"):
         return _numeric(_npz_member(head, member, where), head, where)
+    if path.lower().endswith(".pb"):
+        return _numeric(_load_tensor_proto(path, where), path, where)
     loaded = _np_load(path, where, npz=False)
     if not isinstance(loaded, np.ndarray):
         names = list(loaded.files) if hasattr(loaded, "files") else []
@@ -270,6 +273,76 @@ def _np_load(path: str, where: str, npz: bool):
         message = (_("{where}: {path}: not a plain .npz archive ({reason})") if npz
                    else _("{where}: {path}: not a plain .npy file ({reason})"))
         raise ArgumentError(message.format(where=where, path=path, reason=e)) from None
+
+
+def _read_bounded(path: str, where: str, limit: int, what: str) -> bytes:
+    """The file's bytes through fileio (its size checked against `limit` before its data is
+    read); every failure an ArgumentError naming the file."""
+    try:
+        return read_file(path, limit, what)
+    except FileNotFoundError:
+        raise ArgumentError(_("{where}: {path}: file not found").format(where=where, path=path)) \
+            from None
+    except FileRefused as e:
+        raise ArgumentError(_("{where}: {path}: {reason}").format(where=where, path=path,
+                                                                  reason=e.reason)) from None
+    except OSError as e:
+        # i18n: {reason} is the operating system's words (strerror), in English
+        raise ArgumentError(_("{where}: {path}: cannot read it: {reason}").format(
+            where=where, path=path, reason=e.strerror or e)) from None
+
+
+def _load_tensor_proto(path: str, where: str) -> np.ndarray:
+    """An ONNX TensorProto file (`test_data_set_0/input_0.pb`) as an array: the file no larger
+    than --max-bytes, its declared size checked before any array is made, its data held in
+    the file itself (external data is refused: it would name another file)."""
+    try:
+        from onnx import TensorProto, numpy_helper
+    except ImportError:
+        raise ArgumentError(_("{where}: {path}: reading a TensorProto (.pb) file needs the onnx "
+                              "package: pip install 'rvmdbg[onnx]'").format(
+                                  where=where, path=path)) from None
+    data = _read_bounded(path, where, _array_limit, N_("TensorProto file"))
+    if not data:
+        raise ArgumentError(_("{where}: {path}: is empty, not a TensorProto file").format(
+            where=where, path=path))
+    tensor = TensorProto()
+    try:
+        tensor.ParseFromString(data)
+    except Exception:  # protobuf's DecodeError (its class depends on the protobuf build)
+        raise ArgumentError(_("{where}: {path}: not a TensorProto file (its bytes do not parse "
+                              "as one)").format(where=where, path=path)) from None
+    if tensor.data_location == TensorProto.EXTERNAL or tensor.external_data:
+        raise ArgumentError(_("{where}: {path}: the tensor's data is in another file (external "
+                              "data), which is not read").format(where=where, path=path))
+    if tensor.data_type == TensorProto.UNDEFINED or not TensorProto.DataType.Name(
+            tensor.data_type):
+        raise ArgumentError(_("{where}: {path}: not a TensorProto file (no element type)").format(
+            where=where, path=path))
+    if any(d < 0 for d in tensor.dims):
+        raise ArgumentError(_("{where}: {path}: the tensor declares a negative dimension").format(
+            where=where, path=path))
+    count = 1
+    for d in tensor.dims:
+        count *= d
+    try:
+        itemsize = np.dtype(_tensor_dtype(tensor.data_type)).itemsize
+    except (TypeError, ValueError, KeyError):
+        itemsize = 1
+    if count * itemsize > _array_limit:
+        raise ArgumentError(_("{where}: {path}: the tensor declares {n} bytes, more than "
+                              "--max-bytes ({limit})").format(
+                                  where=where, path=path, n=count * itemsize, limit=_array_limit))
+    try:
+        return numpy_helper.to_array(tensor)
+    except Exception as e:  # the data does not match the declared dims or type
+        raise ArgumentError(_("{where}: {path}: not a valid TensorProto ({reason})").format(
+            where=where, path=path, reason=str(e)[:200] or type(e).__name__)) from None
+
+
+def _tensor_dtype(data_type: int):
+    from onnx import helper
+    return helper.tensor_dtype_to_np_dtype(data_type)
 
 
 def _numeric(loaded: np.ndarray, path: str, where: str) -> np.ndarray:

@@ -25,7 +25,7 @@ from rvmdbg.args import ArgumentError, set_array_limit
 from rvmdbg.cmdline import (
     EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, add_limit_options,
     add_meta_options, add_program_args, configure_screen as _configure_screen, limits_from,
-    missing_meta_from, positive as _positive,
+    load_options_from, missing_meta_from, positive as _positive,
 )
 from rvmdbg.program import (
     EXECUTORS, Program, ProgramFailed, UsageError, executable_of, is_minivm, kind_for,
@@ -87,7 +87,7 @@ def _definition_lines(mod, own_file: str) -> tuple[list[str], list[str]]:
 def cmd_check(ns: argparse.Namespace) -> int:
     if kind_for(ns.program).compiled:
         raise UsageError(f"{ns.program}: " + _("check reads Relay source, not a compiled executable"))
-    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
+    program = load_program(ns.program, options=load_options_from(ns))
     if is_minivm(program):
         exe = program.executable
         print(f"{ns.program}: a MiniVM program of {plural(len(exe.instructions), 'instruction')} "
@@ -139,7 +139,7 @@ def run_minivm(program: Program, ns: argparse.Namespace) -> int:
 
 def cmd_run(ns: argparse.Namespace) -> int:
     from rvmdbg.relay.interpreter import call_with_deep_stack
-    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
+    program = load_program(ns.program, options=load_options_from(ns))
     if is_minivm(program):
         return run_minivm(program, ns)
     entry = ns.entry.lstrip("@")
@@ -206,7 +206,7 @@ def _print_stage(program: Program, name: str) -> int:
 def cmd_compile(ns: argparse.Namespace) -> int:
     from rvmdbg.vm.compiler import CompileError, compile_module, compile_stages
     from rvmdbg.vm.regalloc import register_report_text, reuse_registers
-    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
+    program = load_program(ns.program, options=load_options_from(ns))
     out = sys.stdout
     report = None
     if program.executable is not None:
@@ -256,7 +256,7 @@ def _configure_trace(p: argparse.ArgumentParser) -> None:
 def cmd_trace(ns: argparse.Namespace) -> int:
     from rvmdbg.debug.machine import machine_for
     from rvmdbg.vm.machine import VMError, trace_lines
-    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
+    program = load_program(ns.program, options=load_options_from(ns))
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args, ns.inputs)
     exe = executable_of(program, entry)
@@ -308,7 +308,7 @@ def cmd_graph(ns: argparse.Namespace) -> int:
     if kind.machine == "minivm":
         raise UsageError(f"{ns.program}: " + _("graph reads Relay source; a MiniVM program has no "
                                                "dataflow graph (it is bytecode with jumps)"))
-    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
+    program = load_program(ns.program, options=load_options_from(ns))
     print(graph_report(program.module, ns.entry.lstrip("@"), as_json=ns.json,
                        names=program.names))
     return EXIT_OK
@@ -353,7 +353,7 @@ def cmd_screen(ns: argparse.Namespace) -> int:
                       ascii_only=ns.ascii, limits=limits_from(ns),
                       history_bytes=history_mb * 2 ** 20 if history_mb else None,
                       keys_file=getattr(ns, "keys", None), check_only=lines is not None,
-                      missing_meta=missing_meta_from(ns))
+                      missing_meta=load_options_from(ns))
     if code == EXIT_OK and lines is not None:
         raise _no_terminal_error()
     return code
@@ -431,7 +431,7 @@ def run_debug_batch(ns: argparse.Namespace, lines: list[str]) -> int:
     from rvmdbg.debug import DebugSession, run_batch
     from rvmdbg.relay.interpreter import call_with_deep_stack
     from rvmdbg.vm.machine import VMError
-    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
+    program = load_program(ns.program, options=load_options_from(ns))
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args, ns.inputs)
     exe = executable_of(program, entry)
@@ -514,7 +514,7 @@ def cmd_quiz(ns: argparse.Namespace) -> int:
     from rvmdbg.debug import DebugSession
     from rvmdbg.views.quiz import Quiz, question_lines, verdict_lines
     from rvmdbg.vm.machine import VMError
-    program = load_program(ns.program, missing_meta=missing_meta_from(ns))
+    program = load_program(ns.program, options=load_options_from(ns))
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args, ns.inputs)
     exe = executable_of(program, entry)

@@ -63,6 +63,74 @@ def add_meta_options(p: argparse.ArgumentParser) -> None:
     group.add_argument("--meta-random", type=int, metavar="SEED",
                        help=_("fill each meta[relay.Constant][i] of a file without its "
                               "#[metadata] section with values of its ty= type drawn from SEED"))
+    add_onnx_options(p)
+
+
+_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+           "float16", "float32", "float64")
+
+
+class ImportUsageError(UsageError):
+    """A bad --shape or --dtype (exit 2)."""
+
+
+def _pairs(items: list, what: str) -> dict:
+    out = {}
+    for item in items:
+        name, sep, value = item.rpartition("=")
+        if not sep or not name:
+            raise ImportUsageError(_("--{what} expects NAME=VALUE, got {text}").format(
+                what=what, text=repr(item)))
+        out[name] = value
+    return out
+
+
+def parse_shapes(items: list) -> dict:
+    """NAME=D,D,... a tensor's shape; NAME=D,D;D,D;... a sequence's element shapes (`;`
+    between elements, a trailing one allowed), a list of shapes (sequences are tuples)."""
+    shapes = {}
+    for name, text in _pairs(items, "shape").items():
+        if ";" in text:
+            parts = text.split(";")
+            if parts and not parts[-1].strip():
+                parts = parts[:-1]
+            shapes[name] = [parse_shapes([f"{name}={part}"])[name] for part in parts]
+            continue
+        dims = []
+        for d in (text.split(",") if text.strip() else []):
+            d = d.strip()
+            if d in ("?", "-1"):
+                dims.append(None)
+            elif d.isdigit():
+                dims.append(int(d))
+            else:
+                raise ImportUsageError(_("--shape {name}: {dim} is no dimension (a whole number, "
+                                         "or ? for unknown)").format(name=name, dim=repr(d)))
+        shapes[name] = dims
+    return shapes
+
+
+def parse_dtypes(items: list) -> dict:
+    dtypes = _pairs(items, "dtype")
+    for name, dt in dtypes.items():
+        if dt not in _DTYPES:
+            raise ImportUsageError(_("--dtype {name}: {dtype} is not a Relay dtype ({known})").format(
+                name=name, dtype=repr(dt), known=", ".join(_DTYPES)))
+    return dtypes
+
+
+def add_onnx_options(p: argparse.ArgumentParser) -> None:
+    """--shape NAME=D,D,... / --dtype NAME=DTYPE / --opset N: what an ONNX model leaves open
+    (every command that loads a program takes them; on another kind of program they are a
+    usage error)."""
+    p.add_argument("--shape", action="append", default=[], metavar="NAME=D,D,...",
+                   help=_("the shape of graph input NAME (? or -1 for a dimension left "
+                          "unknown; a sequence's element shapes separated by ;); may be "
+                          "repeated"))
+    p.add_argument("--dtype", action="append", default=[], metavar="NAME=DTYPE",
+                   help=_("the dtype of graph input NAME; may be repeated"))
+    p.add_argument("--opset", type=int, metavar="N",
+                   help=_("convert as opset N of the default domain (default: the model's)"))
 
 
 def missing_meta_from(ns: argparse.Namespace):
@@ -72,6 +140,17 @@ def missing_meta_from(ns: argparse.Namespace):
         return MissingConstants("inputs")
     seed = getattr(ns, "meta_random", None)
     return None if seed is None else MissingConstants("random", seed)
+
+
+def load_options_from(ns) -> "LoadOptions":
+    """The `LoadOptions` the options ask for (--meta-inputs / --meta-random, --shape,
+    --dtype, --opset); `ns` is a command line's namespace or the DAP's launch configuration,
+    whose `shape` / `dtype` are lists of NAME=VALUE texts too. UsageError for a bad one."""
+    from rvmdbg.program.base import LoadOptions
+    shapes = parse_shapes(ns.shape) if getattr(ns, "shape", None) else None
+    dtypes = parse_dtypes(ns.dtype) if getattr(ns, "dtype", None) else None
+    return LoadOptions(missing_meta=missing_meta_from(ns), shapes=shapes, dtypes=dtypes,
+                       opset=getattr(ns, "opset", None))
 
 
 def add_program_args(p: argparse.ArgumentParser) -> None:

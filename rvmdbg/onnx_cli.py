@@ -11,70 +11,19 @@ import argparse
 import os
 import sys
 
+from rvmdbg.cmdline import add_onnx_options, parse_dtypes, parse_shapes
 from rvmdbg.i18n import _
-from rvmdbg.relay.diagnostics import RelayError
-
-_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-           "float16", "float32", "float64")
-
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", metavar="MODEL", help=_("an .onnx file"))
     p.add_argument("-o", "--output", metavar="OUT",
                    help=_("write the Relay module to OUT (default: standard output)"))
-    p.add_argument("--shape", action="append", default=[], metavar="NAME=D,D,...",
-                   help=_("the shape of graph input NAME (? or -1 for a dimension left "
-                          "unknown); may be repeated"))
-    p.add_argument("--dtype", action="append", default=[], metavar="NAME=DTYPE",
-                   help=_("the dtype of graph input NAME; may be repeated"))
-    p.add_argument("--opset", type=int, metavar="N",
-                   help=_("convert as opset N of the default domain (default: the model's)"))
+    add_onnx_options(p)
     p.add_argument("--keep-params", action="store_true",
                    help=_("initializers as parameters of @main (their values in OUT.npz) "
                           "instead of constants"))
     p.add_argument("--max-bytes", type=int, metavar="N",
                    help=_("refuse a model or initializer larger than N bytes"))
-
-
-class ImportUsageError(RelayError):
-    pass
-
-
-def _pairs(items: list, what: str) -> dict:
-    out = {}
-    for item in items:
-        name, sep, value = item.rpartition("=")
-        if not sep or not name:
-            raise ImportUsageError(_("--{what} expects NAME=VALUE, got {text}").format(
-                what=what, text=repr(item)))
-        out[name] = value
-    return out
-
-
-def parse_shapes(items: list) -> dict:
-    shapes = {}
-    for name, text in _pairs(items, "shape").items():
-        dims = []
-        for d in (text.split(",") if text.strip() else []):
-            d = d.strip()
-            if d in ("?", "-1"):
-                dims.append(None)
-            elif d.isdigit():
-                dims.append(int(d))
-            else:
-                raise ImportUsageError(_("--shape {name}: {dim} is no dimension (a whole number, "
-                                         "or ? for unknown)").format(name=name, dim=repr(d)))
-        shapes[name] = dims
-    return shapes
-
-
-def parse_dtypes(items: list) -> dict:
-    dtypes = _pairs(items, "dtype")
-    for name, dt in dtypes.items():
-        if dt not in _DTYPES:
-            raise ImportUsageError(_("--dtype {name}: {dtype} is not a Relay dtype ({known})").format(
-                name=name, dtype=repr(dt), known=", ".join(_DTYPES)))
-    return dtypes
 
 
 def run(ns: argparse.Namespace) -> int:

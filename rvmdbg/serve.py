@@ -116,16 +116,16 @@ def public_warning(host: str, port: int) -> str:
 def check_before_serving(ns: argparse.Namespace) -> int:
     """What `rvmdbg PROGRAM` checks before its screen opens (the environment, the keys file,
     the program, --inputs), then the ARGs: errors print here, not in each browser tab."""
-    from rvmdbg.cmdline import missing_meta_from
+    from rvmdbg.cmdline import load_options_from
     from rvmdbg.tui import run_screen
     from rvmdbg.tui.program import load_program
     code = run_screen(ns.program, ns.args, entry=ns.entry.lstrip("@"), ascii_only=ns.ascii,
                       inputs=ns.inputs, keys_file=ns.keys, check_only=True,
-                      missing_meta=missing_meta_from(ns))
+                      missing_meta=load_options_from(ns))
     if code != 0:
         return code
     if ns.args:  # missing ones are asked for in the page, as on the screen
-        program = load_program(ns.program, ns.entry.lstrip("@"), missing_meta_from(ns))
+        program = load_program(ns.program, ns.entry.lstrip("@"), load_options_from(ns))
         program.parse_args(program.initial_arg_texts(ns.args))  # ArgumentError: exit 2
     return 0
 

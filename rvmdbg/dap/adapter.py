@@ -93,6 +93,11 @@ class LaunchConfig:
     # `metaInputs` / `metaRandom`: the command line's --meta-inputs / --meta-random SEED
     meta_inputs: bool = False
     meta_random: int | None = None
+    # `shape` / `dtype` / `opset`: the command line's --shape / --dtype / --opset (an ONNX
+    # model's), held as the command line's NAME=VALUE texts
+    shape: list = field(default_factory=list)
+    dtype: list = field(default_factory=list)
+    opset: int | None = None
 
 
 def _typed(args: dict, name: str, kind, default=None, required: bool = False):
@@ -148,7 +153,30 @@ def launch_config(args: dict) -> LaunchConfig:
         stop_at_end=_typed(args, "stopAtEnd", bool, False),
         limits=chosen,
         history_mb=_positive(args, "historyMb") or 256,
-        meta_inputs=_meta_inputs(args), meta_random=_typed(args, "metaRandom", int))
+        meta_inputs=_meta_inputs(args), meta_random=_typed(args, "metaRandom", int),
+        shape=_onnx_pairs(args, "shape"), dtype=_onnx_pairs(args, "dtype"),
+        opset=_positive(args, "opset"))
+
+
+def _onnx_pairs(args: dict, name: str) -> list[str]:
+    """`shape` ({"x": [1, 3, 224, 224]}, null or "?" for an unknown dim) or `dtype`
+    ({"x": "float32"}) as the command line's NAME=VALUE texts."""
+    value = _typed(args, name, dict, {})
+    out = []
+    for key, v in value.items():
+        if name == "shape":
+            ok = isinstance(v, list) and all(
+                d is None or d == "?" or (isinstance(d, int) and not isinstance(d, bool))
+                for d in v)
+            if not ok:
+                raise RequestError(f"'shape' maps an input name to a list of dimensions "
+                                   f"(whole numbers, null for unknown), not {v!r}"[:200])
+            out.append(f"{key}=" + ",".join("?" if d is None else str(d) for d in v))
+        else:
+            if not isinstance(v, str):
+                raise RequestError(f"'dtype' maps an input name to a dtype name, not {v!r}"[:200])
+            out.append(f"{key}={v}")
+    return out
 
 
 def _meta_inputs(args: dict) -> bool:
@@ -162,7 +190,7 @@ def open_session(config: LaunchConfig) -> DebugSession:
     """Load, check and compile the program and start a session on it (RequestError with the
     located message when the program or its arguments are wrong)."""
     from rvmdbg.args import ArgumentError, set_array_limit
-    from rvmdbg.cmdline import missing_meta_from
+    from rvmdbg.cmdline import load_options_from
     from rvmdbg.i18n import _
     from rvmdbg.program import (
         ProgramFailed, UsageError, executable_of, load_program, program_arguments,
@@ -171,7 +199,7 @@ def open_session(config: LaunchConfig) -> DebugSession:
     from rvmdbg.vm.machine import VMError
     try:
         set_array_limit(config.limits.max_bytes)  # `inputs` archives obey maxBytes
-        program = load_program(config.program, missing_meta=missing_meta_from(config))
+        program = load_program(config.program, options=load_options_from(config))
         # `args` as on the command line; `inputs` binds the parameters after them by name
         # from an .npz archive, as `--inputs` does; with neither, the hint names those settings
         args = program_arguments(
@@ -179,8 +207,9 @@ def open_session(config: LaunchConfig) -> DebugSession:
             hint=_("set them in the launch configuration: `args` (a list of values, as on the "
                    "command line) or `inputs` (an .npz archive naming the parameters)"))
         exe = executable_of(program)
+        # the kind's names (an ONNX model's nodes and tensors: `break Conv_12`, `print y`)
         return DebugSession(exe, args, entry=config.entry, limits=config.limits,
-                            history_bytes=config.history_mb * 2 ** 20)
+                            history_bytes=config.history_mb * 2 ** 20, names=program.names)
     except RelayError as e:
         raise RequestError(e.format()) from None
     except ArgumentError as e:

@@ -954,6 +954,10 @@ class BreakpointTable:
                 del self._bps[b.id]
             self._changed()
             return None
+        named = self.names.line_names().get(line) if self.names is not None else None
+        if named is not None:
+            # a node's line (an ONNX model's listing): as `break NODE`, its kernel
+            return self.add(named)
         return self.add(str(line))
 
     def _changed(self) -> None:

@@ -29,6 +29,7 @@ class Outcome:
     seconds: float = 0.0
     bound: tuple = ()       # graph inputs bound as constants (values needed at import)
     scope: str = ""         # why it is out of scope (empty in scope)
+    sequence: bool = False  # a sequence-typed case (graph inputs/outputs include sequences)
 
 
 def cases() -> list:
@@ -81,6 +82,25 @@ def in_scope(case) -> bool:
     return scope_reason(case) is None
 
 
+def is_sequence_case(case) -> bool:
+    """A default-domain case whose graph inputs/outputs include a sequence of tensors (and
+    are otherwise tensors) of Relay dtypes: reported in a row of its own."""
+    g = case.model.graph
+    if any(n.domain not in DEFAULT_DOMAINS for n in g.node):
+        return False
+    seen = False
+    for vi in list(g.input) + list(g.output):
+        if vi.type.HasField("sequence_type"):
+            elem = vi.type.sequence_type.elem_type
+            if not elem.HasField("tensor_type") or dtype_name(
+                    elem.tensor_type.elem_type) is None:
+                return False
+            seen = True
+        elif _value_type_ok(vi) is not None:
+            return False
+    return seen
+
+
 def _one_line(text: str, limit: int = 200) -> str:
     text = " ".join(str(text).split())
     text = text.replace("|", "\\|")
@@ -121,6 +141,42 @@ def _outputs(value) -> list:
     return [value]
 
 
+def _arg(v):
+    """A data set's input as the VM takes it: a sequence (a list) is a tuple of tensors."""
+    if isinstance(v, list):
+        from rvmdbg.values import make_tuple
+        return make_tuple(tuple(np.asarray(_array(x)) for x in v))
+    return v
+
+
+def _grouped(value, outputs) -> list:
+    """@main's result as one value per graph output: a sequence output stays a tuple."""
+    from rvmdbg.values import ADTValue
+    if len(outputs) == 1:
+        return [value]
+    if isinstance(value, ADTValue) and value.is_tuple and len(value.fields) == len(outputs):
+        return list(value.fields)
+    return _outputs(value)
+
+
+def compare_value(name: str, got, expected) -> str | None:
+    """`compare`, and for a sequence (an expected list) element by element."""
+    from rvmdbg.values import ADTValue
+    if isinstance(expected, list):
+        if not (isinstance(got, ADTValue) and got.is_tuple):
+            return f"a {type(got).__name__}, expected a sequence"
+        if len(got.fields) != len(expected):
+            return f"a sequence of {len(got.fields)}, expected {len(expected)}"
+        for k, (a, b) in enumerate(zip(got.fields, expected)):
+            why = compare(name, a, _array(b))
+            if why is not None:
+                return f"element {k}: {why}"
+        return None
+    if isinstance(got, ADTValue) and got.is_tuple and len(got.fields) == 1:
+        got = got.fields[0]
+    return compare(name, got, expected)
+
+
 def _array(v):
     """A data set's value as an ndarray (they come as arrays, NumPy scalars or TensorProtos);
     sequences and optionals stay as they are."""
@@ -143,6 +199,7 @@ def run_case(case) -> Outcome:
     from rvmdbg.vm.machine import VirtualMachine
 
     why_out = scope_reason(case)
+    seq = is_sequence_case(case)
     start = time.perf_counter()
     stage = "import"
     bound: list = []
@@ -151,9 +208,14 @@ def run_case(case) -> Outcome:
             warnings.simplefilter("ignore")
             names = [vi.name for vi in case.model.graph.input]
             first = dict(zip(names, (_array(v) for v in case.data_sets[0][0])))
+            # a sequence input is a tuple of tensors: its length and element shapes are
+            # those of the first data set's list
+            shapes = {n: [np.shape(x) for x in v] for n, v in first.items()
+                      if isinstance(v, list)}
             while True:
                 try:
-                    imp = import_model(case.model, bind={n: first[n] for n in bound})
+                    imp = import_model(case.model, shapes=shapes,
+                                       bind={n: first[n] for n in bound})
                     break
                 except NeedsValue as e:
                     # a value Relay takes as an attribute comes from a graph input: bind
@@ -169,26 +231,26 @@ def run_case(case) -> Outcome:
             stage = "run"
             for inputs, expected in case.data_sets:
                 feeds = dict(zip(names, (_array(v) for v in inputs)))
-                args = [feeds[n] for n in imp.inputs]
+                args = [_arg(feeds[n]) for n in imp.inputs]
                 expected = [_array(v) for v in expected]
                 value = VirtualMachine(exe).invoke("main", args)
-                outs = _outputs(value)
+                outs = _grouped(value, case.model.graph.output)
                 if len(outs) != len(expected):
                     raise AssertionError(f"{len(outs)} outputs, expected {len(expected)}")
                 for i, (got, exp) in enumerate(zip(outs, expected)):
-                    why = compare(case.name, got, exp)
+                    why = compare_value(case.name, got, exp)
                     if why is not None:
                         raise AssertionError(f"output {i}: {why}")
     except AssertionError as e:
         return Outcome(case.name, why_out is None, False, _one_line(f"wrong result: {e}"),
-                       time.perf_counter() - start, tuple(bound), why_out or "")
+                       time.perf_counter() - start, tuple(bound), why_out or "", seq)
     except Exception as e:  # every failure is recorded, with its stage
         msg = getattr(e, "message", None) or str(e) or type(e).__name__
         return Outcome(case.name, why_out is None, False,
                        _one_line(f"{stage}: {msg}"), time.perf_counter() - start,
-                       tuple(bound), why_out or "")
+                       tuple(bound), why_out or "", seq)
     return Outcome(case.name, why_out is None, True, "", time.perf_counter() - start,
-                   tuple(bound), why_out or "")
+                   tuple(bound), why_out or "", seq)
 
 
 def report_text(outcomes: list, onnx_version: str) -> str:
@@ -198,6 +260,8 @@ def report_text(outcomes: list, onnx_version: str) -> str:
     outside = [o for o in outcomes if not o.in_scope]
     ip = sum(o.passed for o in inside)
     op = sum(o.passed for o in outside)
+    seqs = [o for o in outside if o.sequence]
+    sp = sum(o.passed for o in seqs)
     pct = 100.0 * ip / len(inside) if inside else 0.0
     ops = supported_ops()
     lines = [
@@ -217,6 +281,8 @@ def report_text(outcomes: list, onnx_version: str) -> str:
         f"| in scope: default domain, tensor inputs and outputs of dtypes Relay has | "
         f"{len(inside)} | {ip} ({pct:.1f}%) | {len(inside) - ip} |",
         f"| out of scope | {len(outside)} | {op} | {len(outside) - op} |",
+        f"| of which sequence-typed: default domain, sequence inputs or outputs of tensors "
+        f"(a sequence is a Relay tuple) | {len(seqs)} | {sp} | {len(seqs) - sp} |",
         f"| all | {len(outcomes)} | {ip + op} | {len(outcomes) - ip - op} |",
         "",
         f"{sum(1 for o in inside if o.passed and o.bound)} of the passing cases in scope read "

@@ -336,6 +336,8 @@ class Importer:
 
     def _input_var(self, vi) -> Var:
         name = vi.name
+        if vi.type.HasField("sequence_type"):
+            return self._sequence_var(vi)
         tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
         if tt is None:
             raise OnnxImportError(_("graph input {name} is not a tensor ({kind}); only tensor "
@@ -357,6 +359,29 @@ class Importer:
                           for d in tt.shape.dim)
         v = Var(self._unique(legal_name(name)), TensorType(shape, dt))
         return v
+
+    def _sequence_var(self, vi) -> Var:
+        """A sequence graph input is a tuple of tensors (sequences are tuples, as TVM's
+        converter made them): its length and element shapes come from `shapes[name]`, a list
+        of shapes, one per element."""
+        name = vi.name
+        elem = vi.type.sequence_type.elem_type
+        tt = elem.tensor_type if elem.HasField("tensor_type") else None
+        shapes = self.shapes.get(name)
+        if tt is None or not isinstance(shapes, (list, tuple)) or not all(
+                isinstance(s, (list, tuple)) for s in shapes):
+            raise OnnxImportError(
+                _("graph input {name} is a sequence: its length and element shapes must be "
+                  "known when the model is imported").format(name=name),
+                hint=_("give them with --shape {name}=2,3;2,3 (a shape per tensor, separated "
+                       "by ;)").format(name=name))
+        dt = self.dtypes.get(name) or dtype_name(tt.elem_type)
+        if dt is None:
+            raise OnnxImportError(_("graph input {name} has element type {t}, which Relay "
+                                    "has no dtype for").format(name=name, t=tt.elem_type))
+        fields = tuple(TensorType(tuple(int(d) if d is not None and int(d) >= 0 else None
+                                        for d in s), dt) for s in shapes)
+        return Var(self._unique(legal_name(name)), TupleType(fields))
 
     def _unique(self, name: str) -> str:
         base, k = name, 1
@@ -534,12 +559,18 @@ class Importer:
                 types.append(onnx.TypeProto())
                 continue
             t = self.g.type_of(self.values[i])
+            # a sequence (a tuple) is typed as one: onnx's function builders crash on an
+            # empty TypeProto where they expect a sequence
+            seq = isinstance(t, TupleType)
+            if seq and t.fields and all(isinstance(f, TensorType) for f in t.fields):
+                t = t.fields[0]
             if not isinstance(t, TensorType):
                 types.append(onnx.TypeProto())
                 continue
             elem = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(t.dtype))
             shape = [d if d is not None else "?" for d in t.shape]
-            types.append(onnx.helper.make_tensor_type_proto(elem, shape))
+            tp = onnx.helper.make_tensor_type_proto(elem, shape)
+            types.append(onnx.helper.make_sequence_type_proto(tp) if seq else tp)
         self.expansions += 1
         body = functions.expand(node, opset, types, f"{node.name}/{self.expansions}/")
         self.convert_nodes(body, outer or node)

@@ -168,12 +168,25 @@ def oracle_model(model):
     return cut
 
 
-def build(model):
-    """Import, check and compile: (Imported, checked module, VM executable)."""
+def build(model, feeds: dict | None = None):
+    """Import, check and compile: (Imported, checked module, VM executable). A value Relay
+    takes at import time (a split's sizes) that comes from a graph input binds exactly that
+    input from `feeds` as a constant, as the conformance harness does (TVM's
+    bind_params_by_name)."""
     from rvmdbg.onnx import import_model
+    from rvmdbg.onnx.errors import NeedsValue
     from rvmdbg.relay.typecheck import check_module
     from rvmdbg.vm.compiler import compile_module
-    imp = import_model(model)
+    bound: list = []
+    while True:
+        try:
+            imp = import_model(model, bind={n: feeds[n] for n in bound})
+            break
+        except NeedsValue as e:
+            more = [n for n in e.inputs if feeds and n in feeds and n not in bound]
+            if not more:
+                raise
+            bound.extend(more)
     mod = check_module(imp.module)
     return imp, mod, compile_module(mod)
 
@@ -213,7 +226,7 @@ def run_network(net: Network, executors=EXECUTORS) -> NetOutcome:
             warnings.simplefilter("ignore")
             model, feeds, expected = load(net)
             t0 = time.perf_counter()
-            imp, mod, exe = build(model)
+            imp, mod, exe = build(model, feeds)
             out.seconds["import+compile"] = time.perf_counter() - t0
             args = [feeds[n] for n in imp.inputs]
             for kind in executors:

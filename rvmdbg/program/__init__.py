@@ -15,6 +15,7 @@ from rvmdbg.i18n import _
 from rvmdbg.limits import Limits
 from rvmdbg.program.base import (
     Debuggable, LoadOptions, Program, ProgramFailed, ProgramKind, ProgramLoadError, UsageError,
+    refuse_foreign_options,
 )
 from rvmdbg.program.registry import KINDS, kind_for, kind_named
 from rvmdbg.program.relay_text import read_source
@@ -28,7 +29,9 @@ def load_program(path: str, check: bool = True, missing_meta=None,
     shorthands for the `LoadOptions` fields, when no `options` are given."""
     if options is None:
         options = LoadOptions(check=check, missing_meta=missing_meta)
-    return kind_for(path).load(path, options)
+    kind = kind_for(path)
+    refuse_foreign_options(kind.name, options)
+    return kind.load(path, options)
 
 
 def kind_of(program: Program) -> ProgramKind:
@@ -53,6 +56,12 @@ def program_arguments(program: Program, entry: str, texts: list[str],
         if not texts:
             e.message += "; " + (hint or _("give them after PROGRAM (the program has no "
                                            "`// args:` line)"))
+            if kind_of(program).name == "onnx":
+                from rvmdbg.program.onnx import test_folder_inputs
+                found = test_folder_inputs(program.path)
+                if found:
+                    e.message += "; " + _("the ONNX test folder beside the model holds inputs: "
+                                          "{args}").format(args=" ".join("@" + f for f in found))
         raise
 
 

@@ -55,6 +55,19 @@ class LoadOptions:
     extra: dict = field(default_factory=dict)
 
 
+def refuse_foreign_options(kind_name: str, options: LoadOptions) -> None:
+    """--shape / --dtype / --opset are an ONNX model's: on another kind of program they are a
+    usage error naming the option (not silently ignored)."""
+    if kind_name == "onnx":
+        return
+    for flag, value in (("--shape", options.shapes), ("--dtype", options.dtypes),
+                        ("--opset", options.opset)):
+        if value is not None:
+            from rvmdbg.i18n import _
+            raise UsageError(_("{option} applies only to an ONNX model (.onnx), not to "
+                               "a {kind} program").format(option=flag, kind=kind_name))
+
+
 @dataclass
 class Program:
     """A program named on the command line: Relay source (type-checked), a saved executable or
@@ -139,5 +152,5 @@ def bind_untyped(program: Program, entry: str, texts: list[str]) -> list:
     return parse_untyped_args(entry, texts, len(params))   # program_arguments adds the hint
 
 
-__all__ = ["Debuggable", "LoadOptions", "Program", "ProgramFailed", "ProgramKind",
+__all__ = ["Debuggable", "LoadOptions", "refuse_foreign_options", "Program", "ProgramFailed", "ProgramKind",
            "ProgramLoadError", "UsageError", "bind_untyped", "check_entry"]

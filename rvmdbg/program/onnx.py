@@ -51,6 +51,25 @@ def debuggable(path: str, entry: str, options: LoadOptions) -> Debuggable:
     return Debuggable(exe, module, imp.node_lines, path, None, names=_names(path, imp))
 
 
+def test_folder_inputs(path: str) -> list[str]:
+    """The TensorProto inputs of the ONNX test folder the model sits in (onnx's layout:
+    `model.onnx` beside `test_data_set_0/input_0.pb`, `input_1.pb`, ...), in input order, as
+    paths an ARG can name (`@...`); [] when there is none."""
+    import os
+    import re
+    folder = os.path.join(os.path.dirname(path), "test_data_set_0")
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        m = re.fullmatch(r"input_(\d+)\.pb", name)
+        if m and os.path.isfile(os.path.join(folder, name)):
+            found.append((int(m.group(1)), os.path.join(folder, name)))
+    return [p for _i, p in sorted(found)]
+
+
 def sniff(head: bytes) -> bool:
     """An ONNX ModelProto: its first field is ir_version (field 1, a varint: byte 0x08) of a
     small value, then a length-delimited field (producer, graph, opset_import, ...). Text,

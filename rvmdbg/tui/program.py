@@ -16,7 +16,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from rvmdbg.program import LoadOptions, ProgramLoadError, kind_for
+from rvmdbg.i18n import _
+from rvmdbg.program import LoadOptions, ProgramLoadError, UsageError, kind_for
+from rvmdbg.program.base import refuse_foreign_options
 from rvmdbg.program.relay_text import recheck as _recheck
 
 
@@ -87,7 +89,15 @@ def load_program(path: str, entry: str = "main", missing_meta=None) -> DebugProg
     the debugger (`rvmdbg.program`); raises ProgramLoadError. `missing_meta`: --meta-inputs /
     --meta-random (`metadata.MissingConstants`)."""
     from rvmdbg.tui.summary import constructor_types
-    d = kind_for(path).debuggable(path, entry, LoadOptions(missing_meta=missing_meta))
+    # `missing_meta` may be the whole LoadOptions (--shape, --dtype, --opset as well)
+    options = (missing_meta if isinstance(missing_meta, LoadOptions)
+               else LoadOptions(missing_meta=missing_meta))
+    kind = kind_for(path)
+    try:
+        refuse_foreign_options(kind.name, options)
+    except UsageError as exc:
+        raise ProgramLoadError(_("error: {message}").format(message=exc)) from None
+    d = kind.debuggable(path, entry, options)
     prog = DebugProgram(path, os.path.basename(path), d.exe, d.module, d.source_text,
                         d.source_file, d.default_args, entry, saved=d.saved)
     prog.names = d.names

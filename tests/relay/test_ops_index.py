@@ -28,6 +28,7 @@ TYPE_CASES = [
      "Tensor[(7,), float32]"),
     ("cumsum", [T((2, None))], {"axis": 1}, "Tensor[(2, ?), float32]"),
     ("cumsum", [T((2, 3), "int32")], {"dtype": "int64"}, "Tensor[(6,), int64]"),
+    ("cumprod", [T((2, None))], {"axis": 1}, "Tensor[(2, ?), float32]"),
     ("sort", [T((None, 3))], {}, "Tensor[(?, 3), float32]"),
     ("argsort", [T((2, 3))], {"axis": 0}, "Tensor[(2, 3), int32]"),
     ("argsort", [T((4,), "int8")], {"dtype": "int64"}, "Tensor[(4,), int64]"),
@@ -52,6 +53,7 @@ KERNEL_CASES = [
     ("gather_nd", [A([[1, 2], [3, 4]]), A([[1, 0], [0, 1]], "int32")], {}, A([3, 2])),
     ("gather_nd", [A([[1, 2], [3, 4]]), A([[1]], "int64")], {}, A([[3, 4]])),
     ("cumsum", [A([[1, 2, 3], [4, 5, 6]], "int32")], {}, A([1, 3, 6, 10, 15, 21], "int32")),
+    ("cumprod", [A([[1, 2, 3], [4, 5, 6]], "int32")], {}, A([1, 2, 6, 24, 120, 720], "int32")),
     ("cumsum", [A([[1, 2, 3], [4, 5, 6]])], {"axis": 1, "exclusive": True},
      A([[0, 1, 3], [0, 4, 9]])),
     ("sort", [A([[3, 1, 2], [0, 5, -1]])], {}, A([[1, 2, 3], [-1, 0, 5]])),
@@ -253,3 +255,39 @@ def test_topk_errors_and_return_types():
         run("argsort", np.zeros(2, np.float32), axis=3)
     with pytest.raises(OpTypeError, match="topk: needs a tensor of rank >= 1"):
         rel("topk", T(()))
+
+
+# ---------------------------------------------------------------------------------------------
+# cumprod (TVM's relay.cumprod: cumsum's attributes and ScanopRel) against a running loop
+
+
+@settings(max_examples=50, deadline=None)
+@given(_shapes(1, 3), st.booleans(), st.data())
+def test_cumprod_matches_a_running_product(shape, exclusive, data):
+    axis = data.draw(st.one_of(st.none(), st.integers(-len(shape), len(shape) - 1)))
+    x = np.array(data.draw(st.lists(st.integers(-3, 3), min_size=int(np.prod(shape)),
+                                    max_size=int(np.prod(shape)))), np.int32).reshape(shape)
+    out = run("cumprod", x, axis=axis, exclusive=exclusive, dtype="int64")
+    assert out.dtype == np.int64
+    flat = x.reshape(-1) if axis is None else np.moveaxis(x, axis, -1)
+    got = out if axis is None else np.moveaxis(out, axis, -1)
+    for lead in itertools.product(*map(range, flat.shape[:-1])):
+        total = 1
+        for k in range(flat.shape[-1]):
+            if not exclusive:
+                total *= int(flat[lead + (k,)])
+            assert got[lead + (k,)] == total
+            if exclusive:
+                total *= int(flat[lead + (k,)])
+
+
+def test_cumprod_types_bools_and_axis():
+    assert rel("cumprod", T((2, 3), "int32"), dtype="int64") == T((6,), "int64")
+    assert rel("cumprod", T((2, None)), axis=1) == T((2, None))
+    assert OPS["cumprod"].pattern == "opaque"
+    # 1-bit products: a running and
+    assert run("cumprod", A([True, True, False, True], "bool")).tolist() == \
+        [True, True, False, False]
+    assert run("cumprod", A([2.0, 3.0, 4.0]), exclusive=True).tolist() == [1.0, 2.0, 6.0]
+    with pytest.raises(KernelError, match="cumprod: TVM's kernel cannot use axis 1 of a 1-d"):
+        run("cumprod", A([1, 2], "int32"), axis=1)

@@ -19,6 +19,7 @@ from op_cases import A, T, rel, run
 
 
 TYPE_CASES = [
+    ("reinterpret", [T((2, None))], {"dtype": "int32"}, "Tensor[(2, ?), int32]"),
     ("erf", [T((None, 3))], {}, "Tensor[(?, 3), float32]"),
     ("fast_exp", [T((2,), "float16")], {}, "Tensor[(2,), float16]"),
     ("fast_tanh", [T(())], {}, "float32"),
@@ -43,6 +44,7 @@ def test_type_relation(op, args, attrs, expected):
 _ERF = [math.erf(v) for v in (-2.0, -0.5, 0.0, 0.5, 3.0)]
 
 KERNEL_CASES = [
+    ("reinterpret", [A([0x40000000], "int32")], {"dtype": "float32"}, A([2.0])),
     ("erf", [A([-2.0, -0.5, 0.0, 0.5, 3.0])], {}, A(_ERF)),
     ("fast_erf", [A([-2.0, -0.5, 0.0, 0.5, 3.0])], {}, A(_ERF)),
     ("fast_exp", [A([0.0, 1.0, -3.5])], {}, A([1.0, math.e, math.exp(-3.5)])),
@@ -260,3 +262,29 @@ def test_reduction_errors_name_the_operator():
     assert rel("std", T((2, 3)), T((2, 1), "float64")) == T(())
     with pytest.raises(OpTypeError, match="logsumexp: axis 2 is out of range"):
         rel("logsumexp", T((2, 3)), axis=[2])
+
+
+# ---------------------------------------------------------------------------------------------
+# reinterpret (TVM's relay.reinterpret: CastRel's type, the same bits read as another dtype)
+
+
+def test_reinterpret_reads_the_same_bits():
+    assert rel("reinterpret", T((2, None)), dtype="int32") == T((2, None), "int32")
+    assert OPS["reinterpret"].pattern == "elemwise"
+    out = run("reinterpret", A([1.0, -2.0]), dtype="int32")
+    assert out.dtype == np.int32 and out.tolist() == [0x3F800000, -0x40000000]
+    back = run("reinterpret", A([0x3F800000], "int32"), dtype="float32")
+    assert back.tolist() == [1.0]
+    # a 0-d tensor stays 0-d
+    assert run("reinterpret", A(-1, "int8"), dtype="uint8").shape == ()
+    assert run("reinterpret", A(-1, "int8"), dtype="uint8") == 255
+
+
+def test_reinterpret_refuses_different_bit_widths():
+    from rvmdbg.relay.ops import KernelError
+    # the relation does not check widths; tir's reinterpret does when it lowers
+    assert rel("reinterpret", T((2,), "bool"), dtype="uint8") == T((2,), "uint8")
+    with pytest.raises(KernelError, match="reinterpret: TVM cannot reinterpret bool"):
+        run("reinterpret", A([True], "bool"), dtype="uint8")
+    with pytest.raises(KernelError, match="bit widths must match"):
+        run("reinterpret", A([1.0]), dtype="int64")

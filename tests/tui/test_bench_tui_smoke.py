@@ -29,3 +29,17 @@ def test_bench_tui_model_steps_quick_runs(tmp_path):
     for label in ("transformer, 2 layers: 30 kernel calls", "s 160x48 on the 30-kernel model",
                   "S 160x48 on the", "n 160x48 on the", "target: every key < 10 ms median"):
         assert label in proc.stdout, proc.stdout
+
+
+def test_bench_tui_onnx_quick_runs(tmp_path):
+    import pytest
+    pytest.importorskip("onnx")
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_tui.py"), "--quick",
+                           "--onnx"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env={"XDG_CONFIG_HOME": str(tmp_path), "PATH": "/usr/bin:/bin",
+                               "HOME": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    for label in ("light_resnet50.onnx: ", "kernel calls; import+check+compile", "first frame",
+                  "s 160x48 on light_resnet50.onnx", "n 160x48 on light_resnet50.onnx"):
+        assert label in proc.stdout, proc.stdout

@@ -56,3 +56,50 @@ async def test_break_on_an_onnx_node_and_print_a_tensor_by_name(tmp_path):
         # the source pane holds the node listing
         assert "Conv_12  Conv" in app.program.source_text
         assert screen_of(app) is not None
+
+
+async def test_b_on_a_node_line_breaks_at_that_nodes_kernel(tmp_path):
+    """The source pane of an ONNX program is the node listing: `b` on a node's line sets a
+    line breakpoint there, and `c` stops at the kernel made from that node."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    from rvmdbg.tui.app import DebuggerApp
+    from rvmdbg.tui.program import load_program
+    from rvmdbg.tui.source_view import SourceView
+    from rvmdbg.vm.bytecode import InvokePacked
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.INT64, None)
+    w = numpy_helper.from_array(np.full((2, 1, 3, 3), 0.5, "float32"), "W")
+    nodes = [helper.make_node("Conv", ["x", "W"], ["conv1_out"], pads=[1, 1, 1, 1],
+                              name="Conv_12"),
+             helper.make_node("ArgMax", ["conv1_out"], ["y"], axis=1, name="ArgMax_13")]
+    path = tmp_path / "model.onnx"
+    onnx.save(helper.make_model(helper.make_graph(nodes, "g", [x], [y], [w]),
+                                opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    np.save(tmp_path / "x.npy", np.ones((1, 1, 4, 4), "float32"))
+    program = load_program(str(path))
+    lines = program.source_text.split("\n")
+    for name in ("Conv_12", "ArgMax_13"):
+        app = DebuggerApp(program, ["@" + str(tmp_path / "x.npy")],
+                          config_dir=str(tmp_path / "config"))
+        line = next(i for i, text in enumerate(lines, 1) if text.startswith(name + " "))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await settle(app, pilot)
+            screen = screen_of(app)
+            source = screen.query_one("#source", SourceView)
+            source.focus()
+            await settle(app, pilot)
+            assert app.focused is source and source.shows_program
+            source.set_cursor(line - 1)
+            await press(app, pilot, "b")
+            assert [b.line for b in app.session.breakpoints] == [line]
+            await press(app, pilot, "c")
+            fi, pc = app.session.location()
+            ins = program.exe.functions[fi].instructions[pc]
+            assert isinstance(ins, InvokePacked), ins
+            assert source.current == line
+            # the breakpoint is the node's, as `break NAME` makes it
+            assert [b.spec for b in app.session.breakpoints] == [name]
+            await press(app, pilot, "b")  # b again on the line: removed
+            assert list(app.session.breakpoints) == []

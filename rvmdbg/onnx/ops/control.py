@@ -8,6 +8,7 @@ import numpy as np
 from rvmdbg.relay import ast
 from rvmdbg.relay.ast import Call, Function, Let, Var
 from rvmdbg.relay.types import TensorType
+from rvmdbg.i18n import _
 from rvmdbg.onnx.registry import converter
 from rvmdbg.onnx.ops import common as c
 
@@ -32,6 +33,9 @@ def if_(g, node, inputs, attrs):
     else_out = g.subgraph(attrs["else_branch"], {})
     if len(then_out) == 1:
         t, e = then_out[0], else_out[0]
+        if not isinstance(g.type_of(t), TensorType) or not isinstance(g.type_of(e),
+                                                                      TensorType):
+            return ast.If(cond, t, e, g.span)  # sequences (tuples): no rank to broadcast
         rt, re_ = g.rank_of(t), g.rank_of(e)
         if rt != re_:
             # TVM broadcast the branch of lower rank to the other's
@@ -46,6 +50,12 @@ def if_(g, node, inputs, attrs):
 
 def _var_like(g, name: str, value, scan=False) -> Var:
     t = g.type_of(value)
+    if not isinstance(t, TensorType):
+        # a sequence is a tuple of a length fixed at import: one that a loop carries may grow
+        # each iteration, which TVM's tuples could not express either
+        raise g.error(_("a Loop or Scan that carries a sequence ({name}) is not supported: "
+                        "sequences are tuples whose length is fixed at import").format(
+                            name=name))
     dims = [None if d == 0 else d for d in t.shape]
     if scan:
         dims = [None] + dims

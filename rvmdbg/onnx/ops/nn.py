@@ -304,6 +304,26 @@ def conv_transpose(g, node, inputs, attrs):
     return out
 
 
+def _ceil_mode(attrs, spatial, kernel, strides, pads) -> bool:
+    """Relay's ceil_mode for an ONNX pool: ONNX drops a last window that would start in the
+    end padding, topi keeps it; where every dimension drops it, floor mode makes the same
+    windows (the same pads, so the same averages)."""
+    ceil = bool(attrs.get("ceil_mode", 0))
+    if not ceil or attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID") or \
+            any(d is None for d in spatial):
+        return ceil
+    k = len(kernel)
+    dil = attrs.get("dilations", [1] * k)
+    pads = list(pads) * 2 if len(pads) == k else list(pads)
+    floor_all = True
+    for i in range(k):
+        span = spatial[i] + pads[i] + pads[k + i] - ((kernel[i] - 1) * dil[i] + 1)
+        floors, ceils = span // strides[i] + 1, -(-span // strides[i]) + 1
+        if ceils > floors and (ceils - 1) * strides[i] < spatial[i] + pads[i]:
+            floor_all = False  # this dimension keeps its ceil window in ONNX too
+    return not floor_all
+
+
 def _pool(kind: str):
     def convert(g, node, inputs, attrs):
         data = inputs[0]
@@ -345,7 +365,8 @@ def _pool(kind: str):
                      pool_size=kernel, strides=c.ints(strides),
                      dilation=c.ints(attrs.get("dilations", [1] * k)),
                      padding=_padding(pads, k), layout=layout, out_layout="",
-                     ceil_mode=bool(attrs.get("ceil_mode", 0)), **extra)
+                     ceil_mode=_ceil_mode(attrs, in_shape[-k:], kernel, strides, pads),
+                     **extra)
         if squeeze:
             out = c.squeeze(g, out, [0])
         return out

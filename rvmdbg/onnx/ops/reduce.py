@@ -37,10 +37,23 @@ def _reduce(relay_op: str, before=None, after=None):
             axes = list(range(g.rank_of(x)))
         if before is not None:
             x = before(g, x)
-        extra = {} if relay_op == "logsumexp" else {"exclude": False}
-        out = g.call(relay_op, [x], axis=axes, keepdims=bool(attrs.get("keepdims", 1)), **extra)
+        keep = bool(attrs.get("keepdims", 1))
+        if relay_op == "logsumexp":
+            out = _logsumexp(g, x, axes, keep)
+        else:
+            out = g.call(relay_op, [x], axis=axes, keepdims=keep, exclude=False)
         return after(g, out) if after is not None else out
     return convert
+
+
+def _logsumexp(g, x, axes, keepdims):
+    """relay.logsumexp, which TVM's Python API composes (no operator of its own): log(sum(
+    exp(x - max))) + max, the max and sum kept; over an empty set, log(0) + lowest = -inf."""
+    m = g.call("max", [x], axis=axes, keepdims=True, exclude=False)
+    e = g.call("exp", [g.call("subtract", [x, m])])
+    s = g.call("sum", [e], axis=axes, keepdims=True, exclude=False)
+    out = g.call("add", [g.call("log", [s]), m])
+    return out if keepdims else c.squeeze(g, out, axes)
 
 
 def _square(g, x):
@@ -98,8 +111,7 @@ def topk(g, node, inputs, attrs):
     return [g.get(out, 0), g.get(out, 1)]
 
 
-@converter("CumSum", since=11)
-def cumsum(g, node, inputs, attrs):
+def _scan(g, op, inputs, attrs):
     x = inputs[0]
     axis = c.const_value(g, inputs[1])
     if axis is None:
@@ -108,6 +120,17 @@ def cumsum(g, node, inputs, attrs):
     exclusive = bool(attrs.get("exclusive", 0))
     if attrs.get("reverse", 0):
         out = g.call("reverse", [x], axis=axis)
-        out = g.call("cumsum", [out], axis=axis, dtype=None, exclusive=exclusive)
+        out = g.call(op, [out], axis=axis, dtype=None, exclusive=exclusive)
         return g.call("reverse", [out], axis=axis)
-    return g.call("cumsum", [x], axis=axis, dtype=None, exclusive=exclusive)
+    return g.call(op, [x], axis=axis, dtype=None, exclusive=exclusive)
+
+
+@converter("CumSum", since=11)
+def cumsum(g, node, inputs, attrs):
+    return _scan(g, "cumsum", inputs, attrs)
+
+
+# CumProd came after Relay; TVM's relay.cumprod has CumSum's attributes and relation
+@converter("CumProd", since=26)
+def cumprod(g, node, inputs, attrs):
+    return _scan(g, "cumprod", inputs, attrs)

@@ -20,6 +20,9 @@ def reshape_v5(g, node, inputs, attrs):
 
 @converter("Identity", since=1)
 def identity(g, node, inputs, attrs):
+    from rvmdbg.relay.types import TupleType
+    if isinstance(g.type_of(inputs[0]), TupleType):
+        return [inputs[0]]  # a sequence (a tuple) is itself; `copy` takes a tensor
     return g.call("copy", [inputs[0]])
 
 
@@ -50,6 +53,14 @@ def cast(g, node, inputs, attrs):
     to = attrs["to"]
     dt = to.lower() if isinstance(to, str) else _dtype_of_onnx(g, to)
     return c.cast(g, inputs[0], dt)
+
+
+# BitCast came after Relay: Relay's reinterpret (the same bits read as another dtype) is it
+@converter("BitCast", since=26)
+def bitcast(g, node, inputs, attrs):
+    to = attrs["to"]
+    dt = to.lower() if isinstance(to, str) else _dtype_of_onnx(g, to)
+    return g.call("reinterpret", [inputs[0]], dtype=dt)
 
 
 @converter("CastLike", since=15)

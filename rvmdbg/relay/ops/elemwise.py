@@ -680,6 +680,28 @@ register("cast", 1, _cast_rel, _cast_kernel, "elemwise", attrs=[AttrSpec("dtype"
          doc="convert to dtype (floats truncate toward zero when cast to integers)")
 
 
+def _bits(dt: np.dtype) -> int:
+    return 1 if dt == BOOL else dt.itemsize * 8  # TVM's bool is 1 bit
+
+
+def _reinterpret_kernel(args, attrs):
+    # TVM: CastRel (any dtype, the data's shape); the bit widths must match when tir lowers it
+    x = args[0]
+    dt = np.dtype(attrs["dtype"])
+    if _bits(x.dtype) != _bits(dt):
+        raise KernelError(_("reinterpret: TVM cannot reinterpret {src} ({a} bits) as {dst} "
+                            "({b} bits): the bit widths must match").format(
+            src=x.dtype.name, a=_bits(x.dtype), dst=dt.name, b=_bits(dt)))
+    if dt == BOOL:
+        return as_result(np.array(x, copy=True), BOOL)
+    return as_result(np.array(x, copy=True).view(dt), dt)  # a 0-d tensor stays 0-d
+
+
+register("reinterpret", 1, _cast_rel, _reinterpret_kernel, "elemwise",
+         attrs=[AttrSpec("dtype", "dtype")],
+         doc="reinterpret(x, dtype): the same bits read as dtype (widths must match)")
+
+
 def _cast_like_rel(name, args, attrs):
     return TensorType(args[0].shape, args[1].dtype)
 

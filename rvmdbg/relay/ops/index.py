@@ -1,4 +1,4 @@
-"""Indexing, sorting and scans: gather, gather_nd, cumsum, sort, argsort, topk.
+"""Indexing, sorting and scans: gather, gather_nd, cumsum, cumprod, sort, argsort, topk.
 
 Sorts are stable, as TVM's CPU sorts are: equal values keep the order of their indices, in
 descending order too. TVM's relations take any dtype, but its CPU sorts are run-time functions
@@ -189,30 +189,46 @@ def _lowering_axis(name: str, axis: int, ndim: int) -> int:
     return axis % ndim
 
 
-def _cumsum_kernel(args, attrs):
+def _scan_kernel(name, args, attrs):
     x = args[0]
     dt = np.dtype(attrs["dtype"] or x.dtype)
     axis = attrs["axis"]
     if axis is None:
         x, axis = x.reshape(-1), 0
-    axis = _lowering_axis("cumsum", axis, x.ndim)
+    axis = _lowering_axis(name, axis, x.ndim)
+    prod = name == "cumprod"
     with np.errstate(all="ignore"):
-        if dt == BOOL:  # topi's scan adds 1-bit bools (each element cast first): xor
-            r = bool_parity(np.cumsum(tvm_cast(x, BOOL), axis=axis, dtype=np.int64))
+        if dt == BOOL:  # topi's scan works on 1-bit bools (each element cast first)
+            b = tvm_cast(x, BOOL)
+            r = (np.cumprod(b, axis=axis, dtype=np.int64) != 0) if prod else \
+                bool_parity(np.cumsum(b, axis=axis, dtype=np.int64))
         else:
-            r = np.cumsum(x, axis=axis, dtype=dt)
+            r = (np.cumprod if prod else np.cumsum)(x, axis=axis, dtype=dt)
         if attrs["exclusive"]:
-            # the sum of the elements before each one: 0 first
-            r = np.concatenate([np.zeros_like(np.take(r, [0], axis=axis)),
-                                np.take(r, range(r.shape[axis] - 1), axis=axis)], axis=axis) \
-                if r.shape[axis] else r
+            # the sum (product) of the elements before each one: 0 (1) first
+            first = (np.ones_like if prod else np.zeros_like)(np.take(r, [0], axis=axis))
+            r = np.concatenate([first, np.take(r, range(r.shape[axis] - 1), axis=axis)],
+                               axis=axis) if r.shape[axis] else r
     return as_result(r, dt)
+
+
+def _cumsum_kernel(args, attrs):
+    return _scan_kernel("cumsum", args, attrs)
+
+
+def _cumprod_kernel(args, attrs):
+    return _scan_kernel("cumprod", args, attrs)
 
 
 register("cumsum", 1, _cumsum_rel, _cumsum_kernel, "opaque",
          attrs=[AttrSpec("axis", "int_or_none", None), AttrSpec("dtype", "dtype_or_none", None),
                 AttrSpec("exclusive", "bool", False)],
          doc="cumsum(x, axis=None, dtype=None, exclusive=False): running sum (over the "
+             "flattened tensor when axis is None)")
+register("cumprod", 1, _cumsum_rel, _cumprod_kernel, "opaque",
+         attrs=[AttrSpec("axis", "int_or_none", None), AttrSpec("dtype", "dtype_or_none", None),
+                AttrSpec("exclusive", "bool", False)],
+         doc="cumprod(x, axis=None, dtype=None, exclusive=False): running product (over the "
              "flattened tensor when axis is None)")
 
 
