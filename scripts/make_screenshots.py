@@ -60,7 +60,7 @@ async def shoot(name, path, args, size, breakpoints, keys, options, out_dir, con
             await pilot.pause()
         for spec in breakpoints:
             app.session.breakpoints.add(spec)
-        app.screen_stack[0]._refresh_breakpoints()
+        app.screen_stack[0].refresh_breakpoints()
         for key in keys:
             await pilot.press(key)
             await app.workers.wait_for_complete()

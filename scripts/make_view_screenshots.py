@@ -66,7 +66,7 @@ async def shoot(name, path, size, breakpoints, keys, view_keys, options, out_dir
             await pilot.pause()
         for spec in breakpoints:
             app.session.breakpoints.add(spec)
-        app.screen_stack[0]._refresh_breakpoints()
+        app.screen_stack[0].refresh_breakpoints()
         for key in keys + view_keys:
             await pilot.press(key)
             await settle(app, pilot)

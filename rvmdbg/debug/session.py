@@ -30,25 +30,29 @@ after going back replays exactly the same steps.
 and whose condition holds there, or a watchpoint whose register the instruction at step s-1
 wrote. Forward continue from p stops at the first hit after p; reverse continue at the last
 hit before p.
+
+Where each part lives: the motions, frames, history plumbing and watchpoints here;
+`StopEvent`, `FrameView`, `DebugError` and the stop line in events.py; data dependencies and
+last writes (`deps`, `last_writer`, `last_write` and the backward segment scans they use) in
+inspection.py, a mixin of `DebugSession`; pausing full GC collections in gcpause.py.
 """
 from __future__ import annotations
 
-import contextlib
-import gc
 import threading
 import time
-from dataclasses import dataclass, field
 from itertools import compress
 from operator import is_not
 
-from rvmdbg.debug import deps as deps_mod
 from rvmdbg.debug.breakpoints import (BreakpointError, BreakpointTable, IdCounter, Watchpoint,
                                       entry_table, log_text, position_key)
 from rvmdbg.debug.config import restore_breakpoints, save_breakpoints
-from rvmdbg.debug.deps import DepRead, Deps
-from rvmdbg.debug.heap import HeapNode, heap_of, same_value, value_text, value_type
+from rvmdbg.debug.events import (BACK_MOTIONS, STOP_REASONS, DebugError, FrameView, StopEvent,
+                                 step_tag)
+from rvmdbg.debug.gcpause import quiet_gc
+from rvmdbg.debug.heap import HeapNode, heap_of, same_value, value_text
 from rvmdbg.debug.history import DEFAULT_INTERVAL, DEFAULT_MIN_SECONDS, History, RefJournal, instrument
-from rvmdbg.debug.machine import halt_text, machine_for, register_name
+from rvmdbg.debug.inspection import Inspection
+from rvmdbg.debug.machine import halt_text, machine_for
 from rvmdbg.debug.traps import TrapPlan, register_index_of, run_checked
 from rvmdbg.limits import DEFAULT_LIMITS
 from rvmdbg.values import copy_values
@@ -58,140 +62,7 @@ from rvmdbg.i18n import N_, _
 PROGRESS_PERIOD = 0.1   # seconds between progress callbacks during long runs
 
 
-class DebugError(Exception):
-    """A request the session cannot carry out (bad register, no such frame, nothing running)."""
-
-
-_gc_lock = threading.Lock()
-_gc_depth = 0
-_gc_saved = None
-
-
-@contextlib.contextmanager
-def _no_full_collections():
-    """Run without the cyclic GC's full collections (young generations still run).
-
-    History keeps many long-lived objects (saved frames); every full collection during a
-    long run would rescan all of them, which costs more than recording itself. Nothing the
-    VM creates forms reference cycles except reference cells pointing back at themselves,
-    and those are collected by the next full collection after the run.
-    """
-    global _gc_depth, _gc_saved
-    with _gc_lock:
-        if _gc_depth == 0:
-            _gc_saved = gc.get_threshold()
-            gc.set_threshold(_gc_saved[0], _gc_saved[1], 1 << 30)
-        _gc_depth += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_depth -= 1
-            if _gc_depth == 0 and _gc_saved is not None:
-                gc.set_threshold(*_gc_saved)
-
-
-def _quiet_gc(method):
-    """Decorator: the method runs inside `_no_full_collections()`."""
-    def wrapper(*args, **kwargs):
-        with _no_full_collections():
-            return method(*args, **kwargs)
-    wrapper.__name__ = method.__name__
-    wrapper.__doc__ = method.__doc__
-    return wrapper
-
-
-def _passed_from(call, param: int, nparams: int) -> str:
-    """`: its $10 becomes $0` for the register a call passes as parameter `param` (a
-    closure's captured values come before the call's own arguments)."""
-    args = list(getattr(call, "args", ()) or ())
-    k = param - (nparams - len(args))
-    if 0 <= k < len(args):
-        return ": " + _("its ${arg} becomes ${param}").format(arg=args[k], param=param)
-    return ": " + _("${param} is a value the closure captured").format(param=param)
-
-
-# ------------------------------------------------------------------ what the session answers
-
-# a stop's reason as the stop line says it (translated there; `reason` itself stays English)
-STOP_REASONS = (N_("breakpoint"), N_("watchpoint"), N_("step"), N_("finished"), N_("error"),
-                N_("start of history"), N_("interrupted"), N_("limit"), N_("restarted"),
-                N_("start"), N_("repeated state"))
-
-# what a backward motion's stop line says instead of "step" (which reads as a forward step)
-BACK_MOTIONS = {"rstep": N_("reverse step"), "rnext": N_("reverse next"),
-                "rfinish": N_("reverse finish"), "back": N_("back to an earlier step"),
-                "last-write": N_("back to the last write")}
-
-
-def step_tag(step: int) -> str:
-    """`[step 42]`, the stop line's first word, in the language in use."""
-    return _("[step {step}]").format(step=step)
-
-
-@dataclass
-class StopEvent:
-    """Where and why execution stopped.
-
-    `reason`: "breakpoint", "watchpoint", "step", "finished", "error", "start of history",
-    "interrupted", "limit", "repeated state" (a machine that detected it can never halt)
-    or "restarted"; `number`: the breakpoint or watchpoint id; `func_name`, `pc`,
-    `text`: the instruction about to run (pc None once the program finished, `text` then
-    says what it returned); `message`: extra lines (the error, a watchpoint's old and new
-    values, a condition that failed to evaluate); `motion`: for a "step" stop reached going
-    back, which motion (a key of `BACK_MOTIONS`: the stop line says it instead of "step")."""
-
-    reason: str
-    number: int | None
-    step: int
-    func_name: str | None
-    pc: int | None
-    text: str
-    message: str | None = None
-    span: object = None
-    place: str | None = None   # the program kind's name for the line (an ONNX node)
-    motion: str | None = None
-
-    def line(self) -> str:
-        """`[step 42] @sum_up pc=7: invoke $5 VMFunc[0]($4)    (breakpoint 1)`; with a named
-        line, `[step 42] @main pc=7 [Conv_12]: ...`."""
-        where = f"@{self.func_name}" if self.func_name is not None else "?"
-        if self.pc is not None:
-            where += f" pc={self.pc}"
-        if self.place is not None:
-            where += f" [{self.place}]"
-        reason = self.reason
-        if reason == "step" and self.motion in BACK_MOTIONS:
-            reason = BACK_MOTIONS[self.motion]
-        why = _(reason) if self.number is None else f"{_(reason)} {self.number}"
-        return f"{step_tag(self.step)} {where}: {self.text}    ({why})"
-
-    def __str__(self) -> str:
-        return self.line()
-
-
-@dataclass
-class FrameView:
-    """One frame: `depth` 0 is the outermost; `pc` is the next instruction (for a caller, the
-    invoke it waits on); `registers` a copy of the register file (None = empty)."""
-
-    depth: int
-    func_index: int
-    func_name: str
-    pc: int
-    registers: list
-    instruction: object
-    serial: int = 0
-    span: object = None
-    params: list = field(default_factory=list)
-
-    @property
-    def types(self) -> list[str]:
-        """The type of each register's value ("" when empty)."""
-        return [value_type(v) for v in self.registers]
-
-
-class DebugSession:
+class DebugSession(Inspection):
     """A program under the debugger. See the module docstring for the protocol."""
 
     def __init__(self, exe, args, entry: str = "main", limits=None,
@@ -223,11 +94,11 @@ class DebugSession:
         self.on_log = None               # callable(breakpoint, text): a log point was reached
         self._entries: dict[str, frozenset] = {}
         self._push_steps: dict[int, int] = {}
-        self._def_use: dict[int, dict] = {}
-        self._deps_cache: dict = {}
+        self.def_use_cache: dict[int, dict] = {}
+        self.deps_cache: dict = {}
         self._calls: frozenset | None = None
         self._registers_by_function: dict = {}
-        self._visit_checks: tuple | None = None   # (traps, pred, checks) of the last search
+        self.visit_checks: tuple | None = None   # (traps, pred, checks) of the last search
         # the registers at the last stop (changed_registers compares with them); at step 0
         # the arguments are where the run starts, not a change
         self._baseline: dict[int, tuple] = {}
@@ -304,10 +175,10 @@ class DebugSession:
         return [self._view(d, fs[d]) for d in range(lo, len(fs))]
 
     def frame(self, depth: int | None = None) -> FrameView:
-        d = self._depth(depth)
+        d = self.frame_depth(depth)
         return self._view(d, self.vm.frames[d])
 
-    def _depth(self, depth: int | None, nothing: str = N_("no frames")) -> int:
+    def frame_depth(self, depth: int | None, nothing: str = N_("no frames")) -> int:
         """The frame index `depth` names (the innermost for None), checked to exist;
         DebugError otherwise (`nothing` says what is missing when no frame is running)."""
         fs = self.vm.frames
@@ -340,13 +211,13 @@ class DebugSession:
         from rvmdbg.debug.breakpoints import instruction_line
         return self._line_names.get(instruction_line(self.exe, func_index, pc))
 
-    def _back_event(self, motion: str, message=None) -> StopEvent:
+    def back_event(self, motion: str, message=None) -> StopEvent:
         """The "step" stop of a backward motion (its line names the motion)."""
-        ev = self._event("step", message=message)
+        ev = self.stop_event("step", message=message)
         ev.motion = motion
         return ev
 
-    def _event(self, reason: str, number=None, message=None) -> StopEvent:
+    def stop_event(self, reason: str, number=None, message=None) -> StopEvent:
         vm = self.vm
         if vm.halted:
             ev = StopEvent(reason, number, vm.steps, self.entry, None,
@@ -364,7 +235,7 @@ class DebugSession:
         self.last_event = ev
         return ev
 
-    def _history_start_event(self, message: str | None = None) -> StopEvent:
+    def history_start_event(self, message: str | None = None) -> StopEvent:
         """A stop at the start of history; when older history was dropped to stay within the
         budget, the message says so and how to keep more."""
         h = self.history
@@ -373,15 +244,15 @@ class DebugSession:
                     "give more with --history-mb to keep it").format(step=h.start,
                                                                       budget=f"{h.budget / 2 ** 20:g}")
             message = f"{message}\n{why}" if message else why
-        return self._event("start of history", message=message)
+        return self.stop_event("start of history", message=message)
 
     def _end_event(self) -> StopEvent:
         """The event for a position at the program's end (finished, or the failing step)."""
         if self.vm.halted:
-            return self._event("finished")
+            return self.stop_event("finished")
         err = self._end[2]
         reason = getattr(err, "stop_reason", None) or ("limit" if err.limit else "error")
-        return self._event(reason, message=err.format())
+        return self.stop_event(reason, message=err.format())
 
     def _no_further(self) -> StopEvent:
         """A forward motion at the end: the end's stop, saying that nothing moved (instead
@@ -400,7 +271,7 @@ class DebugSession:
     def _finished(self) -> StopEvent:
         self._end = ("finished", self.vm.steps, self.vm.result)
         self.last_step = max(self.last_step, self.vm.steps)
-        return self._event("finished")
+        return self.stop_event("finished")
 
     # ------------------------------------------------------------ changed registers
 
@@ -464,7 +335,7 @@ class DebugSession:
         if self.history.due(s):
             self.history.take()
 
-    @_quiet_gc
+    @quiet_gc
     def _forward(self, until: int | None = None, stop=None, use_breaks: bool = True,
                  count_hits: bool = True) -> StopEvent:
         """Run forward until a breakpoint or watchpoint hit, `stop` (a pair: locations, and a
@@ -475,8 +346,8 @@ class DebugSession:
             return self._no_further()
         start = vm.steps
         if until is not None and until <= start:
-            return self._event("step")
-        plan = TrapPlan(vm, self.exe, "forward", count_hits, self._log, self._register_index)
+            return self.stop_event("step")
+        plan = TrapPlan(vm, self.exe, "forward", count_hits, self._log, self.register_index)
         if use_breaks:
             plan.add_breakpoints(self.breakpoints.locations())
             plan.add_watches(self._live_watches())
@@ -498,11 +369,11 @@ class DebugSession:
                 # that trap's work first (the first chunk: only the watched writes).
                 if armed and plan.settle(not first, not first, end):
                     self._note_position()
-                    return self._event(*plan.take())
+                    return self.stop_event(*plan.take())
                 if not first:
                     if self._interrupt.is_set():
                         self._note_position()
-                        return self._event("interrupted")
+                        return self.stop_event("interrupted")
                     self._progress(progress)
                 first = False
                 if vm.steps < end and not vm.halted:
@@ -517,13 +388,13 @@ class DebugSession:
                 return self._failed(err)
             self._note_position()
             if plan.decision is not None:
-                return self._event(*plan.take())
+                return self.stop_event(*plan.take())
             if vm.halted:
                 return self._finished()
             if until is not None and vm.steps >= until:
                 if armed and plan.settle(True, True, vm.steps):
-                    return self._event(*plan.take())
-                return self._event("step")
+                    return self.stop_event(*plan.take())
+                return self.stop_event("step")
 
     def _live_watches(self) -> list[Watchpoint]:
         """Enabled watchpoints whose activation is on the stack or not pushed yet: a frame
@@ -545,15 +416,15 @@ class DebugSession:
 
     # ------------------------------------------------------------ forward commands
 
-    def _motion(self, back: bool = False):
+    def begin_motion(self, back: bool = False):
         vm = self.vm
         if back and vm.halted and not vm.frames and vm.steps > self.history.start:
             # At the end the frames are gone; their last state is the one before the final
             # instruction (a return or halt writes no register): the baseline of the marks.
             end = vm.steps
-            self._goto_exact(end - 1)
+            self.goto_exact(end - 1)
             self._mark_stop()
-            self._goto_exact(end)
+            self.goto_exact(end)
         else:
             self._mark_stop()
         if not self.vm.halted and not self.vm.frames:
@@ -579,13 +450,13 @@ class DebugSession:
         if unit != "instruction":
             locs = self.source_entries(unit)
             ev = None
-            self._motion()
+            self.begin_motion()
             for _round in range(n):
                 ev = self._forward(stop=(locs, None))
                 if ev.reason != "step":
                     break
             return ev
-        self._motion()
+        self.begin_motion()
         return self._forward(until=self.vm.steps + n)
 
     def next(self, unit: str = "instruction") -> StopEvent:
@@ -593,11 +464,11 @@ class DebugSession:
         it returns (stopping at breakpoints inside it)."""
         if unit != "instruction":
             locs = self.source_entries(unit)
-            self._motion()
+            self.begin_motion()
             vm = self.vm
             depth = len(vm.frames)
             return self._forward(stop=(locs, lambda: len(vm.frames) <= depth))
-        self._motion()
+        self.begin_motion()
         vm = self.vm
         if vm.halted or self._at_error():
             return self._no_further()
@@ -611,7 +482,7 @@ class DebugSession:
 
     def finish(self) -> StopEvent:
         """Run until the current frame returns (in the outermost frame: to the end)."""
-        self._motion()
+        self.begin_motion()
         vm = self.vm
         if vm.halted or self._at_error():
             return self._no_further()
@@ -624,7 +495,7 @@ class DebugSession:
 
     def cont(self) -> StopEvent:
         """Continue to the next breakpoint or watchpoint hit, or the end."""
-        self._motion()
+        self.begin_motion()
         return self._forward()
 
     def run_to(self, func_index: int, pc: int) -> StopEvent:
@@ -633,13 +504,13 @@ class DebugSession:
         return self.run_to_locations(frozenset([(func_index, pc)]))
 
     def run_to_locations(self, locations) -> StopEvent:
-        self._motion()
+        self.begin_motion()
         return self._forward(stop=(frozenset(locations), None))
 
     # ------------------------------------------------------------ moving in history
 
-    @_quiet_gc
-    def _goto_exact(self, target: int) -> None:
+    @quiet_gc
+    def goto_exact(self, target: int) -> None:
         """Put the VM in the state of step `target` (history_start <= target <= last_step)."""
         vm = self.vm
         if vm.steps == target:
@@ -654,7 +525,7 @@ class DebugSession:
             self.history.restore(cp)
         self._replay(target)
 
-    @_quiet_gc
+    @quiet_gc
     def _replay(self, target: int) -> None:
         """Run forward without breakpoints to step `target` (which the program reaches)."""
         vm = self.vm
@@ -676,19 +547,19 @@ class DebugSession:
     def goto(self, step: int) -> StopEvent:
         """Go to the state before instruction number `step` runs (forward or back)."""
         back = step < self.vm.steps
-        self._motion(back=back)
+        self.begin_motion(back=back)
         start = self.history.start
         if step < start:
-            self._goto_exact(start)
-            return self._history_start_event()
+            self.goto_exact(start)
+            return self.history_start_event()
         if self._end is not None and step >= self._end[1]:
-            self._goto_exact(self._end[1])
+            self.goto_exact(self._end[1])
             return self._end_event()
         if step <= self.last_step:
-            self._goto_exact(step)
-            return self._back_event("back") if back else self._event("step")
+            self.goto_exact(step)
+            return self.back_event("back") if back else self.stop_event("step")
         if self.vm.steps < self.last_step:
-            self._goto_exact(self.last_step)
+            self.goto_exact(self.last_step)
         return self._forward(until=step, use_breaks=False)
 
     def rstep(self, n: int = 1, unit: str = "instruction") -> StopEvent:
@@ -704,32 +575,32 @@ class DebugSession:
                 if ev.reason != "step":
                     break
             return ev
-        self._motion(back=True)
+        self.begin_motion(back=True)
         now = self.vm.steps
         target = now - n
         if target < self.history.start:
-            self._goto_exact(self.history.start)
-            return self._history_start_event()
+            self.goto_exact(self.history.start)
+            return self.history_start_event()
         if n > 1:
             hit = self._last_hit(target + 1, now)
             if hit is not None:
                 return self._land(hit, now)
-        self._goto_exact(target)
-        return self._back_event("rstep")
+        self.goto_exact(target)
+        return self.back_event("rstep")
 
     def rcontinue(self) -> StopEvent:
         """Go back to the most recent breakpoint or watchpoint hit, or the start of history."""
-        self._motion(back=True)
+        self.begin_motion(back=True)
         now = self.vm.steps
         hit = self._last_hit(self.history.start, now)
         if hit is not None:
             return self._land(hit, now)
-        self._goto_exact(self.history.start)
-        return self._history_start_event()
+        self.goto_exact(self.history.start)
+        return self.history_start_event()
 
     def rfinish(self) -> StopEvent:
         """Go back to the call that created the current frame (the invoke, about to run)."""
-        self._motion(back=True)
+        self.begin_motion(back=True)
         vm = self.vm
         if vm.halted or not vm.frames:
             return self.rstep(1)
@@ -740,31 +611,31 @@ class DebugSession:
             hit = self._last_hit(self.history.start, now)
             if hit is not None:
                 return self._land(hit, now)
-            self._goto_exact(self.history.start)
-            return self._history_start_event()
+            self.goto_exact(self.history.start)
+            return self.history_start_event()
         hit = self._last_hit(p + 1, now)
         if hit is not None:
             return self._land(hit, now)
-        self._goto_exact(p)
-        return self._back_event("rfinish")
+        self.goto_exact(p)
+        return self.back_event("rfinish")
 
     def _back_to(self, locs, pred, motion: str = "rstep") -> StopEvent:
         """Back to the last step at one of `locs` where `pred` holds (a breakpoint or
         watchpoint hit on the way stops first), or the start of history."""
-        self._motion(back=True)
+        self.begin_motion(back=True)
         now = self.vm.steps
         found = self._last_at(self.history.start, now, locs, pred)
         if found is None:
             hit = self._last_hit(self.history.start, now)
             if hit is not None:
                 return self._land(hit, now)
-            self._goto_exact(self.history.start)
-            return self._event("start of history")
+            self.goto_exact(self.history.start)
+            return self.stop_event("start of history")
         hit = self._last_hit(found + 1, now)
         if hit is not None:
             return self._land(hit, now)
-        self._goto_exact(found)
-        return self._back_event(motion)
+        self.goto_exact(found)
+        return self.back_event(motion)
 
     def rnext(self, unit: str = "instruction") -> StopEvent:
         """Go back one instruction (or source position of `unit`) of this frame: a call that
@@ -775,36 +646,36 @@ class DebugSession:
             vm = self.vm
             depth = len(vm.frames) if vm.frames else 1
             return self._back_to(locs, lambda: len(vm.frames) <= depth, "rnext")
-        self._motion(back=True)
+        self.begin_motion(back=True)
         vm = self.vm
         now = vm.steps
         if now <= self.history.start:
-            self._goto_exact(self.history.start)
-            return self._history_start_event()
+            self.goto_exact(self.history.start)
+            return self.history_start_event()
         if vm.halted:
-            self._goto_exact(now - 1)
-            return self._back_event("rnext")
+            self.goto_exact(now - 1)
+            return self.back_event("rnext")
         depth = len(vm.frames)
-        self._goto_exact(now - 1)
+        self.goto_exact(now - 1)
         if len(vm.frames) == depth + 1:
             # The previous step was a callee's return into this frame.
             p = self.push_step(vm.frames[-1].serial)
             if p is None or p < self.history.start:
-                self._goto_exact(self.history.start)
-                return self._history_start_event()
+                self.goto_exact(self.history.start)
+                return self.history_start_event()
             hit = self._last_hit(p + 1, now)
             if hit is not None:
                 return self._land(hit, now)
-            self._goto_exact(p)
-        return self._back_event("rnext")
+            self.goto_exact(p)
+        return self.back_event("rnext")
 
     def _land(self, hit, origin: int) -> StopEvent:
         step, kind, number = hit
         if kind == "interrupted":
-            self._goto_exact(step)
-            return self._event("interrupted")
-        self._goto_exact(step)
-        return self._event(kind, number)
+            self.goto_exact(step)
+            return self.stop_event("interrupted")
+        self.goto_exact(step)
+        return self.stop_event(kind, number)
 
     def arguments(self) -> list:
         """Fresh copies of the entry's arguments as the session started with them."""
@@ -812,9 +683,9 @@ class DebugSession:
 
     def restart(self) -> StopEvent:
         """Back to step 0, keeping breakpoints and watchpoints."""
-        self._motion()
+        self.begin_motion()
         if self.history.start == 0:
-            self._goto_exact(0)
+            self.goto_exact(0)
         else:
             # Step 0 fell out of the history budget: start over from fresh arguments.
             self.history.reset()
@@ -822,11 +693,11 @@ class DebugSession:
             self.vm.start(self.entry, copy_values(self._pristine_args))
             self.history.take()
         self._mark_stop()
-        return self._event("restarted")
+        return self.stop_event("restarted")
 
     # ------------------------------------------------------------ searching backwards
 
-    @_quiet_gc
+    @quiet_gc
     def _last_hit(self, lo: int, hi: int):
         """(step, "breakpoint"|"watchpoint", id) of the last hit with lo <= step < hi, or
         (step, "interrupted", None) when interrupted (no hit at or after that step), or None.
@@ -835,7 +706,7 @@ class DebugSession:
         for both directions. Leaves the VM anywhere: callers go to the step they want."""
         if lo >= hi:
             return None
-        plan = TrapPlan(self.vm, self.exe, "search", register_index=self._register_index)
+        plan = TrapPlan(self.vm, self.exe, "search", register_index=self.register_index)
         plan.add_breakpoints(self.breakpoints.locations())
         plan.add_watches([w for w in self.watches if w.enabled])
         if not plan.finish().checks:
@@ -866,7 +737,7 @@ class DebugSession:
             cp = self.history.before(seg_end)
         return pending
 
-    @_quiet_gc
+    @quiet_gc
     def _last_at(self, lo: int, hi: int, locs, pred=None) -> int | None:
         """The last step s, lo <= s < hi, at one of `locs` where `pred()` holds (None: none
         in history). Leaves the VM anywhere: callers go to the step they want."""
@@ -876,7 +747,7 @@ class DebugSession:
         seg_end = hi
         cp = self.history.before(hi)
         while cp is not None and seg_end > lo:
-            steps = [st for st, _ in self._segment_visits(cp, seg_end, traps, pred)
+            steps = [st for st, _ in self.segment_visits(cp, seg_end, traps, pred)
                      if lo <= st < hi]
             if steps:
                 return max(steps)
@@ -896,11 +767,11 @@ class DebugSession:
         last_event = self.last_event
         try:
             before = self._last_at(self.history.start, now, locs)
-            self._goto_exact(now)
+            self.goto_exact(now)
             ev = self._forward(stop=(locs, None), use_breaks=False)
             after = vm.steps if ev.reason == "step" and vm.location in locs else None
         finally:
-            self._goto_exact(now)
+            self.goto_exact(now)
             self.last_event = last_event
         return before, after
 
@@ -937,7 +808,7 @@ class DebugSession:
             break
         return hits
 
-    @_quiet_gc
+    @quiet_gc
     def push_step(self, serial: int) -> int | None:
         """The step of the invoke that pushed activation `serial` (None for the outermost
         frame, or when that call is older than the history). Moves the VM: callers go back."""
@@ -965,7 +836,7 @@ class DebugSession:
         self._push_steps[serial] = vm.steps
         return vm.steps
 
-    def _register_index(self, fi: int) -> tuple[dict, dict]:
+    def register_index(self, fi: int) -> tuple[dict, dict]:
         """The writers and readers of each register of a function (cached)."""
         index = self._registers_by_function.get(fi)
         if index is None:
@@ -981,211 +852,6 @@ class DebugSession:
                 for pc, ins in enumerate(fn.instructions) if ins.is_call)
         return calls
 
-    # ------------------------------------------------------------ data dependencies
-
-    def static_def_use(self, func_index: int) -> dict:
-        """pc -> {register read: [pcs that may produce it]} (-1: the function's parameter)."""
-        table = self._def_use.get(func_index)
-        if table is None:
-            table = deps_mod.static_def_use(self.exe.functions[func_index])
-            self._def_use[func_index] = table
-        return table
-
-    def may_swap(self, func_index: int, pc_a: int, pc_b: int) -> bool:
-        return self.swap_verdict(func_index, pc_a, pc_b).ok
-
-    def swap_verdict(self, func_index: int, pc_a: int, pc_b: int) -> deps_mod.SwapVerdict:
-        """Whether two instructions of a function may trade places, and why not."""
-        return deps_mod.swap_verdict(self.exe.functions[func_index], pc_a, pc_b, self.exe)
-
-    def read_write_sets(self, func_index: int, pc: int) -> tuple[tuple, tuple]:
-        return deps_mod.read_write_sets(self.exe.functions[func_index].instructions[pc])
-
-    def deps(self, depth: int | None = None) -> Deps:
-        """The instruction's reads, each with the step and instruction that last wrote it in
-        this activation, and its writes (for the innermost frame unless `depth` is given)."""
-        vm = self.vm
-        if not vm.frames:
-            return Deps([], [])
-        d = self._depth(depth)
-        key = (vm.steps, d)
-        cached = self._deps_cache.get(key)
-        if cached is not None:
-            return cached
-        frame = vm.frames[d]
-        fn = self.exe.functions[frame.func_index]
-        ins = fn.instructions[frame.pc]
-        reads, writes = deps_mod.read_write_sets(ins)
-        wanted = sorted(set(reads))
-        values = {r: frame.registers[r] for r in wanted}
-        found = self._last_writes(d, wanted)
-        out = []
-        for r in reads:
-            step, wfi, wpc, text = found.get(r, (None, None, None, "never written"))
-            out.append(DepRead(r, values[r], step, wfi, wpc, text))
-        result = Deps(out, list(writes))
-        if len(self._deps_cache) > 64:
-            self._deps_cache.clear()
-        self._deps_cache[key] = result
-        return result
-
-    @_quiet_gc
-    def _last_writes(self, depth: int, registers) -> dict:
-        """register -> (step, func_index, pc, text) of its last write in the activation at
-        `depth`; absent when it was never written. Returns to the current step."""
-        vm = self.vm
-        now = vm.steps
-        frame = vm.frames[depth]
-        serial, fi = frame.serial, frame.func_index
-        fn = self.exe.functions[fi]
-        nparams = len(fn.params)
-        top = depth == len(vm.frames) - 1
-        by_register = self._register_index(fi)[0]
-        writers: dict[int, list[int]] = {}
-        for r in registers:
-            for pc in by_register.get(r, ()):
-                writers.setdefault(pc, []).append(r)
-        remaining = set(registers)
-        found: dict = {}
-        try:
-            traps = frozenset((fi, pc) for pc in writers)
-            # A caller waits on the call at its pc: that call's write has not happened yet.
-            pending = None if top else frame.pc
-            seg_end = now
-            cp = self.history.before(now)
-            # Newest segment first; events are filtered by activation serial, so the scan
-            # ends with the segment in which this activation was pushed.
-            while remaining and traps and cp is not None:
-                events = self._segment_writes(cp, seg_end, traps, serial)
-                for s, pc in reversed(events):
-                    if pending is not None:
-                        if pc == pending:
-                            pending = None
-                            continue
-                        pending = None
-                    for r in writers[pc]:
-                        if r in remaining:
-                            found[r] = (s, fi, pc, fn.instructions[pc].text())
-                            remaining.discard(r)
-                if cp.pushes < serial:
-                    break
-                seg_end = cp.step
-                cp = self.history.before(seg_end)
-            # Did this activation begin before the oldest checkpoint (its early writes lost)?
-            if serial == 0:
-                older = self.history.start > 0
-            else:
-                older = bool(remaining) and self.history.checkpoint_for_push(serial) is None
-            push = self.push_step(serial) if remaining and serial > 0 and not older else None
-            for r in list(remaining):
-                if older:
-                    found[r] = (None, None, None, "before the start of history")
-                elif r < nparams:
-                    if depth == 0 and serial == 0:
-                        found[r] = (None, None, None, f"argument of @{fn.name}")
-                    elif push is None or push < self.history.start:
-                        found[r] = (None, None, None, "before the start of history")
-                    else:
-                        found[r] = self._instruction_at_step(push)
-        finally:
-            self._goto_exact(now)
-        return found
-
-    def _segment_writes(self, cp, seg_end: int, traps, serial: int) -> list:
-        """(step, pc) of each trap location reached in activation `serial`, from the
-        checkpoint `cp` up to (not including) step `seg_end`."""
-        frames = self.vm.frames
-        return self._segment_visits(cp, seg_end, traps, lambda: frames[-1].serial == serial)
-
-    def _segment_visits(self, cp, seg_end: int, traps, pred=None) -> list:
-        """(step, pc) of each trap location reached where `pred()` holds (None: always), from
-        the checkpoint `cp` up to (not including) step `seg_end`."""
-        vm = self.vm
-        self.history.restore(cp)
-        frames = vm.frames
-        events = []
-        if not vm.halted and vm.location in traps and (pred is None or pred()):
-            events.append((vm.steps, frames[-1].pc))
-        checks = None
-        if pred is not None:
-            # The predicate is asked inside the run loop: the run stops only where it holds.
-            cached = self._visit_checks
-            if cached is not None and cached[0] is traps and cached[1] is pred:
-                checks = cached[2]
-            else:
-                def check(regs):
-                    return True if pred() else False
-                checks = dict.fromkeys(traps, check)
-                self._visit_checks = (traps, pred, checks)
-        while vm.steps < seg_end and not vm.halted:
-            run_checked(vm, until_step=seg_end, breakpoints=traps, checks=checks)
-            if vm.steps < seg_end and not vm.halted and vm.location in traps:
-                events.append((vm.steps, frames[-1].pc))
-        return events
-
-    def _instruction_at_step(self, step: int) -> tuple:
-        self._goto_exact(step)
-        top = self.vm.frames[-1]
-        text = self.exe.functions[top.func_index].instructions[top.pc].text()
-        return (step, top.func_index, top.pc, text)
-
-    def _frame_of_register(self, register: int, depth: int | None,
-                           nothing: str = "no frames") -> int:
-        """`_depth(depth)`, also checked to hold `register`; DebugError otherwise."""
-        d = self._depth(depth, nothing)
-        size = len(self.vm.frames[d].registers)
-        if not 0 <= register < size:
-            raise DebugError(_("{register} is outside the register file (size {size})").format(
-                register=register_name(self.exe, register), size=size))
-        return d
-
-    def last_writer(self, register: int, depth: int | None = None) -> tuple:
-        """(step, func_index, pc, text) of the instruction that last wrote `register` in the
-        frame at `depth` (the innermost by default); step None with a reason as text when
-        there is none in history. The VM stays where it is."""
-        d = self._frame_of_register(register, depth)
-        return self._last_writes(d, [register]).get(
-            register, (None, None, None, "not written in this frame"))
-
-    def last_write(self, register: int, depth: int | None = None) -> StopEvent:
-        """Travel back to the instruction that last wrote `register` in the frame at `depth`
-        (the innermost by default): the stop is just before that instruction runs."""
-        self._motion()
-        vm = self.vm
-        now = vm.steps
-        d = self._frame_of_register(register, depth)
-        step, wfi, wpc, text = self._last_writes(d, [register]).get(
-            register, (None, None, None, None))
-        if step is None:
-            if text is not None and text.startswith("argument"):
-                self._goto_exact(self.history.start)
-                note = _("{register} is an {what}: set before step 0").format(
-                    register=register_name(self.exe, register), what=text)
-                if self.history.start:
-                    return self._history_start_event(note)
-                return self._event("step", message=note)
-            name = register_name(self.exe, register)
-            raise DebugError(_("{register} has not been written in this frame").format(register=name)
-                             if text is None else
-                             _("{register} was written {when}").format(register=name, when=text))
-        frame = vm.frames[d]
-        callee = self.exe.functions[frame.func_index]
-        owner = _("{register} of @{func} (frame #{n} at step {step})").format(
-            register=register_name(self.exe, register), func=callee.name, n=len(vm.frames) - 1 - d, step=now)
-        serial = frame.serial
-        self._goto_exact(step)
-        # The write happened while that activation was the innermost frame, except for a
-        # parameter, which the caller's invoke sets before the callee exists.
-        top = self.vm.frames[-1]
-        if top.serial == serial:
-            note = _("{register} is written by this instruction").format(register=owner)
-        else:
-            call = self.exe.functions[top.func_index].instructions[top.pc]
-            note = (_("{register} is a parameter, set by this call in @{func}").format(
-                register=owner, func=self.func_name(top.func_index))
-                    + _passed_from(call, register, len(callee.params)))
-        return self._back_event("last-write", message=note)
-
     # ------------------------------------------------------------ watchpoints
 
     def watch(self, register: int, depth: int | None = None, on: str = "write") -> Watchpoint:
@@ -1194,7 +860,7 @@ class DebugSession:
         before every instruction that reads it."""
         if on not in ("write", "change", "read"):
             raise DebugError(_("watch on {on}: use 'write', 'change' or 'read'").format(on=repr(on)))
-        d = self._frame_of_register(register, depth, N_("nothing to watch"))
+        d = self.frame_of_register(register, depth, N_("nothing to watch"))
         f = self.vm.frames[d]
         wp = Watchpoint(self._ids.next(), register, d, f.serial, f.func_index,
                         self.exe.functions[f.func_index].name, on,
@@ -1246,4 +912,5 @@ class DebugSession:
                 "dropped": h.dropped, "journal_entries": len(self.journal.entries)}
 
 
-__all__ = ["DebugSession", "StopEvent", "FrameView", "DebugError", "BreakpointError"]
+__all__ = ["DebugSession", "StopEvent", "FrameView", "DebugError", "BreakpointError", "step_tag",
+           "STOP_REASONS", "BACK_MOTIONS"]

@@ -7,16 +7,16 @@ interrupted with Esc or Ctrl+C (`session.interrupt()`). Every call into the sess
 guarded: whatever the program does, the screen shows it and stays up.
 
 After each stop `show_stop()` reads the session once (frames, deps, breakpoints) and hands
-each pane what it shows. Panes never call the session themselves.
+each pane what it shows (stop_painting.py, a mixin of the screen). Panes never call the
+session themselves.
 
-Layout: at 150 columns and more, source and listing sit side by side; from 100 they are
-stacked; below 100 columns or 28 rows each column shows one pane at a time with a tab bar
-(Tab, Shift+Tab and clicks switch).
+Layout (screen_layout.py, a mixin of the screen): at 150 columns and more, source and
+listing sit side by side; from 100 they are stacked; below 100 columns or 28 rows each
+column shows one pane at a time with a tab bar (Tab, Shift+Tab and clicks switch).
 """
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Callable
 
 from textual import work
@@ -41,28 +41,21 @@ from rvmdbg.tui.heap import HeapTree
 from rvmdbg.tui.help_screen import HelpScreen
 from rvmdbg.tui.line_pane import LinePane
 from rvmdbg.tui.links import SourceLinks
-from rvmdbg.tui.listing import BytecodeListing, DepRead
+from rvmdbg.tui.listing import BytecodeListing
 from rvmdbg.tui.pane_tabs import PaneTabs
 from rvmdbg.tui.registers import RegisterPane
 from rvmdbg.tui.search_bar import SearchBar
 from rvmdbg.tui.source_view import SourceView
 from rvmdbg.tui.stack import CallStackPane
+from rvmdbg.tui.screen_layout import CODE_PANES, STATE_PANES, LayoutModes
 from rvmdbg.tui.status import StatusLine
-from rvmdbg.tui.stops import (breakpoint_marks, breakpoint_rows, error_text, event_note,
-                              history_line, is_program_error, is_quick_command, pc_note,
-                              stop_line, toggle_message)
-from rvmdbg.tui.summary import value_summary
+from rvmdbg.tui.stop_painting import StopPainting
+from rvmdbg.tui.stops import (breakpoint_marks, breakpoint_rows, error_text, is_program_error,
+                              is_quick_command, pc_note, toggle_message)
 from rvmdbg.i18n import N_, _, ngettext
 
-NARROW_WIDTH = 100
-NARROW_HEIGHT = 28
-WIDE_WIDTH = 150
 PROGRESS_INTERVAL = 0.1   # seconds between progress updates while running
 
-# (pane id, tab label); Tab and Shift+Tab cycle the panes (digits open the teaching views)
-CODE_PANES = [("source", N_("Source")), ("listing", N_("Bytecode"))]
-STATE_PANES = [("registers", N_("Regs")), ("stack", N_("Stack")), ("heap", N_("Heap")),
-               ("breakpoints", N_("Bkpts"))]
 # what a key or the start is called on the status line and in the console
 RUN_LABELS = {N_("start"), N_("step"), N_("reverse step"), N_("next"), N_("finish"), N_("continue"),
               N_("reverse next"), N_("reverse finish"), N_("reverse continue"), N_("restart")}
@@ -103,7 +96,7 @@ def _human_rate(rate: float) -> str:
     return f"{rate:.0f}"
 
 
-class DebuggerScreen(Screen):
+class DebuggerScreen(LayoutModes, StopPainting, Screen):
     """The main screen. `app.program` and `app.session` are what it shows."""
 
     # The listing has the focus from the start (the first focusable pane, the source, taking it
@@ -172,9 +165,9 @@ class DebuggerScreen(Screen):
         self.selected_depth: int | None = None
         self._run_started = 0.0
         self._last_progress = 0.0
-        self._heap_stale = True
-        self._layout_mode = ""
-        self._last_event = None
+        self.heap_stale = True
+        self.layout_mode = ""
+        self.shown_event = None
         self._waiting: list[Callable[[], None]] = []   # keys pressed during a run, in order
         self._matches = None   # (text, matches) of the last search across functions
         self._parts: dict = {}   # id -> widget, see `pane`
@@ -194,13 +187,13 @@ class DebuggerScreen(Screen):
     def compose(self) -> ComposeResult:
         program = self.program
         # the layout's class before the panes mount: set after, it restyles every pane again
-        self._set_layout_class(*self.app.size)
+        self.set_layout_class(*self.app.size)
         g = self.glyphs
         self.links = SourceLinks(program.exe, program.source_file)
         has_source = program.source_text is not None
         code_panes = CODE_PANES if has_source else CODE_PANES[1:]
 
-        def tab(pane_id: str, panes) -> str:  # the class `_show_tab` would give it
+        def tab(pane_id: str, panes) -> str:  # the class `show_tab` would give it
             return "-tab-hidden" if pane_id != panes[0][0] else ""
         with Horizontal(id="main"):
             with Vertical(id="code-column"):
@@ -280,14 +273,14 @@ class DebuggerScreen(Screen):
             from rvmdbg.tui.line_pane import use_ascii_scrollbars
             use_ascii_scrollbars(self.console.output)
         self.status.set_stop(_("{program}: waiting for arguments").format(program=self.program.name), "stop")
-        self._apply_layout(self.size.width, self.size.height, force=True)
+        self.apply_layout(self.size.width, self.size.height, force=True)
         self.listing.focus()
         # the first frame (listing and source) paints before the session is built
         self.status.set_stop(_("{program}: starting").format(program=self.program.name), "stop")
         self.call_after_refresh(self.app.begin)
 
     def on_resize(self, event) -> None:
-        self._apply_layout(event.size.width, event.size.height)
+        self.apply_layout(event.size.width, event.size.height)
 
     # ------------------------------------------------------------ painting
 
@@ -312,76 +305,6 @@ class DebuggerScreen(Screen):
         # Leaving the app must not leave a run going in the worker thread.
         if self.running and self.session is not None:
             self.session.interrupt()
-
-    # ------------------------------------------------------------ layout modes
-
-    def _set_layout_class(self, width: int, height: int) -> bool:
-        """Set the class of the layout for this size; whether it changed."""
-        if width < NARROW_WIDTH or height < NARROW_HEIGHT:
-            mode = "-narrow"
-        elif width >= WIDE_WIDTH:
-            mode = "-wide"
-        else:
-            mode = "-stacked"
-        if mode == self._layout_mode:
-            return False
-        for m in ("-narrow", "-wide", "-stacked"):
-            self.set_class(m == mode, m)
-        self._layout_mode = mode
-        return True
-
-    def _apply_layout(self, width: int, height: int, force: bool = False) -> None:
-        if not self._set_layout_class(width, height) and not force:
-            return
-        self._show_tab("code-tabs", self.query_one("#code-tabs", PaneTabs).active)
-        self._show_tab("state-tabs", self.query_one("#state-tabs", PaneTabs).active)
-
-    @property
-    def narrow(self) -> bool:
-        return self._layout_mode == "-narrow"
-
-    def _show_tab(self, tabs_id: str, pane_id: str) -> None:
-        tabs = self.query_one(f"#{tabs_id}", PaneTabs)
-        tabs.set_active(pane_id)
-        for pid, _ in tabs.panes:
-            self.pane(pid).set_class(pid != pane_id, "-tab-hidden")
-        if pane_id == "heap":
-            self._refresh_heap()
-
-    def _reveal(self, pane_id: str) -> None:
-        """Make a pane visible (in narrow mode, switch its column's tab to it)."""
-        for tabs_id, panes in (("code-tabs", CODE_PANES), ("state-tabs", STATE_PANES)):
-            if any(pid == pane_id for pid, _ in panes):
-                self._show_tab(tabs_id, pane_id)
-
-    def on_pane_tabs_chosen(self, event: PaneTabs.Chosen) -> None:
-        self.action_focus_pane(event.pane_id)
-
-    def action_focus_pane(self, pane_id: str) -> None:
-        if not self.query(f"#{pane_id}"):
-            self.status.set_message(_("this program has no source: the listing is all there is"))
-            return
-        self._reveal(pane_id)
-        self.focus_now(self.pane(pane_id))
-
-    def focus_now(self, widget) -> None:
-        """Focus `widget` before the next key is handled (`Widget.focus` waits for the message
-        queue, behind keys that came in the same burst: Tab Tab moved one pane, not two)."""
-        self.set_focus(widget)
-
-    def action_cycle_pane(self, delta: int) -> None:
-        ids = self.pane_ids()
-        focused = self.focused
-        current = focused.id if focused is not None and focused.id in ids else None
-        k = ids.index(current) if current is not None else (-1 if delta > 0 else 0)
-        self.action_focus_pane(ids[(k + delta) % len(ids)])
-
-    def on_descendant_focus(self, event) -> None:
-        widget = event.widget
-        if widget.id in self.pane_ids() and self.narrow:
-            self._reveal(widget.id)
-        if widget.id == "heap":
-            self._refresh_heap()
 
     # ------------------------------------------------------------ starting
 
@@ -553,7 +476,7 @@ class DebuggerScreen(Screen):
         shown = not strip.has_class("-shown")
         strip.set_class(shown, "-shown")
         if shown:
-            self._draw_cycle()
+            self.draw_cycle()
             self.status.set_message(_("fetch, decode, execute: s advances one phase; p hides "
                                       "the strip"))
         else:
@@ -570,14 +493,14 @@ class DebuggerScreen(Screen):
             self.status.set_message(_("fetch-decode-execute: {error}").format(
                 error=error_text(exc)), warning=True)
             return
-        self._draw_cycle()
+        self.draw_cycle()
         if phase and phase != "execute":
             self.status.set_message(_("{phase}: done; s does the next phase").format(
                 phase=_(PHASE_LABELS[phase])))
         elif not phase:
             self.status.set_message(_("nothing left to run"), warning=True)
 
-    def _draw_cycle(self) -> None:
+    def draw_cycle(self) -> None:
         if self.cycle_shown:
             self.query_one("#cycle", CycleStrip).show(cycle_of(self.app).rows(self.session))
 
@@ -675,7 +598,7 @@ class DebuggerScreen(Screen):
             return focused.cursor_location()
         if isinstance(focused, SourceView) and focused.shows_program:
             line = focused.cursor + 1
-            frame = self._selected_frame()
+            frame = self.selected_frame()
             return self.links.best_location(line, frame.func_index if frame is not None else None)
         return None
 
@@ -711,7 +634,7 @@ class DebuggerScreen(Screen):
             self.status.set_message(_("breakpoint: {error}").format(error=error_text(exc)), warning=True)
             return
         self.status.set_message(toggle_message(result, where))
-        self._refresh_breakpoints()
+        self.refresh_breakpoints()
 
     def action_watch_cursor(self) -> None:
         if self._wait_turn(lambda: self.action_watch_cursor()):
@@ -725,7 +648,7 @@ class DebuggerScreen(Screen):
             register = focused.cursor_register()
         elif isinstance(focused, BytecodeListing):
             register = focused.cursor_written_register()
-            frame = self._selected_frame()
+            frame = self.selected_frame()
             if frame is None or frame.func_index != focused.func_index:
                 self.status.set_message(_("w in the listing watches a register of the selected "
                                           "frame's function"), warning=True)
@@ -744,7 +667,7 @@ class DebuggerScreen(Screen):
             return
         where = w.where(self.program.exe) if callable(getattr(w, "where", None)) else f"${register}"
         self.status.set_message(_("watchpoint {n}: {where}").format(n=w.id, where=where))
-        self._refresh_breakpoints()
+        self.refresh_breakpoints()
 
     def on_breakpoint_pane_changed(self, event: BreakpointPane.Changed) -> None:
         s = self.session
@@ -756,7 +679,7 @@ class DebuggerScreen(Screen):
                 if row.location is not None:
                     fi, pc = row.location
                     self.listing.show_function(fi, cursor=pc)
-                    self._mark_listing_breakpoints()
+                    self.mark_listing_breakpoints()
                     self.action_focus_pane("listing")
                 return
             if event.action == "condition":
@@ -775,18 +698,18 @@ class DebuggerScreen(Screen):
                 s.enable(row.number)
         except Exception as exc:
             self.status.set_message(f"{event.action}: {error_text(exc)}", warning=True)
-        self._refresh_breakpoints()
+        self.refresh_breakpoints()
 
-    def _refresh_breakpoints(self) -> None:
+    def refresh_breakpoints(self) -> None:
         try:
             rows = breakpoint_rows(self.session, self.program.exe)
         except Exception as exc:
             rows = []
             self.status.set_message(_("breakpoints: {error}").format(error=error_text(exc)), warning=True)
         self.pane("breakpoints").set_rows(rows)
-        self._mark_listing_breakpoints()
+        self.mark_listing_breakpoints()
 
-    def _mark_listing_breakpoints(self) -> None:
+    def mark_listing_breakpoints(self) -> None:
         s = self.session
         if s is None:
             return
@@ -802,7 +725,7 @@ class DebuggerScreen(Screen):
 
     # ------------------------------------------------------------ frames
 
-    def _selected_frame(self):
+    def selected_frame(self):
         d = self.selected_depth
         if d is None or not (0 <= d < len(self.frames)):
             return None
@@ -831,157 +754,13 @@ class DebuggerScreen(Screen):
         self.selected_depth = depth
         self.pane("stack").select(depth)
         try:
-            self._show_selected_frame()
+            self.show_selected_frame()
         except Exception as exc:
             self.status.set_message(_("frame: {error}").format(error=error_text(exc)), warning=True)
-        frame = self._selected_frame()
+        frame = self.selected_frame()
         if frame is not None:
             self.status.set_message(_("frame #{n}").format(n=len(self.frames) - 1 - depth)
                                     + f": @{frame.func_name} pc={frame.pc}")
-
-    # ------------------------------------------------------------ showing a stop
-
-    def show_stop(self, event, label: str) -> None:
-        s = self.session
-        if event is None and label != "start":
-            # a command ran (its output is elsewhere): the stop is the session's last one
-            event = getattr(s, "last_event", None)
-        self._last_event = event
-        self.frames = list(s.frames())
-        self.selected_depth = len(self.frames) - 1 if self.frames else None
-        self.pane("stack").set_frames(
-            self.frames, self.selected_depth if self.selected_depth is not None else 0)
-        self._show_selected_frame()
-        self._refresh_breakpoints()
-        self.status.set_stop(*stop_line(s, event, self.program.exe))
-        self.status.set_history(history_line(s, self.glyphs))
-        error = getattr(s, "error", None)
-        self.status.set_message(_("error: {message}").format(message=error_text(error)) if error is not None else
-                                event_note(event), warning=error is not None)
-        self._draw_cycle()
-
-    def _show_selected_frame(self) -> None:
-        s = self.session
-        frame = self._selected_frame()
-        registers = self.pane("registers")
-        listing = self.listing
-        source = self.source
-        g = self.glyphs
-        error = getattr(s, "error", None)
-        if frame is None:
-            listing.set_location(None)
-            listing.set_deps([], ())
-            if s.finished and error is None:
-                registers.clear(_("finished: result = {value}").format(value=value_summary(s.result, 200, g.ellipsis)))
-            elif error is not None:
-                registers.clear(_("stopped by an error: {error}").format(error=error_text(error)))
-            else:
-                registers.clear(_("no frames"))
-            if source is not None:
-                source.set_current(None)
-            self._heap_stale = True
-            self._refresh_heap()
-            return
-        top = self.selected_depth == len(self.frames) - 1
-        kind = "top" if top else "caller"
-        error_note = ""
-        if top and error is not None:
-            kind = "error"
-            error_note = error_text(error)
-        listing.show_function(frame.func_index)
-        note = pc_note(frame, self.program.exe) if top else ""
-        listing.set_location(frame.pc, kind, error_note, note)
-        reads: tuple = ()
-        writes: tuple = ()
-        if top:
-            dep_reads, writes = self._deps()
-            listing.set_deps(dep_reads, writes)
-            reads = tuple(r.register for r in dep_reads)
-        else:
-            listing.set_deps([], ())
-        self._mark_listing_breakpoints()
-        changed: set = set()
-        if top:
-            try:
-                changed = set(s.changed_registers())
-            except Exception:
-                changed = set()
-        fn = self.program.exe.functions[frame.func_index]
-        frame_no = len(self.frames) - 1 - self.selected_depth
-        title = _("Registers #{n}").format(n=frame_no) + f" @{fn.name}"
-        sizes = self.listing.register_sizes
-        if self.numbering == "reused" and sizes and fn.name in sizes:
-            title += " " + _("(reused: {reused} of {tvm})").format(reused=sizes[fn.name][1],
-                                                                  tvm=sizes[fn.name][0])
-        registers.set_frame(frame.registers, changed, reads, writes, len(fn.params),
-                            title=title)
-        if source is not None:
-            span = self.program.exe.span_at(frame.func_index, frame.pc)
-            if span is not None and self._show_source_file(span.file):
-                source.set_current(span.line, kind, span, error_note)
-            else:
-                source.set_current(None)
-        self._heap_stale = True
-        self._refresh_heap()
-
-    def _show_source_file(self, file: str | None) -> bool:
-        """Put `file` in the source pane (the program's, or the prelude's when the pc is
-        there); False when it cannot be read."""
-        source = self.source
-        if file is None:
-            return False
-        if file != source.file:
-            if file == self.program.source_file:
-                source.show_file(file)
-            else:
-                # the text the executable carries (never a path read from disk: a saved
-                # executable could name any path)
-                text = self.program.exe.source_of(file)
-                if text is None:
-                    return False
-                source.show_file(file, text, Path(file).name)
-            self._mark_listing_breakpoints()
-        return True
-
-    def _deps(self) -> tuple[list[DepRead], tuple[int, ...]]:
-        try:
-            deps = self.session.deps()
-        except Exception:
-            return [], ()
-        exe = self.program.exe
-        reads = []
-        for r in getattr(deps, "reads", ()):
-            func = getattr(r, "write_func", None)
-            if isinstance(func, str):
-                try:
-                    func = exe.func_index(func)
-                except KeyError:
-                    func = None
-            reads.append(DepRead(r.register, func, getattr(r, "write_pc", None),
-                                 getattr(r, "write_step", None)))
-        return reads, tuple(getattr(deps, "writes", ()))
-
-    def _refresh_heap(self) -> None:
-        heap = self.pane("heap")
-        if not self._heap_stale or self.session is None:
-            return
-        if heap.has_class("-tab-hidden") and self.narrow:
-            return  # rebuilt when it is shown
-        self._heap_stale = False
-        frame = self._selected_frame()
-        if frame is None:
-            s = self.session
-            if s.finished and s.error is None:
-                from rvmdbg.tui.summary import is_heap_object
-                if is_heap_object(s.result):
-                    heap.set_registers([s.result], title=_("Heap: the result"))
-                    return
-            heap.show_message(_("no frame"))
-            return
-        frame_no = len(self.frames) - 1 - self.selected_depth
-        # the registers pane shows the same frame and knows its heap objects already
-        heap.set_registers(frame.registers, title=_("Heap #{n}").format(n=frame_no) + f" @{frame.func_name}",
-                           heap_regs=self.pane("registers").heap_registers())
 
     # ------------------------------------------------------------ the listing and the source
 
@@ -995,7 +774,7 @@ class DebuggerScreen(Screen):
             self.source.set_linked(line)
         elif isinstance(pane, SourceView) and pane.shows_program:
             line = event.index + 1
-            frame = self._selected_frame()
+            frame = self.selected_frame()
             prefer = self.listing.func_index
             loc = self.links.best_location(line, prefer)
             if loc is None:
@@ -1046,19 +825,19 @@ class DebuggerScreen(Screen):
             listing.set_location(frame.pc, kind, error_text(error) if kind == "error" else "",
                                  pc_note(frame, self.program.exe) if top else "", follow=False)
             if top:
-                listing.set_deps(*self._deps())
-        self._mark_listing_breakpoints()
+                listing.set_deps(*self.listing_deps())
+        self.mark_listing_breakpoints()
 
     def action_show_function(self, delta: int) -> None:
         n = len(self.program.exe.functions)
         fi = self.listing.func_index or 0
         self.listing.show_function((fi + delta) % n)
-        self._show_location_of_selected_frame(self._selected_frame())
+        self._show_location_of_selected_frame(self.selected_frame())
         fn = self.program.exe.functions[self.listing.func_index]
         self.status.set_message(_("showing @{func}").format(func=fn.name) + f" (VMFunc[{self.listing.func_index}])")
 
     def action_show_pc(self) -> None:
-        frame = self._selected_frame()
+        frame = self.selected_frame()
         if frame is None:
             return
         self.listing.show_function(frame.func_index, cursor=frame.pc)
@@ -1234,7 +1013,7 @@ class DebuggerScreen(Screen):
                      len(places) - 1)
         fi, pc = places[k]
         self.listing.show_function(fi, cursor=pc)
-        self._show_location_of_selected_frame(self._selected_frame())
+        self._show_location_of_selected_frame(self.selected_frame())
         funcs = len({f for f, _ in places})
         self.status.set_message(f"/{text}: " + ngettext(
             "match {k} of {n} in {funcs} function", "match {k} of {n} in {funcs} functions", funcs
@@ -1258,7 +1037,7 @@ class DebuggerScreen(Screen):
             except Exception as exc:
                 text = _("error: {message}").format(message=error_text(exc))
             self._show_output(line, text)
-            self._refresh_breakpoints()
+            self.refresh_breakpoints()
             self._follow_list(line)
             return
         self.drive(line, lambda s: interpreter.execute(line), command=line)
@@ -1275,7 +1054,7 @@ class DebuggerScreen(Screen):
         fi = fields.get("func_index")
         if fi is not None:
             self.listing.show_function(fi, cursor=fields.get("pc") or 0)
-            self._show_location_of_selected_frame(self._selected_frame())
+            self._show_location_of_selected_frame(self.selected_frame())
 
     def _record_stop(self, label: str) -> None:
         """The stop a key made (or the start), and the displays at it, into the console."""

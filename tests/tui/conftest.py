@@ -72,7 +72,7 @@ async def set_scene(app, pilot, breakpoints=(), keys=()):
     await settle(app, pilot)
     for spec in breakpoints:
         app.session.breakpoints.add(spec)
-    screen_of(app)._refresh_breakpoints()
+    screen_of(app).refresh_breakpoints()
     for key in keys:
         await pilot.press(key)
         await settle(app, pilot)

@@ -191,7 +191,7 @@ async def test_breakpoint_pane_toggle_and_delete(app_factory):
         screen = screen_of(app)
         app.session.breakpoints.add("@sum_up:15")
         app.session.breakpoints.add("@sum_up:26")
-        screen._refresh_breakpoints()
+        screen.refresh_breakpoints()
         pane = screen.query_one("#breakpoints", BreakpointPane)
         await focus(app, pilot, "breakpoints")
         assert app.focused is pane and len(pane.rows) == 2
@@ -212,7 +212,7 @@ async def test_breakpoint_pane_e_edits_the_condition(app_factory, tmp_path):
         await settle(app, pilot)
         screen = screen_of(app)
         app.session.breakpoints.add("@sum_up:15")
-        screen._refresh_breakpoints()
+        screen.refresh_breakpoints()
         pane = screen.query_one("#breakpoints", BreakpointPane)
         await focus(app, pilot, "breakpoints")
         await press(app, pilot, "e")

@@ -65,7 +65,7 @@ async def test_e_puts_the_cursor_after_the_prefilled_condition(app_factory):
         await settle(app, pilot)
         screen = screen_of(app)
         app.session.breakpoints.add("@sum_up:15")
-        screen._refresh_breakpoints()
+        screen.refresh_breakpoints()
         screen.action_focus_pane("breakpoints")
         await press(app, pilot, "e")
         await press(app, pilot, *"$0", "space", *"==", "space", "1", "enter")
