@@ -241,18 +241,8 @@ def _np_load(path: str, where: str, npz: bool):
     device or an oversized file is a message, not a hang) and `rvmdbg.npyio` (headers checked
     and sizes bounded before any data is read or decompressed, never unpickling); every
     failure an ArgumentError naming the file."""
-    try:
-        data = read_file(path, NUMPY_FILE_LIMIT, N_("NumPy archive") if npz else N_("NumPy file"))
-    except FileNotFoundError:
-        raise ArgumentError(_("{where}: {path}: file not found").format(where=where, path=path)) \
-            from None
-    except FileRefused as e:
-        raise ArgumentError(_("{where}: {path}: {reason}").format(where=where, path=path,
-                                                                  reason=e.reason)) from None
-    except OSError as e:
-        # i18n: {reason} is the operating system's words (strerror), in English
-        raise ArgumentError(_("{where}: {path}: cannot read it: {reason}").format(
-            where=where, path=path, reason=e.strerror or e)) from None
+    data = _read_bounded(path, where, NUMPY_FILE_LIMIT,
+                         N_("NumPy archive") if npz else N_("NumPy file"))
     if not data:
         message = (_("{where}: {path}: is empty, not a .npz archive") if npz
                    else _("{where}: {path}: is empty, not a .npy file"))

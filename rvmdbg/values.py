@@ -248,8 +248,8 @@ def format_value(v) -> str:
             todo.append(x.value)
         elif isinstance(x, _Leave):
             path.discard(id(x.cell))
-        elif host_form(x) is not x:
-            todo.append(host_form(x))
+        elif (shown := host_form(x)) is not x:
+            todo.append(shown)
         elif getattr(x, "name", None) is not None:
             parts.append(f"<closure @{x.name}>")
         else:

@@ -86,7 +86,7 @@ class GraphContext:
         for n in walk(expr, into=lambda n: n.checked_type is None):
             if n.checked_type is not None:
                 tc.types[id(n)] = n.checked_type
-        with tc_mod._checking():
+        with tc_mod.checking():
             t = tc.visit(expr)
             tc.solve_pending()
             tc.fail_on_pending()

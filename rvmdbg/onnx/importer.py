@@ -587,7 +587,7 @@ class Importer:
 def _fold(e, memo: dict):
     """Constant-fold the calls not typed before this node (the new ones). `memo` maps
     id(expr) to (expr, folded): holding expr keeps its id from being reused."""
-    from rvmdbg.passes.fold_constant import _const_value, _run_kernel
+    from rvmdbg.passes.fold_constant import const_value, run_kernel
     key = id(e)
     hit = memo.get(key)
     if hit is not None and hit[0] is e:
@@ -600,7 +600,7 @@ def _fold(e, memo: dict):
             new = Call(e.op, args, e.attrs, e.span)
             new.checked_type = e.checked_type
             out = new
-        values = [_const_value(a) for a in args]
+        values = [const_value(a) for a in args]
         arg_t = args[0].checked_type if args else None
         if (e.op.name in ("shape_of", "ndarray_size") and type(arg_t) is TensorType
                 and all(d is not None for d in arg_t.shape)):
@@ -612,7 +612,7 @@ def _fold(e, memo: dict):
             c.checked_type = e.checked_type
             out = c
         elif all(v is not None for v in values):
-            r = _run_kernel(e.op.name, values, e.attrs)
+            r = run_kernel(e.op.name, values, e.attrs)
             if isinstance(r, np.ndarray) or np.isscalar(r):
                 c = Constant(np.asarray(r), e.span)
                 c.checked_type = e.checked_type

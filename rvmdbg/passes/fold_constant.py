@@ -28,7 +28,7 @@ MAX_FOLDED_ELEMENTS = 1 << 16
 _ATOMS = (Constant, Var, GlobalVar, ConstructorRef, OpRef)
 
 
-def _const_value(e):
+def const_value(e):
     """The NumPy value of a constant argument (a tuple of arrays for a tuple of constants)."""
     if isinstance(e, Constant):
         return e.data
@@ -37,7 +37,7 @@ def _const_value(e):
     return None
 
 
-def _run_kernel(name: str, args: list, attrs: dict):
+def run_kernel(name: str, args: list, attrs: dict):
     """The kernel's result, or None when the operator cannot be folded."""
     opdef = relay_ops.OPS.get(name)
     if opdef is None or getattr(opdef, "kernel", None) is None:
@@ -72,10 +72,10 @@ class _ConstantFolder(ExprMutator):
         new = self._default(e)
         if not isinstance(new.op, OpRef):
             return new
-        values = [_const_value(a) for a in new.args]
+        values = [const_value(a) for a in new.args]
         if any(v is None for v in values):
             return new
-        out = _run_kernel(new.op.name, values, new.attrs)
+        out = run_kernel(new.op.name, values, new.attrs)
         if isinstance(out, np.ndarray) or np.isscalar(out):
             out = np.asarray(out)
             if out.size > MAX_FOLDED_ELEMENTS:

@@ -55,7 +55,7 @@ _RECURSION_LIMIT = 200_000  # deep nesting (long operator chains) recurses once 
 
 
 @contextmanager
-def _checking():
+def checking():
     """Room for deep recursion (long operator chains nest one level each), and no cyclic GC
     passes while checking: the checker allocates many small types on top of a large AST,
     which makes the collector rescan the AST over and over."""
@@ -761,7 +761,7 @@ def check_module(mod: Module) -> Module:
 
     Raises RelayTypeError or NameResolutionError, located, with `source=mod.source`.
     Safe to call again on a module passes have transformed: everything is re-inferred."""
-    with _checking():
+    with checking():
         out = TypeChecker(mod).check_module()
     out.checked_definitions = tuple(dict(d) for d in _definitions(out))
     return out
@@ -791,7 +791,7 @@ def check_expr(expr, mod: Module) -> Type:
     fills checked_type on expr's nodes and returns expr's type."""
     if any(f.checked_type is None for f in mod.functions.values()):
         check_module(mod)
-    with _checking():
+    with checking():
         tc = TypeChecker(mod)
         for name, fn in mod.functions.items():
             tc.schemes[name] = fn.checked_type
