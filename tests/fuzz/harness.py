@@ -51,3 +51,18 @@ def assert_clean(cases: list[dict], outcomes: list[dict], codes=(0, 1, 2)) -> di
         assert out["code"] in codes, f"exit {out['code']}: {out['stderr']}\ncase: {where}"
         seen[out["code"]] = seen.get(out["code"], 0) + 1
     return seen
+
+
+def campaign(batch: list[dict], tmp_path, codes=(0, 1, 2), check=None, **figures) -> dict:
+    """One batch in the child, each outcome held by `assert_clean` (and `check(case, outcome)`
+    when given); the figures are printed (`pytest -m fuzz -s` shows them): inputs, clean, the
+    exit codes, and each of `figures` (a name and a function of the outcomes)."""
+    outcomes = run_cases(batch, tmp_path / "config")
+    seen = assert_clean(batch, outcomes, codes)
+    if check is not None:
+        for case, out in zip(batch, outcomes):
+            check(case, out)
+    shown = {"inputs": len(batch), "clean": len(batch), "codes": seen}
+    shown.update({name: f(outcomes) for name, f in figures.items()})
+    print("fuzz figures:", json.dumps(shown))
+    return seen

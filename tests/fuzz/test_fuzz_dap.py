@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from harness import assert_clean, brief, long, run_cases
+from harness import brief, campaign, long
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = "sum_up.relay"
@@ -122,18 +122,15 @@ def sessions(draw, n: int):
     return out
 
 
+def _no_internal_error(case, out):
+    # an "internal error" response is an unexpected exception inside the adapter
+    # (a session may get no response at all: its stream can end inside the first message)
+    assert out["error_lines"] == 0, (out["stderr"], case["dap"][:1500])
+
+
 def _campaign(batch, tmp_path) -> dict:
-    """One batch in the child; its exit codes are printed (`pytest -m fuzz -s` shows them)."""
-    outcomes = run_cases(batch, tmp_path / "config")
-    seen = assert_clean(batch, outcomes, codes=(0,))
-    for case, out in zip(batch, outcomes):
-        # an "internal error" response is an unexpected exception inside the adapter
-        # (a session may get no response at all: its stream can end inside the first message)
-        assert out["error_lines"] == 0, (out["stderr"], case["dap"][:1500])
-    print("fuzz figures:", json.dumps({"inputs": len(batch), "clean": len(batch),
-                                       "codes": seen,
-                                       "failed responses": sum(o["failed"] for o in outcomes)}))
-    return seen
+    return campaign(batch, tmp_path, codes=(0,), check=_no_internal_error,
+                    **{"failed responses": lambda outs: sum(o["failed"] for o in outs)})
 
 
 @brief()

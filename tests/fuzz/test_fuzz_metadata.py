@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from harness import assert_clean, brief, long, run_cases
+from harness import assert_clean, brief, campaign, long, run_cases
 from rvmdbg.relay.metadata import encode_ndarray, metadata_text
 
 NAME = "m.relay"
@@ -108,15 +108,6 @@ def cases(draw, n: int):
     return out
 
 
-def _campaign(batch, tmp_path) -> dict:
-    """One batch in the child; its exit codes are printed (`pytest -m fuzz -s` shows them)."""
-    outcomes = run_cases(batch, tmp_path / "config")
-    seen = assert_clean(batch, outcomes)
-    print("fuzz figures:", json.dumps({"inputs": len(batch), "clean": len(batch),
-                                       "codes": seen}))
-    return seen
-
-
 def test_the_undamaged_section_runs(tmp_path):
     case = {"argv": ["run", NAME, "[1, 2, 3]"],
             "files": {NAME: BODY + "#[metadata]\n" + _render(good_doc()) + "\n"}}
@@ -126,11 +117,11 @@ def test_the_undamaged_section_runs(tmp_path):
 @brief()
 @given(batch=cases(20))
 def test_damaged_metadata_is_a_located_message(batch, tmp_path):
-    _campaign(batch, tmp_path)
+    campaign(batch, tmp_path)
 
 
 @pytest.mark.fuzz
 @long(60)
 @given(batch=cases(40))
 def test_damaged_metadata_long(batch, tmp_path):
-    _campaign(batch, tmp_path)
+    campaign(batch, tmp_path)

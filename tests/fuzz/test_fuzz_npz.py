@@ -9,7 +9,6 @@ Hypothesis draws the damage; seeded and brief by default, `pytest -m fuzz` runs 
 from __future__ import annotations
 
 import io
-import json
 import zipfile
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from harness import assert_clean, brief, long, run_cases
+from harness import assert_clean, brief, campaign, long, run_cases
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = "reshape_chain.relay"
@@ -131,26 +130,17 @@ def cases(draw, n: int):
     return out
 
 
-def _campaign(batch, tmp_path) -> dict:
-    """One batch in the child; its exit codes are printed (`pytest -m fuzz -s` shows them)."""
-    outcomes = run_cases(batch, tmp_path / "config")
-    seen = assert_clean(batch, outcomes)
-    print("fuzz figures:", json.dumps({"inputs": len(batch), "clean": len(batch),
-                                       "codes": seen}))
-    return seen
-
-
 @brief()
 @given(batch=cases(20))
 def test_damaged_arrays_are_messages(batch, tmp_path):
-    _campaign(batch, tmp_path)
+    campaign(batch, tmp_path)
 
 
 @pytest.mark.fuzz
 @long(40)
 @given(batch=cases(40))
 def test_damaged_arrays_long(batch, tmp_path):
-    _campaign(batch, tmp_path)
+    campaign(batch, tmp_path)
 
 
 def test_a_zip_bomb_in_the_campaigns_child_is_refused_under_its_cap(tmp_path):
