@@ -236,13 +236,19 @@ class ExecutorsView(Vertical, can_focus=True):
         rows += [[(line, "dim")] for line in wrap(_(
             "storage blocks: {written} written here  {held} held for a later node  {free} "
             "free").format(written=cells[0], held=cells[1], free=cells[2]), _text_width(pane))]
+        names = self.context.names
+        by_line = names.line_names() if names is not None else {}
         for n, strip in zip(c.nodes, strips):
             op = "tvm_op" if n.kind == "kernel" else "null"
             note = ""
+            # an imported model's kernel: the nodes it came from, as `rvmdbg graph` names them
+            places = [by_line[line] for line in n.lines if line in by_line]
+            if places:
+                note = f"  [{', '.join(places)}]"
             if n.alias:
-                note = "  " + _("aliases its input (reshape: no kernel call)")
+                note += "  " + _("aliases its input (reshape: no kernel call)")
             elif n.reuses is not None:
-                note = "  " + _("reuses node {n}'s block").format(n=n.reuses)
+                note += "  " + _("reuses node {n}'s block").format(n=n.reuses)
             name = str(n.name)
             if len(name) > 28:
                 name = name[:27] + self.symbols.ellipsis[:1]
