@@ -43,6 +43,24 @@ def add_limit_options(p: argparse.ArgumentParser) -> None:
                        n=d.max_bytes))
 
 
+def threads_count(text: str) -> int:
+    """argparse type of --threads: a thread count from 1 to 1024."""
+    from rvmdbg.threads import check_threads
+    try:
+        return check_threads(int(text))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e) if str(e).startswith(_("the thread count"))
+                                         else _("not a whole number: {text}").format(
+                                             text=repr(text))) from None
+
+
+def add_threads_option(p: argparse.ArgumentParser) -> None:
+    """--threads N: BLAS/OpenMP threads for the kernels (rvmdbg/threads.py)."""
+    p.add_argument("--threads", type=threads_count, metavar="N",
+                   help=_("let kernels use N BLAS/OpenMP threads (default: 2 at most, 1 when "
+                          "the machine's load average says the cores are busy)"))
+
+
 def limits_from(ns: argparse.Namespace) -> Limits:
     given = {name: getattr(ns, name) for name in ("max_steps", "max_depth", "max_bytes")
              if getattr(ns, name, None) is not None}
