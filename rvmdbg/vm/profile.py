@@ -99,6 +99,9 @@ def text(s: str) -> Metric:
 
 
 TABLE_HEADERS = ("Name", "Duration (us)", "Percent", "Device", "Count", "Argument Shapes")
+# rvmdbg's own columns, after TVM's: the overhead class, the call's line (Relay line or ONNX
+# node), the bytes the VM allocated (its AllocStorage rows), the bytes a kernel wrote
+EXTRA_HEADERS = ("Category", "Line", "Bytes Allocated", "Output Bytes")
 
 
 # ------------------------------------------------------------------ the report
@@ -156,7 +159,8 @@ class Report:
             rows = rows + [{"Name": text("----------")}, sums]
         for dev, metrics in self.device_metrics.items():
             rows.append({**metrics, "Name": text("Total")})
-        headers = list(TABLE_HEADERS)
+        headers = list(TABLE_HEADERS) + [h for h in EXTRA_HEADERS
+                                          if any(h in r for r in rows)]
         for r in rows:
             for k in r:
                 if k not in headers:
