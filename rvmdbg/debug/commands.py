@@ -22,13 +22,12 @@ undisplay [N...], info display; search TEXT; set logging ...; set profile on|off
 from __future__ import annotations
 
 import re
-import time
 
 import numpy as np
 
 from rvmdbg.debug.breakpoints import BreakpointError, Condition, ConditionError
 from rvmdbg.debug.machine import register_name
-from rvmdbg.debug.profiling import profile_of, stop_profile
+from rvmdbg.debug.profiling import motion_timer, profile_of, stop_notes, stop_profile
 from rvmdbg.debug.heap import format_heap, heap_of, value_text, value_tree, value_type
 from rvmdbg.debug.indexing import (
     IndexSyntaxError, apply_index, index_text, parse_index, split_indexed,
@@ -233,13 +232,8 @@ class CommandInterpreter:
         out = [ev.line()]
         if ev.message:
             out.extend("  " + m for m in ev.message.splitlines())
-        prof = profile_of(self.session)
-        if prof is not None:  # profiling on: the kernel just run, the motion's time
-            kernel = prof.last_kernel()
-            if kernel:
-                out.append("  " + kernel)
-            if covered:
-                out.append("  " + covered)
+        # profiling on: the kernel the last step called, the time the motion covered
+        out.extend("  " + line for line in stop_notes(self.session, covered))
         out.extend(self.display_lines())
         return "\n".join(out)
 
@@ -430,7 +424,7 @@ class CommandInterpreter:
     def cmd_next(self, rest: str) -> str:
         n = _repeat(rest)
         ev = None
-        timer = self._motion_timer()
+        timer = motion_timer(self.session)
         for _round in range(n):
             ev = self.session.next()
             if ev.reason != "step":
@@ -438,26 +432,8 @@ class CommandInterpreter:
         return self._stopped(ev, timer())
 
     def cmd_finish(self, rest: str) -> str:
-        timer = self._motion_timer()
+        timer = motion_timer(self.session)
         return self._stopped(self.session.finish(), timer())
-
-    def _motion_timer(self):
-        """`covered()` after a motion: with profiling on, `took 1.234 ms: 40 steps, 3 kernel
-        calls 0.9 ms`; else None (a transcript stays the same from run to run)."""
-        prof = profile_of(self.session)
-        if prof is None:
-            return lambda: None
-        vm, t0 = self.session.vm, time.perf_counter()
-        s0 = vm.steps
-
-        def covered():
-            seconds = time.perf_counter() - t0
-            n, ns = prof.between(s0, vm.steps)
-            steps = vm.steps - s0
-            return _("took {ms:,.3f} ms: {steps}, {n} kernel calls {kms:,.3f} ms").format(
-                ms=seconds * 1000.0, n=n, kms=ns / 1e6,
-                steps=ngettext("{n} step", "{n} steps", steps).format(n=steps))
-        return covered
 
     def cmd_continue(self, rest: str) -> str:
         n = _repeat(rest)
