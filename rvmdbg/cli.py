@@ -374,12 +374,14 @@ def cmd_screen(ns: argparse.Namespace) -> int:
     history_mb = getattr(ns, "history_mb", None)
     # without a terminal, the settings and the program are still checked (their errors
     # come first), then the screen is refused
-    code = run_screen(ns.program, ns.args, entry=ns.entry.lstrip("@"), mouse=not ns.no_mouse,
-                      inputs=getattr(ns, "inputs", None),
-                      ascii_only=ns.ascii, limits=limits_from(ns),
-                      history_bytes=history_mb * 2 ** 20 if history_mb else None,
-                      keys_file=getattr(ns, "keys", None), check_only=lines is not None,
-                      missing_meta=load_options_from(ns))
+    from rvmdbg.threads import limited
+    with limited(getattr(ns, "threads", None)):
+        code = run_screen(ns.program, ns.args, entry=ns.entry.lstrip("@"),
+                          mouse=not ns.no_mouse, inputs=getattr(ns, "inputs", None),
+                          ascii_only=ns.ascii, limits=limits_from(ns),
+                          history_bytes=history_mb * 2 ** 20 if history_mb else None,
+                          keys_file=getattr(ns, "keys", None), check_only=lines is not None,
+                          missing_meta=load_options_from(ns))
     if code == EXIT_OK and lines is not None:
         raise _no_terminal_error()
     return code

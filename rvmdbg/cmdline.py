@@ -201,4 +201,5 @@ def configure_screen(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keys", metavar="FILE",
                    help=_("rebind keys from FILE (default: $XDG_CONFIG_HOME/rvmdbg/keys.conf "
                           "when it exists; `rvmdbg keys` prints one to start from)"))
+    add_threads_option(p)
     add_limit_options(p)

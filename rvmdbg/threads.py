@@ -51,3 +51,15 @@ def limited(n: int | None):
         return
     with threadpool_limits(limits=count):
         yield count
+
+
+def hold(n: int | None):
+    """Set the limit for as long as a session lives (the DAP adapter's): returns (the count
+    in force, `release()` that puts the pools back as they were)."""
+    count = default_threads() if n is None else n
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return count, lambda: None
+    limiter = threadpool_limits(limits=count)
+    return count, limiter.restore_original_limits
