@@ -18,6 +18,8 @@ from rvmdbg.vm import bytecode as bc
 from rvmdbg.vm.profile import DEVICE, Metric, Report, count, shape_text, text, us
 
 _clock = time.perf_counter_ns
+# the debugger's table: TVM's columns but the device (always the host), the shapes last
+COLUMNS = ("Name", "Duration (us)", "Percent", "Count", "Line", "Argument Shapes")
 
 
 class SessionProfile:
@@ -124,7 +126,8 @@ class SessionProfile:
                  "in kernels").format(since=self.since, now=now, n=n, ms=ns / 1e6)
         if not n:
             return head
-        body = self.report().table(width=width).split("\nConfiguration\n")[0].rstrip()
+        body = self.report().table(width=width, columns=COLUMNS)
+        body = body.split("\nConfiguration\n")[0].rstrip()
         return head + "\n" + body
 
 

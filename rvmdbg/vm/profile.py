@@ -150,9 +150,10 @@ class Report:
         return sums
 
     def table(self, sort: str = "duration", aggregate: bool = True, col_sums: bool = True,
-              width: int | None = None) -> str:
+              width: int | None = None, columns=None) -> str:
         """TVM's `table()`: the rows, a separator, `Sum`, then `Total` per device, columns
-        right-aligned but the first, then the configuration."""
+        right-aligned but the first, then the configuration. `columns`: only these, in this
+        order (the debugger's narrower table)."""
         rows = self.rows(sort, aggregate)
         if col_sums:
             sums = self.column_sums(rows)
@@ -165,11 +166,16 @@ class Report:
             for k in r:
                 if k not in headers:
                     headers.append(k)
+        if columns is not None:
+            headers = [h for h in columns if h in headers]
         cols = [[h] + [r[h].text() if h in r else "" for r in rows] for h in headers]
         widths = [max(len(x) for x in col) for col in cols]
         out = []
         for i in range(len(rows) + 1):
-            cells = [cols[c][i].ljust(widths[c]) if c == 0 else cols[c][i].rjust(widths[c])
+            # left-aligned: the name, and a chosen layout's last column (the shapes, which a
+            # narrow console cuts: their start stays readable)
+            left = {0, len(cols) - 1} if columns is not None else {0}
+            cells = [cols[c][i].ljust(widths[c]) if c in left else cols[c][i].rjust(widths[c])
                      for c in range(len(cols))]
             line = "  ".join(cells).rstrip()
             out.append(line[:width] if width else line)
