@@ -128,7 +128,7 @@ class Report:
             groups: dict = {}
             for c in rows:
                 key = (c["Name"].value, c.get("Argument Shapes", text("")).value,
-                       c.get("Device", text("")).value, c.get("Line", text("")).value)
+                       c.get("Device", text("")).value)   # TVM's key (the line is ours)
                 groups.setdefault(key, []).append(c)
             rows = [_aggregate(group) for group in groups.values()]
         if sort == "duration":
@@ -211,8 +211,10 @@ class Report:
 
 def _aggregate(group: list[dict]) -> dict:
     """TVM's AggregateMetric per column: durations, counts and percents summed, strings
-    taken from the first call (they are the same across the group)."""
+    taken from the first call (they are the same across the group) but the lines, which
+    are listed (`12, 15, 18`: a kernel called from several)."""
     out = {}
+    lines: list[str] = []
     for c in group:
         for k, m in c.items():
             prev = out.get(k)
@@ -220,6 +222,12 @@ def _aggregate(group: list[dict]) -> dict:
                 out[k] = m
             elif m.kind in ("microseconds", "count", "percent"):
                 out[k] = Metric(m.kind, prev.value + m.value)
+        line = c.get("Line")
+        if line is not None and line.value and line.value not in lines:
+            lines.append(line.value)
+    if "Line" in out:
+        shown = ", ".join(lines[:4]) + (", ..." if len(lines) > 4 else "")
+        out["Line"] = text(shown)
     return out
 
 
