@@ -47,11 +47,14 @@ def threads_count(text: str) -> int:
     """argparse type of --threads: a thread count from 1 to 1024."""
     from rvmdbg.threads import check_threads
     try:
-        return check_threads(int(text))
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(_("not a whole number: {text}").format(
+            text=repr(text))) from None
+    try:
+        return check_threads(n)
     except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e) if str(e).startswith(_("the thread count"))
-                                         else _("not a whole number: {text}").format(
-                                             text=repr(text))) from None
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def add_threads_option(p: argparse.ArgumentParser) -> None:
