@@ -121,6 +121,9 @@ def profiled(program, entry: str, args, ns, *, trace: bool, repeat=1, warmup=0, 
 
 def run(ns: argparse.Namespace) -> int:
     """`rvmdbg profile`: the report of the fastest of --repeat runs."""
+    if ns.fused and ns.trace_file:
+        raise UsageError(_("--trace needs each instruction timed on its own: leave out "
+                           "--fused"))
     program = load_program(ns.program, options=load_options_from(ns))
     entry = ns.entry.lstrip("@")
     args = program_arguments(program, entry, ns.args, ns.inputs)

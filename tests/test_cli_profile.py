@@ -85,6 +85,8 @@ def test_profile_refuses_what_is_not_the_relay_vm(capsys):
     assert code == 2
     code, _out, err = rvmdbg(capsys, "run", FIB, "--executor", "interp", "--trace", "x.json")
     assert code == 2 and "--trace" in err
+    code, _out, err = rvmdbg(capsys, "profile", FIB, "--fused", "--trace", "x.json")
+    assert code == 2 and "--fused" in err
 
 
 def test_profile_of_a_failing_run_exits_1(capsys, tmp_path):

@@ -291,7 +291,7 @@ class Profiler:
 
     def _timed_kernel(self, index: int, kernel: Kernel) -> Kernel:
         impl = kernel.impl
-        if impl is None or kernel.builtin:
+        if impl is None:
             return kernel
         clock, calls = _clock, self.calls
         prof = self

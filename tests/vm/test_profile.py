@@ -246,3 +246,19 @@ def test_step_runs_the_timed_handlers_too():
         vm.step()
     assert sum(slot[1] for slot in prof.ops.values()) == vm.steps
     assert len(prof.calls) == prof.ops["VM::InvokePacked"][1]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in PROGRAMS.glob("*.relay")))
+def test_profiled_runs_compute_what_plain_runs_compute(name):
+    from rvmdbg.args import parse_program_args
+    from rvmdbg.relay.loader import program_default_args
+    from rvmdbg.values import values_equal
+    path = PROGRAMS / name
+    mod = check_module(load_file(str(path)))
+    exe = compile_module(mod)
+    args = parse_program_args(mod, "main", program_default_args(path.read_text()) or [])
+    plain = VirtualMachine(exe).invoke("main", args)
+    for fused in (False, True):
+        run = profile_run(exe, "main", args, fused=fused, trace=not fused)
+        assert values_equal(run.result, plain), name
+        _adds_up(run)
