@@ -497,10 +497,13 @@ def trace_json(events: list[dict], metadata: dict | None = None) -> str:
     by time with a parent before the children that start with it."""
     def key(e):
         return (e["ts"], 0 if e["ph"] == "X" else 1, -e.get("dur", 0))
+    # times from the run's start (the clock's own zero is arbitrary)
+    zero = min((e["ts"] for e in events), default=0.0)
+    shifted = [{**e, "ts": round(e["ts"] - zero, 3)} for e in events]
     out = {"traceEvents": [{"name": "process_name", "ph": "M", "pid": 1,
                             "args": {"name": "rvmdbg VM"}},
                            {"name": "thread_name", "ph": "M", "pid": 1, "tid": 1,
-                            "args": {"name": "dispatch loop"}}] + sorted(events, key=key),
+                            "args": {"name": "dispatch loop"}}] + sorted(shifted, key=key),
            "displayTimeUnit": "ms"}
     if metadata:
         out["otherData"] = metadata

@@ -43,6 +43,8 @@ def test_info_profile_turns_profiling_on_and_shows_the_run_so_far():
     # forward again: the call is timed again, under the same step
     cmd.execute("continue")
     assert f": {len(kernels)}," in cmd.execute("info profile").splitlines()[0]
+    cmd.execute("restart")
+    assert "(steps 0 to 0): 0," in cmd.execute("info profile").splitlines()[0]
 
 
 def test_the_stop_after_a_kernel_says_its_time_and_motions_their_time():
