@@ -133,3 +133,12 @@ def test_profile_of_mobilenet_from_the_command_line(capsys, tmp_path):
     assert code == 0, err
     kernels = [line for line in out.splitlines() if line.startswith("vm_mod_")]
     assert "conv2d" in kernels[0]
+
+
+def test_threads_reach_run_trace_and_each_served_tab(capsys):
+    from rvmdbg.serve import child_argv
+    assert rvmdbg(capsys, "run", FIB, "7", "--threads", "1")[1].strip() == "13"
+    assert rvmdbg(capsys, "trace", FIB, "2", "--threads", "1")[0] == 0
+    ns = cli.parse_command_line(["serve", FIB, "--threads", "1"])
+    argv = child_argv(ns)
+    assert argv[argv.index("--threads") + 1] == "1"
