@@ -333,25 +333,24 @@ class Profiler:
         """`handler` timed under its instruction class's row (VirtualMachine.instrument)."""
         name, _category = OPCODE_ROWS.get(type(ins), ("VM::UnknownOp", "dispatch"))
         slot = self.ops.setdefault(name, [0, 0, 0])
+        if self.events is not None:
+            return self._traced(fi, pc, ins, handler, slot)
         clock, prof, vm = _clock, self, self.vm
         site = (fi, pc)
-        events = self.events
         kind = type(ins)
 
         if kind is bc.InvokePacked:
             def timed(regs):
                 t0 = clock()
                 prof.dispatch_ns += t0 - prof.last
-                prof.site = site
+                prof.site = site   # the kernel's timer names the call's place with it
                 nxt = handler(regs)
                 t1 = clock()
                 slot[0] += t1 - t0
                 slot[1] += 1
                 prof.last = t1
                 return nxt
-            if events is None:
-                return timed
-        elif kind in (bc.AllocStorage, bc.KillRegister) and events is None:
+        elif kind in (bc.AllocStorage, bc.KillRegister):
             def timed(regs):
                 t0 = clock()
                 prof.dispatch_ns += t0 - prof.last
@@ -367,8 +366,7 @@ class Profiler:
                         prof.peak_bytes = live
                 prof.last = t1
                 return nxt
-            return timed
-        elif events is None:
+        else:
             def timed(regs):
                 t0 = clock()
                 prof.dispatch_ns += t0 - prof.last
@@ -378,8 +376,7 @@ class Profiler:
                 slot[1] += 1
                 prof.last = t1
                 return nxt
-            return timed
-        return self._traced(fi, pc, ins, handler, slot)
+        return timed
 
     def _traced(self, fi, pc, ins, handler, slot):
         """The timed handler that also writes trace events (frames, counters, if, allocs)."""
