@@ -18,6 +18,22 @@ EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 EXIT_BROKEN_PIPE = 141
 
 
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(_("not a whole number: {text}").format(
+            text=repr(text))) from None
+
+
+def whole_number(text: str) -> int:
+    """argparse type of a count that may be 0 (`--warmup`)."""
+    n = _integer(text)
+    if n < 0:
+        raise argparse.ArgumentTypeError(_("must be 0 or more: {text}").format(text=text))
+    return n
+
+
 def positive(text: str) -> int:
     try:
         n = int(text.replace("_", ""))
@@ -47,12 +63,7 @@ def threads_count(text: str) -> int:
     """argparse type of --threads: a thread count from 1 to 1024."""
     from rvmdbg.threads import check_threads
     try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(_("not a whole number: {text}").format(
-            text=repr(text))) from None
-    try:
-        return check_threads(n)
+        return check_threads(_integer(text))
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 

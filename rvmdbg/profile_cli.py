@@ -12,7 +12,7 @@ import sys
 
 from rvmdbg.cmdline import (
     EXIT_OK, add_limit_options, add_program_args, add_threads_option, limits_from,
-    load_options_from, positive,
+    load_options_from, positive, whole_number,
 )
 from rvmdbg.i18n import _, ngettext
 from rvmdbg.program import (
@@ -33,7 +33,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help=_("the function to run (default main)"))
     p.add_argument("--repeat", type=positive, default=1, metavar="N",
                    help=_("timed runs; the report is the fastest one's (default 1)"))
-    p.add_argument("--warmup", type=_non_negative, default=0, metavar="N",
+    p.add_argument("--warmup", type=whole_number, default=0, metavar="N",
                    help=_("untimed runs first (default 0)"))
     p.add_argument("--sort", choices=("duration", "count", "name"), default="duration",
                    help=_("order of the table's rows (default duration)"))
@@ -48,17 +48,6 @@ def configure(p: argparse.ArgumentParser) -> None:
     add_trace_option(p)
     add_threads_option(p)
     add_limit_options(p)
-
-
-def _non_negative(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(_("not a whole number: {text}").format(
-            text=repr(text))) from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(_("must be 0 or more: {text}").format(text=text))
-    return n
 
 
 def relay_vm_executable(program, entry: str, command: str):

@@ -299,15 +299,17 @@ class Profiler:
         clock, calls = _clock, self.calls
         prof = self
 
-        def timed(values):
-            t0 = clock()
-            out = impl(values)
-            t1 = clock()
+        def record(values, out, t0, t1):
             fi, pc = prof.site
             calls.append((index, fi, pc, t0, t1, _shapes(values, out)))
             prof.kernel_ns += t1 - t0
             prof.book_ns += clock() - t1
             return out
+
+        def timed(values):
+            t0 = clock()
+            out = impl(values)
+            return record(values, out, t0, clock())
         # what the handlers and regions read off a kernel callable (not `scalar_fast`:
         # a 0-d call then goes through the timer too)
         if hasattr(impl, "intermediate_bytes"):
@@ -317,12 +319,7 @@ class Profiler:
             def timed_within(values, room):
                 t0 = clock()
                 out = run_within(values, room)
-                t1 = clock()
-                fi, pc = prof.site
-                calls.append((index, fi, pc, t0, t1, _shapes(values, out)))
-                prof.kernel_ns += t1 - t0
-                prof.book_ns += clock() - t1
-                return out
+                return record(values, out, t0, clock())
             timed.run_within = timed_within
         return Kernel(kernel.name, kernel.source, kernel.num_inputs, kernel.num_outputs,
                       kernel.builtin, timed)
