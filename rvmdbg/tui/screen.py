@@ -217,9 +217,10 @@ class DebuggerScreen(LayoutModes, StopPainting, Screen):
                 yield CallStackPane(program.exe, glyphs=g, id="stack", classes=tab("stack", STATE_PANES))
                 heap = HeapTree(glyphs=g, id="heap", classes=tab("heap", STATE_PANES))
                 heap.constructor_types = program.constructor_types
+                heap.display = any(p == "heap" for p, _ in state_panes)
                 yield heap
                 yield BreakpointPane(glyphs=g, id="breakpoints", classes=tab("breakpoints", STATE_PANES))
-                if len(state_panes) > len(STATE_PANES):   # a Relax VM executable's pool
+                if any(p == "constants" for p, _ in state_panes):   # a Relax VM executable's pool
                     from rvmdbg.tui.constants import ConstantPane
                     yield ConstantPane(program.exe, glyphs=g, id="constants",
                                        classes=tab("constants", state_panes))

@@ -20,9 +20,10 @@ STATE_PANES = [("registers", N_("Regs")), ("stack", N_("Stack")), ("heap", N_("H
 
 def state_panes_for(exe) -> list:
     """The state column's panes for this executable: a Relax VM executable's constant pool
-    (its Calls name constants `c[N]`) gets a pane of its own."""
+    (its Calls name constants `c[N]`) gets a pane of its own, in the heap's place (the Relax
+    VM has no ADT heap: its tuples and closures show in the registers)."""
     if getattr(exe, "kind", None) == "relax":
-        return STATE_PANES + [("constants", N_("Consts"))]
+        return [p for p in STATE_PANES if p[0] != "heap"] + [("constants", N_("Consts"))]
     return STATE_PANES
 
 

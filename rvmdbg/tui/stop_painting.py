@@ -142,7 +142,7 @@ class StopPainting:
 
     def refresh_heap(self) -> None:
         heap = self.pane("heap")
-        if not self.heap_stale or self.session is None:
+        if not self.heap_stale or self.session is None or not heap.display:
             return
         if heap.has_class("-tab-hidden") and self.narrow:
             return  # rebuilt when it is shown
