@@ -831,6 +831,10 @@ class BreakpointTable:
             spec = f"kernel:{needle}"
         elif text in names:
             chosen, spec = [text], text
+        elif text.startswith("@") and text[1:] in names:
+            # TVM's one function table names VM functions and kernels alike (a DAP function
+            # breakpoint arrives as @NAME)
+            chosen, spec = [text[1:]], text[1:]
         else:
             return None
         wanted = frozenset(chosen)

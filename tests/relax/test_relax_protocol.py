@@ -136,3 +136,27 @@ def test_next_finish_and_their_reverse(built):
     assert len(s.vm.frames) == depth - 1 and out.func_name == "fact" and out.pc == 12
     again = s.rfinish()
     assert len(s.vm.frames) == depth and again.func_name == "fact"
+
+
+def test_batch_mode_on_a_relax_executable(capsys, tmp_path):
+    """`rvmdbg debug X.relax.py --batch FILE`: break by a called name, print a slice of a TVM
+    tensor, swap?, next over a VM function call, finish, reverse-next, to the end."""
+    from rvmdbg import cli
+    path = tmp_path / "fact.relax.py"
+    path.write_text(programs.source("fact"))
+    script = tmp_path / "cmds"
+    script.write_text("break vm.builtin.copy\ncontinue\nprint $8\nswap? 16 17\n"
+                      "finish\nrnext\ndelete 1\nbreak @main:1\nrun\ncontinue\nnext\ncontinue\n")
+    code = cli.main(["debug", str(path), "--batch", str(script), "3"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "Traceback" not in out + err
+    assert "breakpoint 1 at vm.builtin.copy (2 locations)" in out
+    assert "@fact pc=20: call  vm.builtin.copy  in: c[8]" in out
+    assert "%8 is empty" in out    # the base case's frame: its multiply never ran
+    assert "@fact pc 16 and pc 17: may not swap" in out
+    assert "write after read of %6: pc 16 reads %6, pc 17 overwrites it" in out
+    assert "[step 35] @fact pc=12: call  vm.builtin.null_value" in out      # finish
+    assert out.count("(breakpoint 1)") == 2                                 # rnext stops there
+    assert "[step 53] @main pc=2: ret   %1" in out                          # next over @fact
+    assert "[step 54] @main: returned 6i64    (finished)" in out
