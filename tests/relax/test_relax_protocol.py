@@ -160,3 +160,26 @@ def test_batch_mode_on_a_relax_executable(capsys, tmp_path):
     assert out.count("(breakpoint 1)") == 2                                 # rnext stops there
     assert "[step 53] @main pc=2: ret   %1" in out                          # next over @fact
     assert "[step 54] @main: returned 6i64    (finished)" in out
+
+
+def test_registers_by_tvms_name_in_commands(built):
+    """`print %3[0, :2]`, `watch %5`, `last-write %5`: the Relax VM's registers by the name TVM
+    (and the screen) gives them, as well as `$3`."""
+    s = session(built, "matmul_relu")
+    it = CommandInterpreter(s)
+    s.breakpoints.add("relu")
+    s.cont()
+    assert it.execute("print %3[0, :2]") == it.execute("print $3[0, :2]")
+    assert it.execute("print %3[0, :2]").startswith("%3[0, :2] = [")
+    assert "pc=8" in it.execute("last-write %5")
+    # on the Relay VM `%1` stays a name of the source, not a register
+    assert "expected a register like $3" in CommandInterpreter(
+        DebugSession(*_relay_fib())).execute("print %1")
+
+
+def _relay_fib():
+    from rvmdbg.relay.loader import load_module
+    from rvmdbg.relay.typecheck import check_module
+    from rvmdbg.vm.compiler import compile_module
+    src = ('#[version = "0.0.5"]\ndef @main(%x: int32) -> int32 { add(%x, 1) }\n')
+    return compile_module(check_module(load_module(src, "t.relay"))), [np.array(1, "int32")]
