@@ -217,7 +217,8 @@ class DebuggerScreen(LayoutModes, StopPainting, Screen):
                 yield CallStackPane(program.exe, glyphs=g, id="stack", classes=tab("stack", STATE_PANES))
                 heap = HeapTree(glyphs=g, id="heap", classes=tab("heap", STATE_PANES))
                 heap.constructor_types = program.constructor_types
-                heap.display = any(p == "heap" for p, _ in state_panes)
+                if not any(p == "heap" for p, _ in state_panes):
+                    heap.display = False   # (set only here: an inline display beats the tabs' CSS)
                 yield heap
                 yield BreakpointPane(glyphs=g, id="breakpoints", classes=tab("breakpoints", STATE_PANES))
                 if any(p == "constants" for p, _ in state_panes):   # a Relax VM executable's pool
