@@ -183,3 +183,11 @@ def _relay_fib():
     from rvmdbg.vm.compiler import compile_module
     src = ('#[version = "0.0.5"]\ndef @main(%x: int32) -> int32 { add(%x, 1) }\n')
     return compile_module(check_module(load_module(src, "t.relay"))), [np.array(1, "int32")]
+
+
+def test_break_completes_a_called_name(built):
+    from rvmdbg.debug.completion import complete
+    it = CommandInterpreter(session(built, "matmul_relu"))
+    assert complete(it, "break mat")[1] == ["matmul"]
+    assert complete(it, "break vm.builtin.alloc_t")[1] == ["vm.builtin.alloc_tensor"]
+    assert complete(it, "break P")[1] == []       # no PackedFunc[N] on the Relax VM
