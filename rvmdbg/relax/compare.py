@@ -165,9 +165,11 @@ RELAX_STAGE_DESCRIPTION = N_("the same model, compiled by TVM's relax.build: all
 
 def stage_lines(side: Side, summary: str) -> list[str]:
     """What View 1's comparison stage shows of one side: title, listing, what it used."""
+    from rvmdbg.views.text import wrap
     head, _sep, rest = summary.partition(": ")
-    return [side.title, "", *side.lines, "", head + ":",
-            *("  " + part for part in rest.split("; "))]
+    parts = [line for part in rest.split("; ") for line in
+             (["  " + x for x in wrap(part, 70)][:1] + ["    " + x for x in wrap(part, 70)[1:]])]
+    return [side.title, "", *side.lines, "", head + ":", *parts]
 
 __all__ = ["call_counts", "RELAY_MODEL", "TVMSCRIPT_MODEL", "MOVED", "Side", "relay_side", "relax_side",
            "side_by_side", "summary_lines", "moved_lines", "comparison_markdown",

@@ -569,7 +569,9 @@ class FlowModel:
         if self._compare is None:
             left, right = compare.relay_side(), compare.relax_side()
             relay_sum, relax_sum = compare.summary_lines(left, right)
-            self._compare = {compare.RELAY_STAGE: compare.stage_lines(left, relay_sum),
+            # the Relay side also says where each of its opcodes' work went on the Relax VM
+            self._compare = {compare.RELAY_STAGE: compare.stage_lines(left, relay_sum)
+                             + ["", *compare.moved_lines()],
                              compare.RELAX_STAGE: compare.stage_lines(right, relax_sum)}
         description = (compare.RELAY_STAGE_DESCRIPTION if name == compare.RELAY_STAGE
                        else compare.RELAX_STAGE_DESCRIPTION)

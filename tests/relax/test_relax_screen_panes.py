@@ -144,6 +144,7 @@ async def test_views_say_what_they_can(tmp_path):
         assert "@I.ir_module" in "\n".join(script.lines)
         relay, relax = flow.model.stage(3), flow.model.stage(4)
         assert relay.lines[0] == "rvmdbg's Relay VM: 5 of its 21 opcodes"
+        assert "alloc_storage                    call vm.builtin.alloc_storage" in relay.lines
         assert relax.lines[0] == "TVM's Relax VM: 2 of its 4 instructions"
         assert relax.lines[2:2 + len(relax_side().lines)] == relax_side().lines
         assert "# from tvm.script import ir as I" in first     # beside "next: Bytecode"
