@@ -161,3 +161,23 @@ async def test_views_in_chinese(chinese, tmp_path):
         names, flow, summary2, _match, _first = await _views(app, pilot)
         assert "不适用" in summary2
     assert chinese == set(), sorted(chinese)
+
+
+async def test_closures_and_shape_tuples_in_the_registers_pane(tmp_path):
+    from rvmdbg.tui.registers import RegisterPane
+    import numpy as np
+
+    def fmt(a):
+        return np.array2string(a, separator=", ", threshold=10 ** 6).replace("\n", "")
+    for name, spec, reg, text in (("closure", "vm.builtin.invoke_closure", 2,
+                                   "closure @main_inner"),
+                                  ("symbolic", "vm.builtin.alloc_storage", 3, "Shape")):
+        app = make_app(program_file(tmp_path, name), [fmt(a) for a in programs.inputs(name)],
+                       config_dir=str(tmp_path / "config"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await settle(app, pilot)
+            await type_command(app, pilot, f"break {spec}")
+            await press(app, pilot, "escape", "c")
+            regs = screen_of(app).query_one("#registers", RegisterPane)
+            line = regs.line_text(reg)
+            assert line.startswith(f"%{reg}") and text in line, line
