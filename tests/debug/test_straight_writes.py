@@ -75,3 +75,12 @@ def test_steps_before_the_start_of_history_are_not_guessed():
     s.step(40)
     assert s.history.start > 0
     _compare_everywhere(s, 80)
+
+
+@pytest.mark.parametrize("name", ["demo.mvm", "demo_spin.mvm"])
+def test_straight_writes_on_the_minivm(name):
+    """Another machine's bytecode (MiniVM's CH/JM jumps, HL's halt) gives the same answers."""
+    from dbg_helpers import PROGRAMS
+    from rvmdbg.minivm.parser import load_mvm
+    s = DebugSession(load_mvm(str(PROGRAMS / name)), [], interval=4)
+    _compare_everywhere(s, 300)
