@@ -111,12 +111,15 @@ def as_list(g, seq, elem: TensorType | None = None):
     """A sequence expression as a List: a List stays, a tuple's fields are consed in order."""
     if is_list(g, seq):
         return seq
-    from rvmdbg.onnx.ops.sequence import _items
     elem = elem or elem_type(g, seq)
     if elem is None:
         raise g.error(_("the element type of an empty sequence is not known here"))
+    if isinstance(seq, ast.Tuple):
+        items = list(seq.fields)
+    else:
+        items = [g.get(seq, i) for i in range(len(g.type_of(seq).fields))]
     out = nil(g, elem)
-    for x in reversed(_items(g, seq)):
+    for x in reversed(items):
         out = cons(g, x, out, elem)
     return out
 
