@@ -131,6 +131,13 @@ def add_onnx_options(p: argparse.ArgumentParser) -> None:
                    help=_("the dtype of graph input NAME; may be repeated"))
     p.add_argument("--opset", type=int, metavar="N",
                    help=_("convert as opset N of the default domain (default: the model's)"))
+    p.add_argument("--engine", choices=("relay", "tvm"), default=None,
+                   help=_("relay (default): rvmdbg's own ONNX import to Relay, run on its Relay "
+                          "VM; tvm: TVM's own ONNX import and build (apache-tvm, the rvmdbg[tvm] "
+                          "extra), run on TVM's Relax VM"))
+    p.add_argument("--lib", metavar="FILE.so",
+                   help=_("the kernel library TVM exported for a saved Relax executable "
+                          "(.vmexec); loading a library runs its code: name only one you trust"))
 
 
 def missing_meta_from(ns: argparse.Namespace):
@@ -149,8 +156,9 @@ def load_options_from(ns) -> "LoadOptions":
     from rvmdbg.program.base import LoadOptions
     shapes = parse_shapes(ns.shape) if getattr(ns, "shape", None) else None
     dtypes = parse_dtypes(ns.dtype) if getattr(ns, "dtype", None) else None
+    extra = {k: getattr(ns, k) for k in ("engine", "lib") if getattr(ns, k, None)}
     return LoadOptions(missing_meta=missing_meta_from(ns), shapes=shapes, dtypes=dtypes,
-                       opset=getattr(ns, "opset", None))
+                       opset=getattr(ns, "opset", None), extra=extra)
 
 
 def add_program_args(p: argparse.ArgumentParser) -> None:

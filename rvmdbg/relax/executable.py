@@ -112,7 +112,38 @@ def read_serialized(data: bytes) -> tuple[list[GlobalInfo], list]:
             raise RelaxFormatError(_("serialized executable: constant {i} has a type this reader "
                                      "does not know (index {tag}) at byte {pos}").format(
                                          i=len(constants), tag=tag, pos=at))
+    _check_code(r, table)
     return table, constants
+
+
+OPCODE_WORDS = {2: 2, 3: 2, 4: 3}   # Ret, Goto, If: their length in words (Call: 4 + args)
+
+
+def _check_code(r: _Reader, table: list) -> None:
+    """The code section (instruction offsets, then the words) must be whole and consistent:
+    a damaged file is refused here, before TVM's own loader reads it."""
+    n = r.u64()
+    if n > (len(r.data) - r.pos) // 8:
+        raise RelaxFormatError(_("serialized executable: truncated at byte {pos}").format(pos=r.pos))
+    offsets = [r.i64() for _i in range(n)]
+    m = r.u64()
+    if m > (len(r.data) - r.pos) // 8:
+        raise RelaxFormatError(_("serialized executable: truncated at byte {pos}").format(pos=r.pos))
+    words = struct.unpack_from(f"<{m}q", r.data, r.pos)
+    r.pos += 8 * m
+    if r.pos != len(r.data):
+        raise RelaxFormatError(_("serialized executable: {n} bytes after the code section")
+                               .format(n=len(r.data) - r.pos))
+    for g in table:
+        if g.kind == FUNC_VM and not (0 <= g.start <= g.end <= n):
+            raise RelaxFormatError(_("serialized executable: function @{name} names instructions "
+                                     "{start}..{end} of {n}").format(name=g.name, start=g.start,
+                                                                     end=g.end, n=n))
+    for i, at in enumerate(offsets):
+        op = words[at] if 0 <= at < m else None
+        size = (4 + words[at + 3] if at + 3 < m else None) if op == 1 else OPCODE_WORDS.get(op)
+        if size is None or size < 0 or at + size > m or (op == 1 and not 0 <= words[at + 2] < len(table)):
+            raise RelaxFormatError(_("serialized executable: instruction {i} is damaged").format(i=i))
 
 
 def _read_tensor(r: _Reader) -> np.ndarray:

@@ -322,13 +322,14 @@ class RelaxMachine:
         if any(a is VM for a in args):
             raise VMError(_("{name} needs the VM itself, which this machine does not give it yet")
                           .format(name=name))
-        tensors = [a for a in args if isinstance(a, self._tensor_type)]
+        journal = self.journal
+        # only a session that can step back needs the old contents (a plain run copies nothing)
+        tensors = [a for a in args if isinstance(a, self._tensor_type)] if journal is not None else []
         before = [t.numpy() for t in tensors]
         try:
             ret = f(*args)
         except Exception as exc:  # TVM's kernels and builtins raise their own error types
             raise VMError(_("{name} failed: {why}").format(name=name, why=str(exc).strip()))
-        journal = self.journal
         for t, old in zip(tensors, before):
             new = t.numpy()
             if old.shape != new.shape or not np.array_equal(old, new, equal_nan=True) \
