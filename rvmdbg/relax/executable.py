@@ -186,6 +186,31 @@ def parse_listing(text: str) -> dict[str, list[Instruction]]:
     return functions
 
 
+def _verify_function(g: GlobalInfo, instrs: list, n_constants: int, names: set) -> None:
+    """Every register, constant and jump of a function within its bounds (a damaged saved
+    file is refused here rather than failing while it runs)."""
+    size, n = g.register_file_size, len(instrs)
+
+    def bad(pc, what):
+        return RelaxFormatError(_("function @{name} pc={pc}: {what}").format(name=g.name, pc=pc, what=what))
+    if not 0 <= len(g.params) <= size or size > (1 << 24):
+        raise bad(0, _("{p} parameters in a register file of {n}").format(p=len(g.params), n=size))
+    for pc, ins in enumerate(instrs):
+        regs = list(ins.reads()) + list(ins.writes())
+        if any(not 0 <= r < size for r in regs):
+            raise bad(pc, _("a register outside its register file of {n}").format(n=size))
+        if isinstance(ins, RCall):
+            if ins.func not in names:
+                raise bad(pc, _("calls {func}, which the function table does not name").format(func=ins.func))
+            for kind, v in ins.args:
+                if kind == "const" and not 0 <= v < n_constants:
+                    raise bad(pc, _("constant c[{i}] of a pool of {n}").format(i=v, n=n_constants))
+                if kind == "func" and v not in names:
+                    raise bad(pc, _("names a function the function table does not have"))
+        if any(not 0 <= t < n for t in ins.jump_targets(pc)):
+            raise bad(pc, _("a jump outside the function"))
+
+
 class RelaxExecutable(Executable):
     """A Relax VM executable as rvmdbg reads it: `functions` are the VM functions (index as in
     `functions`, not TVM's global table), `constants` the pool (NumPy arrays, `Shape`,
@@ -205,6 +230,7 @@ class RelaxExecutable(Executable):
                     raise RelaxFormatError(_("function @{name}: the listing has {n} instructions, the "
                                              "function table {m}").format(
                                                  name=g.name, n=len(instrs or ()), m=g.end - g.start))
+                _verify_function(g, instrs, len(constants), {t.name for t in table})
                 functions.append(VMFunction(g.name, g.params, g.register_file_size, instrs))
         super().__init__(functions, constants, [], None, source_text, source_name)
         self.table = list(table)

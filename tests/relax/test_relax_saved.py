@@ -1,0 +1,105 @@
+"""A saved Relax executable: what TVM wrote with `ex.mod.write_to_file` (`.vmexec`) run with
+the kernel library `ex.export_library` made, named with --lib: the result is TVM's, and a
+missing --lib, a library that lacks a kernel the executable calls, a truncated file, or
+`--engine relay` are each a message, exit 2."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+tvm = pytest.importorskip("tvm")
+
+from rvmdbg import cli  # noqa: E402
+from rvmdbg.program import LoadOptions, kind_for, load_program  # noqa: E402
+from rvmdbg.relax.check import check, norm  # noqa: E402
+from rvmdbg.relax.machine import to_host  # noqa: E402
+
+from tests.relax import programs  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """{name: (vmexec path, so path, TVM's executable)} for two programs."""
+    from tvm import relax
+    folder = tmp_path_factory.mktemp("saved")
+    out = {}
+    for name in ("call_tir", "fact"):
+        ex = relax.build(tvm.script.from_source(programs.source(name)), target="llvm")
+        ex.mod.write_to_file(str(folder / f"{name}.vmexec"), "")
+        ex.export_library(str(folder / f"{name}.so"))
+        out[name] = (folder / f"{name}.vmexec", folder / f"{name}.so", ex)
+    return out
+
+
+def rvmdbg(capsys, *argv):
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err + out
+    return code, out, err
+
+
+def test_the_kind_by_content(saved, tmp_path):
+    path = saved["fact"][0]
+    assert kind_for(str(path)).name == "vmexec"
+    other = tmp_path / "renamed.bin"
+    other.write_bytes(path.read_bytes())
+    assert kind_for(str(other)).name == "vmexec"
+
+
+@pytest.mark.parametrize("name", ["call_tir", "fact"])
+def test_loaded_with_its_library_it_runs_as_tvm_does(saved, name):
+    from tvm import relax
+    path, lib, ex = saved[name]
+    program = load_program(str(path), options=LoadOptions(extra={"engine": "tvm", "lib": str(lib)}))
+    exe = program.executable
+    assert exe.listing() == ex.as_text()
+    assert exe.param_types["main"] == [(str(a.dtype), a.shape) for a in programs.inputs(name)]
+    m = exe.machine()
+    m.start("main", programs.inputs(name))
+    result = m.run()
+    vm = relax.VirtualMachine(ex, tvm.cpu())
+    want = to_host(vm["main"](*[tvm.runtime.tensor(a) for a in programs.inputs(name)]))
+    assert norm(to_host(result)) == norm(want)
+    check(exe, "main", programs.inputs(name))   # TVM's own VM on the loaded executable agrees
+
+
+def test_run_and_batch_from_the_command_line(saved, capsys, tmp_path):
+    path, lib, _ex = saved["fact"]
+    code, out, err = rvmdbg(capsys, "run", "--engine", "tvm", "--lib", lib, path, "5")
+    assert code == 0 and out == "120i64\n", err
+    script = tmp_path / "cmds"
+    script.write_text("break @fact:16\ncontinue\nrstep 1\ncontinue\ndelete 1\ncontinue\n")
+    code, out, err = rvmdbg(capsys, "debug", "--lib", lib, path, "--batch", script, "3")
+    assert code == 0, err
+    assert "@fact pc=16: call  multiply" in out and "6i64" in out
+
+
+def test_without_lib_a_wrong_lib_or_engine_relay_is_a_message(saved, capsys):
+    path, lib, _ex = saved["call_tir"]
+    code, _out, err = rvmdbg(capsys, "run", "--engine", "tvm", path, "[1,2,3,4]")
+    assert code == 2 and "--lib FILE.so" in err and "loads only the one you name" in err
+    code, _out, err = rvmdbg(capsys, "run", "--engine", "tvm", "--lib", saved["fact"][1], path,
+                             "[1,2,3,4]")
+    assert code == 2 and "does not hold the kernels this executable calls: addone, scale" in err
+    code, _out, err = rvmdbg(capsys, "run", "--engine", "relay", "--lib", lib, path, "[1,2,3,4]")
+    assert code == 2 and "use --engine tvm" in err
+    code, _out, err = rvmdbg(capsys, "run", "--lib", str(lib) + ".missing", path, "[1,2,3,4]")
+    assert code == 2 and "no such file" in err
+
+
+def test_a_truncated_or_damaged_file_is_a_message(saved, capsys, tmp_path):
+    path, lib, _ex = saved["call_tir"]
+    data = path.read_bytes()
+    for n, damaged in ((1, data[:len(data) // 2]), (2, data[:-3]), (3, data + b"\0" * 8),
+                       (4, b"\x1e\x15\x14B/\xde%\xd2" + b"\xff" * 40)):
+        bad = tmp_path / f"bad{n}.vmexec"
+        bad.write_bytes(damaged)
+        code, _out, err = rvmdbg(capsys, "run", "--engine", "tvm", "--lib", lib, bad, "[1,2,3,4]")
+        assert code == 2 and f"bad{n}.vmexec: serialized executable: " in err, err
+
+
+def test_a_register_outside_the_register_file_is_refused():
+    from rvmdbg.relax.executable import GlobalInfo, RelaxExecutable, RelaxFormatError, parse_listing
+    table = [GlobalInfo(1, "main", 0, 1, 1, 2, ["x"])]
+    with pytest.raises(RelaxFormatError, match="outside its register file"):
+        RelaxExecutable(table, [], parse_listing("@main:\n  ret   %7\n"))
