@@ -157,8 +157,12 @@ def _read_tensor(r: _Reader) -> np.ndarray:
     nbytes = r.i64()
     raw = r.data[r.pos:r.pos + nbytes]
     r.pos += nbytes
-    np_dtype = np.dtype("bool" if dtype == "bool" else dtype)
-    if len(raw) != nbytes or np.prod(shape, dtype=np.int64) * np_dtype.itemsize != nbytes:
+    try:
+        np_dtype = np.dtype("bool" if dtype == "bool" else dtype)
+    except TypeError:
+        raise RelaxFormatError(_("serialized executable: a tensor of data type {dtype}, which this "
+                                 "reader does not know, at byte {pos}").format(dtype=dtype, pos=r.pos)) from None
+    if any(d < 0 for d in shape) or len(raw) != nbytes or np.prod(shape, dtype=np.int64) * np_dtype.itemsize != nbytes:
         raise RelaxFormatError(_("serialized executable: tensor data of the wrong size at byte {pos}")
                                .format(pos=r.pos))
     return np.frombuffer(raw, dtype=np_dtype.newbyteorder("<")).astype(np_dtype).reshape(shape)
@@ -209,6 +213,9 @@ def _verify_function(g: GlobalInfo, instrs: list, n_constants: int, names: set) 
                     raise bad(pc, _("names a function the function table does not have"))
         if any(not 0 <= t < n for t in ins.jump_targets(pc)):
             raise bad(pc, _("a jump outside the function"))
+    if not instrs or not isinstance(instrs[-1], (RRet, RGoto)):
+        raise bad(max(n - 1, 0), _("the function does not end with ret or goto (it would run off "
+                                   "its end)"))
 
 
 class RelaxExecutable(Executable):
