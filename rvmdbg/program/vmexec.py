@@ -24,9 +24,12 @@ SUFFIX = ".vmexec"
 MAX_FILE_BYTES = 1 << 31   # a saved executable holds the model's weights: 2 GiB at most
 
 
+# relax.executable.MAGIC's bytes, here so that telling kinds apart never imports rvmdbg.relax
+HEAD = struct.pack("<Q", 0xD225DE2F4214151E)
+
+
 def sniff(head: bytes) -> bool:
-    from rvmdbg.relax.executable import MAGIC
-    return head[:8] == struct.pack("<Q", MAGIC)
+    return head[:8] == HEAD
 
 
 def build(path: str, lib: str | None):

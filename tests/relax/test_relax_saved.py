@@ -41,6 +41,9 @@ def rvmdbg(capsys, *argv):
 def test_the_kind_by_content(saved, tmp_path):
     path = saved["fact"][0]
     assert kind_for(str(path)).name == "vmexec"
+    from rvmdbg.program.vmexec import HEAD
+    from rvmdbg.relax.executable import MAGIC
+    assert HEAD == MAGIC.to_bytes(8, "little")
     other = tmp_path / "renamed.bin"
     other.write_bytes(path.read_bytes())
     assert kind_for(str(other)).name == "vmexec"
