@@ -40,6 +40,8 @@ def build(path: str, lib: str | None):
                                          "the library TVM exported beside it: name it with --lib "
                                          "FILE.so (loading a library runs its code, so rvmdbg "
                                          "loads only the one you name)"))
+    tvm = relax._tvm_or_usage(path)
+    from tvm import relax as tvm_relax
     try:
         if os.path.getsize(path) > MAX_FILE_BYTES:
             raise UsageError(f"{path}: " + _("the file is larger than {n} bytes").format(n=MAX_FILE_BYTES))
@@ -53,8 +55,6 @@ def build(path: str, lib: str | None):
         raise UsageError(f"{path}: {exc}") from None
     if not os.path.isfile(lib):
         raise UsageError(f"{lib}: error: " + _("no such file (the kernel library given with --lib)"))
-    tvm = relax._tvm_or_usage(path)
-    from tvm import relax as tvm_relax
     try:
         library = tvm.runtime.load_module(os.path.abspath(lib))
     except Exception as exc:  # TVM's loader raises its own error types

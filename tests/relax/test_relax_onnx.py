@@ -113,3 +113,21 @@ def test_engine_tvm_on_relay_source_is_a_usage_error(tmp_path, capsys):
     code = cli.main(["run", str(src), "--engine", "tvm", "1"])
     _out, err = capsys.readouterr()
     assert code == 2 and "--engine tvm applies to an ONNX model" in err
+
+
+def test_without_tvm_engine_tvm_names_the_extra(tmp_path):
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[2]
+    model = LIGHT / "light_bvlc_alexnet.onnx"
+    fake = tmp_path / "p.vmexec"
+    fake.write_bytes(b"\x1e\x15\x14B/\xde%\xd2" + b"\0" * 8)
+    for argv in (["run", str(model), "--engine", "tvm", "1"],
+                 ["run", "--engine", "tvm", "--lib", str(fake), str(fake), "1"]):
+        code = ("import sys; sys.modules['tvm'] = None\n"
+                "from rvmdbg import cli\n"
+                f"raise SystemExit(cli.main({argv!r}))\n")
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              cwd=root, timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        assert "pip install 'rvmdbg[tvm]'" in proc.stderr and "Traceback" not in proc.stderr

@@ -106,3 +106,12 @@ def test_a_register_outside_the_register_file_is_refused():
     table = [GlobalInfo(1, "main", 0, 1, 1, 2, ["x"])]
     with pytest.raises(RelaxFormatError, match="outside its register file"):
         RelaxExecutable(table, [], parse_listing("@main:\n  ret   %7\n"))
+
+
+def test_the_screen_opens_a_saved_executable(saved):
+    from rvmdbg.tui import program as tui_program
+    path, lib, ex = saved["fact"]
+    prog = tui_program.load_program(str(path), "main", LoadOptions(extra={"lib": str(lib)}))
+    assert prog.exe.kind == "relax" and prog.source_text == ex.as_text()
+    with pytest.raises(tui_program.ProgramLoadError, match="--lib FILE.so"):
+        tui_program.load_program(str(path), "main", LoadOptions())
