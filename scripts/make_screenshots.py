@@ -43,6 +43,9 @@ SCENES = [
      ["c", "p", "s", "s"], {}),
     # the toy MiniVM on the same screen: stopped at ADD after CH jumped, its reads' writers
     ("minivm.svg", "programs/demo.mvm", [], (120, 30), ["@main:5"], ["c"], {}),
+    # P: profiling on, c runs the CNN, P again: the kernel table of the run so far
+    ("profile.svg", "programs/cnn.relay", [], (160, 48), [],
+     ["P", "c", "P", "tab", "tab", "tab", "tab", "tab", "plus", "plus", "plus", "plus"], {}),
     # HL that leaves the pc where it is: the stop where a state repeats
     ("minivm_spin.svg", "programs/demo_spin.mvm", [], (120, 30), [], ["c"], {}),
 ]

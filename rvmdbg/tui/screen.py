@@ -33,6 +33,7 @@ from rvmdbg.tui.command_output import CommandOutput
 from rvmdbg.tui.compositor import RowCompositor
 from rvmdbg.tui.console import Console
 from rvmdbg.tui.cycle_strip import CycleStrip, cycle_of
+from rvmdbg.debug.profiling import motion_timer, stop_notes
 from rvmdbg.views.cycle import PHASE_LABELS
 from rvmdbg.tui.footer import KeyFooter
 from rvmdbg.tui.glyphs import Glyphs
@@ -130,6 +131,10 @@ class DebuggerScreen(LayoutModes, StopPainting, Screen):
         Binding("p", "toggle_cycle", N_("Phases"), show=False,
                 tooltip=N_("Fetch, decode, execute: show the dispatch loop's strip; while it is "
                         "shown, s advances one phase (the VM steps at execute)"), id="cycle"),
+        Binding("P", "profile", N_("Profile"), show=False,
+                tooltip=N_("Kernel times of the run so far (info profile); the first press "
+                        "turns profiling on: stops then say a kernel's time, n and f the time "
+                        "they covered"), id="profile"),
         Binding("ctrl+r", "restart", N_("Restart"), show=False, tooltip=N_("Restart the program (keeps breakpoints)"), id="restart"),
         Binding("question_mark", "help", N_("Help"), tooltip=N_("Every key"), id="help"),
         Binding("q", "quit", N_("Quit"), tooltip=N_("Quit rvmdbg"), id="quit"),
@@ -164,6 +169,7 @@ class DebuggerScreen(LayoutModes, StopPainting, Screen):
         self.frames: list = []
         self.selected_depth: int | None = None
         self._run_started = 0.0
+        self._covered = None   # debug.profiling.motion_timer of a running next or finish
         self._last_progress = 0.0
         self.heap_stale = True
         self.layout_mode = ""
@@ -344,6 +350,8 @@ class DebuggerScreen(LayoutModes, StopPainting, Screen):
             return
         if self._wait_turn(lambda: self.drive(label, call, threaded, command)):
             return
+        # with profiling on, the stop of `next` and `finish` says the time they covered
+        self._covered = motion_timer(self.session) if label in ("next", "finish") else None
         if not threaded:
             try:
                 event = call(self.session)
@@ -864,6 +872,10 @@ class DebuggerScreen(LayoutModes, StopPainting, Screen):
 
     # ------------------------------------------------------------ registers
 
+    def action_profile(self) -> None:
+        """`P`: the kernel table of the run so far in the console (profiling on if off)."""
+        self.run_command("info profile")
+
     def action_print_register(self) -> None:
         registers = self.pane("registers")
         r = registers.cursor_register()
@@ -1066,7 +1078,10 @@ class DebuggerScreen(LayoutModes, StopPainting, Screen):
         console.interpreter = interpreter
         interpreter.selected = None
         displays = interpreter.display_lines()
-        console.record([f"({shown_label(label)}) {self.status.stop_text}"] + displays, show=bool(displays))
+        covered, self._covered = self._covered, None
+        notes = ["  " + line for line in stop_notes(self.session, covered and covered())]
+        console.record([f"({shown_label(label)}) {self.status.stop_text}"] + notes + displays,
+                       show=bool(displays))
 
     def _show_output(self, line: str, text) -> None:
         self.console.show_command(line, text if isinstance(text, str) else str(text))
