@@ -115,3 +115,34 @@ def test_the_screen_opens_a_saved_executable(saved):
     assert prog.exe.kind == "relax" and prog.source_text == ex.as_text()
     with pytest.raises(tui_program.ProgramLoadError, match="--lib FILE.so"):
         tui_program.load_program(str(path), "main", LoadOptions())
+
+
+def test_dap_launch_takes_engine_and_lib(saved):
+    """The DAP launch settings `engine` / `lib` are the command line's --engine / --lib."""
+    from rvmdbg.dap.client import DapClient
+    path, lib, _ex = saved["fact"]
+    dap = DapClient.start()
+    try:
+        ev = dap.launch(str(path), stop_on_entry=True, engine="tvm", lib=str(lib), args=["4"])
+        assert ev["event"] == "stopped" and ev["body"]["reason"] == "entry", ev
+        ev = dap.motion("continue")
+        assert ev["event"] == "terminated", ev
+        out = "".join(m["body"].get("output", "") for m in dap.events("output"))
+        assert "24" in out, out
+    finally:
+        dap.close()
+    dap = DapClient.start()
+    try:
+        dap.request("initialize", {"adapterID": "rvmdbg"})
+        r = dap.request("launch", {"program": str(path), "engine": "tvm"}, ok=False)
+        assert "--lib FILE.so" in r["message"], r
+        r = dap.request("launch", {"program": str(path), "engine": "gpu"}, ok=False)
+        assert "'engine' must be" in r["message"], r
+    finally:
+        dap.close()
+
+
+def test_check_with_engine_tvm_is_a_usage_error(capsys):
+    code = cli.main(["check", "--engine", "tvm", "model.onnx"])
+    _out, err = capsys.readouterr()
+    assert code == 2 and "with --engine tvm the model becomes a Relax executable" in err
