@@ -42,19 +42,20 @@ def build(path: str, lib: str | None):
                                          "loads only the one you name)"))
     tvm = relax._tvm_or_usage(path)
     from tvm import relax as tvm_relax
-    try:
-        if os.path.getsize(path) > MAX_FILE_BYTES:
-            raise UsageError(f"{path}: " + _("the file is larger than {n} bytes").format(n=MAX_FILE_BYTES))
-        with open(path, "rb") as f:
-            data = f.read()
+    from rvmdbg.fileio import FileRefused, read_file
+    from rvmdbg.i18n import N_
+    try:   # a FIFO or a device is refused, never read (rvmdbg.fileio)
+        data = read_file(path, MAX_FILE_BYTES, N_("saved executable"))
+    except FileRefused as exc:
+        raise UsageError(f"{path}: {exc.reason}") from None
     except OSError as exc:
-        raise UsageError(f"{path}: error: {exc.strerror or exc}") from None
+        raise UsageError(f"{path}: {exc.strerror or exc}") from None
     try:
         table, constants = read_serialized(data)
     except RelaxFormatError as exc:
         raise UsageError(f"{path}: {exc}") from None
     if not os.path.isfile(lib):
-        raise UsageError(f"{lib}: error: " + _("no such file (the kernel library given with --lib)"))
+        raise UsageError(f"{lib}: " + _("no such file (the kernel library given with --lib)"))
     try:
         library = tvm.runtime.load_module(os.path.abspath(lib))
     except Exception as exc:  # TVM's loader raises its own error types

@@ -146,3 +146,11 @@ def test_check_with_engine_tvm_is_a_usage_error(capsys):
     code = cli.main(["check", "--engine", "tvm", "model.onnx"])
     _out, err = capsys.readouterr()
     assert code == 2 and "with --engine tvm the model becomes a Relax executable" in err
+
+
+def test_a_fifo_named_vmexec_is_refused_unread(saved, tmp_path, capsys):
+    import os
+    fifo = tmp_path / "p.vmexec"
+    os.mkfifo(fifo)
+    code, _out, err = rvmdbg(capsys, "run", "--lib", saved["fact"][1], fifo, "3")
+    assert code == 2 and "FIFO" in err
