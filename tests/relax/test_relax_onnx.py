@@ -131,3 +131,37 @@ def test_without_tvm_engine_tvm_names_the_extra(tmp_path):
                               cwd=root, timeout=120)
         assert proc.returncode == 2, proc.stderr
         assert "pip install 'rvmdbg[tvm]'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A two-node model made here (MatMul by a constant, then Relu): cheap to build."""
+    from onnx import TensorProto, helper, numpy_helper
+    w = numpy_helper.from_array(np.arange(12, dtype="float32").reshape(3, 4) - 5, "w")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["m"], name="mm"),
+         helper.make_node("Relu", ["m"], ["y"], name="relu")], "tiny",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path_factory.mktemp("tiny") / "tiny.onnx"
+    onnx.save(model, str(path))
+    return path
+
+
+def test_engine_tvm_opens_the_screen_and_batch_mode(tiny, tmp_path, capsys):
+    from rvmdbg.tui import program as tui_program
+    prog = tui_program.load_program(str(tiny), "main", TVM)
+    assert prog.exe.kind == "relax" and "@I.ir_module" in prog.source_text
+    script = tmp_path / "cmds"
+    script.write_text("continue\n")
+    code = cli.main(["debug", str(tiny), "--engine", "tvm", "--batch", str(script),
+                     "[[1, 2, 3], [-1, 0, 1]]"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    want = np.maximum(np.array([[1, 2, 3], [-1, 0, 1]], "float32")
+                      @ (np.arange(12, dtype="float32").reshape(3, 4) - 5), 0)
+    assert "returned" in out and str(want[0, 1].item()).rstrip("0").rstrip(".") in out, out
+    code = cli.main(["trace", str(tiny), "--engine", "tvm", "[[1, 2, 3], [-1, 0, 1]]"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "call  " in out and "halt:" in out, err
