@@ -126,6 +126,7 @@ class RelaxMachine:
         self._vm_funcs = {g.name for g in exe.table if g.kind == FUNC_VM}
         self._packed: dict = {}
         self._consts: dict = {}
+        self._consts_by_id: dict = {}   # id -> the constant tensor (kept alive by _consts)
         # Allocations by the step that made them: a replay (the history's checkpoint and
         # replay) gets the very objects the first run made, so registers saved in checkpoints
         # and journal entries name the memory the program is using now.
@@ -208,6 +209,8 @@ class RelaxMachine:
             else:
                 c = v
             self._consts[i] = c
+            if isinstance(c, self._tensor_type):
+                self._consts_by_id[id(c)] = c
         return c
 
     def _operands(self, ins: RCall, regs: list) -> list:
@@ -368,8 +371,11 @@ class RelaxMachine:
             raise VMError(_("{name} needs the VM itself, which this machine does not give it yet")
                           .format(name=name))
         journal = self.journal
-        # only a session that can step back needs the old contents (a plain run copies nothing)
-        tensors = [a for a in args if isinstance(a, self._tensor_type)] if journal is not None else []
+        # only a session that can step back needs the old contents (a plain run copies nothing);
+        # constant-pool tensors (a network's weights) are never a kernel's output: not copied
+        consts = self._consts_by_id
+        tensors = [a for a in args if isinstance(a, self._tensor_type) and id(a) not in consts] \
+            if journal is not None else []
         before = [t.numpy() for t in tensors]
         try:
             ret = f(*args)
