@@ -9,7 +9,7 @@ target="llvm")` after TVM's "zero" pipeline (legalize, fold constants, fuse), as
 
 - `TVM vm["main"]`: TVM's C++ dispatch loop running the same executable;
 - `stepper run()`: `RelaxMachine.run()`, what `run` and a breakpoint-free `continue` do;
-- `stepper in a session`: `DebugSession.cont()`, the screen's `continue` (with the history's
+- `stepper in a session`: a new `DebugSession` and its `cont()`, the screen's `continue` (with the history's
   checkpoints and the journal of every in-place kernel write, for reverse stepping);
 - the instruction count, and (stepper - TVM) / instructions: the overhead per instruction.
 
@@ -119,10 +119,10 @@ def main() -> None:
     print(f"small CNN 1x3x{size}x{size}: {steps} instructions, built in {build_s:.2f} s "
           f"(load average {load:.2f}, best of {rounds})")
     label = 'TVM vm["main"]'
-    print(f"  {label:<24}{t_tvm * 1e3:10.3f} ms")
-    for label, t in (("stepper run()", t_run), ("stepper in a session", t_ses)):
+    print(f"  {label:<42}{t_tvm * 1e3:10.3f} ms")
+    for label, t in (("stepper run()", t_run), ("stepper in a session (opened + continue)", t_ses)):
         per = (t - t_tvm) / steps * 1e6
-        print(f"  {label:<24}{t * 1e3:10.3f} ms   {t / t_tvm:6.1f}x TVM   "
+        print(f"  {label:<42}{t * 1e3:10.3f} ms   {t / t_tvm:6.1f}x TVM   "
               f"overhead {per:8.1f} us/instruction")
     print("  results: bit-identical")
 
