@@ -76,9 +76,12 @@ def _number(text: str, what: str = N_("number")) -> int:
     return int(text)
 
 
-def _register(text: str) -> int:
-    """`$3` (or `3`; `r3` as a MiniVM program names it)."""
+def _register(text: str, prefix: str = "$") -> int:
+    """`$3` (or `3`; `r3` as a MiniVM program names it; `%3` as the Relax VM does, when the
+    executable's `prefix` is `%`)."""
     t = text.strip()
+    if prefix == "%" and re.fullmatch(r"%\d+", t):
+        t = t[1:]
     if not re.fullmatch(r"(?:\$|[rR])?\d+", t):
         raise CommandError(_("expected a register like $3, got {text}").format(text=repr(text)))
     return _number(t.lstrip("$rR"), N_("register number"))
@@ -409,7 +412,7 @@ class CommandInterpreter:
             args = [a for a in args if a not in ("-r", "read")]
         if len(args) != 1:
             raise CommandError(_("usage: {forms}").format(forms="watch $N [change|read]"))
-        wp = self.session.watch(_register(args[0]), self.selected, on)
+        wp = self.session.watch(_register(args[0], self._prefix()), self.selected, on)
         return _("watchpoint {n}: {where}").format(n=wp.id, where=wp.where())
 
     def cmd_rwatch(self, rest: str) -> str:
@@ -478,7 +481,7 @@ class CommandInterpreter:
         return self._stopped(s.run_to_locations(fields["locations"]))
 
     def cmd_last_write(self, rest: str) -> str:
-        return self._stopped(self.session.last_write(_register(rest), self.selected))
+        return self._stopped(self.session.last_write(_register(rest, self._prefix()), self.selected))
 
     def cmd_restart(self, rest: str) -> str:
         return self._stopped(self.session.restart())
@@ -661,6 +664,9 @@ class CommandInterpreter:
                 + _("about {used} MB of {budget} MB").format(
                     used=f"{h['bytes_estimate'] / 2 ** 20:.1f}", budget=f"{h['budget'] / 2 ** 20:.0f}"))
 
+    def _prefix(self) -> str:
+        return getattr(self.session.exe, "register_prefix", "$")
+
     def cmd_print(self, rest: str) -> str:
         if not rest:
             raise CommandError(_("usage: print $N, or print $N[0, :, 3] for part of a tensor"))
@@ -674,7 +680,7 @@ class CommandInterpreter:
         if named is not None:
             reg, v = named
         else:
-            r = _register(name)
+            r = _register(name, self._prefix())
             reg = register_name(self.session.exe, r)
             if not 0 <= r < len(f.registers):
                 raise DebugError(_("{register} is outside the register file (size {size})").format(

@@ -48,7 +48,7 @@ from rvmdbg.tui.registers import RegisterPane
 from rvmdbg.tui.search_bar import SearchBar
 from rvmdbg.tui.source_view import SourceView
 from rvmdbg.tui.stack import CallStackPane
-from rvmdbg.tui.screen_layout import CODE_PANES, STATE_PANES, LayoutModes
+from rvmdbg.tui.screen_layout import CODE_PANES, STATE_PANES, LayoutModes, state_panes_for
 from rvmdbg.tui.status import StatusLine
 from rvmdbg.tui.stop_painting import StopPainting
 from rvmdbg.tui.stops import (breakpoint_marks, breakpoint_rows, error_text, is_program_error,
@@ -213,7 +213,8 @@ class DebuggerScreen(LayoutModes, StopPainting, Screen):
                                       classes=tab("listing", code_panes))
                 yield CycleStrip(marker=g.pc, id="cycle")
             with Vertical(id="state-column"):
-                yield PaneTabs(STATE_PANES, id="state-tabs", classes="pane-tabs")
+                state_panes = self.state_panes = state_panes_for(program.exe)
+                yield PaneTabs(state_panes, id="state-tabs", classes="pane-tabs")
                 registers = RegisterPane(glyphs=g, id="registers",
                                          classes=tab("registers", STATE_PANES))
                 registers.constructor_types = program.constructor_types
@@ -222,8 +223,14 @@ class DebuggerScreen(LayoutModes, StopPainting, Screen):
                 yield CallStackPane(program.exe, glyphs=g, id="stack", classes=tab("stack", STATE_PANES))
                 heap = HeapTree(glyphs=g, id="heap", classes=tab("heap", STATE_PANES))
                 heap.constructor_types = program.constructor_types
+                if not any(p == "heap" for p, _ in state_panes):
+                    heap.display = False   # (set only here: an inline display beats the tabs' CSS)
                 yield heap
                 yield BreakpointPane(glyphs=g, id="breakpoints", classes=tab("breakpoints", STATE_PANES))
+                if any(p == "constants" for p, _ in state_panes):   # a Relax VM executable's pool
+                    from rvmdbg.tui.constants import ConstantPane
+                    yield ConstantPane(program.exe, glyphs=g, id="constants",
+                                       classes=tab("constants", state_panes))
         yield Console(id="console")
         yield SearchBar(id="search")
         yield StatusLine(id="status")
@@ -232,7 +239,7 @@ class DebuggerScreen(LayoutModes, StopPainting, Screen):
     def pane_ids(self) -> list[str]:
         """The panes Tab cycles through: the code and state panes, and the console's
         scrollback while it is shown."""
-        ids = [p for p, _ in CODE_PANES + STATE_PANES]
+        ids = [p for p, _ in CODE_PANES + getattr(self, "state_panes", STATE_PANES)]
         ids = [p for p in ids if self.query(f"#{p}")]
         if self.query("#console") and self.console.shown:
             ids.append("output")
