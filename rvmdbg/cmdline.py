@@ -96,6 +96,19 @@ def add_meta_options(p: argparse.ArgumentParser) -> None:
                        help=_("fill each meta[relay.Constant][i] of a file without its "
                               "#[metadata] section with values of its ty= type drawn from SEED"))
     add_onnx_options(p)
+    add_engine_options(p)
+
+
+def add_engine_options(p: argparse.ArgumentParser) -> None:
+    """--engine relay|tvm / --lib FILE.so: which VM an ONNX model runs on, and the kernel
+    library of a saved Relax executable (issue 31)."""
+    p.add_argument("--engine", choices=("relay", "tvm"), default=None,
+                   help=_("relay (default): rvmdbg's own ONNX import to Relay, run on its Relay "
+                          "VM; tvm: TVM's own ONNX import and build (apache-tvm, the rvmdbg[tvm] "
+                          "extra), run on TVM's Relax VM"))
+    p.add_argument("--lib", metavar="FILE.so",
+                   help=_("the kernel library TVM exported for a saved Relax executable "
+                          "(.vmexec); loading a library runs its code: name only one you trust"))
 
 
 _DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -163,13 +176,6 @@ def add_onnx_options(p: argparse.ArgumentParser) -> None:
                    help=_("the dtype of graph input NAME; may be repeated"))
     p.add_argument("--opset", type=int, metavar="N",
                    help=_("convert as opset N of the default domain (default: the model's)"))
-    p.add_argument("--engine", choices=("relay", "tvm"), default=None,
-                   help=_("relay (default): rvmdbg's own ONNX import to Relay, run on its Relay "
-                          "VM; tvm: TVM's own ONNX import and build (apache-tvm, the rvmdbg[tvm] "
-                          "extra), run on TVM's Relax VM"))
-    p.add_argument("--lib", metavar="FILE.so",
-                   help=_("the kernel library TVM exported for a saved Relax executable "
-                          "(.vmexec); loading a library runs its code: name only one you trust"))
 
 
 def missing_meta_from(ns: argparse.Namespace):

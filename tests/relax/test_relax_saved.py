@@ -154,3 +154,12 @@ def test_a_fifo_named_vmexec_is_refused_unread(saved, tmp_path, capsys):
     os.mkfifo(fifo)
     code, _out, err = rvmdbg(capsys, "run", "--lib", saved["fact"][1], fifo, "3")
     assert code == 2 and "FIFO" in err
+
+
+def test_graph_with_engine_tvm_is_a_usage_error_and_import_has_no_engine(capsys):
+    code = cli.main(["graph", "--engine", "tvm", "model.onnx"])
+    _out, err = capsys.readouterr()
+    assert code == 2 and "with --engine tvm the model becomes a Relax executable" in err
+    code = cli.main(["import", "--engine", "tvm", "model.onnx"])   # it converts to Relay
+    _out, err = capsys.readouterr()
+    assert code == 2 and "unrecognized arguments: --engine" in err
