@@ -87,6 +87,10 @@ def _definition_lines(mod, own_file: str) -> tuple[list[str], list[str]]:
 def cmd_check(ns: argparse.Namespace) -> int:
     if kind_for(ns.program).compiled:
         raise UsageError(f"{ns.program}: " + _("check reads Relay source, not a compiled executable"))
+    if getattr(ns, "engine", None) == "tvm":   # TVM's import gives a Relax executable, no Relay
+        raise UsageError(f"{ns.program}: " + _("check reads Relay source; with --engine tvm the "
+                                               "model becomes a Relax executable (use run, trace "
+                                               "or debug)"))
     program = load_program(ns.program, options=load_options_from(ns))
     if is_minivm(program):
         exe = program.executable
@@ -334,6 +338,10 @@ def cmd_graph(ns: argparse.Namespace) -> int:
     if kind.machine == "minivm":
         raise UsageError(f"{ns.program}: " + _("graph reads Relay source; a MiniVM program has no "
                                                "dataflow graph (it is bytecode with jumps)"))
+    if getattr(ns, "engine", None) == "tvm":   # TVM's import gives a Relax executable, no Relay
+        raise UsageError(f"{ns.program}: " + _("graph reads Relay source; with --engine tvm the "
+                                               "model becomes a Relax executable (use run, trace "
+                                               "or debug)"))
     program = load_program(ns.program, options=load_options_from(ns))
     print(graph_report(program.module, ns.entry.lstrip("@"), as_json=ns.json,
                        names=program.names))

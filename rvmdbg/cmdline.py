@@ -96,6 +96,19 @@ def add_meta_options(p: argparse.ArgumentParser) -> None:
                        help=_("fill each meta[relay.Constant][i] of a file without its "
                               "#[metadata] section with values of its ty= type drawn from SEED"))
     add_onnx_options(p)
+    add_engine_options(p)
+
+
+def add_engine_options(p: argparse.ArgumentParser) -> None:
+    """--engine relay|tvm / --lib FILE.so: which VM an ONNX model runs on, and the kernel
+    library of a saved Relax executable (issue 31)."""
+    p.add_argument("--engine", choices=("relay", "tvm"), default=None,
+                   help=_("relay (default): rvmdbg's own ONNX import to Relay, run on its Relay "
+                          "VM; tvm: TVM's own ONNX import and build (apache-tvm, the rvmdbg[tvm] "
+                          "extra), run on TVM's Relax VM"))
+    p.add_argument("--lib", metavar="FILE.so",
+                   help=_("the kernel library TVM exported for a saved Relax executable "
+                          "(.vmexec); loading a library runs its code: name only one you trust"))
 
 
 _DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -181,8 +194,9 @@ def load_options_from(ns) -> "LoadOptions":
     from rvmdbg.program.base import LoadOptions
     shapes = parse_shapes(ns.shape) if getattr(ns, "shape", None) else None
     dtypes = parse_dtypes(ns.dtype) if getattr(ns, "dtype", None) else None
+    extra = {k: getattr(ns, k) for k in ("engine", "lib") if getattr(ns, k, None)}
     return LoadOptions(missing_meta=missing_meta_from(ns), shapes=shapes, dtypes=dtypes,
-                       opset=getattr(ns, "opset", None))
+                       opset=getattr(ns, "opset", None), extra=extra)
 
 
 def add_program_args(p: argparse.ArgumentParser) -> None:

@@ -98,6 +98,9 @@ class LaunchConfig:
     shape: list = field(default_factory=list)
     dtype: list = field(default_factory=list)
     opset: int | None = None
+    # `engine` ("relay" or "tvm") / `lib`: the command line's --engine / --lib (issue 31)
+    engine: str | None = None
+    lib: str | None = None
     threads: int | None = None      # `threads`: the command line's --threads N
 
 
@@ -156,7 +159,8 @@ def launch_config(args: dict) -> LaunchConfig:
         history_mb=_positive(args, "historyMb") or 256,
         meta_inputs=_meta_inputs(args), meta_random=_typed(args, "metaRandom", int),
         shape=_onnx_pairs(args, "shape"), dtype=_onnx_pairs(args, "dtype"),
-        opset=_positive(args, "opset"), threads=_threads(args))
+        opset=_positive(args, "opset"), threads=_threads(args),
+        engine=_engine(args), lib=_lib(args, cwd))
 
 
 def _threads(args: dict) -> int | None:
@@ -164,6 +168,23 @@ def _threads(args: dict) -> int | None:
     if n is not None and n > 1024:
         raise RequestError(f"'threads' must be at most 1024, not {n}")
     return n
+
+
+def _engine(args: dict) -> str | None:
+    engine = _typed(args, "engine", str)
+    if engine not in (None, "relay", "tvm"):
+        raise RequestError(f"'engine' must be \"relay\" or \"tvm\", not {engine!r}"[:200])
+    return engine
+
+
+def _lib(args: dict, cwd) -> str | None:
+    """`lib`: the kernel library of a saved Relax executable (relative to `cwd`)."""
+    lib = _typed(args, "lib", str)
+    if lib is not None and "\0" in lib:
+        raise RequestError("'lib' holds a NUL byte: no file has such a name")
+    if lib and cwd and not os.path.isabs(lib):
+        lib = os.path.join(cwd, lib)
+    return lib
 
 
 def _onnx_pairs(args: dict, name: str) -> list[str]:
