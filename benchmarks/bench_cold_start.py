@@ -148,7 +148,30 @@ def main() -> None:
                     print(f"{label:<20} {setting:<18} {name:<14} first frame {frame * 1000:6.0f} ms "
                           f"(CPU {cpu * 1000:5.0f} ms), first stop {stop * 1000:6.0f} ms   "
                           f"(target < {target * 1000:.0f} ms)")
+    print(relay_path_imports_tvm(os.path.join(ROOT, "programs", "sum_up.relay")))
     print("load average " + " ".join(f"{x:.1f}" for x in os.getloadavg()))
+
+
+def relay_path_imports_tvm(path: str) -> str:
+    """Whether opening a Relay program for the screen imports apache-tvm (it must not: tvm is
+    imported only when a Relax executable is opened, issue 31), and what `import tvm` alone
+    costs in a fresh process (what the Relay path's start-up is spared)."""
+    code = ("import sys, rvmdbg.cli\n"
+            "from rvmdbg.tui import program\n"
+            f"program.load_program({path!r})\n"
+            "print('tvm' in sys.modules, 'rvmdbg.relax' in sys.modules)\n")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd=ROOT)
+    if out.returncode != 0:
+        raise SystemExit(f"the import check failed:\n{out.stderr[-3000:]}")
+    tvm_in, relax_in = out.stdout.split()[-2:]
+    t = time.time()
+    probe = subprocess.run([sys.executable, "-c", "import tvm"], capture_output=True, env=env)
+    cost = (f"{(time.time() - t) * 1000:.0f} ms for `import tvm` in a fresh process"
+            if probe.returncode == 0 else "apache-tvm is not installed")
+    return (f"Relay path imports tvm: {'yes' if tvm_in == 'True' else 'no'}, rvmdbg.relax: "
+            f"{'yes' if relax_in == 'True' else 'no'} (spared: {cost})")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,10 @@ For each model it prints:
   1.10x of it);
 - `graph run`: the static graph executor (`rvmdbg.graph`) on the same model, when static;
 - `VM peak bytes`: the most storage the VM held live at once (stepping it), against the graph
-  executor's planned pool for kernel outputs.
+  executor's planned pool for kernel outputs;
+- threads (issue 30): the VM run again with 1 and with 2 BLAS/OpenMP threads set through
+  threadpoolctl (`rvmdbg.threads.limited`, what `--threads N` does), side by side in the
+  same rounds, and the count `--threads`' default picks on this machine now.
 
 A model whose operators or metadata the build cannot read yet is reported with the reason; if
 only the `#[metadata]` section is what fails, the model is measured in its unbound form
@@ -146,6 +149,7 @@ def measure(name: str, sizes: dict, rounds: int) -> dict:
         vm = VirtualMachine(exe)  # made once, as a TVM user makes one VM per model
         vm.invoke("main", list(args))  # warm-up: lazily built kernels, first-touch memory
         row["vm"] = _best(lambda: vm.invoke("main", list(args)), rounds)
+        row["threads"] = vm_by_threads(vm, args, rounds)
         calls = kernel_calls(exe, args)
         row["calls"] = len(calls)
         row["direct"] = _best(lambda: direct_loop(calls), rounds)
@@ -164,6 +168,31 @@ def measure(name: str, sizes: dict, rounds: int) -> dict:
         except Exception as e:  # noqa: BLE001
             row["graph_error"] = _first_line(e)
     return row
+
+
+def vm_by_threads(vm, args, rounds: int) -> dict:
+    """{threads: best VM run} for 1 and 2 BLAS threads, interleaved round by round so both
+    meet the same load."""
+    from rvmdbg.threads import limited
+    best: dict = {}
+    for _round in range(rounds):
+        for n in (1, 2):
+            with limited(n):
+                seconds = _best(lambda: vm.invoke("main", list(args)), 1)
+            best[n] = min(best.get(n, seconds), seconds)
+    return best
+
+
+def report_threads(rows: list) -> None:
+    """The second table: each model's VM run with 1 and with 2 threads."""
+    from rvmdbg.threads import cores, default_threads
+    print(f"VM run by BLAS threads (threadpoolctl; --threads default here now: "
+          f"{default_threads()} of {cores()} cores)")
+    print(f"{'model':<20} {'1 thread':>10} {'2 threads':>10} {'2 / 1':>7}")
+    for r in rows:
+        t = r.get("threads")
+        if t:
+            print(f"{r['model']:<20} {_secs(t[1]):>10} {_secs(t[2]):>10} {t[2] / t[1]:>6.2f}x")
 
 
 def _secs(v) -> str:
@@ -225,6 +254,7 @@ def main(argv=None) -> int:
         sizes = workloads.WORKLOADS[name][1] if ns.quick else FULL_SIZES[name]
         rows.append(measure(name, sizes, rounds))
     report(rows)
+    report_threads(rows)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     return 0
 

@@ -18,6 +18,22 @@ EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 EXIT_BROKEN_PIPE = 141
 
 
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(_("not a whole number: {text}").format(
+            text=repr(text))) from None
+
+
+def whole_number(text: str) -> int:
+    """argparse type of a count that may be 0 (`--warmup`)."""
+    n = _integer(text)
+    if n < 0:
+        raise argparse.ArgumentTypeError(_("must be 0 or more: {text}").format(text=text))
+    return n
+
+
 def positive(text: str) -> int:
     try:
         n = int(text.replace("_", ""))
@@ -43,6 +59,22 @@ def add_limit_options(p: argparse.ArgumentParser) -> None:
                        n=d.max_bytes))
 
 
+def threads_count(text: str) -> int:
+    """argparse type of --threads: a thread count from 1 to 1024."""
+    from rvmdbg.threads import check_threads
+    try:
+        return check_threads(_integer(text))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_threads_option(p: argparse.ArgumentParser) -> None:
+    """--threads N: BLAS/OpenMP threads for the kernels (rvmdbg/threads.py)."""
+    p.add_argument("--threads", type=threads_count, metavar="N",
+                   help=_("let kernels use N BLAS/OpenMP threads (default: 2 at most, 1 when "
+                          "the machine's load average says the cores are busy)"))
+
+
 def limits_from(ns: argparse.Namespace) -> Limits:
     given = {name: getattr(ns, name) for name in ("max_steps", "max_depth", "max_bytes")
              if getattr(ns, name, None) is not None}
@@ -64,6 +96,19 @@ def add_meta_options(p: argparse.ArgumentParser) -> None:
                        help=_("fill each meta[relay.Constant][i] of a file without its "
                               "#[metadata] section with values of its ty= type drawn from SEED"))
     add_onnx_options(p)
+    add_engine_options(p)
+
+
+def add_engine_options(p: argparse.ArgumentParser) -> None:
+    """--engine relay|tvm / --lib FILE.so: which VM an ONNX model runs on, and the kernel
+    library of a saved Relax executable (issue 31)."""
+    p.add_argument("--engine", choices=("relay", "tvm"), default=None,
+                   help=_("relay (default): rvmdbg's own ONNX import to Relay, run on its Relay "
+                          "VM; tvm: TVM's own ONNX import and build (apache-tvm, the rvmdbg[tvm] "
+                          "extra), run on TVM's Relax VM"))
+    p.add_argument("--lib", metavar="FILE.so",
+                   help=_("the kernel library TVM exported for a saved Relax executable "
+                          "(.vmexec); loading a library runs its code: name only one you trust"))
 
 
 _DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -149,8 +194,9 @@ def load_options_from(ns) -> "LoadOptions":
     from rvmdbg.program.base import LoadOptions
     shapes = parse_shapes(ns.shape) if getattr(ns, "shape", None) else None
     dtypes = parse_dtypes(ns.dtype) if getattr(ns, "dtype", None) else None
+    extra = {k: getattr(ns, k) for k in ("engine", "lib") if getattr(ns, k, None)}
     return LoadOptions(missing_meta=missing_meta_from(ns), shapes=shapes, dtypes=dtypes,
-                       opset=getattr(ns, "opset", None))
+                       opset=getattr(ns, "opset", None), extra=extra)
 
 
 def add_program_args(p: argparse.ArgumentParser) -> None:
@@ -183,4 +229,5 @@ def configure_screen(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keys", metavar="FILE",
                    help=_("rebind keys from FILE (default: $XDG_CONFIG_HOME/rvmdbg/keys.conf "
                           "when it exists; `rvmdbg keys` prints one to start from)"))
+    add_threads_option(p)
     add_limit_options(p)

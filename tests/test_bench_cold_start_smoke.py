@@ -17,3 +17,4 @@ def test_bench_cold_start_quick_runs(tmp_path):
     for label in ("sum_up.relay", "no bytecode cache", "bytecode cached", "first frame",
                   "first stop", "(CPU", "target < 500 ms", "load average"):
         assert label in proc.stdout, proc.stdout
+    assert "Relay path imports tvm: no, rvmdbg.relax: no" in proc.stdout

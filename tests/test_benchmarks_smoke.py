@@ -197,3 +197,11 @@ def test_bench_onnx_quick_runs():
         assert label in out
     row = next(line for line in out.splitlines() if line.startswith("squeezenet"))
     assert "not measured" not in row
+
+
+def test_bench_relax_quick_runs():
+    pytest.importorskip("tvm")
+    out = _run_script("bench_relax.py")
+    for label in ('TVM vm["main"]', "stepper run()", "stepper in a session", "us/instruction",
+                  "instructions", "results: bit-identical"):
+        assert label in out, out

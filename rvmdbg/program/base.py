@@ -58,6 +58,17 @@ class LoadOptions:
 def refuse_foreign_options(kind_name: str, options: LoadOptions) -> None:
     """--shape / --dtype / --opset are an ONNX model's: on another kind of program they are a
     usage error naming the option (not silently ignored)."""
+    from rvmdbg.i18n import _   # the function binds `_` locally below: import it before use
+    extra = options.extra or {}
+    if extra.get("lib") and kind_name != "vmexec":
+        raise UsageError(_("--lib names the kernel library of a saved Relax executable (.vmexec), "
+                           "not of a {kind} program").format(kind=kind_name))
+    if extra.get("engine") == "tvm" and kind_name not in ("onnx", "vmexec", "relax"):
+        raise UsageError(_("--engine tvm applies to an ONNX model (.onnx) or a saved Relax "
+                           "executable (.vmexec), not to a {kind} program").format(kind=kind_name))
+    if extra.get("engine") == "relay" and kind_name == "vmexec":
+        raise UsageError(_("a saved Relax executable (.vmexec) runs on TVM's Relax VM: use "
+                           "--engine tvm"))
     if kind_name == "onnx":
         return
     for flag, value in (("--shape", options.shapes), ("--dtype", options.dtypes),

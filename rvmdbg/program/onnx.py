@@ -9,7 +9,7 @@ from rvmdbg.i18n import _
 from rvmdbg.program.base import (
     Debuggable, LoadOptions, Program, ProgramKind, ProgramLoadError, check_entry,
 )
-from rvmdbg.program import relay_text
+from rvmdbg.program import relax, relay_text
 
 
 def _imported(path: str, options: LoadOptions):
@@ -20,7 +20,10 @@ def _imported(path: str, options: LoadOptions):
 
 
 def load(path: str, options: LoadOptions) -> Program:
-    """Import and (unless told not to) type-check; errors are located RelayErrors."""
+    """Import and (unless told not to) type-check; errors are located RelayErrors. With
+    `--engine tvm`: TVM's own import and build, run on the Relax VM (`program/relax.py`)."""
+    if relax.wants_tvm(options):
+        return relax.load_onnx(path, options)
     from rvmdbg.relay.typecheck import check_module
     imp = _imported(path, options)
     mod = check_module(imp.module) if options.check else imp.module
@@ -35,6 +38,8 @@ def _names(path: str, imp):
 
 def debuggable(path: str, entry: str, options: LoadOptions) -> Debuggable:
     """Import, check and compile for the debugger screen; the node listing is the source."""
+    if relax.wants_tvm(options):
+        return relax.debuggable_onnx(path, entry, options)
     from rvmdbg.relay.diagnostics import RelayError
     from rvmdbg.relay.typecheck import check_module
     from rvmdbg.vm.compiler import compile_module

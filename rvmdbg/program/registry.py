@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from rvmdbg.program import minivm, onnx, relax, relay_text, rvmx
+from rvmdbg.program import minivm, onnx, relax, relay_text, rvmx, vmexec
 from rvmdbg.program.base import ProgramKind
 
 KINDS: list[ProgramKind] = [
@@ -18,6 +18,7 @@ KINDS: list[ProgramKind] = [
     minivm.KIND,
     onnx.KIND,
     relax.KIND,
+    vmexec.KIND,
 ]
 
 SNIFF_BYTES = 64  # enough for every kind's magic; a sniff sees at most this much

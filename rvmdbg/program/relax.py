@@ -123,3 +123,66 @@ def debuggable(path: str, entry: str, options: LoadOptions) -> Debuggable:
 
 KIND = ProgramKind("relax", (".relax.py",), load, bind, debuggable, machine="relax",
                    compiled=True, source_language="python", sniff=sniff)
+
+
+# ------------------------------------------------------------------ --engine tvm: an ONNX model
+
+def _tvm_or_usage(path: str):
+    from rvmdbg.relax import MissingTvm, require_tvm
+    try:
+        return require_tvm()
+    except MissingTvm as exc:
+        raise UsageError(f"{path}: " + str(exc)) from None
+
+
+def build_onnx(path: str, options: LoadOptions):
+    """`--engine tvm`: the ONNX model imported by TVM's own frontend
+    (`tvm.relax.frontend.onnx.from_onnx`), optimised by TVM's "zero" pipeline (legalize,
+    fold constants, fuse) and built for the CPU; UsageError when TVM refuses it."""
+    _tvm_or_usage(path)
+    from tvm import relax
+    try:
+        import onnx
+        from tvm.relax.frontend.onnx import from_onnx
+    except ImportError as exc:
+        raise UsageError(f"{path}: " + _("an ONNX model needs the onnx package ({why})").format(
+            why=exc)) from None
+    from rvmdbg.relax.executable import from_tvm
+    try:
+        model = onnx.load(path)
+    except OSError as exc:
+        raise UsageError(f"{path}: error: {exc.strerror or exc}") from None
+    except Exception as exc:  # onnx's protobuf decoder raises its own error types
+        raise UsageError(f"{path}: " + _("not an ONNX model: {why}").format(why=_first_lines(exc, 3))) from None
+    # an unknown dim (None) becomes a symbolic one of its own name
+    shapes = {k: [d if isinstance(d, int) else f"{k}_{i}" for i, d in enumerate(v)]
+              for k, v in (options.shapes or {}).items()} or None
+    try:
+        mod = from_onnx(model, shape_dict=shapes, dtype_dict=options.dtypes or "float32",
+                        opset=options.opset)
+        types = _param_types(mod)
+        tvm_exe = relax.build(relax.get_pipeline("zero")(mod), target="llvm")
+    except Exception as exc:  # TVM's frontend and build errors
+        raise UsageError(f"{path}: " + _("TVM cannot import or build it: {why}").format(
+            why=_first_lines(exc))) from None
+    exe = from_tvm(tvm_exe, source_text=mod.script(), source_name=path)
+    exe.param_types = types
+    exe.tvm_mod = mod
+    return exe
+
+
+def load_onnx(path: str, options: LoadOptions) -> Program:
+    return Program(path, executable=build_onnx(path, options), kind=KIND)
+
+
+def debuggable_onnx(path: str, entry: str, options: LoadOptions) -> Debuggable:
+    try:
+        exe = build_onnx(path, options)
+    except UsageError as exc:
+        raise ProgramLoadError(str(exc)) from None
+    check_entry(exe, entry, path)
+    return Debuggable(exe, None, exe.source_text, path, None, saved=True)
+
+
+def wants_tvm(options: LoadOptions) -> bool:
+    return (options.extra or {}).get("engine") == "tvm"

@@ -112,7 +112,38 @@ def read_serialized(data: bytes) -> tuple[list[GlobalInfo], list]:
             raise RelaxFormatError(_("serialized executable: constant {i} has a type this reader "
                                      "does not know (index {tag}) at byte {pos}").format(
                                          i=len(constants), tag=tag, pos=at))
+    _check_code(r, table)
     return table, constants
+
+
+OPCODE_WORDS = {2: 2, 3: 2, 4: 3}   # Ret, Goto, If: their length in words (Call: 4 + args)
+
+
+def _check_code(r: _Reader, table: list) -> None:
+    """The code section (instruction offsets, then the words) must be whole and consistent:
+    a damaged file is refused here, before TVM's own loader reads it."""
+    n = r.u64()
+    if n > (len(r.data) - r.pos) // 8:
+        raise RelaxFormatError(_("serialized executable: truncated at byte {pos}").format(pos=r.pos))
+    offsets = [r.i64() for _i in range(n)]
+    m = r.u64()
+    if m > (len(r.data) - r.pos) // 8:
+        raise RelaxFormatError(_("serialized executable: truncated at byte {pos}").format(pos=r.pos))
+    words = struct.unpack_from(f"<{m}q", r.data, r.pos)
+    r.pos += 8 * m
+    if r.pos != len(r.data):
+        raise RelaxFormatError(_("serialized executable: {n} bytes after the code section")
+                               .format(n=len(r.data) - r.pos))
+    for g in table:
+        if g.kind == FUNC_VM and not (0 <= g.start <= g.end <= n):
+            raise RelaxFormatError(_("serialized executable: function @{name} names instructions "
+                                     "{start}..{end} of {n}").format(name=g.name, start=g.start,
+                                                                     end=g.end, n=n))
+    for i, at in enumerate(offsets):
+        op = words[at] if 0 <= at < m else None
+        size = (4 + words[at + 3] if at + 3 < m else None) if op == 1 else OPCODE_WORDS.get(op)
+        if size is None or size < 0 or at + size > m or (op == 1 and not 0 <= words[at + 2] < len(table)):
+            raise RelaxFormatError(_("serialized executable: instruction {i} is damaged").format(i=i))
 
 
 def _read_tensor(r: _Reader) -> np.ndarray:
@@ -126,8 +157,12 @@ def _read_tensor(r: _Reader) -> np.ndarray:
     nbytes = r.i64()
     raw = r.data[r.pos:r.pos + nbytes]
     r.pos += nbytes
-    np_dtype = np.dtype("bool" if dtype == "bool" else dtype)
-    if len(raw) != nbytes or np.prod(shape, dtype=np.int64) * np_dtype.itemsize != nbytes:
+    try:
+        np_dtype = np.dtype("bool" if dtype == "bool" else dtype)
+    except TypeError:
+        raise RelaxFormatError(_("serialized executable: a tensor of data type {dtype}, which this "
+                                 "reader does not know, at byte {pos}").format(dtype=dtype, pos=r.pos)) from None
+    if any(d < 0 for d in shape) or len(raw) != nbytes or np.prod(shape, dtype=np.int64) * np_dtype.itemsize != nbytes:
         raise RelaxFormatError(_("serialized executable: tensor data of the wrong size at byte {pos}")
                                .format(pos=r.pos))
     return np.frombuffer(raw, dtype=np_dtype.newbyteorder("<")).astype(np_dtype).reshape(shape)
@@ -155,6 +190,34 @@ def parse_listing(text: str) -> dict[str, list[Instruction]]:
     return functions
 
 
+def _verify_function(g: GlobalInfo, instrs: list, n_constants: int, names: set) -> None:
+    """Every register, constant and jump of a function within its bounds (a damaged saved
+    file is refused here rather than failing while it runs)."""
+    size, n = g.register_file_size, len(instrs)
+
+    def bad(pc, what):
+        return RelaxFormatError(_("function @{name} pc={pc}: {what}").format(name=g.name, pc=pc, what=what))
+    if not 0 <= len(g.params) <= size or size > (1 << 24):
+        raise bad(0, _("{p} parameters in a register file of {n}").format(p=len(g.params), n=size))
+    for pc, ins in enumerate(instrs):
+        regs = list(ins.reads()) + list(ins.writes())
+        if any(not 0 <= r < size for r in regs):
+            raise bad(pc, _("a register outside its register file of {n}").format(n=size))
+        if isinstance(ins, RCall):
+            if ins.func not in names:
+                raise bad(pc, _("calls {func}, which the function table does not name").format(func=ins.func))
+            for kind, v in ins.args:
+                if kind == "const" and not 0 <= v < n_constants:
+                    raise bad(pc, _("constant c[{i}] of a pool of {n}").format(i=v, n=n_constants))
+                if kind == "func" and v not in names:
+                    raise bad(pc, _("names a function the function table does not have"))
+        if any(not 0 <= t < n for t in ins.jump_targets(pc)):
+            raise bad(pc, _("a jump outside the function"))
+    if not instrs or not isinstance(instrs[-1], (RRet, RGoto)):
+        raise bad(max(n - 1, 0), _("the function does not end with ret or goto (it would run off "
+                                   "its end)"))
+
+
 class RelaxExecutable(Executable):
     """A Relax VM executable as rvmdbg reads it: `functions` are the VM functions (index as in
     `functions`, not TVM's global table), `constants` the pool (NumPy arrays, `Shape`,
@@ -174,13 +237,24 @@ class RelaxExecutable(Executable):
                     raise RelaxFormatError(_("function @{name}: the listing has {n} instructions, the "
                                              "function table {m}").format(
                                                  name=g.name, n=len(instrs or ()), m=g.end - g.start))
+                _verify_function(g, instrs, len(constants), {t.name for t in table})
                 functions.append(VMFunction(g.name, g.params, g.register_file_size, instrs))
         super().__init__(functions, constants, [], None, source_text, source_name)
+        vm_names = frozenset(g.name for g in table if g.kind == FUNC_VM)
+        for fn in functions:
+            for ins in fn.instructions:
+                if type(ins) is RCall:
+                    ins.mark(vm_names)
         self.table = list(table)
         self.tvm_exe = tvm_exe
         self.journal = None
         # {function: [(dtype, shape with None for a symbolic dim) or None, ...]}: what ARGs become
         self.param_types: dict = {}
+
+    def called_names(self) -> list[str]:
+        """The kernels and builtins the bytecode calls by name (TVM's function table order):
+        what `break NAME` stops at the Calls of."""
+        return [g.name for g in self.table if g.kind != FUNC_VM]
 
     def journaled(self, journal):
         """A shallow copy whose machine journals its in-place tensor writes to `journal` (the

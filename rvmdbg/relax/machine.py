@@ -47,13 +47,14 @@ class RelaxFrame:
 class Storage:
     """What `vm.builtin.alloc_storage` returns here: an aligned byte buffer of `nbytes`."""
 
-    __slots__ = ("buffer", "nbytes", "dtype_hint", "scope")
+    __slots__ = ("buffer", "nbytes", "dtype_hint", "scope", "owner")
 
-    def __init__(self, nbytes: int, dtype_hint: str, scope: str):
+    def __init__(self, nbytes: int, dtype_hint: str, scope: str, owner: int = 0):
         raw = np.zeros(nbytes + ALIGN, dtype=np.uint8)
         skip = (-raw.ctypes.data) % ALIGN
         self.buffer = raw[skip:skip + nbytes]
         self.nbytes, self.dtype_hint, self.scope = nbytes, dtype_hint, scope
+        self.owner = owner   # the serial of the frame that allocated it
 
     def __repr__(self) -> str:
         return f"<storage {self.nbytes} bytes>"
@@ -125,10 +126,12 @@ class RelaxMachine:
         self._vm_funcs = {g.name for g in exe.table if g.kind == FUNC_VM}
         self._packed: dict = {}
         self._consts: dict = {}
+        self._consts_by_id: dict = {}   # id -> the constant tensor (kept alive by _consts)
         # Allocations by the step that made them: a replay (the history's checkpoint and
         # replay) gets the very objects the first run made, so registers saved in checkpoints
         # and journal entries name the memory the program is using now.
         self._made: dict = {}
+        self._storage_of: dict = {}   # id(tensor) -> (tensor, the Storage it is a view of)
         self._special = {
             "vm.builtin.alloc_storage": self._alloc_storage,
             "vm.builtin.alloc_tensor": self._alloc_tensor,
@@ -160,6 +163,8 @@ class RelaxMachine:
         self.halted = False
         self.result = None
         self.error = None
+        self.live_bytes = 0
+        self.orphan_bytes = 0
 
     @property
     def location(self):
@@ -204,6 +209,8 @@ class RelaxMachine:
             else:
                 c = v
             self._consts[i] = c
+            if isinstance(c, self._tensor_type):
+                self._consts_by_id[id(c)] = c
         return c
 
     def _operands(self, ins: RCall, regs: list) -> list:
@@ -251,17 +258,30 @@ class RelaxMachine:
 
     def _alloc_storage(self, args):
         _vm, size, _dev, dtype_hint, scope = args
-        nbytes = int(np.prod(list(size), dtype=np.int64))
+        nbytes = int(np.prod([int(d) for d in size], dtype=np.int64))
+        limit = self.limits.max_bytes
+        if nbytes < 0 or self.live_bytes + self.orphan_bytes + nbytes > limit:
+            from rvmdbg.vm.state import limit_error
+            raise limit_error("max_bytes", limit, _(
+                "alloc_storage of {size} bytes would bring live memory to {live} bytes").format(
+                    size=nbytes, live=self.live_bytes + self.orphan_bytes + nbytes))
+        frame = self.frames[-1]
         storage = self._made_at_this_step(
-            "storage", lambda: Storage(nbytes, str(dtype_hint), str(scope)))
+            "storage", lambda: Storage(nbytes, str(dtype_hint), str(scope), frame.serial))
         if storage.nbytes != nbytes:   # cannot happen in a deterministic replay
-            storage = self._made[(self.steps, "storage")] = Storage(nbytes, str(dtype_hint), str(scope))
+            storage = self._made[(self.steps, "storage")] = Storage(
+                nbytes, str(dtype_hint), str(scope), frame.serial)
+        # the bytes count while the frame that allocated them lives (TVM frees a storage when
+        # its last reference goes; a frame's storages go with it unless its result is in one)
+        frame.owned_bytes += nbytes
+        self.live_bytes += nbytes
         return storage
 
     def _alloc_tensor(self, args):
         storage, offset, shape, dtype = args
-        if not isinstance(storage, Storage):
-            return self._packed_func("vm.builtin.alloc_tensor")(*args)
+        if not isinstance(storage, Storage):   # TVM's own would crash on a non-storage
+            raise VMError(_("alloc_tensor: its first operand is {what}, not a storage that "
+                            "alloc_storage made").format(what=type(storage).__name__))
         made = self._made.get((self.steps, "tensor"))
         if made is not None and made[0] is storage and made[1] == (offset, tuple(shape), str(dtype)):
             return made[2]
@@ -275,12 +295,36 @@ class RelaxMachine:
         view = storage.buffer[offset:offset + n].view(np_dtype).reshape(dims)
         tensor = tvm_ffi.from_dlpack(view)
         self._made[(self.steps, "tensor")] = (storage, (offset, tuple(shape), str(dtype)), tensor)
+        self._storage_of[id(tensor)] = (tensor, storage)
         return tensor
 
     def _alloc_shape_heap(self, args):
         _vm, size = args
         return self._made_at_this_step(
             "heap", lambda: self.tvm.runtime.tensor(np.zeros(int(size), dtype=np.int64)))
+
+    def _release(self, frame: RelaxFrame, value) -> None:
+        """A returning frame's storages are freed, but for those its result lives in: they
+        count in the caller's bytes from now on (outside every frame once the program ends)."""
+        kept = 0
+        seen = set()
+        for t in _tensors_in(value):
+            entry = self._storage_of.get(id(t))
+            if entry is None or entry[0] is not t:
+                continue
+            st = entry[1]
+            # allocated by this frame or by a callee whose result it was (pushed later)
+            if st.owner >= frame.serial and id(st) not in seen:
+                seen.add(id(st))
+                kept += st.nbytes
+        kept = min(kept, frame.owned_bytes)
+        self.live_bytes -= frame.owned_bytes - kept
+        if self.frames:
+            self.frames[-1].owned_bytes += kept
+        else:
+            self.live_bytes -= kept
+            self.orphan_bytes += kept
+        frame.owned_bytes = 0
 
     def _make_closure(self, args):
         func, *captured = args
@@ -317,18 +361,26 @@ class RelaxMachine:
     def _call_packed(self, name: str, args: list):
         special = self._special.get(name)
         if special is not None:
-            return special(args)
+            try:
+                return special(args)
+            except (TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
+                # operands of the wrong kind (a damaged executable): a located VM error
+                raise VMError(_("{name} failed: {why}").format(name=name, why=exc)) from None
         f = self._packed_func(name)
         if any(a is VM for a in args):
             raise VMError(_("{name} needs the VM itself, which this machine does not give it yet")
                           .format(name=name))
-        tensors = [a for a in args if isinstance(a, self._tensor_type)]
+        journal = self.journal
+        # only a session that can step back needs the old contents (a plain run copies nothing);
+        # constant-pool tensors (a network's weights) are never a kernel's output: not copied
+        consts = self._consts_by_id
+        tensors = [a for a in args if isinstance(a, self._tensor_type) and id(a) not in consts] \
+            if journal is not None else []
         before = [t.numpy() for t in tensors]
         try:
             ret = f(*args)
         except Exception as exc:  # TVM's kernels and builtins raise their own error types
             raise VMError(_("{name} failed: {why}").format(name=name, why=str(exc).strip()))
-        journal = self.journal
         for t, old in zip(tensors, before):
             new = t.numpy()
             if old.shape != new.shape or not np.array_equal(old, new, equal_nan=True) \
@@ -375,6 +427,8 @@ class RelaxMachine:
         if t is RRet:
             value = regs[ins.result]
             self.frames.pop()
+            if frame.owned_bytes:
+                self._release(frame, value)
             if not self.frames:
                 self.halted = True
                 self.result = to_result(value)
@@ -466,6 +520,14 @@ class RelaxMachine:
     def invoke(self, name: str = "main", args=()):
         self.start(name, args)
         return self.run()
+
+
+def _tensors_in(v):
+    if isinstance(v, (tuple, list)) or type(v).__name__ == "Array":
+        for x in v:
+            yield from _tensors_in(x)
+    elif hasattr(v, "numpy"):
+        yield v
 
 
 def _truth(v) -> bool:

@@ -23,8 +23,9 @@ DEMO = ROOT / "programs/demo.mvm"
 
 
 def test_the_kinds_and_their_suffixes():
-    assert [k.name for k in KINDS] == ["relay", "rvmx", "minivm", "onnx", "relax"]
+    assert [k.name for k in KINDS] == ["relay", "rvmx", "minivm", "onnx", "relax", "vmexec"]
     assert kind_for("a.relax.py").name == "relax"   # by suffix: tvm is not imported for this
+    assert kind_for("a.vmexec").name == "vmexec"
     assert kind_for("a.relay").name == "relay"
     assert kind_for("a.onnx").name == "onnx"
     assert kind_for("a.rvmx").name == "rvmx"

@@ -235,6 +235,162 @@ PROGRAMS = {
         r: R.Tensor((2,), dtype="float32") = R.invoke_pure_closure(f, (x,), ty_args=(R.Tensor((2,), dtype="float32"),))
         return r
 """, [_x((2,), 14), _x((2,), 15), _x((2,), 16)]),
+    # ---- more programs (issue 31: 30 in all)
+    "if_chain": ("""
+    @R.function
+    def main(a: R.Tensor((), "float32"), v: R.Tensor((2,), "float32")) -> R.Tensor((2,), "float32"):
+        if a < R.const(-1, "float32"):
+            r = R.negative(v)
+        else:
+            if a < R.const(1, "float32"):
+                r = R.multiply(v, a)
+            else:
+                r = R.add(v, a)
+        return r
+""", [np.array(0.5, f32), _x((2,), 23)]),
+    "if_tuple": ("""
+    @R.function
+    def main(c: R.Tensor((), "bool"), x: R.Tensor((3,), "float32")):
+        if c:
+            t = (R.exp(x), x)
+        else:
+            t = (x, R.negative(x))
+        return R.add(t[0], t[1])
+""", [np.array(False), _x((3,), 24)]),
+    "fib": ("""
+    @R.function
+    def fib(n: R.Tensor((), "int64")) -> R.Tensor((), "int64"):
+        if n < R.const(2, "int64"):
+            r = n
+        else:
+            a = Module.fib(n - R.const(1, "int64"))
+            b = Module.fib(n - R.const(2, "int64"))
+            r = a + b
+        return r
+
+    @R.function
+    def main(n: R.Tensor((), "int64")) -> R.Tensor((), "int64"):
+        return Module.fib(n)
+""", [np.array(7, i64)]),
+    "power": ("""
+    @R.function
+    def power(x: R.Tensor((2, 2), "float32"), n: R.Tensor((), "int64")) -> R.Tensor((2, 2), "float32"):
+        if R.const(0, "int64") < n:
+            p = Module.power(x, n - R.const(1, "int64"))
+            r = R.matmul(p, x)
+        else:
+            r = R.ones(R.shape([2, 2]), "float32")
+        return r
+
+    @R.function
+    def main(x: R.Tensor((2, 2), "float32")) -> R.Tensor((2, 2), "float32"):
+        return Module.power(x, R.const(3, "int64"))
+""", [_x((2, 2), 25)]),
+    "layer_norm": ("""
+    @R.function
+    def main(x: R.Tensor((2, 6), "float32"), g: R.Tensor((6,), "float32"), b: R.Tensor((6,), "float32")):
+        with R.dataflow():
+            y = R.nn.layer_norm(x, g, b, axes=[1])
+            z = R.nn.gelu(y)
+            R.output(z)
+        return z
+""", [_x((2, 6), 26), _x((6,), 27), _x((6,), 28)]),
+    "two_dataflow_blocks": ("""
+    @R.function
+    def main(x: R.Tensor((4,), "float32")):
+        with R.dataflow():
+            a = R.sigmoid(x)
+            b = R.multiply(a, x)
+            R.output(b)
+        s = R.sum(b)
+        with R.dataflow():
+            c = R.subtract(b, s)
+            d = R.tanh(c)
+            R.output(d)
+        return (d, s)
+""", [_x((4,), 29)]),
+    "nested_tuples": ("""
+    @R.function
+    def main(x: R.Tensor((2,), "float32"), y: R.Tensor((2,), "int32")):
+        t = ((x, y), (y, (x, x)))
+        inner = t[1]
+        deep = inner[1]
+        u = R.add(deep[0], deep[1])
+        v = R.multiply(t[0][1], inner[0])
+        return (u, (v, t[0][0]))
+""", [_x((2,), 30), np.array([3, -4], np.int32)]),
+    "shape_arith": ("""
+    @R.function
+    def main(x: R.Tensor(("n", "m"), "float32"), y: R.Tensor(("k", "m"), "float32")):
+        n = T.int64()
+        m = T.int64()
+        k = T.int64()
+        c = R.concat([x, y], axis=0)
+        f = R.reshape(c, R.shape([(n + k) * m]))
+        h = R.reshape(f, R.shape([m, n + k]))
+        return R.sum(h, axis=[0])
+""", [_x((2, 3), 31), _x((4, 3), 32)]),
+    "match_cast": ("""
+    @R.function
+    def main(x: R.Tensor(ndim=2, dtype="float32")):
+        n = T.int64()
+        y = R.match_cast(x, R.Tensor((n, 2), "float32"))
+        z = R.reshape(y, R.shape([2 * n]))
+        return R.add(z, z)
+""", [_x((3, 2), 33)]),
+    "call_tir_symbolic": ("""
+    @T.prim_func
+    def axpy(a: T.handle, b: T.handle, c: T.handle):
+        n = T.int64()
+        A = T.match_buffer(a, (n,), "float32")
+        B = T.match_buffer(b, (n,), "float32")
+        C = T.match_buffer(c, (n,), "float32")
+        for i in range(n):
+            C[i] = A[i] * T.float32(2) + B[i]
+
+    @R.function
+    def main(x: R.Tensor(("n",), "float32"), y: R.Tensor(("n",), "float32")):
+        n = T.int64()
+        cls = Module
+        z = R.call_tir(cls.axpy, (x, y), out_ty=R.Tensor((n,), "float32"))
+        w = R.call_tir(cls.axpy, (z, x), out_ty=R.Tensor((n,), "float32"))
+        return w
+""", [_x((5,), 34), _x((5,), 35)]),
+    "call_tir_2d": ("""
+    @T.prim_func
+    def transpose_add(A: T.Buffer((2, 3), "float32"), B: T.Buffer((3, 2), "float32"), C: T.Buffer((3, 2), "float32")):
+        for i, j in T.grid(3, 2):
+            C[i, j] = A[j, i] + B[i, j]
+
+    @R.function
+    def main(x: R.Tensor((2, 3), "float32"), y: R.Tensor((3, 2), "float32")):
+        cls = Module
+        with R.dataflow():
+            z = R.call_tir(cls.transpose_add, (x, y), out_ty=R.Tensor((3, 2), "float32"))
+            r = R.nn.relu(z)
+            R.output(r)
+        return r
+""", [_x((2, 3), 36), _x((3, 2), 37)]),
+    "conv_bias_relu": ("""
+    @R.function
+    def main(x: R.Tensor((1, 1, 5, 5), "float32"), w: R.Tensor((2, 1, 3, 3), "float32"), b: R.Tensor((1, 2, 1, 1), "float32")):
+        with R.dataflow():
+            c = R.nn.conv2d(x, w, strides=[2, 2])
+            d = R.add(c, b)
+            e = R.nn.relu(d)
+            f = R.nn.avg_pool2d(e, pool_size=[2, 2])
+            g = R.reshape(f, R.shape([1, 2]))
+            R.output(g)
+        return g
+""", [_x((1, 1, 5, 5), 40), _x((2, 1, 3, 3), 41), _x((1, 2, 1, 1), 42)]),
+    "batch_matmul_cumsum": ("""
+    @R.function
+    def main(a: R.Tensor((2, 3, 4), "float32"), b: R.Tensor((2, 4, 2), "float32")):
+        m = R.matmul(a, b)
+        t = R.permute_dims(m, [0, 2, 1])
+        s = R.cumsum(t, axis=2)
+        return R.max(s, axis=[1, 2])
+""", [_x((2, 3, 4), 43), _x((2, 4, 2), 44)]),
 }
 
 
