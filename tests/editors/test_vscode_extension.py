@@ -66,7 +66,7 @@ def node_modules():
     npm = _tool("npm")
     _tool("node")
     if not (EXT / "node_modules" / ".bin" / "mocha").exists():
-        _run([npm, "ci", "--no-audit", "--no-fund"], 600,
+        _run([npm, "ci", "--prefer-offline", "--no-audit", "--no-fund"], 600,
              "installing the extension's npm packages (is the npm registry reachable?)")
     return EXT / "node_modules"
 
