@@ -34,10 +34,11 @@ class ByteAccount:
     garbage that only the cyclic collector could free.
     """
 
-    __slots__ = ("owned_bytes",)
+    __slots__ = ("owned_bytes", "pooled")
 
     def __init__(self, owned_bytes: int | None = 0):
         self.owned_bytes = owned_bytes
+        self.pooled = 0  # the same storages' bytes as the pool rounded them (rvmdbg.vm.pool)
 
     def __repr__(self) -> str:
         return f"<account {self.owned_bytes} bytes>"
