@@ -3,9 +3,10 @@
 `alloc_storage` asks the pool for a buffer: its size is rounded up to whole pages (4096
 bytes, TVM's page size; a request under a page keeps its size), and a buffer of that rounded size that an earlier storage gave back
 is handed out again; only when none is free does the pool grow. Growing past the most it ever
-held while it keeps free buffers of other sizes, the pool first gives all its free buffers
-back (TVM's pool does so, `ReleaseAll`, when the device refuses an allocation): so it never
-holds more at once than an allocator without a pool whose storages have their rounded sizes. A storage goes back to the
+held while it keeps free buffers of other sizes, the pool first gives free buffers back,
+largest first, until it fits under that mark or has none (TVM's pool gives all of them back,
+`ReleaseAll`, when the device refuses an allocation): so it never holds more at once than an
+allocator without a pool whose storages have their rounded sizes. A storage goes back to the
 pool when `kill_register` kills it (ManifestLifetimes and MemoryPlan kill a storage after the
 last use of every tensor laid out in it). What it holds (in use + free) is the VM's storage
 footprint, and its peak is the figure compared with the graph executor's plan. A frame that returns still owning storages (its result's
@@ -70,9 +71,27 @@ class StoragePool:
         r = round_to_page(size)
         if self.free.get(r, 0):
             return 0
-        if self.held + r > self.peak and self.held > self.in_use:
-            return self.in_use + r - self.held
-        return r
+        return r - self._trim(r, apply=False)
+
+    def _trim(self, r: int, apply: bool) -> int:
+        """Bytes of free buffers to give back (largest first) before growing by `r`."""
+        over = self.held + r - self.peak
+        if over <= 0 or self.held == self.in_use:
+            return 0
+        gone = 0
+        for size in sorted(self.free, reverse=True):
+            n = self.free[size]
+            while n and gone < over:
+                n -= 1
+                gone += size
+            if apply:
+                if n:
+                    self.free[size] = n
+                else:
+                    del self.free[size]
+            if gone >= over:
+                break
+        return gone
 
     def take(self, size: int) -> int:
         """Serve `size` bytes; the rounded size (what the frame's account holds)."""
@@ -102,11 +121,11 @@ class StoragePool:
             self.in_use += r
             self.in_use_raw += size
         elif kind == "new":
-            if self.held + r > self.peak and self.held > self.in_use:
-                self.trimmed += self.held - self.in_use  # rather than grow: ReleaseAll
+            gone = self._trim(r, apply=True)  # rather than grow past the peak
+            if gone:
+                self.trimmed += gone
                 self.trims += 1
-                self.held = self.in_use
-                self.free = {}
+                self.held -= gone
             self.held += r
             self.allocated += r
             self.allocations += 1
