@@ -116,10 +116,12 @@ def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
             owner.account = account = ByteAccount()
         vm.live_bytes = live
         account.owned_bytes += size
+        buffer = None
         if pool is not None:
             account.pooled += pool.take(size)
+            buffer = pool.last_buffer
         regs[s] = c_size
-        regs[st] = StorageObject(size, alignment, hint, account, out)
+        regs[st] = StorageObject(size, alignment, hint, account, out, buffer)
         regs[o] = c_off
         regs[t] = out
         return nxt
@@ -179,10 +181,12 @@ def _alloc_scalar_kernel(vm, impl, fast, inline, ra, rb, c, scalar_type, size, w
             owner.account = account = ByteAccount()
         vm.live_bytes = live
         account.owned_bytes += size
+        buffer = None
         if pool is not None:
             account.pooled += pool.take(size)
+            buffer = pool.last_buffer
         regs[s] = c_size
-        regs[st] = StorageObject(size, alignment, hint, account, out)
+        regs[st] = StorageObject(size, alignment, hint, account, out, buffer)
         regs[o] = c_off
         regs[t] = out
         if branch is None:
@@ -263,7 +267,7 @@ def _fuse_simple_run(vm, fi, p, instructions, stops):
                         account.owned_bytes -= v.size
                         vm.live_bytes -= v.size
                         if pool is not None:
-                            account.pooled -= pool.give(v.size)
+                            account.pooled -= pool.give(v.size, v.buffer)
                         if type(v.tensor) is np.ndarray and _refcount(v.tensor) > 2:
                             vm.orphan_bytes += v.size
                 regs[a] = None

@@ -725,9 +725,11 @@ def _alloc_storage(vm, fi, pc, ins):
             owner.account = account = ByteAccount()
         vm.live_bytes = live
         account.owned_bytes += size
+        buffer = None
         if pool is not None:
             account.pooled += pool.take(size)
-        regs[dst] = StorageObject(size, alignment, hint, account)
+            buffer = pool.last_buffer
+        regs[dst] = StorageObject(size, alignment, hint, account, None, buffer)
         return nxt
     return alloc_storage
 
@@ -818,7 +820,7 @@ def _kill_register(vm, fi, pc, ins):
                 account.owned_bytes -= v.size
                 vm.live_bytes -= v.size
                 if pool is not None:  # back to the pool, to be handed out again
-                    account.pooled -= pool.give(v.size)
+                    account.pooled -= pool.give(v.size, v.buffer)
                 if type(v.tensor) is np.ndarray and _refcount(v.tensor) > 2:
                     vm.orphan_bytes += v.size  # its tensor lives on elsewhere
         regs[dst] = None

@@ -50,13 +50,16 @@ class StorageObject:
     `owner` is the `ByteAccount` of the frame that allocated it: its bytes count against
     `--max-bytes` until a `kill_register` drops it or that frame returns. `tensor` is the
     output a kernel wrote into it (None until then): a tensor that outlives its storage's
-    accounting is counted through it (`rvmdbg.vm.escaped`).
+    accounting is counted through it (`rvmdbg.vm.escaped`). `buffer` numbers the pool's
+    buffer it was given: a storage that reuses a freed buffer has that buffer's number.
     """
 
-    __slots__ = ("size", "alignment", "dtype_hint", "owner", "released", "tensor")
+    __slots__ = ("size", "alignment", "dtype_hint", "owner", "released", "tensor", "buffer")
 
-    def __init__(self, size: int, alignment: int, dtype_hint: str, owner, tensor=None):
+    def __init__(self, size: int, alignment: int, dtype_hint: str, owner, tensor=None,
+                 buffer=None):
         self.size = size
+        self.buffer = buffer  # the pool's buffer number (`s3` on the panes); None: no pool
         self.alignment = alignment
         self.dtype_hint = dtype_hint
         self.owner = owner

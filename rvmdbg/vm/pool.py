@@ -36,11 +36,14 @@ class StoragePool:
     """Free buffers by rounded size, and the figures `memory_stats()` reports."""
 
     __slots__ = ("vm", "free", "in_use", "in_use_raw", "held", "peak", "allocated",
-                 "allocations", "reused", "reused_bytes", "released", "escaped", "trimmed", "trims")
+                 "allocations", "reused", "reused_bytes", "released", "escaped", "trimmed", "trims",
+                 "buffers", "last_buffer")
 
     def __init__(self, vm=None):
         self.vm = vm              # its `pool_slack` is kept equal to held - in_use_raw
-        self.free: dict[int, int] = {}   # rounded size -> buffers free
+        self.free: dict[int, list] = {}  # rounded size -> numbers of the free buffers
+        self.buffers = 0          # buffers numbered so far (s0, s1, ...)
+        self.last_buffer = None   # the number of the buffer `take` handed out
         self.in_use = 0           # rounded bytes of the storages handed out
         self.in_use_raw = 0       # the bytes those storages asked for
         self.held = 0             # in use + free: what --max-bytes counts
@@ -69,7 +72,7 @@ class StoragePool:
         """How much what the pool holds changes to serve `size` bytes (0 when a buffer of
         its rounded size is free; negative when it gives back its free buffers first)."""
         r = round_to_page(size)
-        if self.free.get(r, 0):
+        if self.free.get(r):
             return 0
         return r - self._trim(r, apply=False)
 
@@ -80,13 +83,14 @@ class StoragePool:
             return 0
         gone = 0
         for size in sorted(self.free, reverse=True):
-            n = self.free[size]
+            ids = self.free[size]
+            n = len(ids)
             while n and gone < over:
                 n -= 1
                 gone += size
             if apply:
                 if n:
-                    self.free[size] = n
+                    self.free[size] = ids[:n]
                 else:
                     del self.free[size]
             if gone >= over:
@@ -96,11 +100,12 @@ class StoragePool:
     def take(self, size: int) -> int:
         """Serve `size` bytes; the rounded size (what the frame's account holds)."""
         r = round_to_page(size)
-        self._apply("reuse" if self.free.get(r, 0) else "new", r, size)
+        self._apply("reuse" if self.free.get(r) else "new", r, size)
         return r
 
-    def give(self, size: int) -> int:
+    def give(self, size: int, buffer=None) -> int:
         r = round_to_page(size)
+        self.last_buffer = buffer
         self._apply("give", r, size)
         return r
 
@@ -111,9 +116,10 @@ class StoragePool:
 
     def _apply(self, kind: str, r: int, size: int) -> None:
         if kind == "reuse":
-            n = self.free[r] - 1
-            if n:
-                self.free[r] = n
+            ids = self.free[r]
+            self.last_buffer = ids[-1]
+            if len(ids) > 1:
+                self.free[r] = ids[:-1]
             else:
                 del self.free[r]
             self.reused += 1
@@ -127,6 +133,8 @@ class StoragePool:
                 self.trims += 1
                 self.held -= gone
             self.held += r
+            self.last_buffer = self.buffers
+            self.buffers += 1
             self.allocated += r
             self.allocations += 1
             self.in_use += r
@@ -134,7 +142,7 @@ class StoragePool:
             if self.held > self.peak:
                 self.peak = self.held
         elif kind == "give":
-            self.free[r] = self.free.get(r, 0) + 1
+            self.free[r] = self.free.get(r, []) + [self.last_buffer]
             self.released += 1
             self.in_use -= r
             self.in_use_raw -= size
@@ -148,12 +156,12 @@ class StoragePool:
 
     def state(self) -> tuple:
         """Everything the pool is, for a checkpoint (small: one entry per distinct size)."""
-        return (dict(self.free), self.in_use, self.in_use_raw, self.held, self.peak,
+        return (dict(self.free), self.buffers, self.in_use, self.in_use_raw, self.held, self.peak,
                 self.allocated, self.allocations, self.reused, self.reused_bytes,
                 self.released, self.escaped, self.trimmed, self.trims)
 
     def restore(self, state: tuple) -> None:
-        (free, self.in_use, self.in_use_raw, self.held, self.peak, self.allocated,
+        (free, self.buffers, self.in_use, self.in_use_raw, self.held, self.peak, self.allocated,
          self.allocations, self.reused, self.reused_bytes, self.released,
          self.escaped, self.trimmed, self.trims) = state
         self.free = dict(free)

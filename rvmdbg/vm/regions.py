@@ -145,7 +145,7 @@ def _follow(plan: _Region, ins, pc: int) -> bool:
             if not storage[3]:
                 storage[3] = True
                 plan.freed += storage[0]
-                plan.pool_events.append(-storage[0])
+                plan.pool_events.append((-storage[0], h[1]))
                 written = plan.storage_tensor.get(h[1])
                 plan.regs[ins.dst] = (_CONST, 0)
                 if written is not None and written[1]:  # as kill_register counts it
@@ -224,7 +224,7 @@ def _follow_alloc_storage(plan: _Region, ins) -> bool:
         return False
     plan.storages.append([size, ins.alignment, ins.dtype_hint, False])
     plan.allocated += size
-    plan.pool_events.append(size)
+    plan.pool_events.append((size, len(plan.storages) - 1))
     plan.peak = max(plan.peak, plan.allocated)
     plan.regs[ins.dst] = (_STORAGE, len(plan.storages) - 1)
     return True
@@ -464,7 +464,7 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
         plan.storage_tensor[k][0] for k in kept_storages if k in plan.storage_tensor}, at))
     # each storage made with the tensor written into it (rvmdbg.vm.escaped reads it)
     made_storages = tuple((at[(_STORAGE, k)], *plan.storages[k],
-                           at[plan.storage_tensor[k][0]] if k in plan.storage_tensor else -1)
+                           at[plan.storage_tensor[k][0]] if k in plan.storage_tensor else -1, k)
                           for k in kept_storages)
     made_tensors = tuple((at[(_TENSOR, t)], at[(_STORAGE, plan.tensors[t][0])],
                           *plan.tensors[t][1:]) for t in kept_tensors)
@@ -475,7 +475,7 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
     peak = plan.peak + plan.orphaned
     pool, events = vm.pool, tuple(plan.pool_events)
     if pool is not None:  # the pool grows by at most what rounding adds to each allocation
-        peak += sum(round_to_page(e) - e for e in events if e > 0)
+        peak += sum(round_to_page(e) - e for e, _ in events if e > 0)
     orphaned = plan.orphaned
     entry_kills = tuple(plan.entry_kills)
     copies = tuple(copies)
@@ -521,7 +521,15 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
             account = owner.account
             if account is None:
                 owner.account = account = ByteAccount()
-            for p, size, alignment, hint, released, written in made_storages:
+            buffers = {}
+            if pool is not None:  # in the region's order, so a kill's buffer is reused
+                for e, k in events:
+                    if e > 0:
+                        account.pooled += pool.take(e)
+                        buffers[k] = pool.last_buffer
+                    else:
+                        account.pooled -= pool.give(-e, buffers[k])
+            for p, size, alignment, hint, released, written, k in made_storages:
                 # StorageObject(...) without its Python-level __init__ (8 per LSTM step)
                 st = d[p] = _new(StorageObject)
                 st.size = size
@@ -530,16 +538,11 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
                 st.owner = account
                 st.released = released
                 st.tensor = d[written] if written >= 0 else None
+                st.buffer = buffers.get(k)
             for p, s, offset, shape, dtype in made_tensors:
                 d[p] = TensorPlaceholder(d[s], offset, shape, dtype)
             account.owned_bytes += net
             vm.live_bytes += net
-            if pool is not None:  # in the region's order, so a kill's buffer is reused
-                for e in events:
-                    if e > 0:
-                        account.pooled += pool.take(e)
-                    else:
-                        account.pooled -= pool.give(-e)
         vm.orphan_bytes += orphaned  # (entry kills left only values that are no storage)
         for src, dst in copies:
             d[dst] = d[src]
