@@ -71,3 +71,25 @@ def test_unstep_restores_the_pool_over_a_whole_run():
         stats.pop()
         assert vm.memory_stats() == stats[-1]
     assert not any(type(v) in (StorageObject, TensorPlaceholder) for v in vm.frames[0].registers)
+
+
+def test_a_reused_buffer_keeps_its_name_on_the_panes():
+    from rvmdbg.debug.heap import storage_tags
+    exe, args = _mobilenet()
+    vm = fresh_vm_at(exe, list(args), 0)
+    given: dict = {}     # buffer number -> the storages it was given to (kept alive here)
+    while not vm.halted:
+        vm.step()
+        if not vm.frames:
+            break
+        regs = vm.frames[-1].registers
+        tags = storage_tags(regs)
+        for v in regs:
+            if type(v) is StorageObject and v.buffer is not None:
+                if all(v is not w for w in given.setdefault(v.buffer, [])):
+                    given[v.buffer].append(v)
+                if not v.released:
+                    assert tags[id(v)] == f"s{v.buffer}"
+                    if v.tensor is not None:
+                        assert tags[id(v.tensor)] == f"s{v.buffer}"
+    assert any(len(storages) > 1 for storages in given.values())  # a buffer handed out again
