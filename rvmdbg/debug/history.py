@@ -378,7 +378,7 @@ class History:
             else:
                 held_bytes = _tensor_bytes(regs, free)
                 cost += held_bytes
-            account = f.account
+            account = getattr(f, "account", None)  # (the MiniVM's frames keep none)
             owned = (f.owned_bytes, 0 if account is None else account.pooled)
             parent = FrameNode(parent, d, f, f.serial, f.pc, regs, owned, storages,
                                held_bytes)
@@ -439,8 +439,9 @@ class History:
             f.pc = node.pc
             f.registers = list(node.regs)
             f.owned_bytes = node.owned[0]
-            if f.account is not None:
-                f.account.pooled = node.owned[1]
+            account = getattr(f, "account", None)
+            if account is not None:
+                account.pooled = node.owned[1]
             for storage, released in node.storages:
                 storage.released = released
             frames.append(f)
