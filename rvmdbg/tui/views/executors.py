@@ -284,12 +284,8 @@ class ExecutorsView(Vertical, can_focus=True):
             return [[(line, "header" if (k == 0 and aligned) or (not aligned and not line.startswith(" "))
                       else "plain")] for k, line in enumerate(lines)]
         row(_("memory"), memory(c.vm_memory), memory(c.graph_memory) if graph else "")
-        if c.vm_pool:
-            row(_("storage pool"), _("{a} B allocated, {r} reused, peak {p} B").format(
-                a=c.vm_pool["allocated"], r=c.vm_pool["reused"], p=c.vm_pool["peak"]),
-                _("plan {p} B").format(p=c.graph_memory.working) if graph else "")
         if c.peak_vs_plan is not None:
-            row(_("VM peak / graph plan"), f"{c.peak_vs_plan:.2f}x", "1.00x")
+            row(_("peak / plan"), f"{c.peak_vs_plan:.2f}x", "1.00x")  # VM peak / graph plan
         notes = [_("memory = inputs (the arguments, the same on both sides) + constants + kernel "
                    "outputs (the VM's peak of live storage; the graph's pool blocks for them)")]
         notes += memory_explanation(c)
