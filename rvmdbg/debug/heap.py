@@ -216,7 +216,7 @@ def storage_tags(registers) -> dict:
             continue
         tag = f"s{st.buffer}"
         tags[id(v)] = tag
-        if st.tensor is not None:
+        if type(st.tensor) is np.ndarray:  # (a NumPy scalar may be shared: never tagged)
             tags[id(st.tensor)] = tag
     return tags
 
