@@ -24,6 +24,9 @@ For each model it prints:
   buffers included) and without it (`pool=False`, the allocator before it: the most bytes
   live, stepping it), and both VM run times side by side in the same run (`VM run` pooled,
   `no pool` the other).
+- threads (issue 30): the VM run again with 1 and with 2 BLAS/OpenMP threads set through
+  threadpoolctl (`rvmdbg.threads.limited`, what `--threads N` does), side by side in the
+  same rounds, and the count `--threads`' default picks on this machine now.
 
 A model whose operators or metadata the build cannot read yet is reported with the reason; if
 only the `#[metadata]` section is what fails, the model is measured in its unbound form
@@ -159,6 +162,7 @@ def measure(name: str, sizes: dict, rounds: int) -> dict:
             row["vm_nopool"] = min(row["vm_nopool"],
                                    _best(lambda: plain.invoke("main", list(args)), 1))
         row["pool"] = vm.memory_stats()
+        row["threads"] = vm_by_threads(vm, args, rounds)
         calls = kernel_calls(exe, args)
         row["calls"] = len(calls)
         row["direct"] = _best(lambda: direct_loop(calls), rounds)
@@ -178,6 +182,31 @@ def measure(name: str, sizes: dict, rounds: int) -> dict:
         except Exception as e:  # noqa: BLE001
             row["graph_error"] = _first_line(e)
     return row
+
+
+def vm_by_threads(vm, args, rounds: int) -> dict:
+    """{threads: best VM run} for 1 and 2 BLAS threads, interleaved round by round so both
+    meet the same load."""
+    from rvmdbg.threads import limited
+    best: dict = {}
+    for _round in range(rounds):
+        for n in (1, 2):
+            with limited(n):
+                seconds = _best(lambda: vm.invoke("main", list(args)), 1)
+            best[n] = min(best.get(n, seconds), seconds)
+    return best
+
+
+def report_threads(rows: list) -> None:
+    """The second table: each model's VM run with 1 and with 2 threads."""
+    from rvmdbg.threads import cores, default_threads
+    print(f"VM run by BLAS threads (threadpoolctl; --threads default here now: "
+          f"{default_threads()} of {cores()} cores)")
+    print(f"{'model':<20} {'1 thread':>10} {'2 threads':>10} {'2 / 1':>7}")
+    for r in rows:
+        t = r.get("threads")
+        if t:
+            print(f"{r['model']:<20} {_secs(t[1]):>10} {_secs(t[2]):>10} {t[2] / t[1]:>6.2f}x")
 
 
 def _secs(v) -> str:
@@ -258,6 +287,7 @@ def main(argv=None) -> int:
         sizes = workloads.WORKLOADS[name][1] if ns.quick else FULL_SIZES[name]
         rows.append(measure(name, sizes, rounds))
     report(rows)
+    report_threads(rows)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     return 0
 

@@ -11,7 +11,7 @@ waits for the next frame; back-to-back keys measure that pacing, and are printed
 the wall-clock figures, which the machine's load inflates, each key's CPU time (the process's,
 all threads) and the screen rows the compositor rendered for it count the work itself.
 `--baseline DIR` measures the keys of another checkout (e.g. main before a change) in the same
-run and prints both.
+run and prints both (on the big program, the model, or the ONNX network).
 
 The big program is generated: `@main` is a chain of calls to `@inc` with an `if` every 50
 lines, so its listing has jump arrows and source links all the way down.
@@ -279,12 +279,35 @@ def onnx_model_path(path: str | None) -> str:
                         "light_resnet50.onnx")
 
 
-def onnx_screen(path: str | None, steps: int, quick: bool) -> None:
+def onnx_inputs(program, tmp: str) -> list[str]:
+    """`@FILE.npy` arguments for @main's parameters: seeded random tensors (unknown dims 1)."""
+    import numpy as np
+    from rvmdbg.args import param_types
+    texts = []
+    for i, ty in enumerate(param_types(program.module.functions["main"])):
+        shape = [d if isinstance(d, int) else 1 for d in ty.shape]
+        arr = np.random.default_rng(i).standard_normal(shape).astype(ty.dtype)
+        np.save(os.path.join(tmp, f"in{i}.npy"), arr)
+        texts.append("@" + os.path.join(tmp, f"in{i}.npy"))
+    return texts
+
+
+ONNX_KEYS = (("action_step", "s"), ("action_next", "n"))
+
+
+def onnx_key_figures(program, steps: int, tmp: str) -> dict:
+    main_fn = program.exe.function("main")
+    steps = min(steps, max(1, len(main_fn.instructions) - WARM_KEYS - 2))
+    return key_figures(program, steps, back_to_back=False, args=onnx_inputs(program, tmp),
+                       keys=ONNX_KEYS)
+
+
+def onnx_screen(path: str | None, steps: int, quick: bool, baseline: str | None = None) -> None:
     """The screen on an ONNX network (`rvmdbg resnet50.onnx`, issue 26): import + check +
     compile, first frame and first stop at 160x48, then `s` and `n` (kernel by kernel: each
-    step of an invoke_packed runs that node's kernel, a convolution of 224x224 images)."""
+    step of an invoke_packed runs that node's kernel, a convolution of 224x224 images).
+    `baseline`: the keys of that checkout too, measured in a subprocess of the same run."""
     import gc
-    import numpy as np
     path = onnx_model_path(path)
     import rvmdbg.tui.app  # noqa: F401
     from rvmdbg.tui.program import load_program
@@ -295,36 +318,40 @@ def onnx_screen(path: str | None, steps: int, quick: bool) -> None:
     gc.freeze()
     main_fn = program.exe.function("main")
     kernels = sum(1 for ins in main_fn.instructions if type(ins).__name__ == "InvokePacked")
+    name = os.path.basename(path)
+    before = (baseline_figures(baseline, ["--onnx", path, "--steps", str(steps)])
+              if baseline else None)
     with tempfile.TemporaryDirectory() as tmp:
-        texts = []
-        from rvmdbg.args import param_types
-        for i, ty in enumerate(param_types(program.module.functions["main"])):
-            shape = [d if isinstance(d, int) else 1 for d in ty.shape]
-            arr = np.random.default_rng(i).standard_normal(shape).astype(ty.dtype)
-            np.save(os.path.join(tmp, f"in{i}.npy"), arr)
-            texts.append("@" + os.path.join(tmp, f"in{i}.npy"))
-        print(f"{os.path.basename(path)}: {len(main_fn.instructions)} instructions, {kernels} "
+        print(f"{name}: {len(main_fn.instructions)} instructions, {kernels} "
               f"kernel calls; import+check+compile {load_s * 1000:.0f} ms")
+        texts = onnx_inputs(program, tmp)
         runs = [asyncio.run(first_frame(program, (160, 48), args=texts))
                 for _ in range(1 if quick else 3)]
         first = statistics.median(r[0] for r in runs) * 1000
         stop = statistics.median(r[1] for r in runs) * 1000
-        print(f"{os.path.basename(path):<30} first frame {first:6.0f} ms, first stop shown "
+        print(f"{name:<30} first frame {first:6.0f} ms, first stop shown "
               f"{stop:6.0f} ms   (target < 2000 ms; after the load above)")
-        steps = min(steps, max(1, len(main_fn.instructions) - WARM_KEYS - 2))
-        figures = key_figures(program, steps, back_to_back=False, args=texts,
-                              keys=(("action_step", "s"), ("action_next", "n")))
-    print_key_figures({f"{k} on {os.path.basename(path)}": v for k, v in figures.items()})
+        figures = onnx_key_figures(program, steps, tmp)
+    print_key_figures({f"{k} on {name}": v for k, v in figures.items()},
+                      {f"{k} on {name}": v for k, v in before.items()} if before else None,
+                      baseline or "")
 
 
 def keys_json(args) -> None:
     """The `--baseline` subprocess: key figures of the checkout on sys.path, as JSON."""
     import gc
     import rvmdbg.tui.app  # noqa: F401
-    program = load_model(args.model_layers) if args.model_layers else load_big(args.lets)
+    if args.onnx is not None:
+        from rvmdbg.tui.program import load_program
+        program = load_program(onnx_model_path(args.onnx or None))
+    else:
+        program = load_model(args.model_layers) if args.model_layers else load_big(args.lets)
     gc.collect()
     gc.freeze()
-    if args.model_layers:
+    if args.onnx is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            figures = onnx_key_figures(program, args.steps, tmp)
+    elif args.model_layers:
         figures = key_figures(program, args.steps, back_to_back=False)
     else:
         figures = key_figures(program, args.steps, sizes=((160, 48), (80, 24)))
@@ -361,7 +388,7 @@ def main() -> None:
         keys_json(args)
         return
     if args.onnx is not None:
-        onnx_screen(args.onnx or None, args.steps, args.quick)
+        onnx_screen(args.onnx or None, args.steps, args.quick, args.baseline)
         return
     if args.model_layers:
         model_steps(args.model_layers, args.steps, args.baseline)

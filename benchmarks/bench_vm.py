@@ -32,6 +32,12 @@ What stands in the way of run(): the script counts the handler calls ("dispatche
 makes (fused blocks count once) and times a do-nothing dispatch loop of the same shape: the
 floor of any table-dispatch VM in CPython, before any instruction does its work.
 
+Profiling off costs nothing (issue 30): the same program's run() on a VM that was never
+profiled, on one whose tables `VirtualMachine.instrument` swapped for the profiler's and back
+(`instrument(None)`), and, for the profiler's own price, on one still instrumented, each the
+best of the rounds, interleaved, printed as times and ratios (with `--before REV` the column
+before is measured in the same run too).
+
 Run: `python3 benchmarks/bench_vm.py [--repeats R] [--profile] [--quick] [--before REV]`.
 """
 from __future__ import annotations
@@ -251,6 +257,35 @@ def measure(workloads: list, toy_n: int, repeats: int, step_repeats: int) -> dic
             raise SystemExit(f"toy VM {key} computed {result}, expected {expected}")
         toy_figs[key] = seconds / count
     return toy_figs
+
+
+def profiling_off(workloads: list, repeats: int) -> list[str]:
+    """run() never profiled, profiled and switched off again, and still profiled: the lines
+    that show switching the profiler off leaves run() as it was (issue 30)."""
+    if compile_module is None or not hasattr(VirtualMachine, "instrument"):
+        return ["profiling: this revision has no VirtualMachine.instrument"]
+    from rvmdbg.vm.profile import Profiler
+    lines = ["Profiling off (issue 30): run() of the same executable, best of "
+             f"{repeats} interleaved rounds (CPU s)"]
+    for w in workloads:
+        plain = VirtualMachine(w.exe)
+        was = VirtualMachine(w.exe)
+        prof = Profiler(w.exe)
+        was.instrument(prof.wrap)
+        was.instrument(None)
+        on = VirtualMachine(prof.timed_executable(w.exe))
+        prof.vm = on
+        on.instrument(prof.wrap)
+
+        def job(vm):
+            return lambda: (vm.start("main", w.args), vm.run())[1]
+        best_of_rounds({f"{w.label} never": job(plain), f"{w.label} off": job(was),
+                        f"{w.label} on": job(on)}, repeats)
+        never, off, on_s = (CPU[f"{w.label} {k}"] for k in ("never", "off", "on"))
+        lines.append(f"  {w.title():>12}: never profiled {never:.4f}  profiled then off "
+                     f"{off:.4f} ({off / never:.2f}x)  profiling on {on_s:.4f} "
+                     f"({on_s / never:.2f}x)")
+    return lines
 
 
 FLOOR_DISPATCHES = 1_000_000
@@ -519,6 +554,7 @@ def main(argv=None) -> int:
         before = BEFORE_RECORDED if not args.quick else {}
     toy_figs = measure(workloads, loop_n, args.repeats, args.step_repeats)
     all_met = report(workloads, toy_figs, args.repeats, args.step_repeats, before)
+    print("\n".join(profiling_off(workloads, args.repeats)))
     print(f"1-minute load average: {load_before:.2f} before, {os.getloadavg()[0]:.2f} after "
           f"(on {os.cpu_count()} CPUs; above that, other processes shared the machine)")
     if args.quick:

@@ -117,7 +117,15 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
                           "its peak against the graph executor's plan)"))
     p.add_argument("--no-pool", action="store_true",
                    help=_("run without the pooled storage allocator (for comparison)"))
+    _trace_and_threads(p)
     add_limit_options(p)
+
+
+def _trace_and_threads(p: argparse.ArgumentParser) -> None:
+    from rvmdbg.cmdline import add_threads_option
+    from rvmdbg.profile_cli import add_trace_option
+    add_trace_option(p)
+    add_threads_option(p)
 
 
 def run_minivm(program: Program, ns: argparse.Namespace) -> int:
@@ -152,12 +160,21 @@ def cmd_run(ns: argparse.Namespace) -> int:
     execute = EXECUTORS[ns.executor]
     limits = limits_from(ns)
     stats: list[str] = []
-    if (ns.stats or ns.no_pool) and ns.executor == "vm":
+    if ns.trace_file:
+        if ns.executor != "vm":
+            raise UsageError(_("--trace writes a run on the VM (--executor vm, the default)"))
+        from rvmdbg.profile_cli import traced_result
+
+        def execute(program, entry, args, limits):  # noqa: F811 (the same call, traced)
+            return traced_result(program, entry, args, ns)
+    elif (ns.stats or ns.no_pool) and ns.executor == "vm":
         execute = _pool_executor(ns, stats)
 
     def run_and_render() -> str:
+        from rvmdbg.threads import limited
         # deep results (long lists) print recursively: render on the same deep stack
-        value = execute(program, entry, args, limits)
+        with limited(ns.threads):
+            value = execute(program, entry, args, limits)
         try:
             if ns.json:
                 return json.dumps({"result": to_json(value)})
@@ -288,6 +305,7 @@ def _configure_trace(p: argparse.ArgumentParser) -> None:
     add_program_args(p)
     p.add_argument("--entry", default="main", metavar="NAME",
                    help=_("the function to run (default main)"))
+    _trace_and_threads(p)
     add_limit_options(p)
 
 
@@ -299,17 +317,25 @@ def cmd_trace(ns: argparse.Namespace) -> int:
     args = program_arguments(program, entry, ns.args, ns.inputs)
     exe = executable_of(program, entry)
     vm = machine_for(exe, limits_from(ns))   # the Relay VM, or the MiniVM for a .mvm
+    start, finish = vm.start, None
+    if ns.trace_file:
+        from rvmdbg.profile_cli import traced_machine
+        vm, start, finish = traced_machine(program, exe, ns)
     write = sys.stdout.write
+    from rvmdbg.threads import limited
     try:
-        vm.start(entry, args)
-        if program.names is None:
-            for line in trace_lines(vm):
-                write(line + "\n")
-        else:
-            _trace_named(vm, exe, program.names, write)
+        with limited(ns.threads):
+            start(entry, args)
+            if program.names is None:
+                for line in trace_lines(vm):
+                    write(line + "\n")
+            else:
+                _trace_named(vm, exe, program.names, write)
     except VMError as e:
         sys.stdout.flush()
         raise ProgramFailed(vm_error_text(e, exe)) from None
+    if finish is not None:
+        finish()
     return EXIT_OK
 
 
@@ -386,12 +412,14 @@ def cmd_screen(ns: argparse.Namespace) -> int:
     history_mb = getattr(ns, "history_mb", None)
     # without a terminal, the settings and the program are still checked (their errors
     # come first), then the screen is refused
-    code = run_screen(ns.program, ns.args, entry=ns.entry.lstrip("@"), mouse=not ns.no_mouse,
-                      inputs=getattr(ns, "inputs", None),
-                      ascii_only=ns.ascii, limits=limits_from(ns),
-                      history_bytes=history_mb * 2 ** 20 if history_mb else None,
-                      keys_file=getattr(ns, "keys", None), check_only=lines is not None,
-                      missing_meta=load_options_from(ns))
+    from rvmdbg.threads import limited
+    with limited(getattr(ns, "threads", None)):
+        code = run_screen(ns.program, ns.args, entry=ns.entry.lstrip("@"),
+                          mouse=not ns.no_mouse, inputs=getattr(ns, "inputs", None),
+                          ascii_only=ns.ascii, limits=limits_from(ns),
+                          history_bytes=history_mb * 2 ** 20 if history_mb else None,
+                          keys_file=getattr(ns, "keys", None), check_only=lines is not None,
+                          missing_meta=load_options_from(ns))
     if code == EXIT_OK and lines is not None:
         raise _no_terminal_error()
     return code
@@ -643,6 +671,19 @@ def cmd_import(ns: argparse.Namespace) -> int:
     return run(ns)
 
 
+def _configure_profile(p: argparse.ArgumentParser) -> None:
+    from rvmdbg.profile_cli import configure
+    configure(p)
+
+
+def cmd_profile(ns: argparse.Namespace) -> int:
+    from rvmdbg.profile_cli import run
+    return run(ns)
+
+
+COMMANDS["profile"] = Command("profile", N_("run on the VM timing every kernel call and "
+                                         "instruction class; print TVM's profiler report"),
+                              _configure_profile, cmd_profile)
 COMMANDS["import"] = Command("import", N_("write an ONNX model as the Relay module TVM's "
                                        "frontend made (needs rvmdbg[onnx])"),
                              _configure_import, cmd_import)

@@ -18,6 +18,22 @@ EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 EXIT_BROKEN_PIPE = 141
 
 
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(_("not a whole number: {text}").format(
+            text=repr(text))) from None
+
+
+def whole_number(text: str) -> int:
+    """argparse type of a count that may be 0 (`--warmup`)."""
+    n = _integer(text)
+    if n < 0:
+        raise argparse.ArgumentTypeError(_("must be 0 or more: {text}").format(text=text))
+    return n
+
+
 def positive(text: str) -> int:
     try:
         n = int(text.replace("_", ""))
@@ -41,6 +57,22 @@ def add_limit_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-bytes", type=positive, metavar="N",
                    help=_("stop when tensors would take more than N bytes (default {n})").format(
                        n=d.max_bytes))
+
+
+def threads_count(text: str) -> int:
+    """argparse type of --threads: a thread count from 1 to 1024."""
+    from rvmdbg.threads import check_threads
+    try:
+        return check_threads(_integer(text))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_threads_option(p: argparse.ArgumentParser) -> None:
+    """--threads N: BLAS/OpenMP threads for the kernels (rvmdbg/threads.py)."""
+    p.add_argument("--threads", type=threads_count, metavar="N",
+                   help=_("let kernels use N BLAS/OpenMP threads (default: 2 at most, 1 when "
+                          "the machine's load average says the cores are busy)"))
 
 
 def limits_from(ns: argparse.Namespace) -> Limits:
@@ -183,4 +215,5 @@ def configure_screen(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keys", metavar="FILE",
                    help=_("rebind keys from FILE (default: $XDG_CONFIG_HOME/rvmdbg/keys.conf "
                           "when it exists; `rvmdbg keys` prints one to start from)"))
+    add_threads_option(p)
     add_limit_options(p)

@@ -43,15 +43,40 @@ SCENES = [
      ["c", "p", "s", "s"], {}),
     # the toy MiniVM on the same screen: stopped at ADD after CH jumped, its reads' writers
     ("minivm.svg", "programs/demo.mvm", [], (120, 30), ["@main:5"], ["c"], {}),
+    # P: profiling on, c runs the CNN, P again: the kernel table of the run so far
+    ("profile.svg", "programs/cnn.relay", [], (160, 48), [],
+     ["P", "c", "P", "tab", "tab", "tab", "tab", "tab", "plus", "plus", "plus", "plus"], {}),
     # HL that leaves the pc where it is: the stop where a state repeats
     ("minivm_spin.svg", "programs/demo_spin.mvm", [], (120, 30), [], ["c"], {}),
+    # TVM's Relax VM (apache-tvm): @fact two frames deep at its multiply Call; `relax:NAME`
+    # is a TVMScript program of tests/relax/programs.py, written to a NAME.relax.py file
+    ("relax.svg", "relax:fact", ["3"], (160, 48), ["multiply"], ["c"], {}),
 ]
+
+
+def relax_program(path: str, directory: str) -> str | None:
+    """The file of a `relax:NAME` scene (None without apache-tvm: the scene is skipped)."""
+    try:
+        import tvm  # noqa: F401
+    except ImportError:
+        return None
+    from tests.relax import programs
+    name = path.split(":", 1)[1]
+    out = os.path.join(directory, f"{name}.relax.py")
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(programs.source(name))
+    return out
 
 
 async def shoot(name, path, args, size, breakpoints, keys, options, out_dir, config_dir) -> None:
     from rvmdbg.tui.app import DebuggerApp
     from rvmdbg.tui.program import load_program
     from textual.screen import ModalScreen
+    if path.startswith("relax:"):
+        path = relax_program(path, config_dir)
+        if path is None:
+            print(f"{name}: skipped (apache-tvm is not installed)")
+            return
     app = DebuggerApp(load_program(path), args, config_dir=config_dir, **options)
     async with app.run_test(size=size) as pilot:
         for _ in range(200):

@@ -98,6 +98,7 @@ class LaunchConfig:
     shape: list = field(default_factory=list)
     dtype: list = field(default_factory=list)
     opset: int | None = None
+    threads: int | None = None      # `threads`: the command line's --threads N
 
 
 def _typed(args: dict, name: str, kind, default=None, required: bool = False):
@@ -155,7 +156,14 @@ def launch_config(args: dict) -> LaunchConfig:
         history_mb=_positive(args, "historyMb") or 256,
         meta_inputs=_meta_inputs(args), meta_random=_typed(args, "metaRandom", int),
         shape=_onnx_pairs(args, "shape"), dtype=_onnx_pairs(args, "dtype"),
-        opset=_positive(args, "opset"))
+        opset=_positive(args, "opset"), threads=_threads(args))
+
+
+def _threads(args: dict) -> int | None:
+    n = _positive(args, "threads")
+    if n is not None and n > 1024:
+        raise RequestError(f"'threads' must be at most 1024, not {n}")
+    return n
 
 
 def _onnx_pairs(args: dict, name: str) -> list[str]:
@@ -235,6 +243,8 @@ class DapAdapter:
         self.interp: CommandInterpreter | None = None
         self.addresses: InstructionAddresses | None = None
         self.config: LaunchConfig | None = None
+        self.threads: int | None = None         # the kernels' thread count in force
+        self.release_threads = lambda: None     # puts the thread pools back (rvmdbg/threads.py)
         self.variables = VariableStore()
         self.lines_from_1 = True
         self.columns_from_1 = True
@@ -356,7 +366,10 @@ class DapAdapter:
         return None
 
     def _open(self, config: LaunchConfig) -> None:
+        from rvmdbg.threads import hold
         session = open_session(config)
+        self.release_threads()
+        self.threads, self.release_threads = hold(config.threads)
         self.session, self.config = session, config
         self.interp = CommandInterpreter(session)
         self.interp.may_switch_session = False   # the adapter holds this session
@@ -403,6 +416,7 @@ class DapAdapter:
 
     def req_disconnect(self, args: dict) -> None:
         self.done = True
+        self.release_threads()
         return None
 
     def req_terminate(self, args: dict) -> None:

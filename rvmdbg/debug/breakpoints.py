@@ -784,6 +784,11 @@ class BreakpointTable:
             if kernels:  # the node's kernel, not every entry into its line's setup
                 fields["locations"] = kernels
             return fields
+        called = getattr(exe, "called_names", None)
+        if called is not None:   # the Relax VM: a Call by the name it calls
+            fields = self._resolve_called(text, called())
+            if fields is not None:
+                return fields
         kernel = self._resolve_kernel(text)
         if kernel is not None:
             return kernel
@@ -809,6 +814,34 @@ class BreakpointTable:
                 func=fn.name, last=len(fn.instructions) - 1, pc=pc))
         return dict(spec=f"@{fn.name}:{pc}", kind="instruction",
                     locations=frozenset([(fi, pc)]), func_index=fi, pc=pc)
+
+    def _resolve_called(self, text: str, names: list) -> dict | None:
+        """A Relax VM executable's `NAME` (a kernel or builtin its Calls name: `matmul`,
+        `vm.builtin.alloc_tensor`) or `kernel:TEXT` (every such name containing TEXT): a
+        breakpoint on every Call of it; None when `text` is neither."""
+        if text.lower().startswith("kernel:"):
+            needle = text[len("kernel:"):].strip()
+            if not needle:
+                raise BreakpointError(_("kernel: needs part of a kernel's name "
+                                        "(kernel:conv2d)"))
+            chosen = [n for n in names if needle.lower() in n.lower()]
+            if not chosen:
+                raise BreakpointError(_("no kernel name contains {text} (kernels: {names})")
+                                      .format(text=repr(needle), names=_some(names)))
+            spec = f"kernel:{needle}"
+        elif text in names:
+            chosen, spec = [text], text
+        elif text.startswith("@") and text[1:] in names:
+            # TVM's one function table names VM functions and kernels alike (a DAP function
+            # breakpoint arrives as @NAME)
+            chosen, spec = [text[1:]], text[1:]
+        else:
+            return None
+        wanted = frozenset(chosen)
+        locs = frozenset((fi, pc) for fi, fn in enumerate(self.exe.functions)
+                         for pc, ins in enumerate(fn.instructions)
+                         if getattr(ins, "func", None) in wanted)
+        return dict(spec=spec, kind="kernel", locations=locs, kernels=tuple(chosen))
 
     def _resolve_kernel(self, text: str) -> dict | None:
         """`kernel:TEXT`, `PackedFunc[N]` or a kernel's name: the fields of a breakpoint on

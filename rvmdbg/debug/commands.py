@@ -9,13 +9,13 @@ Commands (short forms in brackets): break [b] SPEC [if EXPR], tbreak-free; delet
 disable N..., enable N..., condition N [EXPR]; step [s, si, stepi] [K], next [n, ni],
 finish [f], continue [c], run-to [until, advance] SPEC; rstep [rs, reverse-step] [K],
 rnext [rn, reverse-next], rfinish [rf, reverse-finish], rcontinue [rc, reverse-continue],
-goto [g] STEP, last-write $N; info registers|frame|breakpoints|watchpoints|history;
+goto [g] STEP, last-write $N; info registers|frame|breakpoints|watchpoints|history|profile;
 backtrace [bt, where] [N]; frame N, up [N], down [N]; print [p] $N; heap; deps;
 swap? [@f:]PC1 PC2 (may the two instructions trade places, and if not, why);
 numbering [tvm|reused|toggle] (registers as TVM numbers them, or reused by liveness: the
 session switches at the same step);
 watch [-c|-r] $N [change|read], rwatch $N; list [l] [@f[:PC]]; source; restart [run]; display EXPR,
-undisplay [N...], info display; search TEXT; set logging ...; help [h].
+undisplay [N...], info display; search TEXT; set logging ...; set profile on|off; help [h].
 `complete(text)` gives the completions of a partial line (commands, @functions, $registers).
 `run_batch(session, lines, write)` runs a script, echoing each command.
 """
@@ -27,6 +27,7 @@ import numpy as np
 
 from rvmdbg.debug.breakpoints import BreakpointError, Condition, ConditionError
 from rvmdbg.debug.machine import register_name
+from rvmdbg.debug.profiling import motion_timer, profile_of, stop_notes, stop_profile
 from rvmdbg.debug.heap import format_heap, heap_of, value_text, value_tree, value_type
 from rvmdbg.debug.indexing import (
     IndexSyntaxError, apply_index, index_text, parse_index, split_indexed,
@@ -42,13 +43,13 @@ Forward:   step|s [K]   next|n   finish|f   continue|c   run-to SPEC
 Backward:  rstep|rs [K]   rnext|rn   rfinish|rf   rcontinue|rc   goto STEP   last-write $N
 Stops:     break|b SPEC [if EXPR]   watch $N [change|read]   delete|d [N...]   disable N   enable N
            condition N [EXPR]      SPEC: @f  @f:PC  LINE  op:AllocADT   EXPR: $3 == 0 and $1 != Nil
-Inspect:   info registers|frame|breakpoints|history   backtrace|bt [N]   print|p $N   heap
+Inspect:   info registers|frame|breakpoints|history|profile   backtrace|bt [N]   print|p $N   heap
            deps   list|l   source   frame N   up [N]   down [N]   print $N[0, :, 3] (NumPy's indexing)
            swap? [@f:]PC1 PC2 (may these two instructions trade places? if not, which dependence)
 Registers: numbering [tvm|reused|toggle] (TVM's numbering, or reused by liveness, same step)
 Display:   display EXPR (shown at every stop)   undisplay [N...]   info display
 Find:      search TEXT (every function's bytecode)   list @f[:PC]
-Other:     restart   set logging on [FILE] | off | file FILE   help
+Other:     restart   set logging on [FILE] | off | file FILE   set profile on|off   help
 Backward moves replay recorded history; `rcontinue` stops at the last breakpoint or watchpoint
 hit before now, or at the start of history.""")
 
@@ -75,9 +76,12 @@ def _number(text: str, what: str = N_("number")) -> int:
     return int(text)
 
 
-def _register(text: str) -> int:
-    """`$3` (or `3`; `r3` as a MiniVM program names it)."""
+def _register(text: str, prefix: str = "$") -> int:
+    """`$3` (or `3`; `r3` as a MiniVM program names it; `%3` as the Relax VM does, when the
+    executable's `prefix` is `%`)."""
     t = text.strip()
+    if prefix == "%" and re.fullmatch(r"%\d+", t):
+        t = t[1:]
     if not re.fullmatch(r"(?:\$|[rR])?\d+", t):
         raise CommandError(_("expected a register like $3, got {text}").format(text=repr(text)))
     return _number(t.lstrip("$rR"), N_("register number"))
@@ -226,11 +230,13 @@ class CommandInterpreter:
     def depth(self) -> int | None:
         return self.selected
 
-    def _stopped(self, ev: StopEvent) -> str:
+    def _stopped(self, ev: StopEvent, covered: str | None = None) -> str:
         self.selected = None
         out = [ev.line()]
         if ev.message:
             out.extend("  " + m for m in ev.message.splitlines())
+        # profiling on: the kernel the last step called, the time the motion covered
+        out.extend("  " + line for line in stop_notes(self.session, covered))
         out.extend(self.display_lines())
         return "\n".join(out)
 
@@ -311,7 +317,15 @@ class CommandInterpreter:
         args = rest.split()
         if args[:1] == ["logging"]:
             return self.transcript.command(args[1:])
-        raise CommandError(_("usage: {forms}").format(forms="set logging on [FILE] | off | file FILE | FILE"))
+        if args[:1] == ["profile"] and args[1:] in (["on"], ["off"]):
+            if args[1] == "off":
+                stop_profile(self.session)
+                return _("profiling is off")
+            prof = profile_of(self.session, start=True)
+            return _("profiling is on from step {step}: kernel calls are timed from here "
+                     "(`set profile off` stops it)").format(step=prof.since)
+        raise CommandError(_("usage: {forms}").format(
+            forms="set logging on [FILE] | off | file FILE | FILE; set profile on | off"))
 
     # ------------------------------------------------------------ breakpoints
 
@@ -398,7 +412,7 @@ class CommandInterpreter:
             args = [a for a in args if a not in ("-r", "read")]
         if len(args) != 1:
             raise CommandError(_("usage: {forms}").format(forms="watch $N [change|read]"))
-        wp = self.session.watch(_register(args[0]), self.selected, on)
+        wp = self.session.watch(_register(args[0], self._prefix()), self.selected, on)
         return _("watchpoint {n}: {where}").format(n=wp.id, where=wp.where())
 
     def cmd_rwatch(self, rest: str) -> str:
@@ -413,14 +427,16 @@ class CommandInterpreter:
     def cmd_next(self, rest: str) -> str:
         n = _repeat(rest)
         ev = None
+        timer = motion_timer(self.session)
         for _round in range(n):
             ev = self.session.next()
             if ev.reason != "step":
                 break
-        return self._stopped(ev)
+        return self._stopped(ev, timer())
 
     def cmd_finish(self, rest: str) -> str:
-        return self._stopped(self.session.finish())
+        timer = motion_timer(self.session)
+        return self._stopped(self.session.finish(), timer())
 
     def cmd_continue(self, rest: str) -> str:
         n = _repeat(rest)
@@ -465,7 +481,7 @@ class CommandInterpreter:
         return self._stopped(s.run_to_locations(fields["locations"]))
 
     def cmd_last_write(self, rest: str) -> str:
-        return self._stopped(self.session.last_write(_register(rest), self.selected))
+        return self._stopped(self.session.last_write(_register(rest, self._prefix()), self.selected))
 
     def cmd_restart(self, rest: str) -> str:
         return self._stopped(self.session.restart())
@@ -551,8 +567,20 @@ class CommandInterpreter:
             return self.info_history()
         if what in ("display", "displays"):
             return self.info_display()
+        if what in ("profile", "prof", "p"):
+            return self.info_profile()
         raise CommandError(_("usage: {forms}").format(
-            forms="info registers | frame | breakpoints | history | display"))
+            forms="info registers | frame | breakpoints | history | display | profile"))
+
+    def info_profile(self) -> str:
+        """The kernel table of the run so far; turns profiling on if it was off."""
+        started = profile_of(self.session) is None
+        prof = profile_of(self.session, start=True)
+        table = prof.table()
+        if started:
+            return _("profiling is on from step {step}: kernel calls are timed from here "
+                     "(`set profile off` stops it)").format(step=prof.since) + "\n" + table
+        return table
 
     def info_registers(self) -> str:
         s = self.session
@@ -636,6 +664,9 @@ class CommandInterpreter:
                 + _("about {used} MB of {budget} MB").format(
                     used=f"{h['bytes_estimate'] / 2 ** 20:.1f}", budget=f"{h['budget'] / 2 ** 20:.0f}"))
 
+    def _prefix(self) -> str:
+        return getattr(self.session.exe, "register_prefix", "$")
+
     def cmd_print(self, rest: str) -> str:
         if not rest:
             raise CommandError(_("usage: print $N, or print $N[0, :, 3] for part of a tensor"))
@@ -649,7 +680,7 @@ class CommandInterpreter:
         if named is not None:
             reg, v = named
         else:
-            r = _register(name)
+            r = _register(name, self._prefix())
             reg = register_name(self.session.exe, r)
             if not 0 <= r < len(f.registers):
                 raise DebugError(_("{register} is outside the register file (size {size})").format(

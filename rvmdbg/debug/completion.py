@@ -46,12 +46,15 @@ def complete(interpreter, text: str) -> tuple[int, list[str]]:
         stem = prefix + word[1:]
         return start, [f"{prefix}{r}" for r in range(size) if f"{prefix}{r}".startswith(stem)]
     if before and before[0].lower() in ("break", "b", "br", "run-to"):
-        kernels = list(getattr(session.exe, "kernel_names", lambda: [])())
+        packed = list(getattr(session.exe, "kernel_names", lambda: [])())
+        # the Relax VM: the kernels and builtins its Calls name (`break matmul`)
+        kernels = packed + [n for n in getattr(session.exe, "called_names", lambda: [])()
+                            if n not in packed]
         if word.lower().startswith("kernel:"):
             return start, [f"kernel:{n}" for n in kernels
                            if f"kernel:{n}".lower().startswith(word.lower())]
         if word and "packedfunc[".startswith(word.lower()[:11]) and word[:1] in "Pp":
-            return start, [f"PackedFunc[{i}]" for i in range(len(kernels))
+            return start, [f"PackedFunc[{i}]" for i in range(len(packed))
                            if f"PackedFunc[{i}]".lower().startswith(word.lower())]
         if word and not word.startswith(("@", "$", "op:")) and not word.isdigit():
             found = sorted(n for n in kernels if n.startswith(word))

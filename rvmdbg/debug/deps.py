@@ -202,6 +202,20 @@ def conflicts(a, b) -> list[tuple[str, int]]:
     return out
 
 
+def inplace_conflicts(a, b) -> list[tuple[str, int]]:
+    """The Relax VM's in-place writes: (kind, register) when `a` (earlier) or `b` is a call
+    that may write the tensor a register holds (`inplace`) and the other uses that tensor;
+    the register-level `conflicts` do not see these (the register itself is not written).
+    RAW: `a` may write it, `b` reads it (or may write it too); WAR: `a` reads it, `b` may
+    write it."""
+    ma, mb = frozenset(getattr(a, "inplace", ())), frozenset(getattr(b, "inplace", ()))
+    if not (ma or mb):
+        return []
+    out = [("RAW", r) for r in sorted(ma & frozenset(b.reads()))]
+    out += [("WAR", r) for r in sorted(mb & (frozenset(a.reads()) - ma))]
+    return out
+
+
 _KIND_WORDS = {"RAW": "read after write", "WAR": "write after read",
                "WAW": "write after write"}
 
@@ -228,7 +242,11 @@ class SwapReason(NamedTuple):
         `r` for the MiniVM)."""
         a, b, r = self.first, self.second, f"{prefix}{self.register}"
         k = self.kind
-        if k == "RAW" and self.detail == "out":
+        if self.detail == "inplace":
+            text = _("{kind} of the tensor in {r}: pc {a} and pc {b} both use it and a call "
+                     "may write it in place (the bytecode does not say which arguments a "
+                     "kernel writes)").replace("{kind}", k)
+        elif k == "RAW" and self.detail == "out":
             text = _("read after write of {r}: pc {a} writes {r}, pc {b} reads it (the "
                      "kernel is passed the tensor in {r} as its output); the kernel then "
                      "writes the tensor's memory, not the register")
@@ -340,6 +358,8 @@ def swap_verdict(fn, pc_a: int, pc_b: int, exe=None) -> SwapVerdict:
             detail = "out" if kind == "RAW" and reg in outputs else ""
             reasons.append(SwapReason(kind, x, y, reg, detail))
         reasons.extend(_alloc_order(code[x], code[y], x, y, storages))
+        for kind, reg in inplace_conflicts(code[x], code[y]):
+            reasons.append(SwapReason(kind, x, y, reg, "inplace"))
     seen = set()
     unique = [r for r in reasons if not (r in seen or seen.add(r))]
     return SwapVerdict(pc_a, pc_b, tuple(unique))

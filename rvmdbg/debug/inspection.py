@@ -77,10 +77,56 @@ class Inspection:
         self.deps_cache[key] = result
         return result
 
+    def straight_starts(self, func_index: int) -> list[int]:
+        """For each pc of a function, the first pc of the straight run that ends there: every
+        instruction from it up to (not including) pc falls through to the next, pushes no
+        frame and jumps nowhere, and no instruction of the function jumps into the run past
+        its first pc. Arriving at pc, the VM ran exactly that run's instructions, one step
+        each, just before (cached per function)."""
+        cache = self.__dict__.setdefault("_straight_cache", {})
+        fn = self.exe.functions[func_index]
+        hit = cache.get(func_index)
+        if hit is not None and hit[0] is fn:
+            return hit[1]
+        code = fn.instructions
+        targets = deps_mod.jump_targets(fn)
+        starts = [0] * len(code)
+        for pc in range(1, len(code)):
+            prev = code[pc - 1]
+            straight = (prev.falls_through and not prev.is_jump and not prev.is_call
+                        and pc not in targets)
+            starts[pc] = starts[pc - 1] if straight else pc
+        cache[func_index] = (fn, starts)
+        return starts
+
+    def _straight_writes(self, frame, registers, by_register) -> dict:
+        """The last writes of `registers` in the innermost frame found without replaying:
+        those whose nearest writer before the pc lies in the straight run that ends at the
+        pc ran exactly (pc - writer) steps ago. A model's @main is one long straight run, so
+        a stop there needs no replay of the kernels between a value's write and its read."""
+        fi, pc = frame.func_index, frame.pc
+        starts = self.straight_starts(fi)
+        if not 0 <= pc < len(starts):
+            return {}
+        start, now, oldest = starts[pc], self.vm.steps, self.history.start
+        code = self.exe.functions[fi].instructions
+        found = {}
+        for r in registers:
+            before = [w for w in by_register.get(r, ()) if w < pc]
+            if not before:
+                continue
+            w = max(before)
+            step = now - (pc - w)
+            if w >= start and step >= oldest:
+                found[r] = (step, fi, w, code[w].text())
+        return found
+
     @quiet_gc
-    def _last_writes(self, depth: int, registers) -> dict:
+    def _last_writes(self, depth: int, registers, straight: bool = True) -> dict:
         """register -> (step, func_index, pc, text) of its last write in the activation at
-        `depth`; absent when it was never written. Returns to the current step."""
+        `depth`; absent when it was never written. Returns to the current step. `straight`:
+        take the writes in the innermost frame's current straight run without a replay
+        (False: replay for every register, the reference the fast way is tested against)."""
         vm = self.vm
         now = vm.steps
         frame = vm.frames[depth]
@@ -89,6 +135,11 @@ class Inspection:
         nparams = len(fn.params)
         top = depth == len(vm.frames) - 1
         by_register = self.register_index(fi)[0]
+        quick = self._straight_writes(frame, registers, by_register) if straight and top else {}
+        if quick:
+            registers = [r for r in registers if r not in quick]
+            if not registers:
+                return quick
         writers: dict[int, list[int]] = {}
         for r in registers:
             for pc in by_register.get(r, ()):
@@ -137,6 +188,7 @@ class Inspection:
                         found[r] = self._instruction_at_step(push)
         finally:
             self.goto_exact(now)
+        found.update(quick)
         return found
 
     def _segment_writes(self, cp, seg_end: int, traps, serial: int) -> list:

@@ -108,6 +108,7 @@ class DebugSession(Inspection):
         self.program_path = program_path
         self.config_dir = config_dir
         self.notes: list[str] = []
+        self.profile = None   # debug/profiling.SessionProfile while kernel calls are timed
         self._synced_breakpoints: dict = {}   # what the saved file held at the last sync
         if program_path is not None:
             self.notes = restore_breakpoints(self.breakpoints, self.exe, program_path, config_dir,

@@ -71,6 +71,18 @@ class GraphNode:
     arg_shape: tuple = ()       # per primitive parameter: None (one tensor) or a nested tuple
     #                             of the same form, telling how the flat inputs regroup
 
+    def source_lines(self) -> tuple:
+        """The program lines a kernel's calls came from, in order: a fused kernel carries
+        the span of every call fused into it (an imported ONNX model's: one line per node),
+        and its own call's; only lines of the file its own call is in."""
+        from rvmdbg.relay.ast import Call, walk
+        spans = [self.span]
+        if self.function is not None:
+            spans += [e.span for e in walk(self.function) if type(e) is Call]
+        file = self.span.file if self.span is not None else None
+        return tuple(sorted({sp.line for sp in spans
+                             if sp is not None and (file is None or sp.file == file)}))
+
 
 @dataclass
 class Graph:
@@ -158,7 +170,8 @@ class Graph:
 
     def format(self, plan=None, names=None) -> str:
         """The node list: id, op, name, inputs, each output's shape and storage id; with
-        `names` (a debug.names.NameTable), a kernel's source line's name after it."""
+        `names` (a debug.names.NameTable), after a kernel the names on its source lines
+        (every node a fused kernel came from)."""
         by_line = names.line_names() if names is not None else {}
         if plan is None:
             from rvmdbg.graph.plan import plan_memory
@@ -176,9 +189,10 @@ class Graph:
                 head = f"{nid:>3}: tvm_op {n.func_name}({ins})"
                 if n.reshape_only:
                     head += " reshape-only"
-                place = by_line.get(n.span.line) if by_line and n.span is not None else None
-                if place is not None:
-                    head += f" [{place}]"
+                places = [by_line[line] for line in n.source_lines() if line in by_line] \
+                    if by_line else []
+                if places:
+                    head += f" [{', '.join(places)}]"
             else:
                 head = f"{nid:>3}: null   {'%' if n.kind == INPUT else ''}{n.name} ({n.kind})"
             outs = []

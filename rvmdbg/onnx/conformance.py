@@ -161,8 +161,12 @@ def _grouped(value, outputs) -> list:
 
 def compare_value(name: str, got, expected) -> str | None:
     """`compare`, and for a sequence (an expected list) element by element."""
-    from rvmdbg.values import ADTValue
+    from rvmdbg.values import ADTValue, make_tuple
     if isinstance(expected, list):
+        from rvmdbg.onnx.seqlist import list_items
+        items = list_items(got)
+        if items is not None:  # a sequence whose length was known only at run time
+            got = make_tuple(items)
         if not (isinstance(got, ADTValue) and got.is_tuple):
             return f"a {type(got).__name__}, expected a sequence"
         if len(got.fields) != len(expected):

@@ -83,6 +83,10 @@ class GraphContext:
             return expr.checked_type
         from rvmdbg.relay import typecheck as tc_mod
         tc = tc_mod.TypeChecker(self.module)
+        for name, fn in self.module.functions.items():
+            # the prelude's functions a run-time sequence uses (seqlist), checked when added
+            if fn.checked_type is not None:
+                tc.schemes[name] = fn.checked_type
         for n in walk(expr, into=lambda n: n.checked_type is None):
             if n.checked_type is not None:
                 tc.types[id(n)] = n.checked_type

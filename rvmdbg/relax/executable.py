@@ -176,11 +176,21 @@ class RelaxExecutable(Executable):
                                                  name=g.name, n=len(instrs or ()), m=g.end - g.start))
                 functions.append(VMFunction(g.name, g.params, g.register_file_size, instrs))
         super().__init__(functions, constants, [], None, source_text, source_name)
+        vm_names = frozenset(g.name for g in table if g.kind == FUNC_VM)
+        for fn in functions:
+            for ins in fn.instructions:
+                if type(ins) is RCall:
+                    ins.mark(vm_names)
         self.table = list(table)
         self.tvm_exe = tvm_exe
         self.journal = None
         # {function: [(dtype, shape with None for a symbolic dim) or None, ...]}: what ARGs become
         self.param_types: dict = {}
+
+    def called_names(self) -> list[str]:
+        """The kernels and builtins the bytecode calls by name (TVM's function table order):
+        what `break NAME` stops at the Calls of."""
+        return [g.name for g in self.table if g.kind != FUNC_VM]
 
     def journaled(self, journal):
         """A shallow copy whose machine journals its in-place tensor writes to `journal` (the

@@ -52,14 +52,45 @@ def _reg_text(r) -> str:
     return "%void" if r is None else f"%{r}"
 
 
-class RCall(Instruction):
-    """`call NAME in: ARGS dst: REG`: a VM function, a kernel or a builtin, by name."""
+# vm.builtin functions that never write a tensor they are passed (the others may: a kernel
+# writes its outputs in place, `match_shape` fills the shape heap)
+PURE_BUILTINS = frozenset("vm.builtin." + n for n in (
+    "check_tensor_info", "check_shape_info", "check_tuple_info", "check_func_info",
+    "check_prim_value_info", "alloc_storage", "alloc_tensor", "alloc_shape_heap", "null_value",
+    "make_shape", "make_closure", "invoke_closure", "shape_of", "tuple_getitem", "make_tuple",
+    "read_if_cond", "tensor_to_shape", "copy"))
 
-    __slots__ = ("func", "args", "dst")
+
+class RCall(Instruction):
+    """`call NAME in: ARGS dst: REG`: a VM function, a kernel or a builtin, by name.
+
+    `is_call` (a VM function, or `invoke_closure`: the machine pushes a frame) and `inplace`
+    (the registers whose tensors the callee may write in place) are set by the executable,
+    which knows which names are VM functions (`mark`)."""
+
+    __slots__ = ("func", "args", "dst", "is_call", "inplace")
     opcode, name = 1, "Call"
 
     def __init__(self, func: str, args, dst):
         self.func, self.args, self.dst = func, tuple(args), dst
+        self.is_call = False
+        self.inplace = ()
+
+    def mark(self, vm_functions) -> None:
+        """Classify the callee: a VM function call pushes a frame; a packed function other
+        than the builtins known not to write their arguments may write any tensor it is
+        passed (the bytecode does not say which arguments a kernel's outputs are)."""
+        self.is_call = self.func in vm_functions or self.func == "vm.builtin.invoke_closure"
+        if self.is_call or self.func in PURE_BUILTINS:
+            self.inplace = ()
+        elif self.func == "vm.builtin.match_shape":
+            self.inplace = tuple(a[1] for a in self.args[1:2] if a[0] == "reg")   # the heap
+        else:
+            self.inplace = tuple(a[1] for a in self.args if a[0] == "reg")
+
+    @property
+    def is_builtin(self) -> bool:
+        return self.func.startswith("vm.builtin.")
 
     def text(self, func_names=None, kernel_names=None) -> str:
         args = ", ".join(a.text() for a in self.args)
@@ -179,5 +210,5 @@ def parse_instruction(line: str, where: str = "listing") -> Instruction:
 
 
 
-__all__ = ["RCall", "RRet", "RGoto", "RIf", "Operand", "DType", "Shape", "RelaxFormatError",
+__all__ = ["PURE_BUILTINS", "RCall", "RRet", "RGoto", "RIf", "Operand", "DType", "Shape", "RelaxFormatError",
            "parse_instruction", "FUNC_PACKED", "FUNC_VM", "FUNC_TIR"]

@@ -24,6 +24,7 @@ COMMANDS_HELP = [
     ("rstep [K] | rnext | rfinish | rcontinue", N_("run backward")),
     ("goto STEP | run-to @f:PC", N_("travel to a step or a place")),
     ("info registers | info frame | info breakpoints", N_("show state")),
+    ("info profile | set profile on | off", N_("kernel times of the run so far (P)")),
     ("backtrace | print $N | heap | deps", N_("frames, values, dependencies (bt p)")),
     ("swap? [@f:]PC1 PC2", N_("may the two instructions trade places? if not, the dependence (m marks one)")),
     ("numbering [tvm | reused | toggle]", N_("registers as TVM numbers them or reused by liveness (r)")),

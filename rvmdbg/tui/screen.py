@@ -33,6 +33,7 @@ from rvmdbg.tui.command_output import CommandOutput
 from rvmdbg.tui.compositor import RowCompositor
 from rvmdbg.tui.console import Console
 from rvmdbg.tui.cycle_strip import CycleStrip, cycle_of
+from rvmdbg.debug.profiling import motion_timer, stop_notes
 from rvmdbg.views.cycle import PHASE_LABELS
 from rvmdbg.tui.footer import KeyFooter
 from rvmdbg.tui.glyphs import Glyphs
@@ -47,7 +48,7 @@ from rvmdbg.tui.registers import RegisterPane
 from rvmdbg.tui.search_bar import SearchBar
 from rvmdbg.tui.source_view import SourceView
 from rvmdbg.tui.stack import CallStackPane
-from rvmdbg.tui.screen_layout import CODE_PANES, STATE_PANES, LayoutModes
+from rvmdbg.tui.screen_layout import CODE_PANES, STATE_PANES, LayoutModes, state_panes_for
 from rvmdbg.tui.status import StatusLine
 from rvmdbg.tui.stop_painting import StopPainting
 from rvmdbg.tui.stops import (breakpoint_marks, breakpoint_rows, error_text, is_program_error,
@@ -130,6 +131,10 @@ class DebuggerScreen(LayoutModes, StopPainting, Screen):
         Binding("p", "toggle_cycle", N_("Phases"), show=False,
                 tooltip=N_("Fetch, decode, execute: show the dispatch loop's strip; while it is "
                         "shown, s advances one phase (the VM steps at execute)"), id="cycle"),
+        Binding("P", "profile", N_("Profile"), show=False,
+                tooltip=N_("Kernel times of the run so far (info profile); the first press "
+                        "turns profiling on: stops then say a kernel's time, n and f the time "
+                        "they covered"), id="profile"),
         Binding("ctrl+r", "restart", N_("Restart"), show=False, tooltip=N_("Restart the program (keeps breakpoints)"), id="restart"),
         Binding("question_mark", "help", N_("Help"), tooltip=N_("Every key"), id="help"),
         Binding("q", "quit", N_("Quit"), tooltip=N_("Quit rvmdbg"), id="quit"),
@@ -164,6 +169,7 @@ class DebuggerScreen(LayoutModes, StopPainting, Screen):
         self.frames: list = []
         self.selected_depth: int | None = None
         self._run_started = 0.0
+        self._covered = None   # debug.profiling.motion_timer of a running next or finish
         self._last_progress = 0.0
         self.heap_stale = True
         self.layout_mode = ""
@@ -207,7 +213,8 @@ class DebuggerScreen(LayoutModes, StopPainting, Screen):
                                       classes=tab("listing", code_panes))
                 yield CycleStrip(marker=g.pc, id="cycle")
             with Vertical(id="state-column"):
-                yield PaneTabs(STATE_PANES, id="state-tabs", classes="pane-tabs")
+                state_panes = self.state_panes = state_panes_for(program.exe)
+                yield PaneTabs(state_panes, id="state-tabs", classes="pane-tabs")
                 registers = RegisterPane(glyphs=g, id="registers",
                                          classes=tab("registers", STATE_PANES))
                 registers.constructor_types = program.constructor_types
@@ -216,8 +223,14 @@ class DebuggerScreen(LayoutModes, StopPainting, Screen):
                 yield CallStackPane(program.exe, glyphs=g, id="stack", classes=tab("stack", STATE_PANES))
                 heap = HeapTree(glyphs=g, id="heap", classes=tab("heap", STATE_PANES))
                 heap.constructor_types = program.constructor_types
+                if not any(p == "heap" for p, _ in state_panes):
+                    heap.display = False   # (set only here: an inline display beats the tabs' CSS)
                 yield heap
                 yield BreakpointPane(glyphs=g, id="breakpoints", classes=tab("breakpoints", STATE_PANES))
+                if any(p == "constants" for p, _ in state_panes):   # a Relax VM executable's pool
+                    from rvmdbg.tui.constants import ConstantPane
+                    yield ConstantPane(program.exe, glyphs=g, id="constants",
+                                       classes=tab("constants", state_panes))
         yield Console(id="console")
         yield SearchBar(id="search")
         yield StatusLine(id="status")
@@ -226,7 +239,7 @@ class DebuggerScreen(LayoutModes, StopPainting, Screen):
     def pane_ids(self) -> list[str]:
         """The panes Tab cycles through: the code and state panes, and the console's
         scrollback while it is shown."""
-        ids = [p for p, _ in CODE_PANES + STATE_PANES]
+        ids = [p for p, _ in CODE_PANES + getattr(self, "state_panes", STATE_PANES)]
         ids = [p for p in ids if self.query(f"#{p}")]
         if self.query("#console") and self.console.shown:
             ids.append("output")
@@ -344,6 +357,8 @@ class DebuggerScreen(LayoutModes, StopPainting, Screen):
             return
         if self._wait_turn(lambda: self.drive(label, call, threaded, command)):
             return
+        # with profiling on, the stop of `next` and `finish` says the time they covered
+        self._covered = motion_timer(self.session) if label in ("next", "finish") else None
         if not threaded:
             try:
                 event = call(self.session)
@@ -864,6 +879,10 @@ class DebuggerScreen(LayoutModes, StopPainting, Screen):
 
     # ------------------------------------------------------------ registers
 
+    def action_profile(self) -> None:
+        """`P`: the kernel table of the run so far in the console (profiling on if off)."""
+        self.run_command("info profile")
+
     def action_print_register(self) -> None:
         registers = self.pane("registers")
         r = registers.cursor_register()
@@ -1066,7 +1085,10 @@ class DebuggerScreen(LayoutModes, StopPainting, Screen):
         console.interpreter = interpreter
         interpreter.selected = None
         displays = interpreter.display_lines()
-        console.record([f"({shown_label(label)}) {self.status.stop_text}"] + displays, show=bool(displays))
+        covered, self._covered = self._covered, None
+        notes = ["  " + line for line in stop_notes(self.session, covered and covered())]
+        console.record([f"({shown_label(label)}) {self.status.stop_text}"] + notes + displays,
+                       show=bool(displays))
 
     def _show_output(self, line: str, text) -> None:
         self.console.show_command(line, text if isinstance(text, str) else str(text))

@@ -18,6 +18,15 @@ STATE_PANES = [("registers", N_("Regs")), ("stack", N_("Stack")), ("heap", N_("H
                ("breakpoints", N_("Bkpts"))]
 
 
+def state_panes_for(exe) -> list:
+    """The state column's panes for this executable: a Relax VM executable's constant pool
+    (its Calls name constants `c[N]`) gets a pane of its own, in the heap's place (the Relax
+    VM has no ADT heap: its tuples and closures show in the registers)."""
+    if getattr(exe, "kind", None) == "relax":
+        return [p for p in STATE_PANES if p[0] != "heap"] + [("constants", N_("Consts"))]
+    return STATE_PANES
+
+
 class LayoutModes:
     """Layout modes, tabs and pane focus, for `DebuggerScreen`."""
 
@@ -56,7 +65,8 @@ class LayoutModes:
 
     def reveal(self, pane_id: str) -> None:
         """Make a pane visible (in narrow mode, switch its column's tab to it)."""
-        for tabs_id, panes in (("code-tabs", CODE_PANES), ("state-tabs", STATE_PANES)):
+        for tabs_id, panes in (("code-tabs", CODE_PANES),
+                               ("state-tabs", getattr(self, "state_panes", STATE_PANES))):
             if any(pid == pane_id for pid, _ in panes):
                 self.show_tab(tabs_id, pane_id)
 

@@ -97,6 +97,11 @@ class StopPainting:
                 source.set_current(None)
         self.heap_stale = True
         self.refresh_heap()
+        if "constants" in self._pane_ids_present():
+            self.pane("constants").set_instruction(frame.instruction)
+
+    def _pane_ids_present(self) -> tuple:
+        return tuple(p for p, _ in getattr(self, "state_panes", ()))
 
     def _show_source_file(self, file: str | None) -> bool:
         """Put `file` in the source pane (the program's, or the prelude's when the pc is
@@ -137,7 +142,7 @@ class StopPainting:
 
     def refresh_heap(self) -> None:
         heap = self.pane("heap")
-        if not self.heap_stale or self.session is None:
+        if not self.heap_stale or self.session is None or not heap.display:
             return
         if heap.has_class("-tab-hidden") and self.narrow:
             return  # rebuilt when it is shown

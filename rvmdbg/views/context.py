@@ -25,6 +25,7 @@ class ViewContext:
     source_file: str | None = None   # the span file name of the program's own lines
     entry: str = "main"
     name: str = "<program>"
+    names: object = None             # the program kind's debug.names.NameTable (ONNX nodes)
     # view 2's figures when they are given rather than measured (tests, screenshots)
     measurements: dict | None = None     # executor name -> ExecutorMeasurement
     cost_samples: list | None = None     # CostSamples of the cost model's workload
@@ -37,7 +38,8 @@ class ViewContext:
         """From the screen's `DebugProgram` (path, exe, module, source) and its session."""
         return cls(module=program.module, exe=program.exe, session=session,
                    source_text=program.source_text, source_file=program.source_file,
-                   entry=program.entry, name=program.name)
+                   entry=program.entry, name=program.name,
+                   names=getattr(program, "names", None))
 
     @classmethod
     def from_text(cls, text: str, filename: str = "<input>", entry: str = "main",

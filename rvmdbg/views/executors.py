@@ -80,6 +80,7 @@ class NodeStorage:
     reuses: int | None = None   # the earlier node whose block this one takes over
     alias: bool = False         # a reshape-only kernel: its output is its input's bytes
     live: tuple = (0, 0)        # (first, last) node positions the entry must stay in its block
+    lines: tuple = ()           # a kernel's program lines (every call fused into it)
 
 
 @dataclass
@@ -235,7 +236,8 @@ def node_storage(graph, plan) -> list:
             holder[plan.storage_ids[graph.entry_id(nid, i)]] = nid
         out.append(NodeStorage(nid, node.func_name if node.kind == "kernel" else node.name,
                                node.kind, sid, plan.entry_bytes[eid], reuses, alias,
-                               tuple(ranges[eid])))
+                               tuple(ranges[eid]),
+                               node.source_lines() if node.kind == "kernel" else ()))
     return out
 
 

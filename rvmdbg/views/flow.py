@@ -26,6 +26,7 @@ from rvmdbg.i18n import N_, _, ngettext
 
 SOURCE, AST, TYPED, PASS, BYTECODE, EXECUTION = (
     "source", "ast", "typed", "pass", "bytecode", "execution")
+TEXT = "text"   # a stage of lines with no items (a Relax program's TVMScript, the comparison)
 MAX_INDENT = 40  # outline levels drawn as indentation; deeper ones carry their depth number
 
 
@@ -304,7 +305,8 @@ def module_nodes(module) -> list:
 # ---------------------------------------------------------------- names as shown
 
 # The stages rvmdbg names itself (pass stages keep TVM's pass names in every language).
-STAGE_TITLES = (N_("Source"), N_("AST"), N_("Typed AST"), N_("Bytecode"), N_("Execution"))
+STAGE_TITLES = (N_("Source"), N_("AST"), N_("Typed AST"), N_("Bytecode"), N_("Execution"),
+                N_("Same model: Relay VM"), N_("Same model: Relax VM"))
 EXECUTION_DESCRIPTION = N_("the VM running the bytecode")
 _REMOVED = re.compile(r"globals (.+) does not reach are removed")
 
@@ -328,7 +330,13 @@ def stage_description(text: str) -> str:
 
 STAGE_DESCRIPTIONS = (N_("the program text"), N_("the parsed program as a tree"),
                       N_("every node with the type the checker gave it"),
-                      N_("TVM bytecode, one function after another"), EXECUTION_DESCRIPTION)
+                      N_("TVM bytecode, one function after another"), EXECUTION_DESCRIPTION,
+                      N_("the Relax module as TVMScript (mod.script()): no spans link it to "
+                         "the bytecode"),
+                      N_("a dense layer and a ReLU, compiled by rvmdbg's Relay VM compiler"),
+                      N_("the same model, compiled by TVM's relax.build: allocation, checks "
+                         "and frees are builtin calls"))
+TVMSCRIPT_DESCRIPTION = STAGE_DESCRIPTIONS[5]
 
 
 # ---------------------------------------------------------------- building stages
@@ -499,10 +507,19 @@ class FlowModel:
             for st in ctx.stages[1:]:
                 names.append(st.name)
                 kinds.append(PASS)
+        relax = getattr(ctx.exe, "kind", None) == "relax"
+        if relax and ctx.source_text is not None:
+            names.append("TVMScript")    # beside the bytecode it was built into
+            kinds.append(TEXT)
         names += ["Bytecode", "Execution"]
         kinds += [BYTECODE, EXECUTION]
+        if relax:   # the teaching comparison: one model, both VMs, side by side
+            from rvmdbg.relax.compare import RELAX_STAGE, RELAY_STAGE
+            names += [RELAY_STAGE, RELAX_STAGE]
+            kinds += [TEXT, TEXT]
         self.names = names
         self.kinds = kinds
+        self._compare = None
 
     def __len__(self) -> int:
         return len(self.names)
@@ -540,7 +557,25 @@ class FlowModel:
             return pass_stage(stages[k], stages[k - 1].text, changed(stages[k - 1], stages[k]))
         if kind == BYTECODE:
             return bytecode_stage(ctx.exe)
+        if kind == TEXT:
+            return self._text_stage(self.names[index])
         return self.execution_stage()
+
+    def _text_stage(self, name: str) -> FlowStage:
+        if name == "TVMScript":
+            return FlowStage(name, TVMSCRIPT_DESCRIPTION, TEXT,
+                             self.ctx.source_text.split("\n"), [])
+        from rvmdbg.relax import compare
+        if self._compare is None:
+            left, right = compare.relay_side(), compare.relax_side()
+            relay_sum, relax_sum = compare.summary_lines(left, right)
+            # the Relay side also says where each of its opcodes' work went on the Relax VM
+            self._compare = {compare.RELAY_STAGE: compare.stage_lines(left, relay_sum)
+                             + ["", *compare.moved_lines()],
+                             compare.RELAX_STAGE: compare.stage_lines(right, relax_sum)}
+        description = (compare.RELAY_STAGE_DESCRIPTION if name == compare.RELAY_STAGE
+                       else compare.RELAX_STAGE_DESCRIPTION)
+        return FlowStage(name, description, TEXT, self._compare[name], [])
 
     # ---- selection ----
 
@@ -548,7 +583,7 @@ class FlowModel:
         """For a selected origin: every stage's matching items and a one-line summary."""
         out = []
         for i, name in enumerate(self.names):
-            if self.kinds[i] == EXECUTION:
+            if self.kinds[i] in (EXECUTION, TEXT):   # TEXT stages have no items to match
                 continue
             st = self.stage(i)
             m = st.matches(origin)

@@ -175,6 +175,7 @@ class VirtualMachine:
         self.inputs: tuple = ()         # the arguments: not allocated by the program
         self.pushes = 0                 # frames pushed since start (the newest one's serial)
         self._trap_checks: dict = {}    # (func_index, pc) -> check, for the traps of one run()
+        self._plain_tables = None       # the tables `instrument` replaced, while it is on
         self._decode()
 
     # ------------------------------------------------------------ decoding
@@ -243,6 +244,33 @@ class VirtualMachine:
         finally:
             if gc_was_enabled:
                 gc.enable()
+
+    def instrument(self, wrap=None) -> None:
+        """Run every instruction through `wrap(fi, pc, instruction, handler) -> handler` (a
+        profiler's timers: `rvmdbg/vm/profile.py`), in `step()` and `run()` alike, with no
+        fused blocks, so each instruction is timed on its own; `instrument(None)` puts the
+        plain tables back. The tables are swapped, the loop is unchanged: nothing is paid
+        while no one instruments."""
+        plain = self._plain_tables
+        if plain is None:
+            self._fuse_all()
+            plain = self._plain_tables = (self._code, self._meta, self._fused, self._blocks)
+        self._trapped = {}
+        self._block_start_of = {}
+        if wrap is None:
+            self._code, self._meta, self._fused, self._blocks = plain
+            self._plain_tables = None
+            return
+        code, meta = [], []
+        for fi, fn in enumerate(self.exe.functions):
+            handlers = [wrap(fi, pc, ins, h) for pc, (ins, h)
+                        in enumerate(zip(fn.instructions, plain[0][fi]))]
+            handlers.append(plain[0][fi][-1])   # past the end: the report, untimed
+            code.append(handlers)
+            meta.append([m[:5] + (handlers[pc],) for pc, m in enumerate(plain[1][fi])])
+        self._code, self._meta = code, meta
+        self._fused = [(handlers, [1] * len(handlers)) for handlers in code]
+        self._blocks = [[] for _fn in code]
 
     def _handler(self, fi: int, pc: int, ins, register_file_size: int):
         for r in ins.registers():

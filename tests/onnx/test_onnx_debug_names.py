@@ -137,3 +137,36 @@ def test_rvmdbg_graph_on_an_onnx_file_shows_each_kernels_node(tmp_path):
     assert any("tvm_op fused_nn_conv2d(0, 1) [Conv_12] ->" in line for line in lines), lines
     assert any("[Pool_13]" in line for line in lines) and any("[Softmax_0]" in line
                                                                for line in lines)
+
+
+def _fused_model():
+    """Conv (with a bias) then Relu then MaxPool: Relay's fusion makes one kernel of the
+    first two nodes' calls (conv2d, bias_add, relu) and one of the pool."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    w = numpy_helper.from_array(np.full((2, 1, 3, 3), 0.5, "float32"), "W")
+    b = numpy_helper.from_array(np.array([1.0, -1.0], "float32"), "B")
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"], pads=[1, 1, 1, 1],
+                              name="Conv_12"),
+             helper.make_node("Relu", ["c"], ["r"], name="Relu_13"),
+             helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[2, 2], strides=[2, 2],
+                              name="Pool_14")]
+    return helper.make_model(helper.make_graph(nodes, "g", [x], [y], [w, b]),
+                             opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_a_fused_kernel_is_named_by_every_node_it_came_from():
+    from rvmdbg.graph.lower import lower_to_graph
+    from rvmdbg.graph.report import graph_report
+    model = _fused_model()
+    imp = import_model(model)
+    mod = check_module(imp.module)
+    names = name_table(model, imp)
+    graph = lower_to_graph(mod, "main")
+    kernels = [graph.nodes[k] if isinstance(k, int) else k for k in graph.kernel_nodes]
+    by_line = names.line_names()
+    assert [[by_line[line] for line in k.source_lines()] for k in kernels] == [
+        ["Conv_12", "Relu_13"], ["Pool_14"]]
+    text = graph_report(mod, names=names)
+    assert "tvm_op fused_nn_conv2d_nn_bias_add_nn_relu(0, 1, 2) [Conv_12, Relu_13] ->" in text
+    assert "tvm_op fused_nn_max_pool2d(3) [Pool_14] ->" in text

@@ -122,6 +122,64 @@ def test_conv2d_property(n, cg, og, groups, h, w, kh, kw, sh, sw, dh, dw, paddin
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
+def shifted_sum_depthwise(x, w, strides, padding, dilation):
+    """Depthwise convolution as the plain sum over kernel positions of the padded input's
+    strided window times that position's weight, in position order (kh-major)."""
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    pt, pl, pb, pr = padding
+    sh, sw = strides
+    dh, dw = dilation
+    oh = (h + pt + pb - (kh - 1) * dh - 1) // sh + 1
+    ow = (wd + pl + pr - (kw - 1) * dw - 1) // sw + 1
+    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    wm = w.reshape(c, o // c, kh, kw)
+    out = np.zeros((n, c, o // c, oh, ow), dtype=x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            win = xp[:, :, i * dh:i * dh + (oh - 1) * sh + 1:sh,
+                     j * dw:j * dw + (ow - 1) * sw + 1:sw]
+            out += win[:, :, None] * wm[None, :, :, i, j, None, None]
+    return out.reshape(n, o, oh, ow)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 2), c=st.integers(2, 6), mult=st.integers(1, 3),
+       h=st.integers(1, 12), w=st.integers(1, 12), kh=st.integers(1, 4), kw=st.integers(1, 4),
+       sh=st.integers(1, 4), sw=st.integers(1, 4), dh=st.integers(1, 3), dw=st.integers(1, 3),
+       padding=st.tuples(*[st.integers(0, 3)] * 4))
+def test_depthwise_kernel_equals_the_shifted_sum_bit_for_bit(n, c, mult, h, w, kh, kw, sh, sw,
+                                                            dh, dw, padding):
+    # the flattened-phase depthwise kernel adds the same products in the same order
+    pt, pl, pb, pr = padding
+    if h + pt + pb < (kh - 1) * dh + 1 or w + pl + pr < (kw - 1) * dw + 1:
+        return
+    x, wt = rand(n, c, h, w), rand(c * mult, 1, kh, kw)
+    got = conv2d_nchw(x, wt, (sh, sw), padding, (dh, dw), groups=c)
+    want = shifted_sum_depthwise(x, wt, (sh, sw), padding, (dh, dw))
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert np.array_equal(got, want)
+    np.testing.assert_allclose(got, ref_conv2d(x, wt, (sh, sw), padding, (dh, dw), c),
+                               rtol=1e-4, atol=1e-4)
+
+
+@settings(max_examples=40, deadline=None)
+@given(groups=st.integers(2, 5), cg=st.integers(2, 4), og=st.integers(1, 3),
+       h=st.integers(1, 9), w=st.integers(1, 9), k=st.integers(1, 3), s=st.integers(1, 3),
+       d=st.integers(1, 2), pad=st.integers(0, 2))
+def test_grouped_conv_is_each_group_convolved_alone(groups, cg, og, h, w, k, s, d, pad):
+    # one batched product over the groups gives each group's own convolution, bit for bit
+    if h + 2 * pad < (k - 1) * d + 1 or w + 2 * pad < (k - 1) * d + 1:
+        return
+    x, wt = rand(2, groups * cg, h, w), rand(groups * og, cg, k, k)
+    got = conv2d_nchw(x, wt, (s, s), (pad,) * 4, (d, d), groups)
+    parts = [conv2d_nchw(x[:, g * cg:(g + 1) * cg], wt[g * og:(g + 1) * og], (s, s),
+                         (pad,) * 4, (d, d), 1) for g in range(groups)]
+    np.testing.assert_allclose(got, np.concatenate(parts, axis=1), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got, ref_conv2d(x, wt, (s, s), (pad,) * 4, (d, d), groups),
+                               rtol=1e-4, atol=1e-4)
+
+
 def test_conv2d_layouts_and_out_layout():
     x, w = rand(1, 3, 5, 5), rand(4, 3, 3, 3)
     want = run("nn.conv2d", x, w, padding=[1, 1])

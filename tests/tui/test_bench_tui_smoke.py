@@ -35,11 +35,12 @@ def test_bench_tui_onnx_quick_runs(tmp_path):
     import pytest
     pytest.importorskip("onnx")
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_tui.py"), "--quick",
-                           "--onnx"],
+                           "--onnx", "--baseline", str(ROOT)],
                           capture_output=True, text=True, timeout=300, cwd=ROOT,
                           env={"XDG_CONFIG_HOME": str(tmp_path), "PATH": "/usr/bin:/bin",
                                "HOME": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr
     for label in ("light_resnet50.onnx: ", "kernel calls; import+check+compile", "first frame",
-                  "s 160x48 on light_resnet50.onnx", "n 160x48 on light_resnet50.onnx"):
+                  "s 160x48 on light_resnet50.onnx", "n 160x48 on light_resnet50.onnx",
+                  f"before ({ROOT})"):
         assert label in proc.stdout, proc.stdout

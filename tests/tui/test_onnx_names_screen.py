@@ -103,3 +103,41 @@ async def test_b_on_a_node_line_breaks_at_that_nodes_kernel(tmp_path):
             assert [b.spec for b in app.session.breakpoints] == [name]
             await press(app, pilot, "b")  # b again on the line: removed
             assert list(app.session.breakpoints) == []
+
+
+async def test_break_on_a_resnet50_node_then_continue_stops_at_its_kernel(tmp_path):
+    """`rvmdbg light_resnet50.onnx` (the onnx package's model-zoo ResNet-50, whose nodes are
+    named n0, n1, ...): `break n39` (a 3x3 Conv of stage 3) in the console, then `c`, stops
+    at that node's kernel call, and the stop line names the node."""
+    import os
+
+    import onnx
+
+    from rvmdbg.tui.app import DebuggerApp
+    from rvmdbg.tui.program import load_program
+    from rvmdbg.vm.bytecode import InvokePacked
+    path = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light",
+                        "light_resnet50.onnx")
+    if not os.path.exists(path):
+        pytest.skip("this onnx package ships no light_resnet50.onnx")
+    program = load_program(path)
+    listing = program.source_text.split("\n")
+    line = next(i for i, text in enumerate(listing, 1) if text.startswith("n39 "))
+    assert listing[line - 1].startswith("n39  Conv  [r38, gpu_0/res3_0_branch2b_w_0]")
+    np.save(tmp_path / "x.npy",
+            np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype("float32"))
+    app = DebuggerApp(program, ["@" + str(tmp_path / "x.npy")],
+                      config_dir=str(tmp_path / "config"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        await type_command(app, pilot, "break n39")
+        await press(app, pilot, "escape", "c")
+        session = app.session
+        fi, pc = session.location()
+        ins = program.exe.functions[fi].instructions[pc]
+        assert isinstance(ins, InvokePacked), ins
+        assert program.exe.span_at(fi, pc).line == line
+        assert session.step_count > 100   # the nodes before it ran
+        stop = screen_of(app).status.stop_text
+        assert "[n39]" in stop and "(breakpoint 1)" in stop, stop
+        assert any("breakpoint 1 at n39 (" in text for text in console_text(app))

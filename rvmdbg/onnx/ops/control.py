@@ -11,6 +11,7 @@ from rvmdbg.relay.types import TensorType
 from rvmdbg.i18n import _
 from rvmdbg.onnx.registry import converter
 from rvmdbg.onnx.ops import common as c
+from rvmdbg.onnx import seqlist
 
 
 def _scalar_cond(g, cond):
@@ -92,13 +93,24 @@ def loop(g, node, inputs, attrs):
     cond_init = cond if cond is not None else g.const(np.asarray(True))
     count_init = max_count if max_count is not None else g.const(np.asarray(0, iter_dtype))
 
-    def make_vars(types=None):
+    # a loop-carried sequence grows at run time: a run-time List (seqlist), not a tuple
+    is_seq = [not isinstance(g.type_of(d), TensorType) for d in deps]
+
+    def make_vars(types=None, probe=None):
         vs = [Var(legal_name(body.input[0].name), TensorType((), iter_dtype)),
               Var("max_count", TensorType((), iter_dtype)),
               Var(legal_name(body.input[1].name), TensorType((), "bool"))]
-        vs += [_var_like(g, legal_name(body.input[i + 2].name), d) for i, d in enumerate(deps)]
+        for i, d in enumerate(deps):
+            name = legal_name(body.input[i + 2].name)
+            if not is_seq[i]:
+                vs.append(_var_like(g, name, d))
+            elif probe is None:
+                vs.append(d)  # the first conversion sees the initial sequence itself
+            else:
+                vs.append(seqlist.loop_var(g, name, d, probe[1 + i]))
         for v in vs:
-            v.checked_type = v.type_annotation
+            if isinstance(v, Var) and v.type_annotation is not None:
+                v.checked_type = v.type_annotation
         if types is not None:
             vs = vs[:3] + [_loosen(v, t) for v, t in zip(vs[3:], types)]
         return vs
@@ -111,7 +123,11 @@ def loop(g, node, inputs, attrs):
 
     # a first conversion finds the types the body gives the loop-carried values
     probe = run_body(make_vars())
-    vs = make_vars([g.type_of(o) for o in probe[1:1 + n_deps]])
+    vs = make_vars([g.type_of(o) for o in probe[1:1 + n_deps]], probe)
+    for i in range(n_deps):
+        if is_seq[i]:
+            elem = g.type_of(vs[3 + i]).args[0]
+            deps[i] = seqlist.as_list(g, deps[i], elem)
     n_scan = len(body.output) - 1 - n_deps
     scan_vars, scan_init = [], []
     for i in range(n_scan):
@@ -123,7 +139,8 @@ def loop(g, node, inputs, attrs):
         scan_init.append(c.reshape(g, g.const(np.array([], t.dtype)), [0] + [1] * len(t.shape)))
     outs = run_body(vs)
     new_cond = _scalar_cond(g, outs[0])
-    new_deps = outs[1:1 + n_deps]
+    new_deps = [seqlist.as_list(g, o, g.type_of(vs[3 + i]).args[0]) if is_seq[i] else o
+                for i, o in enumerate(outs[1:1 + n_deps])]
     new_scans = []
     for sv, new in zip(scan_vars, outs[1 + n_deps:]):
         scan = sv

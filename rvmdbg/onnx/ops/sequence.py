@@ -5,7 +5,9 @@ bool (known when the model is imported: an empty input name is an empty optional
 Sequences are Relay tuples of tensors whose length is known when the model is imported, as
 TVM's relay.frontend.onnx made them: `SequenceConstruct` a `Tuple`, `SequenceAt` a field,
 `SequenceInsert`/`SequenceErase` a new tuple, `SequenceLength` a constant,
-`ConcatFromSequence` `concatenate` (or `stack` with new_axis), `SplitToSequence` `split`."""
+`ConcatFromSequence` `concatenate` (or `stack` with new_axis), `SplitToSequence` `split`.
+A sequence whose length or position is known only at run time (a Loop's carried sequence,
+`SequenceAt` at a computed position) is a prelude List instead: see `rvmdbg/onnx/seqlist.py`."""
 from __future__ import annotations
 
 import numpy as np
@@ -79,6 +81,13 @@ def sequence_empty(g, node, inputs, attrs):
 
 @converter("SequenceAt", since=11)
 def sequence_at(g, node, inputs, attrs):
+    from rvmdbg.onnx import seqlist
+    from rvmdbg.onnx.ops.common import const_value
+    if seqlist.is_list(g, inputs[0]):
+        return seqlist.at(g, inputs[0], inputs[1])
+    if const_value(g, inputs[1]) is None:
+        # a position known only at run time (a loop's counter): the tuple as a List
+        return seqlist.at(g, seqlist.as_list(g, inputs[0]), inputs[1])
     items = _items(g, inputs[0])
     pos = _position(g, inputs[1], 0)
     if not -len(items) <= pos < len(items):
@@ -89,6 +98,12 @@ def sequence_at(g, node, inputs, attrs):
 
 @converter("SequenceInsert", since=11)
 def sequence_insert(g, node, inputs, attrs):
+    from rvmdbg.onnx import seqlist
+    if seqlist.is_list(g, inputs[0]):
+        if len(inputs) > 2 and inputs[2] is not None:
+            raise g.error(_("SequenceInsert at a position into a sequence whose length is "
+                            "known only at run time is not supported"))
+        return [seqlist.append(g, inputs[0], inputs[1])]
     items = _items(g, inputs[0])
     pos = _position(g, inputs[2] if len(inputs) > 2 else None, len(items))
     if pos < 0:
@@ -113,11 +128,18 @@ def sequence_erase(g, node, inputs, attrs):
 
 @converter("SequenceLength", since=11)
 def sequence_length(g, node, inputs, attrs):
+    from rvmdbg.onnx import seqlist
+    if seqlist.is_list(g, inputs[0]):
+        return seqlist.length(g, inputs[0])
     return g.const(np.asarray(len(_items(g, inputs[0])), dtype="int64"))
 
 
 @converter("ConcatFromSequence", since=11)
 def concat_from_sequence(g, node, inputs, attrs):
+    from rvmdbg.onnx import seqlist
+    if seqlist.is_list(g, inputs[0]):
+        return seqlist.concat(g, inputs[0], int(attrs.get("axis", 0)),
+                              int(attrs.get("new_axis", 0)) == 1)
     items = _items(g, inputs[0])
     axis = int(attrs.get("axis", 0))
     op = "stack" if int(attrs.get("new_axis", 0)) == 1 else "concatenate"

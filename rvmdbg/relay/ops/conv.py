@@ -2,8 +2,8 @@
 
 Kernels run through a matrix product (BLAS for floats): a 1x1 convolution is one product over
 the channels, a larger one gathers its windows into columns first (im2col, one strided copy per
-kernel position), a depthwise one accumulates one multiply per kernel position, a grouped one
-runs each group. `conv2d_nchw(data, weight, strides, padding, dilation, groups)` is the
+kernel position), a grouped one is one batched product over the groups, a depthwise one
+accumulates one multiply per kernel position over whole flattened images. `conv2d_nchw(data, weight, strides, padding, dilation, groups)` is the
 canonical-layout entry other operator families (qnn.conv2d) reuse. A bool convolution is
 TVM's sum in 1-bit integers: the parity of the ands.
 """
@@ -39,17 +39,14 @@ def conv2d_nchw(data: np.ndarray, weight: np.ndarray, strides=(1, 1), padding=(0
     pt, pl, pb, pr = padding
     oh = (h + pt + pb - (kh - 1) * dh - 1) // sh + 1
     ow = (w + pl + pr - (kw - 1) * dw - 1) // sw + 1
-    if pt or pl or pb or pr:
-        data = np.pad(data, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
     with np.errstate(all="ignore"):
+        if i == 1 and groups == c and groups > 1:
+            return _conv_depthwise(data, weight, oh, ow, strides, padding, dilation)
+        if pt or pl or pb or pr:
+            data = np.pad(data, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
         if groups == 1:
             return _conv_dense(data, weight, oh, ow, strides, dilation)
-        if i == 1 and groups == c:
-            return _conv_depthwise(data, weight, oh, ow, strides, dilation)
-        cg, og = c // groups, o // groups
-        parts = [_conv_dense(data[:, g * cg:(g + 1) * cg], weight[g * og:(g + 1) * og],
-                             oh, ow, strides, dilation) for g in range(groups)]
-        return np.concatenate(parts, axis=1)
+        return _conv_dense(data, weight, oh, ow, strides, dilation, groups)
 
 
 def _window(x, i: int, j: int, oh: int, ow: int, strides, dilation):
@@ -59,36 +56,72 @@ def _window(x, i: int, j: int, oh: int, ow: int, strides, dilation):
     return x[:, :, y0:y0 + (oh - 1) * sh + 1:sh, x0:x0 + (ow - 1) * sw + 1:sw]
 
 
-def _conv_dense(x, weight, oh, ow, strides, dilation):
+def _conv_dense(x, weight, oh, ow, strides, dilation, groups: int = 1):
+    # groups are one batched product: (G, O/G, C/G*KH*KW) @ (N, G, C/G*KH*KW, OH*OW)
     n, c = x.shape[:2]
     o, _, kh, kw = weight.shape
     if kh == 1 and kw == 1:
-        cols = _window(x, 0, 0, oh, ow, strides, dilation).reshape(n, c, oh * ow)
-        out = np.matmul(weight.reshape(o, c), cols)
+        cols = _window(x, 0, 0, oh, ow, strides, dilation).reshape(n, groups, c // groups,
+                                                                   oh * ow)
     else:
         # im2col: one strided copy per kernel position, then one product over C*KH*KW
         cols = np.empty((n, c, kh, kw, oh, ow), dtype=x.dtype)
         for i in range(kh):
             for j in range(kw):
                 cols[:, :, i, j] = _window(x, i, j, oh, ow, strides, dilation)
-        out = np.matmul(weight.reshape(o, c * kh * kw), cols.reshape(n, c * kh * kw, oh * ow))
+        cols = cols.reshape(n, groups, c // groups * kh * kw, oh * ow)
+    if groups == 1:
+        out = np.matmul(weight.reshape(o, -1), cols[:, 0])
+    else:
+        out = np.matmul(weight.reshape(groups, o // groups, -1), cols)
     return out.reshape(n, o, oh, ow)
 
 
-def _conv_depthwise(x, weight, oh, ow, strides, dilation):
-    # each input channel meets its own `mult` filters: one multiply-add per kernel position
-    n, c = x.shape[:2]
+def _conv_depthwise(x, weight, oh, ow, strides, padding, dilation):
+    """Each input channel meets its own `mult` filters: one multiply-add per kernel position,
+    over rows flattened so that NumPy's inner loop runs a whole image, not one short row.
+
+    The padded image is split into its stride phases (x[:, :, a::sh, b::sw], each on a common
+    H x W grid, row-major): kernel position (i, j) reads phase ((i*dh) % sh, (j*dw) % sw)
+    shifted by ((i*dh) // sh, (j*dw) // sw), which in a flattened phase is one contiguous
+    slice of oh*W values. The W - ow columns past each output row are junk and cut off at the
+    end; the sums run in the same order as a per-position loop, so the values are the same."""
+    n, c, h, w = x.shape
+    pt, pl, pb, pr = padding
+    hp, wp = h + pt + pb, w + pl + pr
     o, _, kh, kw = weight.shape
     mult = o // c
-    w = weight.reshape(c, mult, kh, kw)
-    out = np.zeros((n, c, mult, oh, ow), dtype=x.dtype)
-    tmp = np.empty_like(out)
+    sh, sw = strides
+    dh, dw = dilation
+    # every shifted slice stays inside the grid: rows up to oh-1 + the largest row shift,
+    # plus one row for the last slice's overrun into the junk columns
+    width = max(-(-wp // sw), ow + ((kw - 1) * dw) // sw)
+    height = max(-(-hp // sh), oh + ((kh - 1) * dh) // sh) + 1
+    size = oh * width
+    phases = {}
+    wt = weight.reshape(c, mult, kh, kw)
+    # out and tmp share one buffer, 37 elements apart: two separate page-aligned arrays put
+    # their elements at equal addresses modulo 4 KiB, which stalls the loads (measured 2x)
+    count = n * c * mult * size
+    buf = np.zeros(2 * count + 37, dtype=x.dtype)
+    out = buf[:count].reshape(n, c, mult, size)
+    tmp = buf[count + 37:].reshape(n, c, mult, size)
     for i in range(kh):
         for j in range(kw):
-            patch = _window(x, i, j, oh, ow, strides, dilation)[:, :, None]
-            np.multiply(patch, w[None, :, :, i, j, None, None], out=tmp)
+            a, b = (i * dh) % sh, (j * dw) % sw
+            flat = phases.get((a, b))
+            if flat is None:
+                # the phase of the zero-padded image, written straight from the data
+                grid = np.zeros((n, c, height, width), dtype=x.dtype)
+                r0, c0 = -(-max(pt - a, 0) // sh), -(-max(pl - b, 0) // sw)
+                src = x[:, :, a + r0 * sh - pt::sh, b + c0 * sw - pl::sw]
+                src = src[:, :, :height - r0, :width - c0]
+                grid[:, :, r0:r0 + src.shape[2], c0:c0 + src.shape[3]] = src
+                flat = phases[(a, b)] = grid.reshape(n, c, 1, height * width)
+            at = (i * dh) // sh * width + (j * dw) // sw
+            np.multiply(flat[..., at:at + size], wt[None, :, :, i, j, None], out=tmp)
             out += tmp
-    return out.reshape(n, o, oh, ow)
+    return out.reshape(n, o, oh, width)[..., :ow]
 
 
 def conv2d_transpose_nchw(data: np.ndarray, weight: np.ndarray, strides=(1, 1),

@@ -81,11 +81,16 @@ def _batch_norm_kernel(args, attrs):
     dt = x.dtype
     eps = dt.type(attrs["epsilon"])
     with np.errstate(all="ignore"):
-        out = (x - _along(mean, axis, x.ndim)) / _along(np.sqrt(var + eps), axis, x.ndim)
+        # TVM's SimplifyInference form, which TVM's builds ran: data * scale + shift with
+        # scale = gamma / sqrt(var + eps), shift = beta - mean * scale (two passes over data)
+        scale = dt.type(1) / np.sqrt(var + eps)
         if attrs["scale"]:
-            out *= _along(gamma, axis, x.ndim)
+            scale = scale * gamma
+        shift = -mean * scale
         if attrs["center"]:
-            out += _along(beta, axis, x.ndim)
+            shift = shift + beta
+        out = x * _along(scale.astype(dt, copy=False), axis, x.ndim)
+        out += _along(shift.astype(dt, copy=False), axis, x.ndim)
     return as_result(out, dt), mean.copy(), var.copy()
 
 

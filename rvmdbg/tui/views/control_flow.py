@@ -21,6 +21,7 @@ from textual.widgets import Static
 
 from rvmdbg.tui.views.base import TeachingScreen
 from rvmdbg.tui.views.rows_pane import RowsPane
+from rvmdbg.views.text import wrap
 from rvmdbg.views.cfg import ActivationPath, branch_outcome, build_cfg, draw_cfg
 from rvmdbg.views.decision import decision_tree_at, draw_decision_tree, find_decision_trees
 from rvmdbg.views.heap_graph import draw_heap
@@ -165,7 +166,14 @@ class ControlFlowView(Vertical):
         trees = self.trees(frame.func_index)
         code = self.context.exe.functions[frame.func_index].instructions
         if not trees:
-            pane.set_rows([[(_("this function has no match"), "dim")]])
+            if getattr(self.context.exe, "kind", None) == "relax":
+                pane.set_rows([[(line, "dim")] for line in wrap(_(
+                    "TVM's Relax VM has no match: R.If compiles to If and Goto (left), and "
+                    "tuples are built and read by vm.builtin.make_tuple and "
+                    "vm.builtin.tuple_getitem calls."),
+                    max(20, min(pane.size.width or 999, self.app.size.width // 2) - 4))])
+            else:
+                pane.set_rows([[(_("this function has no match"), "dim")]])
             pane.border_title = _("match")
             return
         tree = decision_tree_at(trees, frame.pc)

@@ -94,6 +94,8 @@ class ExecutorsView(Vertical, can_focus=True):
         self.focus()
 
     def on_resize(self) -> None:
+        if getattr(self.context.exe, "kind", None) == "relax":
+            self.call_after_refresh(lambda: self._not_for_relax(self.context.exe))
         if self.comparison is not None:
             # explanations wrap to their panes and the chart fits its pane
             self.call_after_refresh(self._draw_to_width)
@@ -110,6 +112,9 @@ class ExecutorsView(Vertical, can_focus=True):
 
     def _start(self) -> None:
         ctx = self.context
+        if getattr(ctx.exe, "kind", None) == "relax":
+            self._not_for_relax(ctx.exe)
+            return
         args = ctx.session_args()
         if args is None:
             self.query_one("#exec-summary", Static).update(
@@ -119,6 +124,30 @@ class ExecutorsView(Vertical, can_focus=True):
             _("running the program on both executors..."))
         self._comparing = True
         self._compare(ctx, args)
+
+    def _not_for_relax(self, exe) -> None:
+        """TVM's Relax VM has no graph executor beside it here: say so, and what the
+        bytecode's calls are."""
+        from rvmdbg.relax.compare import call_counts
+        self.query_one("#exec-summary", Static).update(_(
+            "View 2 compares the Relay VM with a graph executor: it does not apply to TVM's "
+            "Relax VM, which runs this program."))
+        stream = self.query_one("#exec-stream", RowsPane)
+        stream.border_title = _("Relax VM: what the bytecode calls")
+        width = _text_width(stream)
+        rows = []
+        for line in call_counts(exe):
+            rows += [[(part, "plain")] for part in wrap(line, width)]
+        stream.set_rows(rows)
+        graph = self.query_one("#exec-graph", RowsPane)
+        graph.border_title = _("graph executor: does not apply")
+        graph.set_rows([[(line, "dim")] for line in wrap(_(
+            "No graph executor here: on the Relax VM every allocation is a call to "
+            "vm.builtin.alloc_storage or vm.builtin.alloc_tensor in the bytecode (left), "
+            "planned by TVM's compiler; View 1's last two stages compare the two VMs on one "
+            "model."), _text_width(graph))])
+        for pane_id in ("#exec-measure", "#exec-cost"):
+            self.query_one(pane_id, RowsPane).set_rows([[(_("not for the Relax VM"), "dim")]])
 
     @work(thread=True, exclusive=True, group="compare", exit_on_error=False)
     def _compare(self, ctx, args) -> None:
@@ -139,6 +168,8 @@ class ExecutorsView(Vertical, can_focus=True):
         self.refresh_from_session()
 
     def refresh_from_session(self, stepped: bool = False) -> None:
+        if getattr(self.context.exe, "kind", None) == "relax":
+            return
         if self.comparison is None:
             if self.is_mounted and self.context.session is not None and not self._comparing:
                 self._start()   # the program started after the view first opened
@@ -236,13 +267,19 @@ class ExecutorsView(Vertical, can_focus=True):
         rows += [[(line, "dim")] for line in wrap(_(
             "storage blocks: {written} written here  {held} held for a later node  {free} "
             "free").format(written=cells[0], held=cells[1], free=cells[2]), _text_width(pane))]
+        names = self.context.names
+        by_line = names.line_names() if names is not None else {}
         for n, strip in zip(c.nodes, strips):
             op = "tvm_op" if n.kind == "kernel" else "null"
             note = ""
+            # an imported model's kernel: the nodes it came from, as `rvmdbg graph` names them
+            places = [by_line[line] for line in n.lines if line in by_line]
+            if places:
+                note = f"  [{', '.join(places)}]"
             if n.alias:
-                note = "  " + _("aliases its input (reshape: no kernel call)")
+                note += "  " + _("aliases its input (reshape: no kernel call)")
             elif n.reuses is not None:
-                note = "  " + _("reuses node {n}'s block").format(n=n.reuses)
+                note += "  " + _("reuses node {n}'s block").format(n=n.reuses)
             name = str(n.name)
             if len(name) > 28:
                 name = name[:27] + self.symbols.ellipsis[:1]
