@@ -18,8 +18,12 @@ For each model it prints:
   with the same inputs, called from a plain Python loop: the VM's floor (target: VM within
   1.10x of it);
 - `graph run`: the static graph executor (`rvmdbg.graph`) on the same model, when static;
-- `VM peak bytes`: the most storage the VM held live at once (stepping it), against the graph
-  executor's planned pool for kernel outputs;
+- `VM peak bytes`: the most storage the VM held at once, against the graph executor's planned
+  pool for kernel outputs, and their ratio `VM peak / graph plan` (target: at most 1.3x on
+  mobilenet_v1 and resnet18): with the pooled allocator (the default: the pool's peak, free
+  buffers included) and without it (`pool=False`, the allocator before it: the most bytes
+  live, stepping it), and both VM run times side by side in the same run (`VM run` pooled,
+  `no pool` the other).
 - threads (issue 30): the VM run again with 1 and with 2 BLAS/OpenMP threads set through
   threadpoolctl (`rvmdbg.threads.limited`, what `--threads N` does), side by side in the
   same rounds, and the count `--threads`' default picks on this machine now.
@@ -58,7 +62,7 @@ FULL_SIZES = {
     "transformer_encoder": dict(seq=64, d=256, heads=4, ff=1024),
     "lstm_sequence": dict(in_dim=64, hidden=128, steps=32),
 }
-TARGETS = {"load": 2.0, "mobilenet_v1": 1.5, "vm_vs_direct": 1.10}
+TARGETS = {"load": 2.0, "mobilenet_v1": 1.5, "vm_vs_direct": 1.10, "peak_vs_plan": 1.3}
 
 
 # The clock `_best` reads: wall time by default; `--clock cpu` reads this process's CPU time,
@@ -113,7 +117,8 @@ def direct_loop(calls) -> None:
 
 
 def vm_peak_bytes(exe, args) -> int:
-    vm = VirtualMachine(exe)
+    """The most bytes live at once without the pool (stepping the VM)."""
+    vm = VirtualMachine(exe, pool=False)
     vm.start("main", list(args))
     peak = 0
     while True:
@@ -147,13 +152,22 @@ def measure(name: str, sizes: dict, rounds: int) -> dict:
     row["kernels"] = len(exe.kernels)
     try:
         vm = VirtualMachine(exe)  # made once, as a TVM user makes one VM per model
+        plain = VirtualMachine(exe, pool=False)
         vm.invoke("main", list(args))  # warm-up: lazily built kernels, first-touch memory
-        row["vm"] = _best(lambda: vm.invoke("main", list(args)), rounds)
+        plain.invoke("main", list(args))
+        # pooled and unpooled alternate round by round, so the load hits both alike
+        row["vm"], row["vm_nopool"] = float("inf"), float("inf")
+        for _ in range(rounds):
+            row["vm"] = min(row["vm"], _best(lambda: vm.invoke("main", list(args)), 1))
+            row["vm_nopool"] = min(row["vm_nopool"],
+                                   _best(lambda: plain.invoke("main", list(args)), 1))
+        row["pool"] = vm.memory_stats()
         row["threads"] = vm_by_threads(vm, args, rounds)
         calls = kernel_calls(exe, args)
         row["calls"] = len(calls)
         row["direct"] = _best(lambda: direct_loop(calls), rounds)
-        row["peak"] = vm_peak_bytes(exe, args)
+        row["peak_nopool"] = vm_peak_bytes(exe, args)
+        row["peak"] = row["pool"]["peak"]
     except Exception as e:  # noqa: BLE001
         row["error"] = _first_line(e)
         return row
@@ -205,10 +219,15 @@ def _mb(v) -> str:
     return f"{v / 1e6:.2f} MB" if v >= 1e6 else f"{v / 1e3:.1f} kB"
 
 
+def _ratio(a, b) -> str:
+    return f"{a / b:.2f}x" if a and b else "-"
+
+
 def report(rows: list) -> None:
     head = (f"{'model':<20} {'form':<8} {'text':>9} {'load+check+compile':>19} {'VM run':>10} "
-            f"{'kernels direct':>15} {'VM/direct':>9} {'graph run':>10} {'VM peak':>10} "
-            f"{'graph plan':>10}")
+            f"{'kernels direct':>15} {'VM/direct':>9} {'graph run':>10} {'no pool':>10} "
+            f"{'VM peak':>10} {'no pool':>10} {'graph plan':>10} {'peak/plan':>9} "
+            f"{'no pool':>8}")
     print(head)
     print("-" * len(head))
     for r in rows:
@@ -218,7 +237,20 @@ def report(rows: list) -> None:
         ratio = f"{r['vm'] / r['direct']:.2f}x" if r.get("direct") else "-"
         print(f"{r['model']:<20} {r['form']:<8} {r['text_mb']:>6.1f} MB {_secs(r.get('load')):>19} "
               f"{_secs(r.get('vm')):>10} {_secs(r.get('direct')):>15} {ratio:>9} "
-              f"{_secs(r.get('graph')):>10} {_mb(r.get('peak')):>10} {_mb(r.get('plan')):>10}")
+              f"{_secs(r.get('graph')):>10} {_secs(r.get('vm_nopool')):>10} "
+              f"{_mb(r.get('peak')):>10} {_mb(r.get('peak_nopool')):>10} "
+              f"{_mb(r.get('plan')):>10} {_ratio(r.get('peak'), r.get('plan')):>9} "
+              f"{_ratio(r.get('peak_nopool'), r.get('plan')):>8}")
+    for r in rows:
+        if r.get("pool"):
+            p = r["pool"]
+            print(f"  {r['model']}: pool allocated {_mb(p['allocated'])} in {p['allocations']} "
+                  f"buffers, reused {p['reused']} times ({_mb(p['reused_bytes'])}), "
+                  f"released {p['released']}, peak {_mb(p['peak'])}")
+        if r.get("plan") and r.get("peak"):
+            print(f"  {r['model']}: VM peak / graph plan: {r['peak'] / r['plan']:.2f}x "
+                  f"(no pool: {r['peak_nopool'] / r['plan']:.2f}x); VM run pooled / "
+                  f"no pool: {r['vm'] / r['vm_nopool']:.2f}x")
     notes = [f"  {r['model']}: measured unbound; the #[metadata] form stops with: "
              f"{r['bound_error']}" for r in rows if "bound_error" in r and "load" in r]
     notes += [f"  {r['model']}: {r['error']}" for r in rows if "error" in r and "vm" in r]
@@ -229,7 +261,8 @@ def report(rows: list) -> None:
         print("\n".join(notes))
     print(f"targets: load+check+compile < {TARGETS['load']} s per model; mobilenet_v1 VM run "
           f"< {TARGETS['mobilenet_v1']} s; VM within {TARGETS['vm_vs_direct']:.2f}x of the "
-          "kernels called directly")
+          f"kernels called directly; VM peak / graph plan <= {TARGETS['peak_vs_plan']}x on "
+          "mobilenet_v1 and resnet18")
 
 
 def main(argv=None) -> int:

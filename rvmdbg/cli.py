@@ -116,6 +116,11 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--executor", default="vm", choices=list(EXECUTORS),
                    help=_("how to run it (default vm)"))
     p.add_argument("--json", action="store_true", help=_('print {"result": ...} as JSON'))
+    p.add_argument("--stats", action="store_true",
+                   help=_("after the result, print the VM's storage figures (the pool's, and "
+                          "its peak against the graph executor's plan)"))
+    p.add_argument("--no-pool", action="store_true",
+                   help=_("run without the pooled storage allocator (for comparison)"))
     _trace_and_threads(p)
     add_limit_options(p)
 
@@ -158,6 +163,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
     args = program_arguments(program, entry, ns.args, ns.inputs)
     execute = EXECUTORS[ns.executor]
     limits = limits_from(ns)
+    stats: list[str] = []
     if ns.trace_file:
         if ns.executor != "vm":
             raise UsageError(_("--trace writes a run on the VM (--executor vm, the default)"))
@@ -165,6 +171,8 @@ def cmd_run(ns: argparse.Namespace) -> int:
 
         def execute(program, entry, args, limits):  # noqa: F811 (the same call, traced)
             return traced_result(program, entry, args, ns)
+    elif (ns.stats or ns.no_pool) and ns.executor == "vm":
+        execute = _pool_executor(ns, stats)
 
     def run_and_render() -> str:
         from rvmdbg.threads import limited
@@ -179,7 +187,37 @@ def cmd_run(ns: argparse.Namespace) -> int:
             raise ProgramFailed(_("error: {message}").format(message=_("the result is nested too deeply to print"))) from None
     text = call_with_deep_stack(run_and_render)
     print(text)
+    for line in stats:
+        print(line)
     return EXIT_OK
+
+
+def _pool_executor(ns: argparse.Namespace, lines: list):
+    """`run --stats` / `--no-pool` on the Relay VM: runs as `execute_vm` does, then puts the
+    storage figures in `lines` (a program another machine runs, Relax's or the MiniVM's, runs
+    as without the options)."""
+    from rvmdbg.program import execute_vm, executable_of, vm_error_text
+    from rvmdbg.vm.executable import Executable
+    from rvmdbg.vm.machine import VirtualMachine, VMError
+    from rvmdbg.vm.memory_report import graph_plan_bytes, stats_lines, stepped_peak
+
+    def execute(program, entry, args, limits):
+        exe = executable_of(program, entry)
+        if not isinstance(exe, Executable):
+            return execute_vm(program, entry, args, limits)
+        vm = VirtualMachine(exe, limits, pool=not ns.no_pool)
+        try:
+            value = vm.invoke(entry, list(args))
+            if ns.stats:
+                unpooled = (stepped_peak(VirtualMachine(exe, limits, pool=False), entry, args)
+                            if ns.no_pool else None)
+                module = getattr(program, "module", None)
+                plan = graph_plan_bytes(module) if module is not None and entry == "main" else None
+                lines.extend(stats_lines(vm.memory_stats(), vm.steps, plan, unpooled))
+        except VMError as e:
+            raise ProgramFailed(vm_error_text(e, exe)) from None
+        return value
+    return execute
 
 
 def _configure_compile(p: argparse.ArgumentParser) -> None:

@@ -205,6 +205,22 @@ class HeapNode:
     value: object = None
 
 
+def storage_tags(registers) -> dict:
+    """id(value) -> `s3`: the pool buffer (`StorageObject.buffer`) a storage in `registers` was
+    given, for that storage, the tensors laid out in it and the tensor a kernel wrote there,
+    so the panes show a buffer handed out again under the same name. Empty without a pool."""
+    tags: dict = {}
+    for v in [v for v in registers if type(v) is StorageObject or type(v) is TensorPlaceholder]:
+        st = v if type(v) is StorageObject else v.storage
+        if st.buffer is None or st.released:
+            continue
+        tag = f"s{st.buffer}"
+        tags[id(v)] = tag
+        if type(st.tensor) is np.ndarray:  # (a NumPy scalar may be shared: never tagged)
+            tags[id(st.tensor)] = tag
+    return tags
+
+
 def heap_of(registers, budget: int = HEAP_BUDGET) -> tuple[list[HeapNode], bool]:
     """The heap reachable from `registers` (a register file) and whether the walk was cut short.
 
@@ -237,6 +253,7 @@ def heap_of(registers, budget: int = HEAP_BUDGET) -> tuple[list[HeapNode], bool]
         return node
 
     pending: list[HeapNode] = []
+    tags = storage_tags(registers)
     for r, v in enumerate(registers):
         if is_heap_object(v):
             node = visit(v)
@@ -250,7 +267,9 @@ def heap_of(registers, budget: int = HEAP_BUDGET) -> tuple[list[HeapNode], bool]
                 node.fields.append(HeapField(label, sub.id if sub is not None else None,
                                              value_text(child, 40) if sub is None else ""))
             else:
-                node.fields.append(HeapField(label, None, value_text(child, 40)))
+                tag = tags.get(id(child))  # the pool buffer the tensor lives in
+                node.fields.append(HeapField(label, None, value_text(child, 40)
+                                             + (f" in {tag}" if tag else "")))
     for node in nodes:
         node.shared = node.refcount > 1
     return nodes, truncated

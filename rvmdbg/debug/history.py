@@ -189,7 +189,7 @@ class FrameNode:
         self.serial = serial
         self.pc = pc
         self.regs = regs          # tuple: register values are immutable
-        self.owned = owned
+        self.owned = owned        # (owned_bytes, pooled) of the frame's account
         self.storages = storages  # ((StorageObject, released), ...) held in the registers
         self.held = held          # bytes of the (non-constant) tensors in `regs`
 
@@ -198,7 +198,7 @@ class Checkpoint:
     """The VM state at step `step`: the frame chain and the scalar machine state."""
 
     __slots__ = ("step", "top", "nframes", "halted", "result", "live_bytes", "orphan_bytes",
-                 "pushes", "cursor", "cost", "shared")
+                 "pushes", "cursor", "cost", "shared", "pool")
 
     def __init__(self, step, top, nframes, halted, result, live_bytes, orphan_bytes, pushes,
                  cursor, cost, shared=0):
@@ -213,6 +213,7 @@ class Checkpoint:
         self.cursor = cursor
         self.cost = cost
         self.shared = shared    # tensor bytes also held by the checkpoint before (not in cost)
+        self.pool = None        # the storage pool's state (rvmdbg.vm.pool), when it has one
 
     def frame_nodes(self) -> list[FrameNode]:
         """The saved frames, outermost first (walks the whole chain)."""
@@ -377,7 +378,9 @@ class History:
             else:
                 held_bytes = _tensor_bytes(regs, free)
                 cost += held_bytes
-            parent = FrameNode(parent, d, f, f.serial, f.pc, regs, f.owned_bytes, storages,
+            account = getattr(f, "account", None)  # (the MiniVM's frames keep none)
+            owned = (f.owned_bytes, 0 if account is None else account.pooled)
+            parent = FrameNode(parent, d, f, f.serial, f.pc, regs, owned, storages,
                                held_bytes)
             cost += _NODE_BYTES + _SLOT_BYTES * len(regs)
         prev_cursor = base.cursor if base is not None else self.journal.base
@@ -385,6 +388,8 @@ class History:
         cp = Checkpoint(step, parent, n, vm.halted, vm.result, vm.live_bytes, vm.orphan_bytes,
                         vm.pushes,
                         self.journal.cursor, cost, shared)
+        if getattr(vm, "pool", None) is not None:
+            cp.pool = vm.pool.state()
         self.checkpoints.insert(i, cp)
         self._steps.insert(i, step)
         self.bytes_used += cost
@@ -433,7 +438,10 @@ class History:
             f = node.frame
             f.pc = node.pc
             f.registers = list(node.regs)
-            f.owned_bytes = node.owned
+            f.owned_bytes = node.owned[0]
+            account = getattr(f, "account", None)
+            if account is not None:
+                account.pooled = node.owned[1]
             for storage, released in node.storages:
                 storage.released = released
             frames.append(f)
@@ -447,6 +455,8 @@ class History:
         vm.error = None
         vm.live_bytes = cp.live_bytes
         vm.orphan_bytes = cp.orphan_bytes
+        if cp.pool is not None:
+            vm.pool.restore(cp.pool)  # reused buffers: sizes only, no tensor was changed
         vm.pushes = cp.pushes
         self.journal.seek(cp.cursor)
 

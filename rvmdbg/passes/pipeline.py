@@ -2,7 +2,7 @@
 
 `default_pipeline()` is TVM's order before code generation: RemoveUnusedFunctions ->
 EtaExpand -> FoldConstant -> FuseOps -> ToANormalForm -> InferType -> LambdaLift ->
-DeadCodeElimination -> ManifestAlloc -> ManifestLifetimes; more passes can be appended with `default_pipeline(extra=[...])`.
+DeadCodeElimination -> ManifestAlloc -> ManifestLifetimes -> MemoryPlan; more passes can be appended with `default_pipeline(extra=[...])`.
 After each pass the type checker runs again (except after the passes that type their own
 output: the memory dialect of ManifestAlloc is not made of user operators), so every kept
 stage is a typed module, and its printed text is kept for `rvmdbg compile --passes`.
@@ -20,6 +20,7 @@ from rvmdbg.passes.fuse_ops import fuse_ops
 from rvmdbg.passes.lambda_lift import lambda_lift
 from rvmdbg.passes.manifest_alloc import manifest_alloc
 from rvmdbg.passes.manifest_lifetimes import manifest_lifetimes
+from rvmdbg.passes.memory_plan import memory_plan
 from rvmdbg.passes.remove_unused import ENTRIES, remove_unused_functions
 from rvmdbg.relay.ast import LEAF_KINDS, Call, Function, Module, OpRef, children, room_for_recursion
 from rvmdbg.relay.dialect import DIALECT_OPS, KILL, MEMORY_OPS
@@ -126,11 +127,16 @@ MANIFEST_ALLOC = Pass("ManifestAlloc", manifest_alloc,
 MANIFEST_LIFETIMES = Pass("ManifestLifetimes", manifest_lifetimes,
                           N_("memory.kill after the last use of each tensor and storage"),
                           typed_output=True)
+MEMORY_PLAN = Pass("MemoryPlan", memory_plan,
+                   N_("storage whose tensors went only into local tuples and views is released "
+                      "after their last use, for the pool to hand out again"),
+                   typed_output=True)
 INPUT_DESCRIPTION = N_("the type-checked program")
 SKIPPED_DESCRIPTION = N_("skipped: the input already holds this pass's output")
 
 DEFAULT_PASSES = (REMOVE_UNUSED_FUNCTIONS, ETA_EXPAND, FOLD_CONSTANT, FUSE_OPS, TO_A_NORMAL_FORM, INFER_TYPE,
-                  LAMBDA_LIFT, DEAD_CODE_ELIMINATION, MANIFEST_ALLOC, MANIFEST_LIFETIMES)
+                  LAMBDA_LIFT, DEAD_CODE_ELIMINATION, MANIFEST_ALLOC, MANIFEST_LIFETIMES,
+                  MEMORY_PLAN)
 # the descriptions as written (English), for the views to translate where they show them
 DESCRIPTIONS = frozenset(p.description for p in DEFAULT_PASSES[1:]) | {INPUT_DESCRIPTION,
                                                                      SKIPPED_DESCRIPTION}

@@ -16,6 +16,7 @@ from rich.segment import Segment
 from textual.binding import Binding
 
 from rvmdbg.tui.line_pane import LinePane
+from rvmdbg.debug.heap import storage_tags
 from rvmdbg.tui.summary import heap_registers, is_heap_object, value_summary, value_type
 from rvmdbg.i18n import N_, _
 
@@ -85,6 +86,7 @@ class RegisterPane(LinePane):
             self._layouts.pop(next(iter(self._layouts)))
         old_marks = (self.changed, self.reads, self.writes)
         self.registers, self.rows, self.params = regs, layout.rows, params
+        self._tags = None   # storage_tags(regs), made when a line is drawn
         self.changed, self.reads, self.writes = changed, reads, writes
         self.message = "" if layout.rows else _("no registers in use")
         if shown and layout.rows:
@@ -131,6 +133,7 @@ class RegisterPane(LinePane):
 
     def clear(self, message: str) -> None:
         self.registers, self.rows, self._versions = [], [], []
+        self._tags = None
         self._layout = None
         self.message = message
         self._generation += 1
@@ -162,7 +165,17 @@ class RegisterPane(LinePane):
             return self.message
         v = self.registers[r]
         return (f"{self.register_prefix}{r} {value_type(v, self.constructor_types)} "
-                f"{value_summary(v, _SUMMARY_WIDTH)}")
+                f"{value_summary(v, _SUMMARY_WIDTH)}{self._storage_tag(v)}")
+
+    def _storage_tag(self, v) -> str:
+        """` in s3`: the pool buffer a storage, or a tensor laid out in one, lives in."""
+        if v is None:
+            return ""
+        tags = getattr(self, "_tags", None)
+        if tags is None:
+            tags = self._tags = storage_tags(self.registers)
+        tag = tags.get(id(v))
+        return f" in {tag}" if tag else ""
 
     def render_full_line(self, index: int, cursor: str):
         base = self.base_style
@@ -190,7 +203,7 @@ class RegisterPane(LinePane):
         if len(vtype) > self._type_width:
             vtype = vtype[:self._type_width - 1] + "~"
         segs.append(Segment(f"{vtype:<{self._type_width}} ", base + st("registers--type")))
-        summary = value_summary(v, _SUMMARY_WIDTH, g.ellipsis)
+        summary = value_summary(v, _SUMMARY_WIDTH, g.ellipsis) + self._storage_tag(v)
         segs.append(Segment(summary, base + st("registers--empty" if v is None else
                                                "registers--changed" if changed else "registers--value")))
         return segs, base

@@ -68,7 +68,7 @@ def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
     alignment, hint, nxt = ast.alignment, ast.dtype_hint, p + 5
     # A 0-d output is a NumPy scalar: its type alone says its dtype and shape.
     scalar_type = dtype.type if not shape and dtype.type in SCALAR_TYPES else None
-    frames, max_bytes = vm.frames, vm.limits.max_bytes
+    frames, max_bytes, pool = vm.frames, vm.limits.max_bytes, vm.pool
     # The two commonest kernels of scalar code, `x op constant` and `x op y`, are called
     # inline (as `compute` would): one Python call less per block.
     plan = getattr(impl, "scalar_fast", None)
@@ -104,7 +104,9 @@ def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
         except Exception:
             return replay(regs)  # fails again, at the kernel, after the allocations
         live = vm.live_bytes + size
-        if live + vm.orphan_bytes > max_bytes or (type(out) is not scalar_type if scalar_type is not None else
+        if ((live + vm.orphan_bytes > max_bytes) if pool is None else
+                (vm.live_bytes + vm.pool_slack + pool.growth(size) + vm.orphan_bytes
+                 > max_bytes)) or (type(out) is not scalar_type if scalar_type is not None else
                                 type(out) is not np.ndarray or out.dtype is not dtype
                                 or out.shape != shape):
             return replay(regs)  # the limit, or an output the full check must look at
@@ -114,8 +116,12 @@ def _fuse_alloc_kernel(vm, fi, p, instructions, singles):
             owner.account = account = ByteAccount()
         vm.live_bytes = live
         account.owned_bytes += size
+        buffer = None
+        if pool is not None:
+            account.pooled += pool.take(size)
+            buffer = pool.last_buffer
         regs[s] = c_size
-        regs[st] = StorageObject(size, alignment, hint, account, out)
+        regs[st] = StorageObject(size, alignment, hint, account, out, buffer)
         regs[o] = c_off
         regs[t] = out
         return nxt
@@ -149,7 +155,7 @@ def _alloc_scalar_kernel(vm, impl, fast, inline, ra, rb, c, scalar_type, size, w
     `load_consti $k v; if $out $k` on the output: the commonest blocks of scalar code,
     specialised (each test done once, no `if` per variant at run time)."""
     s, c_size, st, alignment, hint, o, c_off, t = writes
-    frames, max_bytes = vm.frames, vm.limits.max_bytes
+    frames, max_bytes, pool = vm.frames, vm.limits.max_bytes, vm.pool
     k, value, k_value, bool_value, t_pc, f_pc = branch or (0, 0, None, None, 0, 0)
 
     binary = inline == 2
@@ -165,7 +171,9 @@ def _alloc_scalar_kernel(vm, impl, fast, inline, ra, rb, c, scalar_type, size, w
         except Exception:
             return replay(regs)  # fails again, at the kernel, after the allocations
         live = vm.live_bytes + size
-        if live + vm.orphan_bytes > max_bytes or type(out) is not scalar_type:
+        if ((live + vm.orphan_bytes > max_bytes) if pool is None else
+                (vm.live_bytes + vm.pool_slack + pool.growth(size) + vm.orphan_bytes
+                 > max_bytes)) or type(out) is not scalar_type:
             return replay(regs)  # the limit, or an output the full check must look at
         owner = frames[-1]
         account = owner.account
@@ -173,8 +181,12 @@ def _alloc_scalar_kernel(vm, impl, fast, inline, ra, rb, c, scalar_type, size, w
             owner.account = account = ByteAccount()
         vm.live_bytes = live
         account.owned_bytes += size
+        buffer = None
+        if pool is not None:
+            account.pooled += pool.take(size)
+            buffer = pool.last_buffer
         regs[s] = c_size
-        regs[st] = StorageObject(size, alignment, hint, account, out)
+        regs[st] = StorageObject(size, alignment, hint, account, out, buffer)
         regs[o] = c_off
         regs[t] = out
         if branch is None:
@@ -191,7 +203,7 @@ def _fuse_simple_run(vm, fi, p, instructions, stops):
     by a `goto`, by `load_consti $r; if $x $r`, or before a pc in `stops` (where another
     block starts), 2..MAX_BLOCK instructions in all; else None. These instructions cannot
     fail once decoded, except the `if` reading its test."""
-    constants = vm.constants
+    constants, pool = vm.constants, vm.pool
     ops = []
     q = p
     while q < len(instructions) and len(ops) < MAX_BLOCK and (q == p or q not in stops):
@@ -254,6 +266,8 @@ def _fuse_simple_run(vm, fi, p, instructions, stops):
                     if account.owned_bytes is not None:
                         account.owned_bytes -= v.size
                         vm.live_bytes -= v.size
+                        if pool is not None:
+                            account.pooled -= pool.give(v.size, v.buffer)
                         if type(v.tensor) is np.ndarray and _refcount(v.tensor) > 2:
                             vm.orphan_bytes += v.size
                 regs[a] = None

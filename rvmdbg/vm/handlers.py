@@ -89,19 +89,20 @@ def _move(vm, fi, pc, ins):
 
 def within_max_bytes(vm, kernel, impl, also: int = 0):
     """`impl`, checking first that the intermediates a fused kernel holds at once fit under
-    --max-bytes beside the live tensors (and `also` bytes about to be allocated); a kernel
-    without intermediates is left as it is."""
+    --max-bytes beside the live tensors (and a storage of `also` bytes about to be allocated,
+    which the pool may serve without growing); a kernel without intermediates is left as it is."""
     held = getattr(impl, "intermediate_bytes", 0)
     if held is None and hasattr(impl, "run_within"):
         return _within_room(vm, kernel, impl, also)
     if not held:
         return impl
-    max_bytes = vm.limits.max_bytes
+    max_bytes, pool, size = vm.limits.max_bytes, vm.pool, also
 
     def checked(values):
-        live = vm.live_bytes + vm.orphan_bytes + also + held
+        also = size if pool is None or not size else pool.growth(size)
+        live = vm.live_bytes + vm.pool_slack + vm.orphan_bytes + also + held
         if live > max_bytes and _still_over(vm, also + held):
-            live = vm.live_bytes + vm.orphan_bytes + also + held
+            live = vm.live_bytes + vm.pool_slack + vm.orphan_bytes + also + held
             raise limit_error("max_bytes", max_bytes,
                                _("kernel {kernel} would hold {held} bytes of intermediates, "
                                  "bringing live memory to {live} bytes").format(
@@ -116,15 +117,17 @@ def within_max_bytes(vm, kernel, impl, also: int = 0):
 def _within_room(vm, kernel, impl, also: int):
     """`impl`, a fused kernel whose intermediates have shapes known only at run time, run so
     that it checks before each operator that what it holds fits beside the live tensors."""
-    run_within, max_bytes = impl.run_within, vm.limits.max_bytes
+    run_within, max_bytes, pool, size = impl.run_within, vm.limits.max_bytes, vm.pool, also
 
     def checked(values):
+        also = size if pool is None or not size else pool.growth(size)
         while True:  # twice at most: the second time the escaped bytes are exact
             try:
-                return run_within(values, max_bytes - vm.live_bytes - vm.orphan_bytes - also)
+                return run_within(values, max_bytes - vm.live_bytes - vm.pool_slack
+                                  - vm.orphan_bytes - also)
             except NoRoom as short:
                 if _still_over(vm, also + short.needed):
-                    live = vm.live_bytes + vm.orphan_bytes + also + short.needed
+                    live = vm.live_bytes + vm.pool_slack + vm.orphan_bytes + also + short.needed
                     raise limit_error("max_bytes", max_bytes, _(
                         "kernel {kernel} would hold {held} bytes of intermediates at {op}, "
                         "bringing live memory to {live} bytes").format(
@@ -142,17 +145,19 @@ def _still_over(vm, size: int) -> bool:
     only when the estimate says it would."""
     if vm.orphan_bytes:
         vm.orphan_bytes = escaped_bytes(vm)
-    return vm.live_bytes + vm.orphan_bytes + size > vm.limits.max_bytes
+    return vm.live_bytes + vm.pool_slack + vm.orphan_bytes + size > vm.limits.max_bytes
 
 
 def _ret(vm, fi, pc, ins):
-    result, frames = ins.result, vm.frames
+    result, frames, pool = ins.result, vm.frames, vm.pool
 
     def ret(regs):
         value = regs[result]
         done = frames.pop()
         account = done.account
         if account is not None and account.owned_bytes:
+            if pool is not None:  # its storages leave the pool with the tensors in them
+                pool.drop(account.pooled, account.owned_bytes)
             # what the frame still owns may have escaped in `value`: an estimate until counted
             vm.live_bytes -= account.owned_bytes
             vm.orphan_bytes += account.owned_bytes
@@ -685,7 +690,7 @@ def _fatal(vm, fi, pc, ins):
 
 def _alloc_storage(vm, fi, pc, ins):
     size_reg, alignment, hint, dst, nxt = ins.size, ins.alignment, ins.dtype_hint, ins.dst, pc + 1
-    frames, max_bytes = vm.frames, vm.limits.max_bytes
+    frames, max_bytes, pool = vm.frames, vm.limits.max_bytes, vm.pool
     known, known_size = _UNBOUND, 0
     const = _loaded_constant(vm, fi, pc, size_reg)
     if const is not None:
@@ -707,8 +712,10 @@ def _alloc_storage(vm, fi, pc, ins):
         v = regs[size_reg]
         size = known_size if v is known else size_in(v)
         live = vm.live_bytes + size
-        if live + vm.orphan_bytes > max_bytes and _still_over(vm, size):
-            live += vm.orphan_bytes
+        grows = size if pool is None else pool.growth(size)  # --max-bytes: what the pool holds
+        if (vm.live_bytes + vm.pool_slack + grows + vm.orphan_bytes > max_bytes
+                and _still_over(vm, grows)):
+            live = vm.live_bytes + vm.pool_slack + grows + vm.orphan_bytes
             raise limit_error("max_bytes", max_bytes,
                                _("allocating {size} bytes would bring live memory to {live} bytes").format(
                                    size=size, live=live))
@@ -718,7 +725,11 @@ def _alloc_storage(vm, fi, pc, ins):
             owner.account = account = ByteAccount()
         vm.live_bytes = live
         account.owned_bytes += size
-        regs[dst] = StorageObject(size, alignment, hint, account)
+        buffer = None
+        if pool is not None:
+            account.pooled += pool.take(size)
+            buffer = pool.last_buffer
+        regs[dst] = StorageObject(size, alignment, hint, account, None, buffer)
         return nxt
     return alloc_storage
 
@@ -798,7 +809,7 @@ def _device_copy(vm, fi, pc, ins):
 
 
 def _kill_register(vm, fi, pc, ins):
-    dst, nxt = ins.dst, pc + 1
+    dst, nxt, pool = ins.dst, pc + 1, vm.pool
 
     def kill_register(regs):
         v = regs[dst]
@@ -808,6 +819,8 @@ def _kill_register(vm, fi, pc, ins):
             if account.owned_bytes is not None:  # None: its frame returned, releasing it
                 account.owned_bytes -= v.size
                 vm.live_bytes -= v.size
+                if pool is not None:  # back to the pool, to be handed out again
+                    account.pooled -= pool.give(v.size, v.buffer)
                 if type(v.tensor) is np.ndarray and _refcount(v.tensor) > 2:
                     vm.orphan_bytes += v.size  # its tensor lives on elsewhere
         regs[dst] = None

@@ -28,6 +28,7 @@ from rvmdbg.vm.blocks import MAX_BLOCK, Partial, RegionExit
 from rvmdbg.vm.fastpath import fuse
 from rvmdbg.vm.handlers import HANDLERS, Malformed, raiser
 from rvmdbg.vm.objects import StorageObject, TensorPlaceholder
+from rvmdbg.vm.pool import StoragePool
 from rvmdbg.vm.state import (AFTER, CALL, HALT, TRAP, Frame, RegisterWrite, StepInfo, VMError,
                              is_tensor, limit_error, summary)
 from rvmdbg.vm.trace import format_step, trace_lines
@@ -40,6 +41,8 @@ _new_object = object.__new__
 _PLAIN, _JUMP, _CALL, _RETURN, _KERNEL = range(5)  # _KERNEL: a plain invoke_packed
 
 _QUIET = QuietSwitch()
+# the instructions that change the storage pool: step() saves its state before them
+_POOL_OPS = frozenset({bc.AllocStorage, bc.KillRegister, bc.Ret})
 _write = tuple.__new__  # RegisterWrite(...) without its Python-level __new__: step() makes many
 
 
@@ -140,6 +143,10 @@ class _Step(StepInfo):
         r = self._r
         return r[8], r[14], r[10], r[11], r[13]
 
+    @property
+    def _pool_undo(self):
+        return self._r[15]
+
 
 
 class VirtualMachine:
@@ -149,8 +156,12 @@ class VirtualMachine:
 
     traps_with_checks = True   # run() takes `checks` and `scoped` (debug/machine.py)
 
-    def __init__(self, exe, limits: Limits | None = None):
+    def __init__(self, exe, limits: Limits | None = None, pool: bool = True):
         self.exe = exe
+        # The pooled storage allocator (rvmdbg.vm.pool); pool=False keeps the allocator
+        # before it (every storage its own bytes, freed at its kill), for comparison.
+        self.pool_slack = 0             # bytes the pool holds beyond the live storages' own
+        self.pool = StoragePool(self) if pool else None
         self.limits = limits or DEFAULT_LIMITS
         # The constant pool as runtime values: 0-d constants as scalars (`rvmdbg.scalars`).
         self.constants = [to_runtime(c) for c in exe.constants]
@@ -354,8 +365,20 @@ class VirtualMachine:
         self.error = None
         self.live_bytes = 0
         self.orphan_bytes = 0
+        if self.pool is not None:
+            self.pool.reset()  # each run's pool starts empty, so its figures are the run's
         self.inputs = tuple(args)
         self.pushes = 0
+
+    def memory_stats(self) -> dict:
+        """The storage figures of the run so far: with the pool (the default) its
+        `allocated`, `allocations`, `reused`, `reused_bytes`, `released`, `held`, `in_use`,
+        `free`, `peak` (most held at once), `escaped` and `page_size`; without it
+        (`pool=False`) `pooled` is False and only `live` is the allocator's own figure.
+        `live` (bytes of storage the frames own now) is in both."""
+        if self.pool is None:
+            return {"pooled": False, "live": self.live_bytes}
+        return {**self.pool.stats(), "live": self.live_bytes}
 
     def invoke(self, name: str, args=()):
         """Run function `name` on `args` to its result (raises VMError on failure)."""
@@ -579,6 +602,12 @@ class VirtualMachine:
         owned_before = 0 if account is None else account.owned_bytes
         storages = ()
         other = caller_pc = old = None
+        pool_undo = None
+        if self.pool is not None and type(_ins) in _POOL_OPS:
+            owners = [(a, a.pooled) for a in {id(a): a for a in (
+                account, getattr(regs[w0], "owner", None) if w0 >= 0 else None)
+                if a is not None}.values()]
+            pool_undo = (self.pool.state(), owners, account)
         if w0 >= 0:  # the common case: one register written
             old = regs[w0]
             if type(old) is StorageObject:
@@ -612,7 +641,7 @@ class VirtualMachine:
             new = other.registers[frame.caller_return_register]
         info = _new_object(_Step)
         info._r = (steps, frame, depth, meta, pc, nxt, old, new, live_before, self.live_bytes,
-                   owned_before, storages, other, caller_pc, orphan_before)
+                   owned_before, storages, other, caller_pc, orphan_before, pool_undo)
         return info
 
     def unstep(self, info: StepInfo) -> None:
@@ -638,6 +667,14 @@ class VirtualMachine:
         info.frame.owned_bytes = owned_before
         self.live_bytes = live_before
         self.orphan_bytes = orphan_before
+        pool_undo = getattr(info, "_pool_undo", None)
+        if pool_undo is not None:
+            state, owners, account = pool_undo
+            self.pool.restore(state)
+            for a, pooled in owners:
+                a.pooled = pooled
+            if account is None and info.frame.account is not None:
+                info.frame.account.pooled = 0  # the account the step made holds nothing
         self.steps = info.step
         self.error = None
 

@@ -34,10 +34,11 @@ class ByteAccount:
     garbage that only the cyclic collector could free.
     """
 
-    __slots__ = ("owned_bytes",)
+    __slots__ = ("owned_bytes", "pooled")
 
     def __init__(self, owned_bytes: int | None = 0):
         self.owned_bytes = owned_bytes
+        self.pooled = 0  # the same storages' bytes as the pool rounded them (rvmdbg.vm.pool)
 
     def __repr__(self) -> str:
         return f"<account {self.owned_bytes} bytes>"
@@ -49,13 +50,16 @@ class StorageObject:
     `owner` is the `ByteAccount` of the frame that allocated it: its bytes count against
     `--max-bytes` until a `kill_register` drops it or that frame returns. `tensor` is the
     output a kernel wrote into it (None until then): a tensor that outlives its storage's
-    accounting is counted through it (`rvmdbg.vm.escaped`).
+    accounting is counted through it (`rvmdbg.vm.escaped`). `buffer` numbers the pool's
+    buffer it was given: a storage that reuses a freed buffer has that buffer's number.
     """
 
-    __slots__ = ("size", "alignment", "dtype_hint", "owner", "released", "tensor")
+    __slots__ = ("size", "alignment", "dtype_hint", "owner", "released", "tensor", "buffer")
 
-    def __init__(self, size: int, alignment: int, dtype_hint: str, owner, tensor=None):
+    def __init__(self, size: int, alignment: int, dtype_hint: str, owner, tensor=None,
+                 buffer=None):
         self.size = size
+        self.buffer = buffer  # the pool's buffer number (`s3` on the panes); None: no pool
         self.alignment = alignment
         self.dtype_hint = dtype_hint
         self.owner = owner

@@ -37,6 +37,7 @@ from rvmdbg.values import ADTValue
 from rvmdbg.vm import bytecode as bc
 from rvmdbg.vm.blocks import Partial, RegionExit, one_by_one
 from rvmdbg.vm.handlers import consti, jump_target, kernel_caller
+from rvmdbg.vm.pool import round_to_page
 from rvmdbg.vm.objects import ByteAccount, StorageObject, TensorPlaceholder, VMClosure, dtype_nbytes
 from rvmdbg.vm.state import BOOL_OF, is_tensor, number_of
 
@@ -86,6 +87,7 @@ class _Region:
         self.freed = 0                      # bytes of the region's storages it killed
         self.peak = 0                       # most bytes allocated (plus a kernel's own) at once
         self.entry_kills: list[int] = []    # entry registers killed, in order
+        self.pool_events: list[int] = []    # +size per alloc_storage, -size per kill, in order
         self.tensor_kernels = 0             # kernels whose output is not 0-d
         # --max-bytes counts a killed storage's bytes again when its tensor lives on
         # (`rvmdbg.vm.escaped`): what each storage holds, and the bytes so counted
@@ -143,6 +145,7 @@ def _follow(plan: _Region, ins, pc: int) -> bool:
             if not storage[3]:
                 storage[3] = True
                 plan.freed += storage[0]
+                plan.pool_events.append((-storage[0], h[1]))
                 written = plan.storage_tensor.get(h[1])
                 plan.regs[ins.dst] = (_CONST, 0)
                 if written is not None and written[1]:  # as kill_register counts it
@@ -221,6 +224,7 @@ def _follow_alloc_storage(plan: _Region, ins) -> bool:
         return False
     plan.storages.append([size, ins.alignment, ins.dtype_hint, False])
     plan.allocated += size
+    plan.pool_events.append((size, len(plan.storages) - 1))
     plan.peak = max(plan.peak, plan.allocated)
     plan.regs[ins.dst] = (_STORAGE, len(plan.storages) - 1)
     return True
@@ -460,7 +464,7 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
         plan.storage_tensor[k][0] for k in kept_storages if k in plan.storage_tensor}, at))
     # each storage made with the tensor written into it (rvmdbg.vm.escaped reads it)
     made_storages = tuple((at[(_STORAGE, k)], *plan.storages[k],
-                           at[plan.storage_tensor[k][0]] if k in plan.storage_tensor else -1)
+                           at[plan.storage_tensor[k][0]] if k in plan.storage_tensor else -1, k)
                           for k in kept_storages)
     made_tensors = tuple((at[(_TENSOR, t)], at[(_STORAGE, plan.tensors[t][0])],
                           *plan.tensors[t][1:]) for t in kept_tensors)
@@ -469,6 +473,9 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
     # --max-bytes: what the region allocates at most at once, beside what its kills count
     # again as living on (both before the first allocation, an upper bound)
     peak = plan.peak + plan.orphaned
+    pool, events = vm.pool, tuple(plan.pool_events)
+    if pool is not None:  # the pool grows by at most what rounding adds to each allocation
+        peak += sum(round_to_page(e) - e for e, _ in events if e > 0)
     orphaned = plan.orphaned
     entry_kills = tuple(plan.entry_kills)
     copies = tuple(copies)
@@ -490,7 +497,8 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
         bool_value = {1: np.True_, 0: np.False_}.get(value) if value is not _UNKNOWN else None
 
     def region(regs):
-        if vm.live_bytes + vm.orphan_bytes + peak > max_bytes or len(regs) != nregs:
+        if (vm.live_bytes + vm.pool_slack + vm.orphan_bytes + peak > max_bytes
+                or len(regs) != nregs):
             return replay(regs)  # the handlers check each allocation and kernel
         for r in entry_kills:
             if type(regs[r]) is StorageObject:
@@ -513,7 +521,15 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
             account = owner.account
             if account is None:
                 owner.account = account = ByteAccount()
-            for p, size, alignment, hint, released, written in made_storages:
+            buffers = {}
+            if pool is not None:  # in the region's order, so a kill's buffer is reused
+                for e, k in events:
+                    if e > 0:
+                        account.pooled += pool.take(e)
+                        buffers[k] = pool.last_buffer
+                    else:
+                        account.pooled -= pool.give(-e, buffers[k])
+            for p, size, alignment, hint, released, written, k in made_storages:
                 # StorageObject(...) without its Python-level __init__ (8 per LSTM step)
                 st = d[p] = _new(StorageObject)
                 st.size = size
@@ -522,6 +538,7 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
                 st.owner = account
                 st.released = released
                 st.tensor = d[written] if written >= 0 else None
+                st.buffer = buffers.get(k)
             for p, s, offset, shape, dtype in made_tensors:
                 d[p] = TensorPlaceholder(d[s], offset, shape, dtype)
             account.owned_bytes += net

@@ -55,7 +55,7 @@ def vm_run(mod_or_text, *args, entry="main"):
 
 
 def test_pipeline_ends_with_the_memory_passes():
-    assert default_pipeline().names()[-2:] == ["ManifestAlloc", "ManifestLifetimes"]
+    assert default_pipeline().names()[-3:] == ["ManifestAlloc", "ManifestLifetimes", "MemoryPlan"]
 
 
 def test_static_call_becomes_storage_tensor_and_invoke():

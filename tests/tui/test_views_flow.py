@@ -45,7 +45,7 @@ async def test_walking_the_stages_keeps_the_expression():
         item = view.stage.items[view.selected]
         assert item.location == (app.session.exe.func_index("main"), 0)
         await pilot.press("left")
-        assert view.stage.name == "ManifestLifetimes"
+        assert view.stage.name == "MemoryPlan"
         await pilot.press("right", "right", "right")   # past Execution, round to Source
         assert view.stage.name == "Source"
 

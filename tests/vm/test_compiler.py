@@ -380,7 +380,7 @@ def test_compile_without_passes_reports_what_is_missing():
 
 def test_compile_stages_returns_every_stage_and_the_executable():
     stages, exe = compile_stages(load_module((ROOT / "programs" / "fib.relay").read_text(), "fib"))
-    assert [s.name for s in stages][-2:] == ["ManifestAlloc", "ManifestLifetimes"]
+    assert [s.name for s in stages][-3:] == ["ManifestAlloc", "ManifestLifetimes", "MemoryPlan"]
     assert exe.function_names() == ["fib", "main"]
     assert values_equal(run(exe, i32(10)), i32(55))
 

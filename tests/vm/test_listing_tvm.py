@@ -108,7 +108,7 @@ def test_compile_passes_prints_every_stage_first(capsys):
     headers = re.findall(r"^// ==== (\w+):", out, flags=re.M)
     assert headers == ["Input", "RemoveUnusedFunctions", "EtaExpand", "FoldConstant", "FuseOps", "ToANormalForm",
                        "InferType", "LambdaLift", "DeadCodeElimination", "ManifestAlloc",
-                       "ManifestLifetimes"]
+                       "ManifestLifetimes", "MemoryPlan"]
     stage_text, listing = out.split("// ==== Bytecode\n")
     assert "memory.alloc_storage(" in stage_text and "memory.kill(" in stage_text
     tables, listing = listing.split("VM Function[0]", 1)

@@ -14,6 +14,7 @@ from rvmdbg.relay.loader import load_module
 from rvmdbg.relay.typecheck import check_module
 from rvmdbg.vm.compiler import compile_module
 from rvmdbg.vm.machine import VirtualMachine, VMError
+from rvmdbg.vm.pool import round_to_page
 
 N = 200     # a 200x200 float32 tensor: 160,000 bytes
 MB = 4 * N * N
@@ -72,7 +73,8 @@ def _run_to_end(vm, x, by_steps: bool):
 def test_the_vm_checks_a_kernels_intermediates_before_calling_it(by_steps):
     exe = compile_module(_module(CHAIN))
     x = np.zeros((N, N), dtype="float32")
-    enough = MB + 3 * MB        # the output's storage and the peak of intermediates
+    # the output's storage (as the pool rounds it: whole pages) and the peak of intermediates
+    enough = round_to_page(MB) + 3 * MB
     assert VirtualMachine(exe, Limits(max_bytes=enough)).invoke("main", [x]).shape == (N, N)
     vm = VirtualMachine(exe, Limits(max_bytes=enough - 1))
     with pytest.raises(VMError) as info:

@@ -31,7 +31,7 @@ from rvmdbg.tui.views.base import TeachingScreen
 from rvmdbg.tui.views.rows_pane import RowsPane
 from rvmdbg.views.costmodel import (cost_chart, executor_label, fit_cost_model,
                                     measure_program, one_run_measurements)
-from rvmdbg.views.executors import compare_executors, storage_strip
+from rvmdbg.views.executors import compare_executors, memory_explanation, storage_strip
 from rvmdbg.views.flow import quote
 from rvmdbg.views.plot import format_number
 from rvmdbg.views.text import UNICODE, pad, table, wrap
@@ -321,8 +321,11 @@ class ExecutorsView(Vertical, can_focus=True):
             return [[(line, "header" if (k == 0 and aligned) or (not aligned and not line.startswith(" "))
                       else "plain")] for k, line in enumerate(lines)]
         row(_("memory"), memory(c.vm_memory), memory(c.graph_memory) if graph else "")
+        if c.peak_vs_plan is not None:
+            row(_("peak / plan"), f"{c.peak_vs_plan:.2f}x", "1.00x")  # VM peak / graph plan
         notes = [_("memory = inputs (the arguments, the same on both sides) + constants + kernel "
                    "outputs (the VM's peak of live storage; the graph's pool blocks for them)")]
+        notes += memory_explanation(c)
         if graph and c.graph_input_buffers:
             notes.append(_("the graph pool also reserves {n} B to copy inputs "
                            "into (TVM's set_input); here kernels read them in place").format(
