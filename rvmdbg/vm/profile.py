@@ -552,8 +552,9 @@ def profile_run(exe, entry: str, args, limits=None, *, repeat: int = 1, warmup: 
             best = (wall, list(prof.calls), {k: list(v) for k, v in prof.ops.items()},
                     prof.dispatch_ns, prof.book_ns, prof.kernel_ns,
                     None if prof.events is None else list(prof.events),
-                    max(prof.peak_bytes, vm.live_bytes), vm.steps, result)
-    (total, calls, ops, dispatch, book, kernel_total, events, peak, steps, result) = best
+                    max(prof.peak_bytes, vm.live_bytes), vm.steps, result, vm.memory_stats())
+    (total, calls, ops, dispatch, book, kernel_total, events, peak, steps, result,
+     memory) = best
     report = _make_report(exe, calls, ops, dispatch, book, kernel_total, total, fused,
                           site_name)
     cost = timer_cost()
@@ -566,6 +567,7 @@ def profile_run(exe, entry: str, args, limits=None, *, repeat: int = 1, warmup: 
         "Warmup runs": count(warmup),
         "Instructions": count(steps),
         "Peak live bytes": count(peak),
+        **_pool_figures(memory),
         "Timer cost": text(f"{cost:.0f} ns per clock read"),
     })
     tolerance_us = reads * cost / 1000.0
@@ -576,6 +578,17 @@ def profile_run(exe, entry: str, args, limits=None, *, repeat: int = 1, warmup: 
     if events is not None:
         events = events + kernel_events(exe, calls)
     return ProfiledRun(report, result, events, total, int(rows_ns))
+
+
+def _pool_figures(memory: dict) -> dict:
+    """The storage pool's figures for the report's configuration (none with `--no-pool`)."""
+    if not memory.get("pooled", True):
+        return {"Storage pool": text("off")}
+    return {"Pool allocations": count(memory["allocations"]),
+            "Pool reused": count(memory["reused"]),
+            "Pool bytes allocated": count(memory["allocated"]),
+            "Pool bytes reused": count(memory["reused_bytes"]),
+            "Pool peak bytes": count(memory["peak"])}
 
 
 def _make_report(exe, calls, ops, dispatch, book, kernel_total, total, fused, site_name):

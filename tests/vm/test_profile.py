@@ -99,6 +99,18 @@ def test_models_add_up_and_convolutions_lead(model):
     assert conv > 0.5 * sum(k["Duration (us)"].value for k in kernels)
 
 
+def test_the_configuration_has_the_storage_pools_figures():
+    exe, args = _model("mobilenet_v1")
+    run = profile_run(exe, "main", args)
+    vm = VirtualMachine(exe)
+    vm.invoke("main", args)
+    stats = vm.memory_stats()
+    assert _config(run.report, "Pool allocations") == stats["allocations"]
+    assert _config(run.report, "Pool reused") == stats["reused"] > 0
+    assert _config(run.report, "Pool peak bytes") == stats["peak"]
+    assert _config(run.report, "Pool bytes reused") == stats["reused_bytes"]
+
+
 def test_a_deliberately_heavy_kernel_tops_the_table():
     exe = _exe(HEAVY)
     rng = np.random.default_rng(0)
