@@ -87,7 +87,8 @@ class _Region:
         self.freed = 0                      # bytes of the region's storages it killed
         self.peak = 0                       # most bytes allocated (plus a kernel's own) at once
         self.entry_kills: list[int] = []    # entry registers killed, in order
-        self.pool_events: list[int] = []    # +size per alloc_storage, -size per kill, in order
+        self.pool_events: list[tuple] = []  # (True, size, k) per alloc_storage, (False, size, k)
+        #                                      per kill, in order (a storage may be 0 bytes)
         self.tensor_kernels = 0             # kernels whose output is not 0-d
         # --max-bytes counts a killed storage's bytes again when its tensor lives on
         # (`rvmdbg.vm.escaped`): what each storage holds, and the bytes so counted
@@ -145,7 +146,7 @@ def _follow(plan: _Region, ins, pc: int) -> bool:
             if not storage[3]:
                 storage[3] = True
                 plan.freed += storage[0]
-                plan.pool_events.append((-storage[0], h[1]))
+                plan.pool_events.append((False, storage[0], h[1]))
                 written = plan.storage_tensor.get(h[1])
                 plan.regs[ins.dst] = (_CONST, 0)
                 if written is not None and written[1]:  # as kill_register counts it
@@ -224,7 +225,7 @@ def _follow_alloc_storage(plan: _Region, ins) -> bool:
         return False
     plan.storages.append([size, ins.alignment, ins.dtype_hint, False])
     plan.allocated += size
-    plan.pool_events.append((size, len(plan.storages) - 1))
+    plan.pool_events.append((True, size, len(plan.storages) - 1))
     plan.peak = max(plan.peak, plan.allocated)
     plan.regs[ins.dst] = (_STORAGE, len(plan.storages) - 1)
     return True
@@ -475,7 +476,7 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
     peak = plan.peak + plan.orphaned
     pool, events = vm.pool, tuple(plan.pool_events)
     if pool is not None:  # the pool grows by at most what rounding adds to each allocation
-        peak += sum(round_to_page(e) - e for e, _ in events if e > 0)
+        peak += sum(round_to_page(e) - e for takes, e, _ in events if takes)
     orphaned = plan.orphaned
     entry_kills = tuple(plan.entry_kills)
     copies = tuple(copies)
@@ -523,12 +524,12 @@ def _handler(vm, plan: _Region, nregs: int, ending, end_pc: int, width: int, rep
                 owner.account = account = ByteAccount()
             buffers = {}
             if pool is not None:  # in the region's order, so a kill's buffer is reused
-                for e, k in events:
-                    if e > 0:
+                for takes, e, k in events:
+                    if takes:
                         account.pooled += pool.take(e)
                         buffers[k] = pool.last_buffer
                     else:
-                        account.pooled -= pool.give(-e, buffers[k])
+                        account.pooled -= pool.give(e, buffers[k])
             for p, size, alignment, hint, released, written, k in made_storages:
                 # StorageObject(...) without its Python-level __init__ (8 per LSTM step)
                 st = d[p] = _new(StorageObject)

@@ -101,3 +101,30 @@ def test_max_bytes_counts_the_free_buffers_the_pool_holds():
     with pytest.raises(VMError) as info:
         VirtualMachine(exe, Limits(max_bytes=peak - 1)).invoke("main", [x])
     assert info.value.limit == "max_bytes"
+
+
+ZERO_SIZED = """#[version = "0.0.5"]
+def @main(%x: Tensor[(0, 3), float32], %y: Tensor[(2, 3), float32]) {
+  %0 = add(%x, %x);
+  %1 = multiply(%y, %y);
+  %2 = concatenate((%0, %1));
+  %3 = add(%x, 1f);
+  (%2, %3)
+}
+"""
+
+
+def test_a_zero_byte_storage_in_a_region_is_taken_from_the_pool_not_given_back():
+    # a region once read a 0-byte alloc_storage as a kill (sizes were signed: +take, -give)
+    # and failed with KeyError (ONNX's test_tril_zero, test_split_zero_size_splits_*)
+    exe = compile_module(check_module(load_module(ZERO_SIZED, "zero.relay")))
+    args = [np.zeros((0, 3), "float32"), np.full((2, 3), 2.0, "float32")]
+    pooled = VirtualMachine(exe).invoke("main", args)
+    stepped = VirtualMachine(exe)
+    stepped.start("main", args)
+    while not stepped.step().halted:
+        pass
+    plain = VirtualMachine(exe, pool=False).invoke("main", args)
+    for got in (pooled, stepped.result):
+        assert values_equal(got, plain)
+    assert np.array_equal(np.asarray(pooled.fields[0]), np.full((2, 3), 4.0, "float32"))
