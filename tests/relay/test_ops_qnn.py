@@ -456,3 +456,51 @@ def test_a_bad_rounding_is_a_located_type_error(capsys, tmp_path):
     assert code == 2 and "Traceback" not in err
     assert re.search(r"q\.relay:9:\d+: error: qnn\.requantize: attribute 'rounding'", err)
     assert "^" in err
+
+
+# ---------------------------------------------------------------------------- batch_matmul
+
+def test_batch_matmul_registered_as_tvm():
+    assert OPS["qnn.batch_matmul"].num_inputs == 6
+    assert OPS["qnn.batch_matmul"].pattern == "out_elemwise_fusable"
+    assert {a.name: a.default for a in OPS["qnn.batch_matmul"].attrs} == \
+        {"out_dtype": "int32", "transpose_a": False, "transpose_b": True}
+
+
+def test_batch_matmul_accumulates_shifted_integers():
+    rng = np.random.default_rng(3)
+    x = rng.integers(-128, 128, (2, 3, 5)).astype("int8")
+    y = rng.integers(-128, 128, (2, 4, 5)).astype("int8")
+    out = run("qnn.batch_matmul", x, y, i32(-3), i32(7), f32(0.5), f32(0.25))
+    want = [[[sum((int(x[b, i, k]) + 3) * (int(y[b, j, k]) - 7) for k in range(5))
+              for j in range(4)] for i in range(3)] for b in range(2)]
+    assert out.dtype == np.int32 and out.tolist() == want
+
+
+def test_batch_matmul_relation_wants_scalar_parameters():
+    assert rel("qnn.batch_matmul", T((2, 3, 5), "uint8"), T((2, 4, 5), "uint8"), T((), "int32"),
+               T((), "int32"), T((), "float32"), T((), "float32")) == T((2, 3, 4), "int32")
+    with pytest.raises(OpTypeError, match="y_scale must be a scalar"):
+        rel("qnn.batch_matmul", T((2, 3, 5), "int8"), T((2, 4, 5), "int8"), T((), "int32"),
+            T((), "int32"), T((), "float32"), T((4,), "float32"))
+
+
+BMM_PROGRAM = """#[version = "0.0.5"]
+def @main(%x: Tensor[(2, 2, 4), int8], %y: Tensor[(2, 3, 4), int8]) {
+  %0 = qnn.batch_matmul(%x, %y, 1, -2, 0.5f, 0.25f, out_dtype="int32");
+  qnn.requantize(%0, 0.125f, 0, 0.5f, 0, rounding="TONEAREST", out_dtype="int8")
+}
+"""
+
+
+def test_batch_matmul_relay_text_runs_on_vm_and_interpreter():
+    mod = load_module(BMM_PROGRAM, "<qnn>")
+    rng = np.random.default_rng(5)
+    args = [rng.integers(-20, 20, (2, 2, 4)).astype("int8"),
+            rng.integers(-20, 20, (2, 3, 4)).astype("int8")]
+    got = VirtualMachine(compile_module(mod)).invoke("main", args)
+    assert values_equal(Interpreter(mod).run("main", args), got) and got.dtype == np.int8
+    acc = np.matmul(args[0].astype(int) - 1, np.swapaxes(args[1].astype(int) + 2, 1, 2))
+    # TONEAREST: ties away from zero (acc / 4 has ties)
+    want = [[[clip(round_away(Fraction(int(v), 4)), "int8") for v in row] for row in m] for m in acc]
+    assert got.tolist() == want

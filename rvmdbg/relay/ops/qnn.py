@@ -547,6 +547,43 @@ register("qnn.dense", 6, _dense_rel, _dense_kernel, "out_elemwise_fusable",
 
 
 # ---------------------------------------------------------------------------------------------
+# qnn.batch_matmul (nn.batch_matmul's relation on the zero-point-shifted integers; TVM's maker
+# sets transpose_b=True, scalar scales and zero points only)
+
+
+def _batch_matmul_rel(name, args, attrs):
+    from rvmdbg.relay.ops import OPS
+    x, y, x_zp, y_zp, x_scale, y_scale = args
+    _need(name, x, ("int8", "uint8"), "x")
+    _need(name, y, ("int8", "uint8"), "y")
+    for t, what, dt in ((x_zp, "x_zero_point", "int32"), (y_zp, "y_zero_point", "int32"),
+                        (x_scale, "x_scale", "float32"), (y_scale, "y_scale", "float32")):
+        _qparam(name, t, what, dt, per_channel=False)
+    return OPS["nn.batch_matmul"].type_rel([x, TensorType(y.shape, x.dtype)], dict(attrs))
+
+
+def _batch_matmul_kernel(args, attrs):
+    x, y, x_zp, y_zp, x_scale, y_scale = args
+    a = np.swapaxes(x, 1, 2) if attrs["transpose_a"] else x
+    b = np.swapaxes(y, 1, 2) if attrs["transpose_b"] else y
+    if a.shape[2] != b.shape[1] or (a.shape[0] != b.shape[0] and 1 not in (a.shape[0], b.shape[0])):
+        raise KernelError(_("qnn.batch_matmul: x {x_shape} and y {y_shape} disagree at run "
+                            "time").format(x_shape=fmt_shape(x.shape), y_shape=fmt_shape(y.shape)))
+    k = a.shape[2]
+    a_max, b_max = max_abs_shifted(a, x_zp), max_abs_shifted(b, y_zp)
+    dt = exact_dtype(a_max, b_max, k)
+    acc = np.matmul(shifted(a, x_zp, 0, dt), shifted(b, y_zp, 0, dt))
+    return to_out_dtype(acc, k * a_max * b_max, attrs["out_dtype"])
+
+
+register("qnn.batch_matmul", 6, _batch_matmul_rel, _batch_matmul_kernel, "out_elemwise_fusable",
+         attrs=[AttrSpec("out_dtype", "dtype", "int32", choices=("int32", "int64")),
+                AttrSpec("transpose_a", "bool", False), AttrSpec("transpose_b", "bool", True)],
+         doc="qnn.batch_matmul(x, y, x_zero_point, y_zero_point, x_scale, y_scale, "
+             "out_dtype=\"int32\"): per batch (x - xzp) @ (y - yzp)^T accumulated in int32")
+
+
+# ---------------------------------------------------------------------------------------------
 # qnn.conv2d (nn.conv2d's relation and kernel, ops/conv.py, on the zero-point-shifted integers)
 
 
