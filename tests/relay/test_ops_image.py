@@ -182,3 +182,92 @@ def test_upsampling():
     with pytest.raises(OpTypeError, match="'scale_h'"):
         rel("nn.upsampling", T((1, 2, 3, 4)), scale_h=0.0, scale_w=1.0)
     assert OPS["nn.upsampling"].pattern == "injective"
+
+
+# ---------------------------------------------------------------------------- ONNX's extensions
+# (scales, antialias, half_pixel_symmetric: rvmdbg's, for ONNX Resize; TVM had none of them)
+
+def _taps_reference(row, coords, scale, kernel):
+    """One axis by the definition: out[i] = sum_j k((j - c_i) * s) * row[clamp(j)] / sum_j k,
+    over every j within the kernel's reach."""
+    out = []
+    for c in coords:
+        reach = 1 if kernel == "linear" else 2
+        js = range(math.floor(c) - math.ceil(reach / scale) - 1,
+                   math.floor(c) + math.ceil(reach / scale) + 2)
+        def k(d):
+            d = abs(d)
+            if kernel == "linear":
+                return max(0.0, 1 - d)
+            a = -0.75
+            if d <= 1:
+                return (a + 2) * d ** 3 - (a + 3) * d ** 2 + 1
+            return a * d ** 3 - 5 * a * d ** 2 + 8 * a * d - 4 * a if d < 2 else 0.0
+        ws = [k((j - c) * scale) for j in js]
+        vals = [row[min(max(j, 0), len(row) - 1)] for j in js]
+        out.append(sum(w * v for w, v in zip(ws, vals)) / sum(ws))
+    return out
+
+
+@pytest.mark.parametrize("kernel", ["linear", "cubic"])
+def test_resize2d_antialias_widens_the_filter_when_downsampling(kernel):
+    x = RNG.standard_normal((1, 1, 1, 9)).astype("float32")
+    method = "linear" if kernel == "linear" else "cubic"
+    got = run("image.resize2d", x, size=[1, 4], method=method, antialias=1, cubic_alpha=-0.75)
+    coords = [(o + 0.5) * 9 / 4 - 0.5 for o in range(4)]
+    want = _taps_reference(list(x[0, 0, 0].astype(float)), coords, 4 / 9, kernel)
+    np.testing.assert_allclose(got[0, 0, 0], want, rtol=1e-5, atol=1e-5)
+    # upsampling: antialias changes nothing
+    up = run("image.resize2d", x, size=[1, 13], method=method, antialias=1, cubic_alpha=-0.75)
+    np.testing.assert_allclose(up, run("image.resize2d", x, size=[1, 13], method=method,
+                                       cubic_alpha=-0.75), rtol=1e-6)
+
+
+def test_resize2d_scales_map_coordinates_by_the_scale():
+    x = np.arange(8, dtype="float32").reshape(1, 1, 2, 4)
+    # ONNX's test_resize_downsample_scales_linear: scale 0.6 (out 1 x 2, unrounded 1.2 x 2.4)
+    got = run("image.resize2d", x, size=[1, 2], scales=[0.6, 0.6])
+    cy, cx = 0.5 / 0.6 - 0.5, [(o + 0.5) / 0.6 - 0.5 for o in range(2)]
+    want = [(1 - cy) * (c) + cy * (c + 4) for c in cx]  # row 0 holds x, row 1 holds x + 4
+    np.testing.assert_allclose(got[0, 0, 0], want, rtol=1e-6)
+    corners = run("image.resize2d", x, size=[1, 2], scales=[0.6, 0.6],
+                  coordinate_transformation_mode="align_corners")
+    np.testing.assert_allclose(corners[0, 0, 0], [0, 3 / 1.4], rtol=1e-6)
+    # half_pixel_symmetric keeps the unrounded output's centre on the input's centre
+    sym = run("image.resize2d", x, size=[1, 2], scales=[0.6, 0.6],
+              coordinate_transformation_mode="half_pixel_symmetric")
+    off = [d / 2 * (1 - o / (d * 0.6)) for d, o in ((2, 1), (4, 2))]
+    cy, cx = off[0] + 0.5 / 0.6 - 0.5, [off[1] + (o + 0.5) / 0.6 - 0.5 for o in range(2)]
+    np.testing.assert_allclose(sym[0, 0, 0], [c + 4 * cy for c in cx], rtol=1e-5)
+    # without scales it is half_pixel
+    np.testing.assert_array_equal(
+        run("image.resize2d", x, size=[3, 5], coordinate_transformation_mode="half_pixel_symmetric"),
+        run("image.resize2d", x, size=[3, 5]))
+    with pytest.raises(OpTypeError, match="'scales' must be 2 positive numbers"):
+        rel("image.resize2d", T((1, 1, 2, 4)), size=[1, 2], scales=[0.6])
+
+
+def test_resize2d_nearest_asymmetric_doubling_honours_round_prefer_ceil():
+    x = np.arange(4, dtype="float32").reshape(1, 1, 1, 4)
+    got = run("image.resize2d", x, size=[1, 8], method="nearest_neighbor",
+              coordinate_transformation_mode="asymmetric", rounding_method="round_prefer_ceil")
+    # source x / 2: the halves go up (topi's integer division gave x // 2)
+    np.testing.assert_array_equal(got[0, 0, 0], [0, 1, 1, 2, 2, 3, 3, 3])
+
+
+def test_resize2d_extension_attributes_in_relay_text():
+    from rvmdbg.relay.loader import load_module
+    from rvmdbg.vm.compiler import compile_module
+    from rvmdbg.vm.machine import VirtualMachine
+    text = """#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 1, 4, 4), float32]) {
+  image.resize2d(%x, size=[2, 2], coordinate_transformation_mode="half_pixel_symmetric", method="cubic", cubic_alpha=-0.75f, scales=[0.6f, 0.6f], antialias=1)
+}
+"""
+    mod = load_module(text, "<resize>")
+    x = RNG.standard_normal((1, 1, 4, 4)).astype("float32")
+    got = VirtualMachine(compile_module(mod)).invoke("main", [x])
+    want = run("image.resize2d", x, size=[2, 2], method="cubic", cubic_alpha=-0.75,
+               coordinate_transformation_mode="half_pixel_symmetric", scales=[0.6, 0.6],
+               antialias=1)
+    np.testing.assert_allclose(got, want, rtol=1e-6)

@@ -16,12 +16,25 @@ def _method(g, attrs) -> str:
     return _METHODS[mode]
 
 
-def _resize(g, x, size, roi, method, coord, nearest, alpha, exclude, extrapolation):
+def _resize(g, x, size, roi, method, coord, nearest, alpha, exclude, extrapolation,
+            scales=None, antialias=0):
     ndims = g.rank_of(x)
     sv = c.const_value(g, size)
     if sv is None:
         raise g.needs_value("the output size", size)
     out_size = [int(v) for v in np.asarray(sv).reshape(-1)[2:ndims]]
+    extra = {}
+    in_shape = g.shape_of(x)[2:ndims]
+    if scales is not None and any(d is None or d * float(f) != o
+                                  for d, f, o in zip(in_shape, scales[2:ndims], out_size)):
+        # ONNX maps coordinates by the scale when size * scale is not an integer (TVM used
+        # size / out): resize2d's rvmdbg extension attribute
+        extra["scales"] = [float(f) for f in scales[2:ndims]]
+    if antialias and method != "nearest_neighbor":
+        extra["antialias"] = 1
+    if extra and ndims != 4:
+        raise g.error("Resize with antialias, or a scale whose output size is rounded, is "
+                      "supported for 4-D data only")
     if roi is not None:
         rv = c.const_value(g, roi)
         if rv is None:
@@ -36,7 +49,7 @@ def _resize(g, x, size, roi, method, coord, nearest, alpha, exclude, extrapolati
                   layout=layout, method=method, coordinate_transformation_mode=coord,
                   rounding_method=nearest, cubic_alpha=float(alpha),
                   cubic_exclude=int(exclude), extrapolation_value=float(extrapolation),
-                  out_dtype="")
+                  out_dtype="", **extra)
 
 
 def _size_from_scale(g, x, scale, axes=None):
@@ -60,7 +73,7 @@ def resize_v10(g, node, inputs, attrs):
     return _resize(g, x, size, None, _method(g, attrs), "asymmetric", "", -0.5, 0, 0.0)
 
 
-def _common(g, inputs, size, attrs):
+def _common(g, inputs, size, attrs, scales=None):
     x = inputs[0]
     roi = inputs[1] if len(inputs) > 1 else None
     if roi is not None and g.shape_of(roi)[0] == 0:
@@ -74,7 +87,23 @@ def _common(g, inputs, size, attrs):
                    attrs.get("coordinate_transformation_mode", "half_pixel"),
                    attrs.get("nearest_mode", "round_prefer_floor"),
                    attrs.get("cubic_coeff_a", -0.75), attrs.get("exclude_outside", 0),
-                   attrs.get("extrapolation_value", 0.0))
+                   attrs.get("extrapolation_value", 0.0), scales,
+                   attrs.get("antialias", 0))
+
+
+def _full_scales(g, x, scale, axes):
+    """The constant scale factors of every axis (1 where Resize-18's axes leave one out)."""
+    sv = c.const_value(g, scale)
+    if sv is None:
+        return None
+    sv = np.asarray(sv, "float64").reshape(-1)
+    if axes is None:
+        return list(sv)
+    rank = g.rank_of(x)
+    full = [1.0] * rank
+    for a, v in zip(axes, sv):
+        full[a % rank] = float(v)
+    return full
 
 
 def _opset18_size(g, x, size, roi, axes, policy):
@@ -115,9 +144,11 @@ def _opset18_size(g, x, size, roi, axes, policy):
 def resize_v11(g, node, inputs, attrs):
     scale = inputs[2] if len(inputs) > 2 else None
     size = inputs[3] if len(inputs) > 3 else None
+    scales = None
     if size is None or (scale is not None and g.shape_of(scale) and g.shape_of(scale)[0]):
         size = _size_from_scale(g, inputs[0], scale, attrs.get("axes"))
-    return _common(g, inputs, size, attrs)
+        scales = _full_scales(g, inputs[0], scale, attrs.get("axes"))
+    return _common(g, inputs, size, attrs, scales)
 
 
 @converter("Resize", since=13)
@@ -126,9 +157,11 @@ def resize_v13(g, node, inputs, attrs):
     size = inputs[3] if len(inputs) > 3 else None
     if scale is not None and size is not None:
         return resize_v11(g, node, inputs, attrs)
+    scales = None
     if size is None:
         size = _size_from_scale(g, inputs[0], scale, attrs.get("axes"))
-    return _common(g, inputs, size, attrs)
+        scales = _full_scales(g, inputs[0], scale, attrs.get("axes"))
+    return _common(g, inputs, size, attrs, scales)
 
 
 @converter("Upsample", since=9)

@@ -19,17 +19,23 @@ from rvmdbg.relay.ops.core import (
 from rvmdbg.relay.ops.layouts import layout_perm
 from rvmdbg.relay.types import TensorType
 
+# half_pixel_symmetric is ONNX's (Resize-19), which TVM lacked: see docs/differences.md
 COORDINATE_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel",
-                    "tf_half_pixel_for_nn", "tf_crop_and_resize")
+                    "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric")
 ROUNDING_METHODS = ("", "round", "round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 _F32 = np.float32
 
 
-def _source_coords(out: int, size: int, mode: str, start: float, end: float) -> np.ndarray:
-    """The input coordinate (float32) of every output index along one axis."""
+def _source_coords(out: int, size: int, mode: str, start: float, end: float,
+                   scale=None) -> np.ndarray:
+    """The input coordinate (float32) of every output index along one axis; `scale` (ONNX's
+    scale factor, an rvmdbg extension) maps by it and the unrounded length size * scale
+    instead of by size / out."""
+    if scale is not None:
+        return _scaled_coords(out, size, mode, start, end, float(scale))
     x = np.arange(out, dtype=_F32)
     scale = _F32(size) / _F32(out)
-    if mode == "half_pixel":
+    if mode in ("half_pixel", "half_pixel_symmetric"):  # the same when out is not rounded
         return (x + _F32(0.5)) * scale - _F32(0.5)
     if mode == "align_corners":
         if out == 1:
@@ -46,6 +52,63 @@ def _source_coords(out: int, size: int, mode: str, start: float, end: float) -> 
         return (_F32(start * (size - 1))
                 + x * _F32(end - start) * _F32(size - 1) / _F32(out - 1)).astype(_F32)
     return np.full(out, _F32(0.5 * (start + end) * (size - 1)))
+
+
+def _scaled_coords(out: int, size: int, mode: str, start: float, end: float,
+                   scale: float) -> np.ndarray:
+    """ONNX Resize's coordinates for a scale factor: the output length is size * scale before
+    rounding (it differs from out when size * scale is not an integer)."""
+    x = np.arange(out, dtype=np.float64)
+    length = size * scale
+    if mode == "half_pixel":
+        c = (x + 0.5) / scale - 0.5
+    elif mode == "half_pixel_symmetric":
+        # the unrounded output's centre stays on the input's centre
+        c = size / 2 * (1 - out / length) + (x + 0.5) / scale - 0.5
+    elif mode == "align_corners":
+        c = np.zeros(out) if length == 1 else x * (size - 1) / (length - 1)
+    elif mode == "asymmetric":
+        c = x / scale
+    elif mode == "pytorch_half_pixel":
+        c = (x + 0.5) / scale - 0.5 if length > 1 else np.zeros(out)
+    elif mode == "tf_half_pixel_for_nn":
+        c = (x + 0.5) / scale
+    elif length > 1:
+        c = start * (size - 1) + x * (end - start) * (size - 1) / (length - 1)
+    else:
+        c = np.full(out, 0.5 * (start + end) * (size - 1))
+    return c.astype(_F32)
+
+
+def _antialias_blend(x, ax, coords, scale, kernel, exclude):
+    """Interpolate along `ax` with the filter widened by 1/scale (scale < 1, ONNX's
+    antialias): each output mixes the taps whose distance d from its coordinate has
+    kernel(d * scale) != 0, the weights normalised to sum 1."""
+    size = x.shape[ax]
+    reach = 1 if kernel == "linear" else 2
+    half = int(np.ceil(reach / scale))  # taps on each side of floor(c)
+    base = np.floor(coords.astype(np.float64)).astype(np.int64)
+    taps = base[:, None] + np.arange(1 - half, half + 1)[None, :]
+    d = np.abs((taps - coords.astype(np.float64)[:, None]) * scale)
+    if kernel == "linear":
+        w = np.clip(1 - d, 0, 1)
+    else:
+        a = kernel[1]
+        w = np.where(d <= 1, (a + 2) * d ** 3 - (a + 3) * d ** 2 + 1,
+                     np.where(d < 2, a * d ** 3 - 5 * a * d ** 2 + 8 * a * d - 4 * a, 0.0))
+    w = w / w.sum(axis=1, keepdims=True)
+    if exclude:
+        w = np.where((taps < 0) | (taps >= size), 0.0, w)
+        total = w.sum(axis=1, keepdims=True)
+        w = w / np.where(total == 0, 1.0, total)
+    shape = [1] * x.ndim
+    shape[ax] = len(coords)
+    out = None
+    for k in range(taps.shape[1]):
+        part = x.take(np.clip(taps[:, k], 0, size - 1), axis=ax) * \
+            w[:, k].astype(_F32).reshape(shape)
+        out = part if out is None else out + part
+    return out
 
 
 def _nearest(coords: np.ndarray, rounding: str) -> np.ndarray:
@@ -102,19 +165,24 @@ def _blend(x, ax, coords, offset, weights):
 
 def resize_2d(x: np.ndarray, axes: tuple, out_hw: tuple, method: str, mode: str,
               rounding: str, roi=(0.0, 0.0, 0.0, 0.0), extrapolation: float = 0.0,
-              out_dtype=None, cubic_alpha: float = -0.5, cubic_exclude: int = 0) -> np.ndarray:
+              out_dtype=None, cubic_alpha: float = -0.5, cubic_exclude: int = 0,
+              scales=None, antialias: int = 0) -> np.ndarray:
     """topi's resize2d of `x` over its (height, width) `axes` to `out_hw` ("nearest_neighbor",
-    "linear" or "cubic")."""
+    "linear" or "cubic"); `scales` and `antialias` are ONNX's (rvmdbg extensions)."""
     ah, aw = axes
     dt = np.dtype(out_dtype or x.dtype)
     starts, ends = (roi[0], roi[1]), (roi[2], roi[3])
     coords, picks = [], []
-    for ax, out, start, end in zip(axes, out_hw, starts, ends):
+    factors = list(scales) if scales is not None else [None, None]
+    for ax, out, start, end, sc in zip(axes, out_hw, starts, ends, factors):
         size = x.shape[ax]
-        c = _source_coords(out, size, mode, start, end)
+        c = _source_coords(out, size, mode, start, end, sc)
         coords.append(c)
         if method == "nearest_neighbor":
-            if mode == "asymmetric" and out % size == 0:
+            # topi's integer division (floor) ignores the rounding; rvmdbg keeps it for TVM's
+            # own methods and honours ONNX's (docs/differences.md)
+            if mode == "asymmetric" and out % size == 0 and sc is None and \
+                    rounding in ("", "floor", "round"):
                 idx = np.arange(out) // (out // size)  # topi divides integers here
             else:
                 rnd = rounding or ("round" if mode == "align_corners" else "floor")
@@ -128,8 +196,12 @@ def resize_2d(x: np.ndarray, axes: tuple, out_hw: tuple, method: str, mode: str,
         else:
             # separable: blend along the width first, then the height, as topi does
             out = x
-            for ax, c in reversed(list(zip(axes, coords))):
-                if method == "linear":
+            for ax, c, sc in reversed(list(zip(axes, coords, factors))):
+                f = sc if sc is not None else out_hw[axes.index(ax)] / x.shape[ax]
+                if antialias and f < 1:
+                    kernel = "linear" if method == "linear" else ("cubic", cubic_alpha)
+                    out = _antialias_blend(out, ax, c, f, kernel, cubic_exclude)
+                elif method == "linear":
                     out = _blend(out, ax, c, 0, (_linear_weights,))
                 else:
                     out = _blend(out, ax, c, -1, (_cubic_weights, cubic_alpha, cubic_exclude))
@@ -160,6 +232,11 @@ def _resize_rel(name, args, attrs):
     if len(size) != 2 or min(size) < 1:
         raise OpTypeError(_("{op}: attribute 'size' must be 2 positive integers, got "
                             "{size}").format(op=name, size=size))
+    scales = attrs["scales"]
+    if scales is not None and (not isinstance(scales, list) or len(scales) != 2 or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in scales)):
+        raise OpTypeError(_("{op}: attribute 'scales' must be 2 positive numbers, got "
+                            "{scales}").format(op=name, scales=repr(scales)))
     roi = attrs["roi"]
     if roi is not None and (not isinstance(roi, list) or len(roi) != 4 or not all(
             isinstance(v, (int, float)) and not isinstance(v, bool) for v in roi)):
@@ -176,7 +253,8 @@ def _resize_kernel(args, attrs):
     return resize_2d(x, _hw_axes("image.resize2d", attrs["layout"]), tuple(attrs["size"]),
                      attrs["method"], attrs["coordinate_transformation_mode"],
                      attrs["rounding_method"], roi, attrs["extrapolation_value"],
-                     attrs["out_dtype"], attrs["cubic_alpha"], attrs["cubic_exclude"])
+                     attrs["out_dtype"], attrs["cubic_alpha"], attrs["cubic_exclude"],
+                     attrs["scales"], attrs["antialias"])
 
 
 register("image.resize2d", 1, _resize_rel, _resize_kernel, "injective",
@@ -189,9 +267,12 @@ register("image.resize2d", 1, _resize_rel, _resize_kernel, "injective",
                 AttrSpec("rounding_method", "str", "round", choices=ROUNDING_METHODS),
                 AttrSpec("cubic_alpha", "float", -0.5), AttrSpec("cubic_exclude", "int", 0),
                 AttrSpec("extrapolation_value", "float", 0.0),
-                AttrSpec("out_dtype", "dtype_or_none", None)],
+                AttrSpec("out_dtype", "dtype_or_none", None),
+                # rvmdbg extensions for ONNX Resize (TVM had neither): the scale factors the
+                # coordinates map by, and the widened filter when downsampling
+                AttrSpec("scales", "any", None), AttrSpec("antialias", "int", 0)],
          doc="image.resize2d(data, size=[h, w], method=, coordinate_transformation_mode=): "
-             "resize height and width")
+             "resize height and width (rvmdbg's scales=[sh, sw], antialias=1: ONNX's)")
 
 
 def _upsampled(size, scale):
