@@ -87,9 +87,23 @@ converter("ArgMax", since=1)(_arg("argmax"))
 converter("ArgMin", since=1)(_arg("argmin"))
 
 
+# dtypes TVM's run-time sort has no kernel for, sorted through an order-keeping int64 key
+_SIGN = np.uint64(1 << 63)
+
+
 @converter("TopK", since=1)
 def topk(g, node, inputs, attrs):
     x = inputs[0]
+    dt = g.dtype_of(x)
+    if dt in ("int16", "uint16", "uint32"):
+        vals, idx = topk(g, node, [c.cast(g, x, "int64"), *inputs[1:]], attrs)
+        return [c.cast(g, vals, dt), idx]
+    if dt == "uint64":
+        # flipping the top bit maps uint64's order onto int64's (TVM refused uint64)
+        key = g.call("reinterpret", [g.call("bitwise_xor", [x, g.const(_SIGN)])], dtype="int64")
+        vals, idx = topk(g, node, [key, *inputs[1:]], attrs)
+        back = g.call("reinterpret", [vals], dtype="uint64")
+        return [g.call("bitwise_xor", [back, g.const(_SIGN)]), idx]
     k = inputs[1] if len(inputs) > 1 else g.const(np.array([attrs["k"]], "int64"))
     axis = attrs.get("axis", -1)
     ndim = g.rank_of(x)

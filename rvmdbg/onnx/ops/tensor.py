@@ -60,6 +60,10 @@ def cast(g, node, inputs, attrs):
 def bitcast(g, node, inputs, attrs):
     to = attrs["to"]
     dt = to.lower() if isinstance(to, str) else _dtype_of_onnx(g, to)
+    if g.dtype_of(inputs[0]) == "bool" and dt in ("uint8", "int8"):
+        # ONNX's bool is a byte holding 0 or 1, so its bits are the cast's (TVM's 1-bit bool
+        # refused the reinterpret: docs/differences.md)
+        return c.cast(g, inputs[0], dt)
     return g.call("reinterpret", [inputs[0]], dtype=dt)
 
 
