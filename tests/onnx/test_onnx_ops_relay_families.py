@@ -33,8 +33,6 @@ EXPECTED_FAILURES = {
     "test_gridsample_volumetric_bilinear_align_corners_1": "5-d (as above)",
     "test_gridsample_volumetric_nearest_align_corners_0": "5-d (as above)",
     "test_gridsample_volumetric_nearest_align_corners_1": "5-d (as above)",
-    "test_nonmaxsuppression_iou_threshold_boundary": "TVM suppresses at IoU >= the threshold, "
-                                                     "ONNX above it",
     "test_roialign_mode_max": "TVM's max mode takes the largest bilinear sample, ONNX's the "
                               "largest weighted corner",
 }

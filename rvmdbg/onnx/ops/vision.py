@@ -73,6 +73,21 @@ def grid_sample(g, node, inputs, attrs):
                   align_corners=bool(attrs.get("align_corners", 0)))
 
 
+def _above(g, thr):
+    """The least float32 above thr (thr >= 0): the kernel suppresses at IoU >= it, which is
+    ONNX's IoU > thr (TVM passed thr, suppressing at equality: docs/differences.md)."""
+    if g.dtype_of(thr) != "float32":
+        thr = c.cast(g, thr, "float32")
+    v = c.const_value(g, thr)
+    if v is not None:
+        v = np.float32(v)
+        return g.const(np.nextafter(v, np.float32(np.inf)) if v >= 0 else v)
+    bits = g.call("reinterpret", [thr], dtype="int32")
+    up = g.call("reinterpret", [g.call("add", [bits, g.const(np.array(1, "int32"))])],
+                dtype="float32")
+    return g.call("where", [g.call("greater_equal", [thr, g.const(np.float32(0))]), up, thr])
+
+
 @converter("NonMaxSuppression", since=10)
 def non_max_suppression(g, node, inputs, attrs):
     boxes, scores = inputs[0], inputs[1]
@@ -98,7 +113,7 @@ def non_max_suppression(g, node, inputs, attrs):
             raise g.error("NonMaxSuppression thresholds must be scalars")
         return c.squeeze(g, x, [0]) if g.rank_of(x) == 1 else x
     out = g.call("vision.all_class_non_max_suppression",
-                 [boxes, scores, scalar(max_out), scalar(iou), scalar(score)],
+                 [boxes, scores, scalar(max_out), _above(g, scalar(iou)), scalar(score)],
                  output_format="onnx")
     return g.call("dyn.strided_slice", [g.get(out, 0), g.const(np.array([0], "int64")),
                                         g.get(out, 1), g.const(np.array([1], "int64"))],
