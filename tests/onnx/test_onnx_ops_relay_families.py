@@ -27,14 +27,11 @@ EXPECTED_FAILURES = {
     "test_unique_sorted_with_axis": "TVM's unique takes a 1-d tensor",
     "test_unique_sorted_with_axis_3d": "TVM's unique takes a 1-d tensor",
     "test_unique_sorted_with_negative_axis": "TVM's unique takes a 1-d tensor",
-    "test_roialign_aligned_true": "TVM's converter does not read coordinate_transformation_mode",
     "test_gridsample_volumetric_bilinear_align_corners_0": "5-d: TVM's converter transposed "
                                                            "the grid as 4-d",
     "test_gridsample_volumetric_bilinear_align_corners_1": "5-d (as above)",
     "test_gridsample_volumetric_nearest_align_corners_0": "5-d (as above)",
     "test_gridsample_volumetric_nearest_align_corners_1": "5-d (as above)",
-    "test_roialign_mode_max": "TVM's max mode takes the largest bilinear sample, ONNX's the "
-                              "largest weighted corner",
 }
 CASES = {c.name: c for c in conformance.cases() if c.name.startswith(PREFIXES)}
 

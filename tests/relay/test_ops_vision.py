@@ -43,7 +43,27 @@ def test_tvm_pattern_and_defaults():
     op = OPS["vision.roi_align"]
     assert op.pattern == "out_elemwise_fusable"
     assert {a.name: a.default for a in op.attrs if not a.required} == {
-        "sample_ratio": -1, "layout": "NCHW", "mode": "avg"}
+        "sample_ratio": -1, "layout": "NCHW", "mode": "avg", "aligned": False}
+
+
+@pytest.mark.parametrize("mode", ["avg", "max"])
+@pytest.mark.parametrize("ratio", [0, 2])
+def test_onnx_extensions_agree_with_onnx(mode, ratio):
+    # rvmdbg's aligned (ONNX's half_pixel) and weighted_max (ONNX's max)
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((1, 2, 10, 10)).astype("float32")
+    boxes = np.array([[0, 0, 9, 9], [2, 5, 2.4, 5.3], [5, 5, 9, 9], [-3, 2, 12, 7.5]], "float32")
+    batch = np.zeros(4, "int64")
+    rois = np.concatenate([batch[:, None].astype("float32"), boxes], axis=1)
+    for aligned in (True, False):
+        (want,) = onnx_node("RoiAlign", [x, boxes, batch], output_height=3, output_width=2,
+                            sampling_ratio=ratio, spatial_scale=0.5, mode=mode,
+                            coordinate_transformation_mode="half_pixel" if aligned
+                            else "output_half_pixel")
+        got = run("vision.roi_align", x, rois, pooled_size=[3, 2], spatial_scale=0.5,
+                  sample_ratio=ratio, aligned=aligned,
+                  mode="weighted_max" if mode == "max" else "avg")
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("ratio", [0, 1, 2, 3])
@@ -80,6 +100,19 @@ def test_errors():
     with pytest.raises(KernelError, match="batch 3"):
         run("vision.roi_align", IMAGE, A([[3, 0, 0, 2, 2]]), pooled_size=[1, 1],
             spatial_scale=1.0)
+
+
+def test_relay_text_with_the_onnx_extensions_runs_everywhere():
+    text = ('#[version = "0.0.5"]\n'
+            "def @main(%x: Tensor[(1, 1, 4, 4), float32], %r: Tensor[(2, 5), float32]) {\n"
+            "  vision.roi_align(%x, %r, pooled_size=[2, 2], spatial_scale=1f, sample_ratio=2, "
+            'mode="weighted_max", aligned=True)\n}\n')
+    rois = np.array([[0, 0, 0, 3, 3], [0, 1, 1, 2, 2]], np.float32)
+    want = run("vision.roi_align", IMAGE, rois, pooled_size=[2, 2], spatial_scale=1.0,
+               sample_ratio=2, mode="weighted_max", aligned=True)
+    results = run_text_everywhere(text, [IMAGE, rois])
+    for got in results.values():
+        np.testing.assert_allclose(got, want)
 
 
 def test_relay_text_runs_everywhere():

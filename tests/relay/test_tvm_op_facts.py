@@ -36,6 +36,7 @@ RVMDBG_ONLY = {
     ("nn.pad", "pad_value"): "TVM before 0.8 printed the pad value as an attribute",
     ("image.resize2d", "scales"): "ONNX Resize's scale factors (coordinates map by them)",
     ("image.resize2d", "antialias"): "ONNX Resize's antialias filter when downsampling",
+    ("vision.roi_align", "aligned"): "ONNX RoiAlign's half_pixel coordinates",
 }
 # an rvmdbg default that means the same as TVM's
 SAME_MEANING = {

@@ -2,8 +2,8 @@
 NonMaxSuppression to Relay's einsum, nn.lrn, nn.depth_to_space, nn.space_to_depth,
 vision.roi_align, image.grid_sample and vision.all_class_non_max_suppression, as TVM's
 relay.frontend.onnx emitted them (RoiAlign: the batch indices prepended to the rois as a
-column; coordinate_transformation_mode, added at opset 16, is not read, as TVM's converter did
-not; NonMaxSuppression: center-point boxes turned into corners, the padded result cut to its
+column; opset 16's half_pixel coordinates and ONNX's max, which TVM's converter did not read,
+through roi_align's rvmdbg-only aligned and mode="weighted_max"; NonMaxSuppression: center-point boxes turned into corners, the padded result cut to its
 count with dyn.strided_slice)."""
 from __future__ import annotations
 
@@ -56,11 +56,19 @@ def roi_align(g, node, inputs, attrs):
                       hint="avg or max")
     batch = c.cast(g, c.expand_dims(g, batch_indices, 1), g.dtype_of(rois))
     rois = c.concat(g, [batch, rois], 1)
+    extra = {}
+    # TVM's converter read neither: opset 16's half_pixel default, and ONNX's max (the
+    # largest weighted corner), through vision.roi_align's rvmdbg-only aligned and mode value
+    if g.opset >= 16 and attrs.get("coordinate_transformation_mode", "half_pixel") == "half_pixel":
+        extra["aligned"] = True
+    if mode == "max":
+        mode = "weighted_max"
     return g.call("vision.roi_align", [x, rois],
                   pooled_size=[int(attrs.get("output_height", 1)),
                                int(attrs.get("output_width", 1))],
                   spatial_scale=float(attrs.get("spatial_scale", 1.0)),
-                  sample_ratio=int(attrs.get("sampling_ratio", 0)), layout="NCHW", mode=mode)
+                  sample_ratio=int(attrs.get("sampling_ratio", 0)), layout="NCHW", mode=mode,
+                  **extra)
 
 
 @converter("GridSample", since=16)

@@ -57,7 +57,7 @@ def _axis_samples(start, bin_size, grid, pooled, limit):
     return low, high, frac, inside
 
 
-def _roi_align_nchw(data, rois, pooled, scale, ratio, mode):
+def _roi_align_nchw(data, rois, pooled, scale, ratio, mode, aligned=False):
     n_roi = rois.shape[0]
     channels, height, width = data.shape[1:]
     ph, pw = pooled
@@ -69,7 +69,12 @@ def _roi_align_nchw(data, rois, pooled, scale, ratio, mode):
             raise KernelError(_("vision.roi_align: roi {n} names batch {b}, the data has "
                                 "{count}").format(n=n, b=b, count=data.shape[0]))
         sw, sh, ew, eh = (r[1:5] * _F32(scale)).astype(_F32)
-        roi_h, roi_w = max(eh - sh, _F32(1)), max(ew - sw, _F32(1))
+        if aligned:
+            # rvmdbg's aligned (ONNX's half_pixel): pixel centres at +0.5, sizes not lifted
+            sw, sh, ew, eh = (np.array([sw, sh, ew, eh], _F32) - _F32(0.5)).astype(_F32)
+            roi_h, roi_w = _F32(eh - sh), _F32(ew - sw)
+        else:
+            roi_h, roi_w = max(eh - sh, _F32(1)), max(ew - sw, _F32(1))
         bin_h, bin_w = _F32(roi_h / ph), _F32(roi_w / pw)
         if ratio > 0:
             gh = gw = ratio
@@ -82,6 +87,17 @@ def _roi_align_nchw(data, rois, pooled, scale, ratio, mode):
         xl, xh, lx, xin = _axis_samples(sw, bin_w, gw, pw, width)
         img = data[b].astype(_F32)  # (C, H, W)
         hy, hx = _F32(1) - ly, _F32(1) - lx
+        if mode == "weighted_max":
+            # ONNX's max: per sample the largest of the four weighted corners
+            corners = [img[:, yl][:, :, xl] * (hy[:, None] * hx[None, :]),
+                       img[:, yl][:, :, xh] * (hy[:, None] * lx[None, :]),
+                       img[:, yh][:, :, xl] * (ly[:, None] * hx[None, :]),
+                       img[:, yh][:, :, xh] * (ly[:, None] * lx[None, :])]
+            val = np.maximum(np.maximum(corners[0], corners[1]),
+                             np.maximum(corners[2], corners[3]))
+            val = np.where(yin[:, None] & xin[None, :], val, _F32(0))
+            out[n] = val.reshape(channels, ph, gh, pw, gw).max(axis=(2, 4))
+            continue
         val = (img[:, yl][:, :, xl] * (hy[:, None] * hx[None, :])
                + img[:, yl][:, :, xh] * (hy[:, None] * lx[None, :])
                + img[:, yh][:, :, xl] * (ly[:, None] * hx[None, :])
@@ -105,7 +121,7 @@ def _roi_align_kernel(args, attrs):
     x = data.transpose(0, 3, 1, 2) if nhwc else data
     with np.errstate(all="ignore"):
         out = _roi_align_nchw(x, rois, attrs["pooled_size"], attrs["spatial_scale"],
-                              attrs["sample_ratio"], attrs["mode"])
+                              attrs["sample_ratio"], attrs["mode"], attrs["aligned"])
     return as_result(out.transpose(0, 2, 3, 1) if nhwc else out, data.dtype)
 
 
@@ -113,7 +129,10 @@ register("vision.roi_align", 2, _roi_align_rel, _roi_align_kernel, "out_elemwise
          attrs=[AttrSpec("pooled_size", "int_list"), AttrSpec("spatial_scale", "float"),
                 AttrSpec("sample_ratio", "int", -1),
                 AttrSpec("layout", "str", "NCHW", choices=("NCHW", "NHWC")),
-                AttrSpec("mode", "str", "avg", choices=("avg", "max"))],
+                # rvmdbg extensions for ONNX RoiAlign (TVM had neither): aligned (half_pixel
+                # coordinates) and mode "weighted_max" (the largest weighted corner)
+                AttrSpec("mode", "str", "avg", choices=("avg", "max", "weighted_max")),
+                AttrSpec("aligned", "bool", False)],
          doc="vision.roi_align(data, rois, pooled_size=[h, w], spatial_scale=): bilinear "
              "average (or max) pooling of each region of interest")
 
