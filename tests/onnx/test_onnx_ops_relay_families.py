@@ -24,9 +24,6 @@ EXPECTED_FAILURES = {
     "test_einsum_transpose_bfloat16": "bfloat16 inputs (out of scope)",
     "test_unique_bfloat16_sorted_without_axis": "bfloat16 inputs (out of scope)",
     "test_reversesequence_bfloat16": "bfloat16 inputs (out of scope)",
-    "test_unique_sorted_with_axis": "TVM's unique takes a 1-d tensor",
-    "test_unique_sorted_with_axis_3d": "TVM's unique takes a 1-d tensor",
-    "test_unique_sorted_with_negative_axis": "TVM's unique takes a 1-d tensor",
     "test_gridsample_volumetric_bilinear_align_corners_0": "5-d: TVM's converter transposed "
                                                            "the grid as 4-d",
     "test_gridsample_volumetric_bilinear_align_corners_1": "5-d (as above)",
