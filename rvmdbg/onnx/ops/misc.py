@@ -29,7 +29,8 @@ def quantize_v13(g, node, inputs, attrs):
         from rvmdbg.onnx.ops.tensor import _dtype_of_onnx
         out_dtype = _dtype_of_onnx(g, attrs["output_dtype"])
     if attrs.get("block_size"):
-        raise g.error("blocked quantization (block_size) is not supported")
+        return _quantize_blocked(g, data, scale, inputs[2] if len(inputs) > 2 else None,
+                                 attrs, out_dtype)
     axis = attrs.get("axis", 1) if g.rank_of(data) >= 2 else 0
     return g.call("qnn.quantize", [data, scale, zp], axis=axis, out_dtype=out_dtype)
 
@@ -46,11 +47,46 @@ def dequantize_v13(g, node, inputs, attrs):
     data, scale = inputs[0], inputs[1]
     zp, _dt = _zero_point(g, inputs[2] if len(inputs) > 2 else None)
     if attrs.get("block_size"):
-        raise g.error("blocked quantization (block_size) is not supported")
+        return _dequantize_blocked(g, data, scale, inputs[2] if len(inputs) > 2 else None,
+                                   attrs)
     axis = attrs.get("axis", 1) if g.rank_of(data) > 1 else 0
     out = g.call("qnn.dequantize", [data, scale, zp], axis=axis, out_dtype="float32")
     sdt = g.dtype_of(scale)
     return out if sdt == "float32" else c.cast(g, out, sdt)
+
+
+# Blocked quantization (opset 21, after TVM, whose qnn operators take one scale per channel at
+# most): the scale and zero point repeated block_size times along the axis, cut to the data's
+# length, and the formula of qnn.quantize / qnn.dequantize in plain elementwise operators
+def _blocked(g, t, data, attrs):
+    rank = g.rank_of(data)
+    axis = attrs.get("axis", 1) % rank
+    length = g.shape_of(data)[axis]
+    if length is None:
+        raise g.error("blocked quantization needs a static length along the axis")
+    t = g.call("repeat", [t], repeats=int(attrs["block_size"]), axis=axis)
+    begin, end = [0] * rank, list(g.shape_of(t))
+    end[axis] = length
+    return c.strided_slice(g, t, begin, end)
+
+
+def _quantize_blocked(g, data, scale, zp, attrs, out_dtype):
+    from rvmdbg.relay.ops.qnn import qrange
+    lo, hi = qrange(out_dtype)
+    dt = g.dtype_of(data)
+    q = g.call("round", [g.call("divide", [data, _blocked(g, scale, data, attrs)])])
+    if zp is not None:
+        q = g.call("add", [q, c.cast(g, _blocked(g, zp, data, attrs), dt)])
+    q = g.call("clip", [q], a_min=float(lo), a_max=float(hi))
+    return c.cast(g, q, out_dtype)
+
+
+def _dequantize_blocked(g, data, scale, zp, attrs):
+    sdt = g.dtype_of(scale)
+    x = c.cast(g, data, sdt)
+    if zp is not None:
+        x = g.call("subtract", [x, c.cast(g, _blocked(g, zp, data, attrs), sdt)])
+    return g.call("multiply", [x, _blocked(g, scale, data, attrs)])
 
 
 @converter("DynamicQuantizeLinear", since=11)
