@@ -369,6 +369,9 @@ def _pool(kind: str):
                      **extra)
         if squeeze:
             out = c.squeeze(g, out, [0])
+        if kind == "max" and len(node.output) > 1 and node.output[1]:
+            from rvmdbg.onnx.ops.unpool import max_pool_indices  # the Indices output
+            return [out, max_pool_indices(g, inputs[0], attrs, kernel, strides, pads)]
         return out
     return convert
 

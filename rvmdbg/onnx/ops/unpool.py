@@ -43,3 +43,46 @@ def max_unpool(g, node, inputs, attrs):
                          pad_width=[[0, w - s] for w, s in zip(want, shape)],
                          pad_mode="constant")
     return out
+
+
+def max_pool_indices(g, x, attrs, kernel, strides, pads):
+    """MaxPool's second output (TVM's converter made none): per window the flat index (row
+    major over N, C, H, W, or column major inside each plane with storage_order=1) of its
+    first largest element: the kernel's taps as strided slices of the padded input, stacked,
+    `argmax` over the taps, and the index computed from the tap and the window position."""
+    shape = g.shape_of(x)
+    if len(shape) != 4 or None in shape:
+        raise g.error("MaxPool's Indices output needs static 4-d data")
+    if attrs.get("ceil_mode", 0) or attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
+        raise g.error("MaxPool's Indices output with ceil_mode or auto_pad is not supported")
+    n, ch, h, w = shape
+    kh, kw = kernel
+    sh, sw = c.ints(strides)
+    dh, dw = c.ints(attrs.get("dilations", [1, 1]))
+    pads = c.ints(pads) if attrs.get("auto_pad", "NOTSET") == "NOTSET" else [0] * 4
+    pt, pl, pb, pr = pads if len(pads) == 4 else pads + pads
+    dt = g.dtype_of(x)
+    lowest = np.iinfo(dt).min if "int" in dt else -np.inf
+    padded = g.call("nn.pad", [x, g.const(np.array(lowest, dt))],
+                    pad_width=[[0, 0], [0, 0], [pt, pb], [pl, pr]], pad_mode="constant")
+    oh = (h + pt + pb - (kh - 1) * dh - 1) // sh + 1
+    ow = (w + pl + pr - (kw - 1) * dw - 1) // sw + 1
+    taps = [c.strided_slice(g, padded, [0, 0, i * dh, j * dw],
+                            [n, ch, i * dh + (oh - 1) * sh + 1, j * dw + (ow - 1) * sw + 1],
+                            [1, 1, sh, sw])
+            for i in range(kh) for j in range(kw)]
+    best = c.cast(g, g.call("argmax", [g.call("stack", [g.tuple(taps)], axis=4)], axis=[4],
+                            keepdims=False, exclude=False, select_last_index=False), "int64")
+    k_w = g.const(np.array(kw, "int64"))
+    row = g.call("add", [g.call("multiply", [g.call("floor_divide", [best, k_w]),
+                                             g.const(np.array(dh, "int64"))]),
+                         g.const((np.arange(oh) * sh - pt).astype("int64").reshape(1, 1, oh, 1))])
+    col = g.call("add", [g.call("multiply", [g.call("floor_mod", [best, k_w]),
+                                             g.const(np.array(dw, "int64"))]),
+                         g.const((np.arange(ow) * sw - pl).astype("int64").reshape(1, 1, 1, ow))])
+    plane = g.const((np.arange(n * ch, dtype="int64") * h * w).reshape(n, ch, 1, 1))
+    if attrs.get("storage_order", 0) == 1:
+        inner = g.call("add", [g.call("multiply", [col, g.const(np.array(h, "int64"))]), row])
+    else:
+        inner = g.call("add", [g.call("multiply", [row, g.const(np.array(w, "int64"))]), col])
+    return g.call("add", [plane, inner])
