@@ -102,27 +102,19 @@ def test_errors():
             spatial_scale=1.0)
 
 
-def test_relay_text_with_the_onnx_extensions_runs_everywhere():
+@pytest.mark.parametrize("text_attrs, attrs", [
+    ("", {}),
+    # rvmdbg's extensions for ONNX RoiAlign
+    (', mode="weighted_max", aligned=True', {"mode": "weighted_max", "aligned": True}),
+], ids=["tvm", "onnx-extensions"])
+def test_relay_text_runs_everywhere(text_attrs, attrs):
     text = ('#[version = "0.0.5"]\n'
             "def @main(%x: Tensor[(1, 1, 4, 4), float32], %r: Tensor[(2, 5), float32]) {\n"
-            "  vision.roi_align(%x, %r, pooled_size=[2, 2], spatial_scale=1f, sample_ratio=2, "
-            'mode="weighted_max", aligned=True)\n}\n')
+            "  vision.roi_align(%x, %r, pooled_size=[2, 2], spatial_scale=1f, sample_ratio=2"
+            f"{text_attrs})\n}}\n")
     rois = np.array([[0, 0, 0, 3, 3], [0, 1, 1, 2, 2]], np.float32)
     want = run("vision.roi_align", IMAGE, rois, pooled_size=[2, 2], spatial_scale=1.0,
-               sample_ratio=2, mode="weighted_max", aligned=True)
-    results = run_text_everywhere(text, [IMAGE, rois])
-    for got in results.values():
-        np.testing.assert_allclose(got, want)
-
-
-def test_relay_text_runs_everywhere():
-    text = ('#[version = "0.0.5"]\n'
-            "def @main(%x: Tensor[(1, 1, 4, 4), float32], %r: Tensor[(2, 5), float32]) {\n"
-            "  vision.roi_align(%x, %r, pooled_size=[2, 2], spatial_scale=1f, sample_ratio=2)"
-            "\n}\n")
-    rois = np.array([[0, 0, 0, 3, 3], [0, 1, 1, 2, 2]], np.float32)
-    want = run("vision.roi_align", IMAGE, rois, pooled_size=[2, 2], spatial_scale=1.0,
-               sample_ratio=2)
+               sample_ratio=2, **attrs)
     results = run_text_everywhere(text, [IMAGE, rois])
     assert set(results) == {"interp", "vm", "graph"}
     for got in results.values():

@@ -19,29 +19,35 @@ def _dims_op(prefix: str, kernel_shape, suffix="") -> str:
     return f"{prefix}{n}d{suffix}"
 
 
-@converter("Conv", since=1)
-def conv(g, node, inputs, attrs):
-    data, kernel = inputs[0], inputs[1]
+def conv_attrs(g, op: str, data, kshape, attrs, pad_value=0.0):
+    """The data (padded explicitly for auto_pad SAME_*) and the nn.conv attributes of an ONNX
+    convolution node (Conv, ConvInteger, QLinearConv)."""
     ndim = g.rank_of(data)
-    kshape = g.shape_of(kernel)
     kernel_shape = list(attrs.get("kernel_shape", kshape[2:]))
     strides = attrs.get("strides", [1] * (ndim - 2))
     dilations = attrs.get("dilations", [1] * (ndim - 2))
     pads = attrs.get("pads")
     auto_pad = attrs.get("auto_pad", "NOTSET")
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        data = c.autopad(g, data, strides, kernel_shape, dilations, mode=auto_pad)
+        data = c.autopad(g, data, strides, kernel_shape, dilations, mode=auto_pad,
+                         pad_value=pad_value)
+        pads = None
     elif auto_pad == "VALID":
-        pads = [0] * (ndim - 2)
+        pads = None
     elif auto_pad != "NOTSET":
-        raise g.error(f"value {auto_pad} of attribute auto_pad of Conv is invalid")
+        raise g.error(f"value {auto_pad} of attribute auto_pad of {op} is invalid")
     if pads is None:
         pads = [0] * (ndim - 2)
-    padding = _padding(pads, ndim - 2)
-    out = g.call(_dims_op("nn.conv", kernel_shape), [data, kernel],
-                 strides=c.ints(strides), padding=padding, dilation=c.ints(dilations),
-                 groups=int(attrs.get("group", 1)), channels=kshape[0],
-                 kernel_size=c.ints(kernel_shape))
+    return data, dict(strides=c.ints(strides), padding=_padding(pads, ndim - 2),
+                      dilation=c.ints(dilations), groups=int(attrs.get("group", 1)),
+                      channels=kshape[0], kernel_size=c.ints(kernel_shape))
+
+
+@converter("Conv", since=1)
+def conv(g, node, inputs, attrs):
+    data, kernel = inputs[0], inputs[1]
+    data, settings = conv_attrs(g, "Conv", data, g.shape_of(kernel), attrs)
+    out = g.call(_dims_op("nn.conv", settings["kernel_size"]), [data, kernel], **settings)
     if len(inputs) > 2 and inputs[2] is not None:
         out = g.call("nn.bias_add", [out, inputs[2]], axis=1)
     return out

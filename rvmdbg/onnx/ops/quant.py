@@ -8,6 +8,7 @@ import numpy as np
 
 from rvmdbg.onnx.registry import converter
 from rvmdbg.onnx.ops import common as c
+from rvmdbg.onnx.ops.nn import conv_attrs
 
 
 def _scalar(g, x, dtype=None):
@@ -97,25 +98,10 @@ def matmul_integer(g, node, inputs, attrs):
 
 def _conv_attrs(g, op, data, weight, attrs, pad_value):
     """The qnn.conv2d attributes of an ONNX ConvInteger / QLinearConv node (2-d only, as TVM)."""
-    ndim = g.rank_of(data)
-    if ndim != 4:
+    if g.rank_of(data) != 4:
         raise g.error(f"only 2-d kernels are supported for {op}")
-    wshape = g.shape_of(weight)
-    kernel = c.ints(attrs.get("kernel_shape", wshape[2:]))
-    strides = c.ints(attrs.get("strides", [1] * (ndim - 2)))
-    dilation = c.ints(attrs.get("dilations", [1] * (ndim - 2)))
-    pads = c.ints(attrs.get("pads", [0] * 2 * (ndim - 2)))
-    mode = attrs.get("auto_pad", "NOTSET")
-    if mode in ("SAME_UPPER", "SAME_LOWER"):
-        data = c.autopad(g, data, strides, kernel, dilation, mode=mode, pad_value=pad_value)
-        pads = [0] * 2 * (ndim - 2)
-    elif mode == "VALID":
-        pads = [0] * 2 * (ndim - 2)
-    elif mode != "NOTSET":
-        raise g.error(f"auto_pad {mode!r} is invalid")
-    return data, dict(strides=strides, padding=pads, dilation=dilation,
-                      groups=int(attrs.get("group", 1)), channels=wshape[0],
-                      kernel_size=kernel, out_dtype="int32")
+    data, attrs_ = conv_attrs(g, op, data, g.shape_of(weight), attrs, pad_value)
+    return data, dict(attrs_, out_dtype="int32")
 
 
 @converter("ConvInteger", since=10)

@@ -87,27 +87,21 @@ def _roi_align_nchw(data, rois, pooled, scale, ratio, mode, aligned=False):
         xl, xh, lx, xin = _axis_samples(sw, bin_w, gw, pw, width)
         img = data[b].astype(_F32)  # (C, H, W)
         hy, hx = _F32(1) - ly, _F32(1) - lx
-        if mode == "weighted_max":
-            # ONNX's max: per sample the largest of the four weighted corners
-            corners = [img[:, yl][:, :, xl] * (hy[:, None] * hx[None, :]),
-                       img[:, yl][:, :, xh] * (hy[:, None] * lx[None, :]),
-                       img[:, yh][:, :, xl] * (ly[:, None] * hx[None, :]),
-                       img[:, yh][:, :, xh] * (ly[:, None] * lx[None, :])]
+        corners = [img[:, yl][:, :, xl] * (hy[:, None] * hx[None, :]),
+                   img[:, yl][:, :, xh] * (hy[:, None] * lx[None, :]),
+                   img[:, yh][:, :, xl] * (ly[:, None] * hx[None, :]),
+                   img[:, yh][:, :, xh] * (ly[:, None] * lx[None, :])]
+        if mode == "weighted_max":  # ONNX's max: per sample the largest weighted corner
             val = np.maximum(np.maximum(corners[0], corners[1]),
                              np.maximum(corners[2], corners[3]))
-            val = np.where(yin[:, None] & xin[None, :], val, _F32(0))
-            out[n] = val.reshape(channels, ph, gh, pw, gw).max(axis=(2, 4))
-            continue
-        val = (img[:, yl][:, :, xl] * (hy[:, None] * hx[None, :])
-               + img[:, yl][:, :, xh] * (hy[:, None] * lx[None, :])
-               + img[:, yh][:, :, xl] * (ly[:, None] * hx[None, :])
-               + img[:, yh][:, :, xh] * (ly[:, None] * lx[None, :]))
+        else:
+            val = corners[0] + corners[1] + corners[2] + corners[3]
         val = np.where(yin[:, None] & xin[None, :], val, _F32(0))
         val = val.reshape(channels, ph, gh, pw, gw)
         if mode == "avg":
             count = _F32(gh * gw)
             out[n] = (val / count).sum(axis=(2, 4), dtype=_F32)
-        else:
+        else:  # max and weighted_max: the largest sample of each bin
             out[n] = np.maximum(val.max(axis=(2, 4)), -np.inf)
     return out
 
