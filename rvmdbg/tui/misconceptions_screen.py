@@ -17,12 +17,13 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from rvmdbg.i18n import N_, _
+from rvmdbg.i18n import N_, _, language
 from rvmdbg.views.misconceptions import MISCONCEPTIONS, demonstrate
-from rvmdbg.i18n import N_
 from rvmdbg.tui.line_pane import ascii_scrollbars_under
 
-_evidence_cache: dict = {}   # key -> Evidence or an error text (the programs do not change)
+# (language, key) -> Evidence or an error text: the programs do not change, but the evidence's
+# lines are written in the language shown when they were gathered
+_evidence_cache: dict = {}
 
 
 def _no_background(style):
@@ -76,7 +77,7 @@ class MisconceptionsScreen(ModalScreen[None]):
     def _show(self, index: int) -> None:
         self.selected = index
         m = MISCONCEPTIONS[index]
-        found = _evidence_cache.get(m.key)
+        found = _evidence_cache.get((language(), m.key))
         self.query_one("#mis-text", Static).update(self._detail(m, found))
         self.query_one("#mis-source", Static).update(self._source(m))
         if found is None:
@@ -120,11 +121,12 @@ class MisconceptionsScreen(ModalScreen[None]):
 
     @work(thread=True, exclusive=True, group="misconception", exit_on_error=False)
     def _gather(self, m) -> None:
+        lang = language()
         try:
             found = demonstrate(m)
         except Exception as exc:  # shown in the dialog; the rest keeps working
             found = _("could not run it: {error}").format(error=f"{type(exc).__name__}: {exc}")
-        _evidence_cache[m.key] = found
+        _evidence_cache[(lang, m.key)] = found
         self.app.call_from_thread(self._gathered, m.key)
 
     def _gathered(self, key: str) -> None:

@@ -144,3 +144,26 @@ async def test_the_quiz_and_the_misconceptions_in_chinese(chinese, tmp_path):
             await press(app, pilot, "down")
         assert "虚拟机显示" in _text(app, "#mis-text")
     assert chinese == set(), sorted(chinese)
+
+
+async def test_the_evidence_is_gathered_again_in_the_language_shown(tmp_path):
+    """The evidence is cached per claim and per language: the Chinese lines gathered first are
+    not shown to the next English screen (the cache once held one entry per claim, and the
+    English snapshot showed Chinese evidence after the Chinese test in the same process)."""
+    from rvmdbg import i18n
+    i18n.set_language("zh_CN")
+    try:
+        app = make_app("programs/sum_up.relay", ["2"], config_dir=str(tmp_path / "zh"))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(app, pilot)
+            await press(app, pilot, "1", "M")
+            await wait_for(pilot, lambda: "虚拟机显示" in _text(app, "#mis-text")
+                           and "……" not in _text(app, "#mis-text"), "the Chinese evidence")
+    finally:
+        i18n.set_language("en")
+    app = make_app("programs/sum_up.relay", ["2"], config_dir=str(tmp_path / "en"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await press(app, pilot, "1", "M")
+        await wait_for(pilot, lambda: "A register's value is released when it is last used"
+                       in _text(app, "#mis-text"), "the English evidence", timeout=10)
