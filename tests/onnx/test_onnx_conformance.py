@@ -14,6 +14,18 @@ CASES = {c.name: c for c in conformance.cases()}  # built once, at collection
 LISTED = conformance.listed_failures(DOC.read_text())
 
 
+def test_the_readme_states_the_documented_support_level():
+    """README's "Debugging an ONNX model" gives the in-scope figures of the document's table."""
+    import re
+    row = re.search(r"\| in scope:[^|]*\| (\d+) \| (\d+) \(([\d.]+)%\)", DOC.read_text())
+    total, passed = int(row[1]), int(row[2])
+    readme = (DOC.parents[1] / "README.md").read_text()
+    claim = re.search(r"([\d,]+) of the ([\d,]+) in scope pass \(([\d.]+)%\)", readme)
+    assert claim, "README does not state the in-scope figures"
+    assert (int(claim[1].replace(",", "")), int(claim[2].replace(",", ""))) == (passed, total)
+    assert claim[3] == f"{100 * passed / total:.1f}"
+
+
 def test_the_document_lists_only_real_cases():
     assert LISTED <= set(CASES), sorted(LISTED - set(CASES))[:10]
 

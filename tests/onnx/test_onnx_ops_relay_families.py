@@ -24,11 +24,6 @@ EXPECTED_FAILURES = {
     "test_einsum_transpose_bfloat16": "bfloat16 inputs (out of scope)",
     "test_unique_bfloat16_sorted_without_axis": "bfloat16 inputs (out of scope)",
     "test_reversesequence_bfloat16": "bfloat16 inputs (out of scope)",
-    "test_gridsample_volumetric_bilinear_align_corners_0": "5-d: TVM's converter transposed "
-                                                           "the grid as 4-d",
-    "test_gridsample_volumetric_bilinear_align_corners_1": "5-d (as above)",
-    "test_gridsample_volumetric_nearest_align_corners_0": "5-d (as above)",
-    "test_gridsample_volumetric_nearest_align_corners_1": "5-d (as above)",
 }
 CASES = {c.name: c for c in conformance.cases() if c.name.startswith(PREFIXES)}
 

@@ -14,6 +14,8 @@ from op_cases import A, T, check_kernel_case, check_type_case, rel, run, run_tex
 TYPE_CASES = [
     ("image.grid_sample", [T((1, 3, 4, 4)), T((1, 2, 5, None))], {},
      "Tensor[(1, 3, 5, ?), float32]"),
+    ("image.grid_sample", [T((2, 3, 4, 4, 5)), T((2, 3, 6, 1, 2))], {"layout": "NCDHW"},
+     "Tensor[(2, 3, 6, 1, 2), float32]"),
 ]
 
 KERNEL_CASES = [
@@ -61,9 +63,32 @@ def test_agrees_with_onnx(method, onnx_mode, padding, align):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("method, onnx_mode", [("bilinear", "linear"), ("nearest", "nearest")])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align", [True, False])
+def test_volumetric_agrees_with_onnx(method, onnx_mode, padding, align):
+    """5-d data (NCDHW) and a grid of (x, y, z): trilinear or nearest, as topi's 3-d form."""
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((2, 2, 3, 4, 5)).astype("float32")
+    grid = rng.uniform(-1.3, 1.3, (2, 2, 3, 4, 3)).astype("float32")
+    (want,) = onnx_node("GridSample", [x, grid], opset=20, mode=onnx_mode,
+                        padding_mode=padding, align_corners=int(align))
+    got = run("image.grid_sample", x, np.ascontiguousarray(grid.transpose(0, 4, 1, 2, 3)),
+              method=method, layout="NCDHW", padding_mode=padding, align_corners=align)
+    if method == "nearest":
+        assert np.mean(np.isclose(got, want, atol=1e-5)) > 0.95
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
 def test_errors():
-    with pytest.raises(OpTypeError, match="4-d NCHW"):
+    with pytest.raises(OpTypeError, match="4-d NCHW or 5-d NCDHW"):
         rel("image.grid_sample", T((1, 3, 4, 4, 4)), T((1, 3, 2, 2, 2)))
+    with pytest.raises(OpTypeError, match="depth"):
+        rel("image.grid_sample", T((1, 3, 4, 4, 4)), T((1, 2, 2, 2, 2)), layout="NCDHW")
+    with pytest.raises(OpTypeError, match="2-d only"):
+        rel("image.grid_sample", T((1, 3, 4, 4, 4)), T((1, 3, 2, 2, 2)), layout="NCDHW",
+            method="bicubic")
     with pytest.raises(OpTypeError, match="grid"):
         rel("image.grid_sample", T((1, 3, 4, 4)), T((1, 3, 2, 2)))
     with pytest.raises(KernelError, match="floats"):

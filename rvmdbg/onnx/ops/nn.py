@@ -401,6 +401,8 @@ converter("GlobalMaxPool", since=1)(_global_pool("max"))
 
 @converter("BatchNormalization", since=1)
 def batch_norm(g, node, inputs, attrs):
+    if attrs.get("training_mode", 0):
+        return _batch_norm_training(g, node, inputs, attrs)
     # inference mode: data, then the running mean and variance standing for the saved ones
     out = g.call("nn.batch_norm", inputs[:5], axis=1, epsilon=float(attrs.get("epsilon", 1e-5)),
                  center=True, scale=True)
@@ -409,6 +411,29 @@ def batch_norm(g, node, inputs, attrs):
         return y
     mean, var = g.get(out, 1), g.get(out, 2)
     return [y, mean, var, mean, var]
+
+
+def _batch_norm_training(g, node, inputs, attrs):
+    """training_mode=1 (opset 14): normalized by the batch's own mean and (biased) variance
+    over every axis but the channel; the running mean and variance outputs are the inputs
+    moved towards them by `momentum`. TVM's converter ignored the attribute (inference mode
+    always); this is the ONNX operator's definition, in Relay's mean, variance and
+    nn.batch_norm."""
+    x, scale, bias, mean, var = inputs[:5]
+    dtype = g.dtype_of(x)
+    axes = [0] + list(range(2, g.rank_of(x)))
+    batch_mean = g.call("mean", [x], axis=axes, keepdims=True, exclude=False)
+    batch_var = g.call("variance", [x, batch_mean], axis=axes, keepdims=False, exclude=False,
+                       unbiased=False)
+    batch_mean = c.squeeze(g, batch_mean, axes)
+    out = g.call("nn.batch_norm", [x, scale, bias, batch_mean, batch_var], axis=1,
+                 epsilon=float(attrs.get("epsilon", 1e-5)), center=True, scale=True)
+    momentum = float(attrs.get("momentum", 0.9))
+
+    def moved(running, batch):
+        return g.call("add", [g.call("multiply", [running, g.const(np.asarray(momentum, dtype))]),
+                              g.call("multiply", [batch, g.const(np.asarray(1 - momentum, dtype))])])
+    return [g.get(out, 0), moved(mean, batch_mean), moved(var, batch_var)]
 
 
 @converter("InstanceNormalization", since=1)

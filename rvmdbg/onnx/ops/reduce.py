@@ -38,12 +38,39 @@ def _reduce(relay_op: str, before=None, after=None):
         if before is not None:
             x = before(g, x)
         keep = bool(attrs.get("keepdims", 1))
+        if relay_op in ("max", "min"):
+            empty = _empty_max_min(g, x, axes, keep, relay_op)
+            if empty is not None:
+                return empty
         if relay_op == "logsumexp":
             out = _logsumexp(g, x, axes, keep)
         else:
             out = g.call(relay_op, [x], axis=axes, keepdims=keep, exclude=False)
         return after(g, out) if after is not None else out
     return convert
+
+
+def _empty_max_min(g, x, axes, keepdims, relay_op):
+    """ReduceMax/ReduceMin over an empty set (a reduced axis of static extent 0): ONNX says
+    -inf/+inf for floats and the dtype's lowest/highest for integers; topi's max and min start
+    from the dtype's finite lowest/highest, so the importer writes the full tensor instead
+    (TVM's converter did not: it gave +-3.4e38 for float32)."""
+    shape = g.shape_of(x)
+    rank = len(shape)
+    axes = sorted({a % rank for a in axes})
+    if not any(shape[a] == 0 for a in axes) or any(d is None for d in shape):
+        return None
+    dtype = g.dtype_of(x)
+    if dtype.startswith("float"):
+        fill = -np.inf if relay_op == "max" else np.inf
+    elif dtype == "bool":
+        fill = relay_op == "min"          # max of nothing is False, min of nothing True
+    else:
+        info = np.iinfo(dtype)
+        fill = info.min if relay_op == "max" else info.max
+    out_shape = [1 if a in axes else d for a, d in enumerate(shape)
+                 if keepdims or a not in axes]
+    return g.call("full", [g.const(np.asarray(fill, dtype))], shape=out_shape, dtype=dtype)
 
 
 def _logsumexp(g, x, axes, keepdims):

@@ -372,12 +372,32 @@ converter("Pad", since=2)(pad_v1)
 
 
 def _pad(g, x, pads, value, mode):
+    if mode == "wrap":
+        return _pad_wrap(g, x, pads)
     if mode not in ("constant", "edge", "reflect"):
         raise g.error(f"value {mode} of attribute mode of Pad is not supported")
     n = len(pads) // 2
     width = [[int(pads[i]), int(pads[i + n])] for i in range(n)]
     pv = value if hasattr(value, "checked_type") else g.const(np.asarray(value, "float32"))
     return g.call("nn.pad", [x, pv], pad_width=width, pad_mode=mode)
+
+
+def _pad_wrap(g, x, pads):
+    """mode="wrap" (opset 19; nn.pad has no such mode, and TVM's converter refused it): along
+    each padded axis, `take` with mode="wrap" of the indices -before .. dim+after, so the
+    padding repeats the tensor from its other end (a negative pad crops)."""
+    n = len(pads) // 2
+    shape = g.shape_of(x)
+    for axis in range(n):
+        before, after = int(pads[axis]), int(pads[axis + n])
+        if before == 0 and after == 0:
+            continue
+        dim = shape[axis]
+        if dim is None:
+            raise g.error(f"Pad with mode wrap needs the static extent of axis {axis}")
+        idx = np.arange(-before, dim + after, dtype="int64")
+        x = g.call("take", [x, g.const(idx)], axis=axis, batch_dims=0, mode="wrap")
+    return x
 
 
 @converter("Pad", since=11)

@@ -76,8 +76,11 @@ def grid_sample(g, node, inputs, attrs):
     x, grid = inputs
     method = attrs.get("mode", "bilinear")
     method = {"linear": "bilinear", "cubic": "bicubic"}.get(method, method)  # opset 20 names
-    return g.call("image.grid_sample", [x, c.transpose(g, grid, [0, 3, 1, 2])], method=method,
-                  layout="NCHW", padding_mode=attrs.get("padding_mode", "zeros"),
+    rank = g.rank_of(x)
+    # ONNX's grid is (N, *spatial, rank-2); Relay's puts the coordinates second
+    axes = [0, rank - 1] + list(range(1, rank - 1))
+    return g.call("image.grid_sample", [x, c.transpose(g, grid, axes)], method=method,
+                  layout="NCDHW" if rank == 5 else "NCHW", padding_mode=attrs.get("padding_mode", "zeros"),
                   align_corners=bool(attrs.get("align_corners", 0)))
 
 

@@ -322,7 +322,9 @@ register("nn.upsampling", 1, _upsampling_rel, _upsampling_kernel, "injective",
 # pixel (N, 2, H_out, W_out); align_corners maps -1 and 1 to the corner pixels' centres
 # (else their outer edges); padding_mode zeros reads 0 outside, border clamps the coordinate,
 # reflection folds it back (then clamps); nearest rounds half to even (nearbyint); bicubic uses
-# A = -0.75 over 4 x 4 neighbours. 4-d (NCHW) data only here.
+# A = -0.75 over 4 x 4 neighbours. 5-d (NCDHW) data takes a grid (N, 3, D_out, H_out, W_out) of
+# (x, y, z) and samples trilinearly or at the nearest voxel, as topi's 3-d grid_sample
+# (bicubic is 2-d only there too).
 
 
 def _unnormalize(v, size, align_corners):
@@ -401,15 +403,60 @@ def grid_sample_2d(data, grid, method, padding_mode, align_corners):
     return out
 
 
+def _voxels(vol, zs, ys, xs):
+    """vol (C, D, H, W) at integer (zs, ys, xs) arrays: 0 outside the volume."""
+    d, h, w = vol.shape[1:]
+    inside = (zs >= 0) & (ys >= 0) & (xs >= 0) & (zs < d) & (ys < h) & (xs < w)
+    vals = vol[:, np.clip(zs, 0, d - 1), np.clip(ys, 0, h - 1), np.clip(xs, 0, w - 1)]
+    return np.where(inside, vals, vol.dtype.type(0))
+
+
+def grid_sample_3d(data, grid, method, padding_mode, align_corners):
+    n_batch, channels = data.shape[:2]
+    sizes = data.shape[2:]                       # (D, H, W)
+    dt = data.dtype
+    out = np.empty((n_batch, channels) + grid.shape[2:], dt)
+    for n in range(n_batch):
+        # the grid's channel 0 is x (W), 1 is y (H), 2 is z (D)
+        coords = [_unnormalize(grid[n, 2 - i].astype(dt), sizes[i], align_corners).astype(dt)
+                  for i in range(3)]
+        if padding_mode == "reflection":
+            coords = [np.clip(_reflect(v, size, align_corners), 0, size - 1)
+                      for v, size in zip(coords, sizes)]
+        elif padding_mode == "border":
+            coords = [np.clip(v, 0, size - 1) for v, size in zip(coords, sizes)]
+        if method == "nearest":
+            out[n] = _voxels(data[n], *(np.rint(v).astype(np.int32) for v in coords))
+            continue
+        low = [np.floor(v).astype(np.int32) for v in coords]
+        frac = [(v - v0).astype(dt) for v, v0 in zip(coords, low)]
+        one = dt.type(1)
+        acc = np.zeros((channels,) + grid.shape[2:], dt)
+        for corner in range(8):
+            bits = [(corner >> (2 - i)) & 1 for i in range(3)]
+            weight = np.ones(grid.shape[2:], dt)
+            for b, t in zip(bits, frac):
+                weight = weight * (t if b else one - t)
+            acc = acc + _voxels(data[n], *(v0 + b for v0, b in zip(low, bits))) * weight
+        out[n] = acc
+    return out
+
+
 def _grid_sample_rel(name, args, attrs):
     data, grid = args
-    if len(data.shape) != 4 or attrs["layout"] != "NCHW":
-        raise OpTypeError(_("{op}: rvmdbg samples 4-d NCHW data, got {x} ({layout})").format(
-                op=name, x=data, layout=attrs["layout"]))
-    if len(grid.shape) != 4 or grid.shape[1] not in (2, None):
+    rank = len(data.shape)
+    if (rank, attrs["layout"]) not in ((4, "NCHW"), (5, "NCDHW")):
+        raise OpTypeError(_("{op}: rvmdbg samples 4-d NCHW or 5-d NCDHW data, got {x} "
+                            "({layout})").format(op=name, x=data, layout=attrs["layout"]))
+    if rank == 4 and (len(grid.shape) != 4 or grid.shape[1] not in (2, None)):
         raise OpTypeError(_("{op}: grid must be (batch, 2, height, width), got {t}").format(
                 op=name, t=grid))
-    return TensorType((data.shape[0], data.shape[1], grid.shape[2], grid.shape[3]), data.dtype)
+    if rank == 5 and (len(grid.shape) != 5 or grid.shape[1] not in (3, None)):
+        raise OpTypeError(_("{op}: grid must be (batch, 3, depth, height, width), got "
+                            "{t}").format(op=name, t=grid))
+    if rank == 5 and attrs["method"] == "bicubic":
+        raise OpTypeError(_("{op}: bicubic sampling is 2-d only (as in topi)").format(op=name))
+    return TensorType(tuple(data.shape[:2]) + tuple(grid.shape[2:]), data.dtype)
 
 
 def _grid_sample_kernel(args, attrs):
@@ -418,8 +465,9 @@ def _grid_sample_kernel(args, attrs):
         raise KernelError(_("image.grid_sample: topi interpolates floats, got {dtype}").format(
                 dtype=data.dtype))
     with np.errstate(all="ignore"):
-        return as_result(grid_sample_2d(data, grid, attrs["method"], attrs["padding_mode"],
-                                        attrs["align_corners"]), data.dtype)
+        sample = grid_sample_3d if data.ndim == 5 else grid_sample_2d
+        return as_result(sample(data, grid, attrs["method"], attrs["padding_mode"],
+                                attrs["align_corners"]), data.dtype)
 
 
 register("image.grid_sample", 2, _grid_sample_rel, _grid_sample_kernel, "injective",
