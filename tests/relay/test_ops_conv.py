@@ -122,6 +122,25 @@ def test_conv2d_property(n, cg, og, groups, h, w, kh, kw, sh, sw, dh, dw, paddin
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 2), o=st.integers(1, 3), extra=st.integers(0, 4),
+       h=st.integers(1, 9), w=st.integers(1, 9), kh=st.integers(1, 4), kw=st.integers(1, 4),
+       dh=st.integers(1, 3), dw=st.integers(1, 3), padding=st.tuples(*[st.integers(0, 3)] * 4))
+def test_stride_1_with_more_channels_in_than_out_sums_shifted_products(n, o, extra, h, w, kh, kw,
+                                                                      dh, dw, padding):
+    # the shape conv2d_nchw computes without im2col: one product per kernel position over a
+    # shifted slice of the flattened image
+    pt, pl, pb, pr = padding
+    if h + pt + pb < (kh - 1) * dh + 1 or w + pl + pr < (kw - 1) * dw + 1 or kh * kw == 1:
+        return
+    c = 2 * o + extra
+    x, wt = rand(n, c, h, w), rand(o, c, kh, kw)
+    got = conv2d_nchw(x, wt, (1, 1), padding, (dh, dw))
+    want = ref_conv2d(x, wt, (1, 1), padding, (dh, dw), 1)
+    assert got.shape == want.shape and got.dtype == x.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
 def shifted_sum_depthwise(x, w, strides, padding, dilation):
     """Depthwise convolution as the plain sum over kernel positions of the padded input's
     strided window times that position's weight, in position order (kh-major)."""
