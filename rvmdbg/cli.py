@@ -345,14 +345,15 @@ def cmd_trace(ns: argparse.Namespace) -> int:
 
 def _trace_named(vm, exe, names, write) -> None:
     """The trace of a program whose kind names its lines (an ONNX model's nodes): each line
-    says its node, as `[step 12] @main pc=3 [Conv_12]: ...`."""
-    from rvmdbg.debug.breakpoints import instruction_line
+    says its node, as `[step 12] @main pc=3 [Conv_12]: ...`, a fused kernel's call every node
+    fused into it (`[Conv_12, Relu_13]`)."""
+    from rvmdbg.debug.names import place_names
     from rvmdbg.vm.machine import format_step
     by_line = names.line_names()
     while not vm.halted:
         info = vm.step()
         line = format_step(vm, info)
-        place = by_line.get(instruction_line(exe, info.func_index, info.pc))
+        place = place_names(exe, by_line, info.func_index, info.pc)
         if place is not None:
             head, sep, rest = line.partition(": ")
             line = f"{head} [{place}]{sep}{rest}"

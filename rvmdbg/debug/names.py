@@ -45,6 +45,19 @@ class NameTable:
         return {line: name for name, line in self.places.items()}
 
 
+def place_names(exe, by_line: dict, fi: int, pc: int) -> str | None:
+    """The names of the places an instruction comes from, as a stop or trace line shows them:
+    a fused kernel's call names every node fused into it, in source order (`Conv_12,
+    Relu_13`); another instruction the name on its line; None when its lines have none.
+    `by_line`: `NameTable.line_names()`."""
+    lines = exe.fused_lines.get((fi, pc)) if getattr(exe, "fused_lines", None) else None
+    if lines is None:
+        line = _line_of(exe, fi, pc)
+        lines = () if line is None else (line,)
+    names = [by_line[line] for line in lines if line in by_line]
+    return ", ".join(dict.fromkeys(names)) if names else None
+
+
 def _line_of(exe, fi: int, pc: int):
     from rvmdbg.debug.breakpoints import instruction_line
     return instruction_line(exe, fi, pc)

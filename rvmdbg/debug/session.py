@@ -212,6 +212,16 @@ class DebugSession(Inspection):
         from rvmdbg.debug.breakpoints import instruction_line
         return self._line_names.get(instruction_line(self.exe, func_index, pc))
 
+    def places_at(self, func_index: int, pc: int) -> str | None:
+        """As `place_at`, naming every node fused into a kernel call (`Conv_12, Relu_13`):
+        what a stop line shows."""
+        if self.names is None:
+            return None
+        if self._line_names is None:
+            self._line_names = self.names.line_names()
+        from rvmdbg.debug.names import place_names
+        return place_names(self.exe, self._line_names, func_index, pc)
+
     def back_event(self, motion: str, message=None) -> StopEvent:
         """The "step" stop of a backward motion (its line names the motion)."""
         ev = self.stop_event("step", message=message)
@@ -232,7 +242,7 @@ class DebugSession(Inspection):
                            ins.text() if ins is not None else "?", message,
                            self.exe.span_at(top.func_index, top.pc))
             if self.names is not None:
-                ev.place = self.place_at(top.func_index, top.pc)
+                ev.place = self.places_at(top.func_index, top.pc)
         self.last_event = ev
         return ev
 

@@ -35,7 +35,7 @@ from rvmdbg.passes.manifest_alloc import (ALLOC_STORAGE, ALLOC_TENSOR, INVOKE_TV
 from rvmdbg.relay.ast import (Call, Constant, ConstructorRef, Function, GlobalVar, If, Let, Match,
                               Module, OpRef, PatternConstructor, PatternTuple, PatternVar,
                               PatternWildcard, RefCreate, RefRead, RefWrite, Tuple, TupleGetItem,
-                              Var, room_for_recursion)
+                              Var, room_for_recursion, walk)
 from rvmdbg.relay.dialect import DEVICE_COPY, ON_DEVICE, static_shape
 from rvmdbg.vm import bytecode as bc
 from rvmdbg.vm.executable import Executable, Kernel, VMFunction
@@ -94,6 +94,7 @@ class _ModuleTables:
         self._kernel_index: dict = {}   # source text (or builtin name) -> index
         self._names: set = set()
         self.source_map: dict = {}
+        self.fused_lines: dict = {}
         self.adt_constructor: dict = {}
 
     def constant(self, data: np.ndarray) -> int:
@@ -352,8 +353,11 @@ class _FunctionCompiler:
             in_regs = [self.value(a) for a in ins.fields]
             out_regs = [self.value(a) for a in outs.fields]
             k = self.tables.kernel(fn, len(in_regs), len(out_regs), e.span or self.span)
-            self.emit(bc.InvokePacked(k, len(in_regs) + len(out_regs), len(out_regs),
-                                      in_regs + out_regs))
+            pc = self.emit(bc.InvokePacked(k, len(in_regs) + len(out_regs), len(out_regs),
+                                           in_regs + out_regs))
+            lines = _fused_lines(fn, e.span or self.span)
+            if len(lines) > 1:
+                self.tables.fused_lines[(self.index, pc)] = lines
             return None
         if name == ALLOC_STORAGE:
             size = self.value(args[0])
@@ -497,10 +501,25 @@ def codegen(mod: Module) -> Executable:
             continue
         functions.append(_FunctionCompiler(tables, tables.func_index[name], name, fn).compile())
     source = mod.source
-    return Executable(functions, tables.constants, tables.kernels, tables.source_map,
-                      source.text if source is not None else None,
-                      source.name if source is not None else None,
-                      tables.adt_constructor, _sources(mod, tables.source_map))
+    exe = Executable(functions, tables.constants, tables.kernels, tables.source_map,
+                     source.text if source is not None else None,
+                     source.name if source is not None else None,
+                     tables.adt_constructor, _sources(mod, tables.source_map))
+    exe.fused_lines = tables.fused_lines
+    return exe
+
+
+def _fused_lines(fn: Function, span) -> tuple:
+    """The program lines a fused kernel's calls came from (every call fused into it carries
+    its own span: an imported ONNX model's, one line per node), in the file of the kernel's
+    own call, in order."""
+    if span is None:
+        return ()
+    lines = {span.line}
+    for node in walk(fn):
+        if type(node) is Call and node.span is not None and node.span.file == span.file:
+            lines.add(node.span.line)
+    return tuple(sorted(lines))
 
 
 def _sources(mod: Module, source_map: dict) -> dict:

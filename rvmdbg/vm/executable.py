@@ -114,6 +114,9 @@ class Executable:
         self.source_text = source_text
         self.source_name = source_name
         self.adt_constructor: dict[tuple[int, int], str] = dict(adt_constructor or {})
+        # (function, pc) of an InvokePacked -> the lines of every call fused into its kernel,
+        # when more than its own (set by the compiler; a saved executable keeps only spans)
+        self.fused_lines: dict[tuple[int, int], tuple] = {}
         self.sources: dict[str, str] = dict(sources or {})
         if source_name is not None and source_text is not None:
             self.sources.setdefault(source_name, source_text)

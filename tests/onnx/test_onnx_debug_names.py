@@ -75,8 +75,9 @@ def test_squeezenet_break_on_a_node_then_continue_stops_there():
     assert out.startswith("breakpoint 1 at n12 (squeezenet_old.onnx:")
     stop = ci.execute("continue")
     assert "(breakpoint 1)" in stop and "invoke_packed" in stop
-    node = stop.split("[", 2)[2].split("]")[0]
-    assert node in table.places  # the kernel's line is a node (n12, or the node it fused into)
+    nodes = stop.split("[", 2)[2].split("]")[0].split(", ")
+    # the kernel's nodes: n12 and the ones fused with it
+    assert "n12" in nodes and all(node in table.places for node in nodes), nodes
 
 
 def test_rvmdbg_debug_batch_on_an_onnx_file_takes_its_names(tmp_path):
@@ -170,3 +171,34 @@ def test_a_fused_kernel_is_named_by_every_node_it_came_from():
     text = graph_report(mod, names=names)
     assert "tvm_op fused_nn_conv2d_nn_bias_add_nn_relu(0, 1, 2) [Conv_12, Relu_13] ->" in text
     assert "tvm_op fused_nn_max_pool2d(3) [Pool_14] ->" in text
+
+
+def test_stop_and_trace_lines_name_every_node_fused_into_the_kernel(tmp_path):
+    """The VM's call of a fused kernel names each node fused into it, as the graph does:
+    a stop at `break Conv_12` and the trace line say `[Conv_12, Relu_13]`; the pool's call
+    only its own node; `break Relu_13` (a node with no kernel of its own) is refused
+    clearly and `print r` says where its value went."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    import onnx
+    model = _fused_model()
+    x = np.arange(16, dtype="float32").reshape(1, 1, 4, 4)
+    _imp, _t, _s, ci = _session(model, {"x": x})
+    ci.execute("break Conv_12")
+    stop = ci.execute("continue")
+    assert "[Conv_12, Relu_13]: invoke_packed" in stop, stop
+    ci.execute("break Pool_14")
+    assert "[Pool_14]: invoke_packed" in ci.execute("continue")
+    path = tmp_path / "fused.onnx"
+    onnx.save(model, str(path))
+    np.save(tmp_path / "x.npy", x)
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-m", "rvmdbg", "trace", str(path),
+                           f"@{tmp_path / 'x.npy'}"],
+                          capture_output=True, text=True, timeout=120, cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    kernels = [line for line in proc.stdout.splitlines() if "invoke_packed" in line]
+    assert len(kernels) == 2, kernels
+    assert "[Conv_12, Relu_13]: invoke_packed" in kernels[0]
+    assert "[Pool_14]: invoke_packed" in kernels[1]
