@@ -193,3 +193,16 @@ def test_integer_avg_pool_window_in_ceil_mode_padding_stops():
     with pytest.raises(KernelError, match="integer division by zero"):
         run("nn.avg_pool1d", x, pool_size=[1], strides=[3], ceil_mode=True,
             count_include_pad=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(dtype=st.sampled_from(["float16", "float32", "float64"]),
+       values=st.lists(st.sampled_from([0.0, -0.0, 1.5, -2.0, np.inf, -np.inf, np.nan]),
+                       min_size=0, max_size=12),
+       step=st.integers(1, 3))
+def test_the_plain_extreme_check_is_its_definition(dtype, values, step):
+    # no NaN and no -0.0 (the zero whose sign bit is set), on strided views too
+    from rvmdbg.relay.ops.reduce import plain_extreme_is_tvms
+    x = np.array(values, dtype)[::step]
+    want = not np.isnan(x).any() and not np.signbit(x[x == 0]).any()
+    assert plain_extreme_is_tvms(x) == want
