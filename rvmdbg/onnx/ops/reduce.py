@@ -46,8 +46,23 @@ def _reduce(relay_op: str, before=None, after=None):
             out = _logsumexp(g, x, axes, keep)
         else:
             out = g.call(relay_op, [x], axis=axes, keepdims=keep, exclude=False)
+            if relay_op in ("max", "min") and g.dtype_of(x).startswith("float"):
+                out = _infinite_rows(g, x, out, axes, keep, relay_op)
         return after(g, out) if after is not None else out
     return convert
+
+
+def _infinite_rows(g, x, out, axes, keepdims, relay_op):
+    """ReduceMax of a row of only -inf is -inf in ONNX (ReduceMin of only +inf, +inf); topi's
+    max and min start from the dtype's finite lowest/highest, so TVM's converter gave
+    -3.4e38 there, and a masked-attention graph that tests `max == -inf` (ONNX's Attention,
+    opset 23) then missed its fully masked rows. The importer puts the infinity back:
+    `where(all(x == -inf), -inf, max(x))`."""
+    dtype = g.dtype_of(x)
+    inf = np.asarray(-np.inf if relay_op == "max" else np.inf, dtype)
+    only = g.call("all", [g.call("equal", [x, g.const(inf)])], axis=axes, keepdims=keepdims,
+                  exclude=False)
+    return g.call("where", [only, g.const(inf), out])
 
 
 def _empty_max_min(g, x, axes, keepdims, relay_op):
