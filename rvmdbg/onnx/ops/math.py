@@ -168,8 +168,32 @@ _binary("Xor", "logical_xor")
 @converter("Mod", since=1)
 def mod(g, node, inputs, attrs):
     # fmod=0 is NumPy's mod (Relay's floor_mod), fmod=1 C's fmod (Relay's mod)
-    op = "floor_mod" if attrs.get("fmod", 0) == 0 else "mod"
-    return g.call(op, [inputs[0], inputs[1]])
+    x, y = inputs[0], inputs[1]
+    if attrs.get("fmod", 0) != 0:
+        return g.call("mod", [x, y])
+    dtype = g.dtype_of(x)
+    if not dtype.startswith("float"):
+        return g.call("floor_mod", [x, y])
+    return _float_floor_mod(g, x, y, dtype)
+
+
+def _float_floor_mod(g, x, y, dtype):
+    """NumPy's float mod, which ONNX's Mod (fmod=0) defines: topi's floor_mod computes x -
+    floor(x / y) * y, NaN for a finite x and an infinite y, where NumPy gives x when the signs
+    agree (or x is 0) and y when they differ; float16 is computed in float32 and rounded
+    once, as NumPy's float16 loop does (topi's float16 rounds every step)."""
+    if dtype == "float16":
+        x, y = c.cast(g, x, "float32"), c.cast(g, y, "float32")
+    out = g.call("floor_mod", [x, y])
+    wide = "float32" if dtype == "float16" else dtype
+    zero = g.const(np.asarray(0, wide))
+    finite_x = g.call("isfinite", [x])
+    by_inf = g.call("logical_and", [g.call("isinf", [y]), finite_x])
+    differ = g.call("logical_and", [g.call("not_equal", [x, zero]),
+                                    g.call("not_equal", [g.call("less", [x, zero]),
+                                                         g.call("less", [y, zero])])])
+    out = g.call("where", [by_inf, g.call("where", [differ, y, x]), out])
+    return c.cast(g, out, "float16") if dtype == "float16" else out
 
 
 @converter("Reciprocal", since=1)
