@@ -51,6 +51,9 @@ SCENES = [
     # TVM's Relax VM (apache-tvm): @fact two frames deep at its multiply Call; `relax:NAME`
     # is a TVMScript program of tests/relax/programs.py, written to a NAME.relax.py file
     ("relax.svg", "relax:fact", ["3"], (160, 48), ["multiply"], ["c"], {}),
+    # an ONNX model (the onnx package's SqueezeNet, an all-ones image): the source pane is
+    # the node listing, `break n12` stops at the kernel n12 and n13 were fused into
+    ("onnx.svg", "onnx:squeezenet", ["@ones"], (160, 48), ["n12"], ["c"], {}),
 ]
 
 
@@ -68,6 +71,23 @@ def relax_program(path: str, directory: str) -> str | None:
     return out
 
 
+def onnx_program(path: str, directory: str):
+    """The model file of an `onnx:NAME` scene (a network the onnx package ships in
+    backend/test/data/light) and an all-ones input for it as a .npy in `directory`; None
+    without the onnx package."""
+    try:
+        from rvmdbg.onnx import networks
+    except ImportError:
+        return None
+    import numpy as np
+    name = "light/" + path.split(":", 1)[1]
+    net = next(n for n in networks.networks() if n.name == name)
+    model, feeds, _expected = networks.load(net)
+    ones = os.path.join(directory, "ones.npy")
+    np.save(ones, np.ones_like(next(iter(feeds.values()))))
+    return net.path, ones
+
+
 async def shoot(name, path, args, size, breakpoints, keys, options, out_dir, config_dir) -> None:
     from rvmdbg.tui.app import DebuggerApp
     from rvmdbg.tui.program import load_program
@@ -77,6 +97,13 @@ async def shoot(name, path, args, size, breakpoints, keys, options, out_dir, con
         if path is None:
             print(f"{name}: skipped (apache-tvm is not installed)")
             return
+    if path.startswith("onnx:"):
+        found = onnx_program(path, config_dir)
+        if found is None:
+            print(f"{name}: skipped (the onnx package is not installed)")
+            return
+        path, ones = found
+        args = [f"@{ones}" if a == "@ones" else a for a in args]
     app = DebuggerApp(load_program(path), args, config_dir=config_dir, **options)
     async with app.run_test(size=size) as pilot:
         for _ in range(200):

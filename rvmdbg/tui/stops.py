@@ -118,6 +118,9 @@ def breakpoint_rows(session, exe) -> list[BreakpointRow]:
         if kind == "line":
             moved = getattr(bp, "moved_from", None)
             where = _("line {line}").format(line=bp.line) + (" " + _("(from {line})").format(line=moved) if moved else "")
+            names = getattr(session, "names", None)
+            if names is not None and bp.spec in names.places:   # a named line: an ONNX node
+                where = f"{bp.spec}: {where}"
         elif callable(getattr(bp, "where", None)):
             where = bp.where(exe)
         else:

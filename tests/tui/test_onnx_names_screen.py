@@ -53,6 +53,11 @@ async def test_break_on_an_onnx_node_and_print_a_tensor_by_name(tmp_path):
         assert any("breakpoint 1 at Conv_12 (" in line for line in lines), lines
         assert any("[Conv_12]" in line and "(breakpoint 1)" in line for line in lines), lines
         assert any(line.startswith("conv1_out ($") and "4.5" in line for line in lines), lines
+        # the breakpoints pane names the node the breakpoint was set on
+        from rvmdbg.tui.stops import breakpoint_rows
+        rows = breakpoint_rows(app.session, app.session.exe)
+        assert [r.where for r in rows] == [
+            f"Conv_12: line {app.session.names.places['Conv_12']}"], rows
         # the source pane holds the node listing
         assert "Conv_12  Conv" in app.program.source_text
         assert screen_of(app) is not None
