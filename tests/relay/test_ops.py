@@ -300,6 +300,8 @@ TYPE_CASES = [
                    T(()), T((2,))], {}, "Tensor[(?, 2), int32]"),
     ("qnn.batch_matmul", [T((2, None, 3), "int8"), T((2, 4, 3), "int8"), T((), "int32"),
                           T((), "int32"), T(()), T(())], {}, "Tensor[(2, ?, 4), int32]"),
+    ("dft", [T((2, None, 8)), T((2, None, 8))], {"inverse": True},
+     "(Tensor[(2, ?, 8), float32], Tensor[(2, ?, 8), float32])"),
     ("qnn.add", [T((2, 1), "int8"), T((3,), "int8"), T(()), T((), "int32"), T(()),
                  T((), "int32"), T(()), T((), "int32")], {}, "Tensor[(2, 3), int8]"),
     ("qnn.mul", [T((3,), "uint8"), T((3,), "uint8"), T(()), T((), "int32"), T(()),
@@ -600,6 +602,8 @@ KERNEL_CASES = [
                    A(1.0), A(1.0)], {}, A([[4]], "int32")),
     ("qnn.batch_matmul", [A([[[1, 2]]], "uint8"), A([[[3, 4]]], "uint8"), A(1, "int32"),
                           A(2, "int32"), A(1.0), A(1.0)], {}, A([[[2]]], "int32")),
+    # X[k] of (1, 2): 1 + 2 and 1 - 2; the imaginary parts 0 (sin(pi) rounds to -8.7e-8)
+    ("dft", [A([1.0, 2.0]), A([0.0, 0.0])], {}, (A([3.0, -1.0]), A([0.0, 1.7484555e-07]))),
     ("qnn.add", [A([1, 2], "int8"), A([3, 4], "int8"), A(1.0), A(0, "int32"), A(1.0),
                  A(0, "int32"), A(1.0), A(0, "int32")], {}, A([4, 6], "int8")),
     ("qnn.mul", [A([1, 2], "int8"), A([3, 4], "int8"), A(1.0), A(0, "int32"), A(1.0),

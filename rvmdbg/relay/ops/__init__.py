@@ -45,6 +45,7 @@ from rvmdbg.relay.ops import array as _array  # noqa: F401  (ndarray_size, trilu
 from rvmdbg.relay.ops import subpixel as _subpixel  # noqa: F401  (depth_to_space, space_to_depth)
 from rvmdbg.relay.ops import vision as _vision  # noqa: F401  (vision.roi_align)
 from rvmdbg.relay.ops import qnn as _qnn  # noqa: F401  (registers the qnn.* operators)
+from rvmdbg.relay.ops import signal as _signal  # noqa: F401  (dft)
 from rvmdbg.relay.types import TensorType, TupleType
 
 SCALAR_FAST = _elemwise.SCALAR_FAST

@@ -1,0 +1,120 @@
+"""The converter of DFT (opset 17; opset 20 takes the axis as an input), through Relay's `dft`
+as TVM's converter did: the real and imaginary parts split off the last axis, the transformed
+axis swapped to the end, `dft`, swapped back, merged again.
+
+Beyond TVM's converter (which had opset 17 only): opset 20's axis input (a constant; the
+default -2), and the one-sided inverse (`inverse=1, onesided=1`, NumPy's irfft): the
+one-sided spectrum cropped or zero-padded to n // 2 + 1 values, extended to n by Hermitian
+symmetry (X[n - k] = conj(X[k]), one `take` and a sign), transformed, the real part kept.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from rvmdbg.onnx.registry import converter
+from rvmdbg.onnx.ops import common as c
+
+
+def _length(g, x, axis: int, n: int):
+    """x cropped or zero-padded along `axis` to `n` values (TVM's _maybe_crop_or_pad)."""
+    shape = g.shape_of(x)
+    size = shape[axis]
+    if size == n:
+        return x
+    if size is None:
+        raise g.error(f"DFT needs the static extent of axis {axis}")
+    if size > n:
+        return c.strided_slice(g, x, [0], [n], axes=[axis])
+    width = [[0, 0] for _ in shape]
+    width[axis] = [0, n - size]
+    return g.call("nn.pad", [x, g.const(np.asarray(0, g.dtype_of(x)))], pad_width=width,
+                  pad_mode="constant")
+
+
+def _parts(g, x):
+    """(real, imaginary) of ONNX's [..., 1] (real) or [..., 2] (complex) layout."""
+    last = g.shape_of(x)[-1]
+    if last == 1:
+        re = c.squeeze(g, x, [-1])
+        return re, g.call("zeros_like", [re])
+    if last != 2:
+        raise g.error(f"DFT's input must end in a dimension of 1 or 2, got {last}")
+    halves = g.call("split", [x], indices_or_sections=2, axis=-1)
+    return c.squeeze(g, g.get(halves, 0), [-1]), c.squeeze(g, g.get(halves, 1), [-1])
+
+
+def _along(g, re, im, axis: int, inverse: bool):
+    """Relay's dft (which runs along the last axis) along `axis`."""
+    rank = g.rank_of(re)
+    perm = list(range(rank))
+    perm[axis], perm[-1] = perm[-1], perm[axis]
+    if axis != rank - 1:
+        re, im = c.transpose(g, re, perm), c.transpose(g, im, perm)
+    out = g.call("dft", [re, im], inverse=bool(inverse))
+    re, im = g.get(out, 0), g.get(out, 1)
+    if axis != rank - 1:
+        re, im = c.transpose(g, re, perm), c.transpose(g, im, perm)
+    return re, im
+
+
+def _dft(g, node, inputs, attrs, axis):
+    x = inputs[0]
+    dtype = g.dtype_of(x)
+    if not dtype.startswith("float"):
+        raise g.error(f"DFT transforms floats, got {dtype}")
+    rank = g.rank_of(x)
+    axis = int(axis)
+    axis = axis + rank if axis < 0 else axis
+    if not 0 <= axis < rank - 1:
+        raise g.error(f"DFT's axis {axis} must name one of the first {rank - 1} axes")
+    inverse = bool(attrs.get("inverse", 0))
+    onesided = bool(attrs.get("onesided", 0))
+    size = g.shape_of(x)[axis]
+    length = inputs[1] if len(inputs) > 1 else None
+    if length is not None:
+        v = c.const_value(g, length)
+        if v is None:
+            raise g.needs_value("the dft_length", length)
+        n = int(np.asarray(v).reshape(-1)[0])
+    elif size is None:
+        raise g.error(f"DFT needs the static extent of axis {axis}")
+    else:
+        n = 2 * (size - 1) if inverse and onesided else size
+    if n < 1:
+        raise g.error(f"DFT's length must be positive, got {n}")
+    re, im = _parts(g, x)
+    if inverse and onesided:
+        half = n // 2 + 1
+        re, im = _length(g, re, axis, half), _length(g, im, axis, half)
+        # the full spectrum: X[k] for k < half, conj(X[n - k]) after
+        index = np.array(list(range(half)) + [n - k for k in range(half, n)], "int64")
+        sign = np.ones([n if a == axis else 1 for a in range(rank - 1)], dtype)
+        sign.reshape(-1)[half:] = -1
+        re = g.call("take", [re, g.const(index)], axis=axis, batch_dims=0, mode="clip")
+        im = g.call("multiply", [g.call("take", [im, g.const(index)], axis=axis,
+                                        batch_dims=0, mode="clip"), g.const(sign)])
+        re, _im = _along(g, re, im, axis, True)
+        return c.expand_dims(g, re, -1)
+    re, im = _length(g, re, axis, n), _length(g, im, axis, n)
+    re, im = _along(g, re, im, axis, inverse)
+    if onesided:
+        keep = n // 2 + 1
+        re = c.strided_slice(g, re, [0], [keep], axes=[axis])
+        im = c.strided_slice(g, im, [0], [keep], axes=[axis])
+    return c.concat(g, [c.expand_dims(g, re, -1), c.expand_dims(g, im, -1)], axis=-1)
+
+
+@converter("DFT", since=17)
+def dft_v17(g, node, inputs, attrs):
+    return _dft(g, node, inputs, attrs, attrs.get("axis", 1))
+
+
+@converter("DFT", since=20)
+def dft_v20(g, node, inputs, attrs):
+    axis = inputs[2] if len(inputs) > 2 else None
+    if axis is None:
+        return _dft(g, node, inputs, attrs, -2)
+    v = c.const_value(g, axis)
+    if v is None:
+        raise g.needs_value("the axis", axis)
+    return _dft(g, node, inputs, attrs, int(np.asarray(v).reshape(-1)[0]))
