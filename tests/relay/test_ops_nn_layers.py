@@ -137,3 +137,23 @@ def test_matmul(ta, tb):
     with pytest.raises(OpTypeError, match="'units'"):
         rel("nn.matmul", T(a_in.shape), T(b_in.shape), transpose_a=ta, transpose_b=tb, units=6)
     assert OPS["nn.matmul"].pattern == "out_elemwise_fusable"
+
+
+_BITS = {"float16": np.int16, "float32": np.int32, "float64": np.int64}
+
+
+@settings(max_examples=100, deadline=None)
+@given(dtype=st.sampled_from(sorted(_BITS)),
+       values=st.lists(st.sampled_from([0.0, -0.0, 1.5, -2.0, 1e-30, -1e-30, np.inf, -np.inf,
+                                        np.nan, "-nan"]), min_size=0, max_size=16),
+       step=st.integers(1, 2))
+def test_relu_is_the_select_bit_for_bit(dtype, values, step):
+    # topi's relu is `x > 0 ? x : 0`: NaNs of either sign and -0.0 give +0.0, on strided
+    # views too (the kernel runs on the bits)
+    x = np.array([np.nan if v == "-nan" else v for v in values], dtype)
+    x[[i for i, v in enumerate(values) if v == "-nan"]] *= -1
+    x = x[::step]
+    want = np.where(x > 0, x, np.zeros((), dtype))
+    got = run("nn.relu", x)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert np.array_equal(got.view(_BITS[dtype]), want.view(_BITS[dtype]))
