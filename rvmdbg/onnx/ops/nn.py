@@ -522,3 +522,47 @@ def lp_normalization(g, node, inputs, attrs):
     zero = _f(g, 0, x)
     return g.call("where", [g.call("equal", [norm, zero]), g.call("zeros_like", [x]),
                             g.call("divide", [x, norm])])
+
+
+@converter("Col2Im", since=18)
+def col2im(g, node, inputs, attrs):
+    """Col2Im (opset 18, after TVM's converters) as the transposed convolution it is: the
+    columns (N, C*K, L) reshaped to (N, C*K, *blocks), then `nn.convNd_transpose` with
+    groups=C and a constant one-hot weight (input channel c*K + k puts 1 at kernel position k),
+    so each block's values are added back at their window's place; strides, dilations and
+    pads are the convolution's, and output_padding the remainder the block count leaves."""
+    x, image, block = inputs[0], inputs[1], inputs[2]
+    image_v, block_v = c.const_value(g, image), c.const_value(g, block)
+    if image_v is None or block_v is None:
+        raise g.needs_value("the image and block shapes", [image, block])
+    image_shape, kernel = c.ints(image_v), c.ints(block_v)
+    k = len(kernel)
+    if k != len(image_shape) or k not in (1, 2, 3):
+        raise g.error(f"Col2Im takes 1 to 3 spatial dims, with image_shape {image_shape} and "
+                      f"block_shape {kernel}")
+    dilations = c.ints(attrs.get("dilations", [1] * k))
+    strides = c.ints(attrs.get("strides", [1] * k))
+    pads = c.ints(attrs.get("pads", [0] * (2 * k)))
+    n, ck, length = g.shape_of(x)
+    taps = int(np.prod(kernel))
+    if ck is None or ck % taps:
+        raise g.error(f"Col2Im's input has {ck} rows, not a multiple of the block's {taps}")
+    channels = ck // taps
+    blocks, extra = [], []
+    for d in range(k):
+        span = image_shape[d] + pads[d] + pads[d + k] - dilations[d] * (kernel[d] - 1) - 1
+        if span < 0:
+            raise g.error(f"Col2Im's block does not fit the image along dim {d}")
+        blocks.append(span // strides[d] + 1)
+        extra.append(span % strides[d])
+    if length is not None and length != int(np.prod(blocks)):
+        raise g.error(f"Col2Im's input has {length} blocks, the shapes make "
+                      f"{int(np.prod(blocks))}")
+    data = c.reshape(g, x, [-1 if n is None else n, ck] + blocks)
+    weight = np.zeros((ck, 1, taps), g.dtype_of(x))
+    for row in range(ck):
+        weight[row, 0, row % taps] = 1
+    weight = weight.reshape([ck, 1] + kernel)
+    return g.call(_dims_op("nn.conv", kernel, "_transpose"), [data, g.const(weight)],
+                  strides=strides, output_padding=extra, padding=_padding(pads, k),
+                  dilation=dilations, groups=channels, channels=channels, kernel_size=kernel)
