@@ -104,20 +104,26 @@ def test_rvmdbg_debug_batch_on_an_onnx_file_takes_its_names(tmp_path):
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
 
 
-def test_rvmdbg_trace_on_an_onnx_file_names_each_lines_node(tmp_path):
+def _traced_kernel_lines(tmp_path, model, x) -> list:
+    """`rvmdbg trace` on `model` saved to a file, with `x` as its input: the invoke_packed
+    lines."""
     import subprocess
     import sys
     from pathlib import Path
     import onnx
     path = tmp_path / "model.onnx"
-    onnx.save(_model(), str(path))
-    np.save(tmp_path / "x.npy", np.ones((1, 1, 4, 4), "float32"))
+    onnx.save(model, str(path))
+    np.save(tmp_path / "x.npy", x)
     root = Path(__file__).resolve().parents[2]
     proc = subprocess.run([sys.executable, "-m", "rvmdbg", "trace", str(path),
                            f"@{tmp_path / 'x.npy'}"],
                           capture_output=True, text=True, timeout=120, cwd=root)
     assert proc.returncode == 0, proc.stderr
-    kernels = [line for line in proc.stdout.splitlines() if "invoke_packed" in line]
+    return [line for line in proc.stdout.splitlines() if "invoke_packed" in line]
+
+
+def test_rvmdbg_trace_on_an_onnx_file_names_each_lines_node(tmp_path):
+    kernels = _traced_kernel_lines(tmp_path, _model(), np.ones((1, 1, 4, 4), "float32"))
     assert kernels and all(" [" in line.split(":")[0] for line in kernels), kernels
     assert any("[Conv_12]: invoke_packed" in line for line in kernels)
     assert any("[Softmax_0]: invoke_packed" in line for line in kernels)
@@ -178,10 +184,6 @@ def test_stop_and_trace_lines_name_every_node_fused_into_the_kernel(tmp_path):
     a stop at `break Conv_12` and the trace line say `[Conv_12, Relu_13]`; the pool's call
     only its own node; `break Relu_13` (a node with no kernel of its own) is refused
     clearly and `print r` says where its value went."""
-    import subprocess
-    import sys
-    from pathlib import Path
-    import onnx
     model = _fused_model()
     x = np.arange(16, dtype="float32").reshape(1, 1, 4, 4)
     _imp, _t, _s, ci = _session(model, {"x": x})
@@ -190,15 +192,7 @@ def test_stop_and_trace_lines_name_every_node_fused_into_the_kernel(tmp_path):
     assert "[Conv_12, Relu_13]: invoke_packed" in stop, stop
     ci.execute("break Pool_14")
     assert "[Pool_14]: invoke_packed" in ci.execute("continue")
-    path = tmp_path / "fused.onnx"
-    onnx.save(model, str(path))
-    np.save(tmp_path / "x.npy", x)
-    root = Path(__file__).resolve().parents[2]
-    proc = subprocess.run([sys.executable, "-m", "rvmdbg", "trace", str(path),
-                           f"@{tmp_path / 'x.npy'}"],
-                          capture_output=True, text=True, timeout=120, cwd=root)
-    assert proc.returncode == 0, proc.stderr
-    kernels = [line for line in proc.stdout.splitlines() if "invoke_packed" in line]
+    kernels = _traced_kernel_lines(tmp_path, model, x)
     assert len(kernels) == 2, kernels
     assert "[Conv_12, Relu_13]: invoke_packed" in kernels[0]
     assert "[Pool_14]: invoke_packed" in kernels[1]
