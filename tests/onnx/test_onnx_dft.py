@@ -58,3 +58,43 @@ def test_dft_agrees_with_onnx_reference(shape, opset, length, axis, attrs):
     got = np.asarray(got)
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("window,frame_length,onesided", [
+    (None, 16, 1), (np.hanning(16).astype("float32"), None, 1),
+    (np.hamming(10).astype("float32"), 10, 0)])
+def test_stft_agrees_with_onnx_reference(window, frame_length, onesided):
+    inits = [numpy_helper.from_array(np.array(6, "int64"), "step")]
+    names = ["signal", "step", "", ""]
+    if window is not None:
+        inits.append(numpy_helper.from_array(window, "window"))
+        names[2] = "window"
+    if frame_length is not None:
+        inits.append(numpy_helper.from_array(np.array(frame_length, "int64"), "length"))
+        names[3] = "length"
+    node = helper.make_node("STFT", names, ["y"], onesided=onesided)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("signal", TensorProto.FLOAT, [2, 64, 1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    x = np.random.default_rng(3).standard_normal((2, 64, 1)).astype("float32")
+    (want,) = ReferenceEvaluator(model).run(None, {"signal": x})
+    imp = import_model(model)
+    got = np.asarray(VirtualMachine(compile_module(check_module(imp.module))).invoke("main", [x]))
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_stft_of_a_complex_signal_is_refused_by_name():
+    from rvmdbg.onnx.errors import OnnxImportError
+    node = helper.make_node("STFT", ["signal", "step"], ["y"], name="Stft_3")
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("signal", TensorProto.FLOAT, [1, 32, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array(4, "int64"), "step")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(OnnxImportError) as err:
+        import_model(model)
+    text = str(err.value)   # the node's line of the listing, with a caret under it
+    assert "Stft_3  STFT  [signal, step] -> [y]" in text and "^~~" in text
+    assert "real signal" in text

@@ -302,6 +302,8 @@ TYPE_CASES = [
                           T((), "int32"), T(()), T(())], {}, "Tensor[(2, ?, 4), int32]"),
     ("dft", [T((2, None, 8)), T((2, None, 8))], {"inverse": True},
      "(Tensor[(2, ?, 8), float32], Tensor[(2, ?, 8), float32])"),
+    ("stft", [T((2, 40)), T((16,))], {"n_fft": 16, "hop_length": 5, "win_length": 16},
+     "Tensor[(2, 9, 5, 2), float32]"),
     ("qnn.add", [T((2, 1), "int8"), T((3,), "int8"), T(()), T((), "int32"), T(()),
                  T((), "int32"), T(()), T((), "int32")], {}, "Tensor[(2, 3), int8]"),
     ("qnn.mul", [T((3,), "uint8"), T((3,), "uint8"), T(()), T((), "int32"), T(()),
@@ -604,6 +606,9 @@ KERNEL_CASES = [
                           A(2, "int32"), A(1.0), A(1.0)], {}, A([[[2]]], "int32")),
     # X[k] of (1, 2): 1 + 2 and 1 - 2; the imaginary parts 0 (sin(pi) rounds to -8.7e-8)
     ("dft", [A([1.0, 2.0]), A([0.0, 0.0])], {}, (A([3.0, -1.0]), A([0.0, 1.7484555e-07]))),
+    # one frame of (1, 2) under the window (1, 1): X[0] = 3, X[1] = 1 - 2 (sin(pi) ~ 1.2e-16)
+    ("stft", [A([1.0, 2.0]), A([1.0, 1.0])], {"n_fft": 2, "hop_length": 1, "win_length": 2},
+     A([[[3.0, 0.0]], [[-1.0, 0.0]]])),
     ("qnn.add", [A([1, 2], "int8"), A([3, 4], "int8"), A(1.0), A(0, "int32"), A(1.0),
                  A(0, "int32"), A(1.0), A(0, "int32")], {}, A([4, 6], "int8")),
     ("qnn.mul", [A([1, 2], "int8"), A([3, 4], "int8"), A(1.0), A(0, "int32"), A(1.0),

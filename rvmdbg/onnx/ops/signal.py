@@ -1,4 +1,4 @@
-"""The converter of DFT (opset 17; opset 20 takes the axis as an input), through Relay's `dft`
+"""The converters of DFT (opset 17; opset 20 takes the axis as an input), through Relay's `dft`
 as TVM's converter did: the real and imaginary parts split off the last axis, the transformed
 axis swapped to the end, `dft`, swapped back, merged again.
 
@@ -118,3 +118,41 @@ def dft_v20(g, node, inputs, attrs):
     if v is None:
         raise g.needs_value("the axis", axis)
     return _dft(g, node, inputs, attrs, int(np.asarray(v).reshape(-1)[0]))
+
+
+@converter("STFT", since=17)
+def stft(g, node, inputs, attrs):
+    """STFT (opset 17; TVM's ONNX frontend had none, its PyTorch frontend made Relay's `stft`):
+    the real signal (batch, length, 1) as a 2-d batch, `stft` with n_fft = win_length = the
+    frame length and hop_length = frame_step, then (batch, rows, frames, 2) transposed to
+    ONNX's (batch, frames, bins, 2). A complex signal ((..., 2): Relay's stft takes real data)
+    is refused."""
+    signal, step = inputs[0], inputs[1]
+    window = inputs[2] if len(inputs) > 2 else None
+    frame_length = inputs[3] if len(inputs) > 3 else None
+    dtype = g.dtype_of(signal)
+    shape = g.shape_of(signal)
+    if len(shape) != 3 or shape[-1] != 1:
+        raise g.error(f"STFT takes a real signal (batch, length, 1); got shape {list(shape)} "
+                      "(Relay's stft has no complex input)")
+    step_v = c.const_value(g, step)
+    if step_v is None:
+        raise g.needs_value("the frame_step", step)
+    hop = int(np.asarray(step_v).reshape(-1)[0])
+    if frame_length is not None:
+        length_v = c.const_value(g, frame_length)
+        if length_v is None:
+            raise g.needs_value("the frame_length", frame_length)
+        n = int(np.asarray(length_v).reshape(-1)[0])
+    elif window is not None and g.shape_of(window)[0] is not None:
+        n = g.shape_of(window)[0]
+    else:
+        raise g.error("STFT needs a frame_length or a window of static length")
+    if window is None:
+        window = g.const(np.ones(n, dtype))
+    elif g.dtype_of(window) != dtype:
+        window = c.cast(g, window, dtype)
+    data = c.squeeze(g, signal, [-1])
+    out = g.call("stft", [data, window], n_fft=n, hop_length=hop, win_length=n,
+                 normalized=False, onesided=bool(attrs.get("onesided", 1)))
+    return c.transpose(g, out, [0, 2, 1, 3])
