@@ -27,12 +27,17 @@ from rvmdbg.relay.ops.core import AttrSpec, KernelError, OpTypeError, register
 from rvmdbg.relay.types import TensorType, TupleType
 
 
-def _dft_rel(name, args, attrs):
-    re, im = args
-    for part, t in (("re_data", re), ("im_data", im)):
+def _tensors(name, args, parts):
+    """The arguments, each checked to be a tensor (named by `parts` in the error)."""
+    for part, t in zip(parts, args):
         if not isinstance(t, TensorType):
             raise OpTypeError(_("{op}: {part} must be a tensor, got {t}").format(
                 op=name, part=part, t=t))
+    return args
+
+
+def _dft_rel(name, args, attrs):
+    re, im = _tensors(name, args, ("re_data", "im_data"))
     return TupleType((TensorType(re.shape, re.dtype), TensorType(im.shape, im.dtype)))
 
 
@@ -78,11 +83,7 @@ register("dft", 2, _dft_rel, _dft_kernel, "opaque",
 
 
 def _stft_rel(name, args, attrs):
-    data, window = args
-    for part, t in (("data", data), ("window", window)):
-        if not isinstance(t, TensorType):
-            raise OpTypeError(_("{op}: {part} must be a tensor, got {t}").format(
-                op=name, part=part, t=t))
+    data, window = _tensors(name, args, ("data", "window"))
     if len(data.shape) not in (1, 2):
         raise OpTypeError(_("{op}: the data must be 1-d or a 2-d batch, got {t}").format(
             op=name, t=data))
