@@ -129,3 +129,72 @@ def non_max_suppression(g, node, inputs, attrs):
     return g.call("dyn.strided_slice", [g.get(out, 0), g.const(np.array([0], "int64")),
                                         g.get(out, 1), g.const(np.array([1], "int64"))],
                   slice_mode="end")
+
+
+@converter("DeformConv", since=19)
+def deform_conv(g, node, inputs, attrs):
+    """DeformConv (opset 19, 2-d; after TVM's converters) as ONNX's reference computes it: for
+    each offset group and kernel position, the input sampled at the window's place plus the
+    learned offset by `image.grid_sample` (bilinear, zeros outside, align_corners: a point
+    between the image and the outside takes its inside neighbours' share, where TVM's
+    `nn.deformable_conv2d` reads 0 for the whole point), times the mask; the samples stacked
+    as columns (N, C*K, OH*OW) and one `einsum` with the weight per group, then the bias."""
+    x, weight, offset = inputs[0], inputs[1], inputs[2]
+    bias = inputs[3] if len(inputs) > 3 else None
+    mask = inputs[4] if len(inputs) > 4 else None
+    n, ch, h, w = g.shape_of(x)
+    oc, cg, kh, kw = g.shape_of(weight)
+    _n, _k, oh, ow = g.shape_of(offset)
+    if None in (ch, h, w, oc, cg, kh, kw, oh, ow):
+        raise g.error("DeformConv needs static shapes (but the batch)")
+    if len(attrs.get("kernel_shape", [kh, kw])) != 2:
+        raise g.error("DeformConv is supported in 2-d (as ONNX's reference)")
+    if h < 2 or w < 2:
+        raise g.error("DeformConv samples an image of at least 2 x 2 (the grid divides by "
+                      "size - 1)")
+    group, og = int(attrs.get("group", 1)), int(attrs.get("offset_group", 1))
+    dh, dw = c.ints(attrs.get("dilations", [1, 1]))
+    sh, sw = c.ints(attrs.get("strides", [1, 1]))
+    pt, pl = c.ints(attrs.get("pads", [0, 0, 0, 0]))[:2]
+    if ch % og or ch != cg * group or oc % group:
+        raise g.error(f"DeformConv: {ch} input channels, weight {[oc, cg, kh, kw]}, group "
+                      f"{group} and offset_group {og} disagree")
+    dtype = g.dtype_of(x)
+    taps = kh * kw
+    rows = np.arange(oh, dtype=dtype)[:, None] * sh - pt          # (OH, 1)
+    cols = np.arange(ow, dtype=dtype)[None, :] * sw - pl          # (1, OW)
+
+    def channel(t, index):
+        return c.strided_slice(g, t, [index], [index + 1], axes=[1])   # keeps the axis
+
+    per_group = ch // og
+    samples = []
+    for gi in range(og):
+        xg = c.strided_slice(g, x, [gi * per_group], [(gi + 1) * per_group], axes=[1])
+        for t in range(taps):
+            a, b = divmod(t, kw)
+            k = gi * taps + t
+            y = g.call("add", [channel(offset, 2 * k), g.const((rows + a * dh)[None, None])])
+            xx = g.call("add", [channel(offset, 2 * k + 1),
+                                g.const((cols + b * dw)[None, None])])
+            gy = g.call("subtract", [g.call("multiply", [y, g.const(np.asarray(
+                2 / (h - 1), dtype))]), g.const(np.asarray(1, dtype))])
+            gx = g.call("subtract", [g.call("multiply", [xx, g.const(np.asarray(
+                2 / (w - 1), dtype))]), g.const(np.asarray(1, dtype))])
+            grid = c.concat(g, [gx, gy], axis=1)                        # (N, 2, OH, OW)
+            s = g.call("image.grid_sample", [xg, grid], method="bilinear", layout="NCHW",
+                       padding_mode="zeros", align_corners=True)          # (N, C/og, OH, OW)
+            if mask is not None:
+                s = g.call("multiply", [s, channel(mask, k)])
+            samples.append(c.expand_dims(g, s, 2))                       # (N, C/og, 1, OH, OW)
+    # (N, C, K, OH, OW): each offset group's taps side by side, then the groups' channels
+    stacked = c.concat(g, [c.concat(g, samples[gi * taps:(gi + 1) * taps], axis=2)
+                           for gi in range(og)], axis=1)
+    batch = -1 if n is None else n
+    columns = c.reshape(g, stacked, [batch, group, cg * taps, oh * ow])
+    kernel = c.reshape(g, weight, [group, oc // group, cg * taps])
+    out = g.call("einsum", [g.tuple([kernel, columns])], equation="gok,ngkl->ngol")
+    out = c.reshape(g, out, [batch, oc, oh, ow])
+    if bias is not None:
+        out = g.call("nn.bias_add", [out, bias], axis=1)
+    return out
