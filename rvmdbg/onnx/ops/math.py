@@ -293,3 +293,36 @@ def clip_v11(g, node, inputs, attrs):
     elif a_max is not None:
         out = g.call("minimum", [out, g.const(np.asarray(a_max, g.dtype_of(x)))])
     return out
+
+
+_DET_MAX = 4   # 4! = 24 products of 4; past it the expansion grows as n!
+
+
+@converter("Det", since=11)
+def det(g, node, inputs, attrs):
+    """Det (TVM had none) by the Leibniz expansion the static size allows: the matrices
+    flattened to (..., n * n), `take` of each permutation's n entries ((..., n!, n)), `prod`,
+    times each permutation's sign, `sum`. Up to 4 x 4 (24 products); a larger matrix is
+    refused, naming its size. ONNX's reference (NumPy's LU) rounds differently, within
+    float32's last bits for these sizes."""
+    import itertools
+    x = inputs[0]
+    shape = g.shape_of(x)
+    if len(shape) < 2 or shape[-1] != shape[-2] or shape[-1] is None:
+        raise g.error(f"Det takes square matrices of a static size, got shape {list(shape)}")
+    n = shape[-1]
+    if n > _DET_MAX:
+        raise g.error(f"Det of {n} x {n} matrices is not supported: the importer expands the "
+                      f"determinant over the {n}! permutations, up to {_DET_MAX} x {_DET_MAX}")
+    dtype = g.dtype_of(x)
+    perms = list(itertools.permutations(range(n)))
+    index = np.array([[i * n + p[i] for i in range(n)] for p in perms], "int64")
+    sign = np.array([(-1) ** sum(1 for i in range(n) for j in range(i + 1, n) if p[i] > p[j])
+                     for p in perms], dtype)
+    lead = [-1 if d is None else d for d in shape[:-2]]
+    flat = c.reshape(g, x, lead + [n * n])
+    terms = g.call("prod", [g.call("take", [flat, g.const(index)], axis=len(lead),
+                                   batch_dims=0, mode="clip")],
+                   axis=[-1], keepdims=False, exclude=False)
+    return g.call("sum", [g.call("multiply", [terms, g.const(sign)])], axis=[-1],
+                  keepdims=False, exclude=False)

@@ -156,3 +156,48 @@ def stft(g, node, inputs, attrs):
     out = g.call("stft", [data, window], n_fft=n, hop_length=hop, win_length=n,
                  normalized=False, onesided=bool(attrs.get("onesided", 1)))
     return c.transpose(g, out, [0, 2, 1, 3])
+
+
+@converter("MelWeightMatrix", since=17)
+def mel_weight_matrix(g, node, inputs, attrs):
+    """MelWeightMatrix (opset 17; TVM had none): every input is a scalar the matrix is made
+    from, so the importer computes it and the program holds it as a constant (a graph input
+    must be bound). The triangles as ONNX's reference draws them: num_mel_bins + 2 points
+    evenly spaced in mel (2595 log10(1 + f / 700)) from the lower to the upper edge, each
+    mapped to a spectrogram bin ((dft_length + 1) * f // sample_rate); bin i rises from point
+    i to i + 1 and falls to i + 2."""
+    from rvmdbg.onnx.ops.tensor import _dtype_of_onnx
+    values = []
+    for what, e in zip(("num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz",
+                        "upper_edge_hertz"), inputs):
+        v = c.const_value(g, e) if e is not None else None
+        if v is None:
+            raise g.needs_value(f"the {what}", e)
+        values.append(np.asarray(v).reshape(-1)[0])
+    bins, length, rate, low, high = values
+    bins, length = int(bins), int(length)
+    if bins < 1 or length < 1 or rate <= 0:
+        raise g.error(f"MelWeightMatrix needs positive num_mel_bins, dft_length and "
+                      f"sample_rate, got {bins}, {length} and {rate}")
+    dtype = _dtype_of_onnx(g, attrs["output_datatype"]) if "output_datatype" in attrs \
+        else "float32"
+    low_mel = 2595 * np.log1p(low / 700) / np.log(10)
+    high_mel = 2595 * np.log1p(high / 700) / np.log(10)
+    mels = np.arange(bins + 2) * ((high_mel - low_mel) / (bins + 2)) + low_mel
+    hertz = 700 * np.expm1(mels / 2595 * np.log(10))
+    points = (((length + 1) * hertz) // rate).astype(int)
+    matrix = np.zeros((length // 2 + 1, bins))
+    if points.min() < 0 or points.max() >= matrix.shape[0]:
+        raise g.error(f"MelWeightMatrix: the edges {low} to {high} Hz fall outside the "
+                      f"{matrix.shape[0]} spectrogram bins of a {length}-point DFT at "
+                      f"{rate} Hz")
+    for i in range(bins):
+        left, centre, right = points[i], points[i + 1], points[i + 2]
+        if centre == left:
+            matrix[centre, i] = 1
+        else:
+            for j in range(left, centre + 1):
+                matrix[j, i] = (j - left) / (centre - left)
+        for j in range(centre, right):
+            matrix[j, i] = (right - j) / (right - centre)
+    return g.const(matrix.astype(dtype))
