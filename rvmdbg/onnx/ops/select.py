@@ -77,3 +77,73 @@ def reverse_sequence(g, node, inputs, attrs):
     return g.call("reverse_sequence", [inputs[0], inputs[1]],
                   seq_axis=int(attrs.get("time_axis", 0)),
                   batch_axis=int(attrs.get("batch_axis", 1)))
+
+
+@converter("TfIdfVectorizer", since=9)
+def tfidf_vectorizer(g, node, inputs, attrs):
+    """TfIdfVectorizer over integer tokens (TVM had none; `pool_strings` has no Relay dtype and
+    is refused): for each gram size n in [min_gram_length, max_gram_length] and each skip
+    distance d (1 .. max_skip_count + 1; unigrams once), the windows X[i + k d] (one `take`
+    of a constant index matrix) compared with all the pool's n-grams at once (`equal`, `all`
+    over the gram), counted over the positions (`sum`), the counts placed at their
+    ngram_indexes by a constant 0/1 matrix (`nn.dense`), then TF, IDF or TFIDF with the
+    weights. A batch row's n-grams stay within the row."""
+    if "pool_strings" in attrs:
+        raise g.error("TfIdfVectorizer over strings is not supported (Relay has no string "
+                      "dtype); integer tokens (pool_int64s) are")
+    x = inputs[0]
+    shape = g.shape_of(x)
+    if len(shape) not in (1, 2) or shape[-1] is None:
+        raise g.error(f"TfIdfVectorizer takes 1-d or 2-d tokens of a static length, got "
+                      f"shape {list(shape)}")
+    pool = [int(v) for v in attrs.get("pool_int64s", [])]
+    starts = [int(v) for v in attrs["ngram_counts"]]
+    indexes = [int(v) for v in attrs["ngram_indexes"]]
+    lo, hi = int(attrs["min_gram_length"]), int(attrs["max_gram_length"])
+    skips = int(attrs.get("max_skip_count", 0)) + 1
+    mode = attrs.get("mode", b"TF")
+    mode = mode.decode() if isinstance(mode, bytes) else str(mode)
+    size = max(indexes) + 1 if indexes else 0
+    weights = attrs.get("weights")
+    batch = x if len(shape) == 2 else c.expand_dims(g, x, 0)
+    length = shape[-1]
+    dtype = g.dtype_of(x)
+    out = None
+    first = 0                      # the index of the level's first n-gram, in pool order
+    for level, start in enumerate(starts):
+        n = level + 1
+        end = starts[level + 1] if level + 1 < len(starts) else len(pool)
+        grams = np.array(pool[start:end], dtype).reshape(-1, n)
+        count = None
+        if lo <= n <= hi and len(grams):
+            for d in (range(1, skips + 1) if n > 1 else (1,)):
+                positions = length - (n - 1) * d
+                if positions <= 0:
+                    continue
+                index = np.arange(positions)[:, None] + np.arange(n)[None, :] * d
+                windows = g.call("take", [batch, g.const(index.astype("int64"))], axis=1,
+                                 batch_dims=0, mode="clip")            # (N, L, n)
+                hits = g.call("all", [g.call("equal", [c.expand_dims(g, windows, 2),
+                                                       g.const(grams)])],
+                              axis=[3], keepdims=False, exclude=False)  # (N, L, G)
+                found = g.call("sum", [c.cast(g, hits, "float32")], axis=[1], keepdims=False,
+                               exclude=False)                           # (N, G)
+                count = found if count is None else g.call("add", [count, found])
+        if count is not None:
+            place = np.zeros((size, len(grams)), "float32")
+            for j in range(len(grams)):
+                place[indexes[first + j], j] = 1
+            placed = g.call("nn.dense", [count, g.const(place)], units=size)
+            out = placed if out is None else g.call("add", [out, placed])
+        first += len(grams)
+    if out is None:
+        out = g.call("zeros", [], shape=[g.shape_of(batch)[0] or 1, size], dtype="float32")
+    w = np.asarray(weights if weights is not None else np.ones(size), "float32")
+    if mode == "IDF":
+        out = g.call("where", [g.call("greater", [out, g.const(np.float32(0))]), g.const(w),
+                               g.const(np.float32(0))])
+    elif mode == "TFIDF":
+        out = g.call("multiply", [out, g.const(w)])
+    elif mode != "TF":
+        raise g.error(f"TfIdfVectorizer's mode must be TF, IDF or TFIDF, got {mode}")
+    return out if len(shape) == 2 else c.squeeze(g, out, [0])
