@@ -119,3 +119,18 @@ def test_stft_errors():
         run("stft", A(np.zeros((1, 8))), A(np.ones(2)), n_fft=3, hop_length=1, win_length=3)
     with pytest.raises(KernelError, match="do not hold a frame"):
         run("stft", A(np.zeros((1, 2))), A(np.ones(4)), n_fft=4, hop_length=1, win_length=4)
+
+
+def test_stft_relay_text_runs_everywhere():
+    text = ('#[version = "0.0.5"]\n'
+            "def @main(%x: Tensor[(2, 12), float32], %w: Tensor[(4), float32]) {\n"
+            "  stft(%x, %w, n_fft=4, hop_length=2, win_length=4, normalized=True, "
+            "onesided=False)\n}\n")
+    x = np.arange(24, dtype="float32").reshape(2, 12)
+    w = np.array([0.5, 1, 1, 0.5], "float32")
+    want = _stft_reference(x, 4, 2, 4, w, True, False)
+    results = run_text_everywhere(text, [x, w])
+    assert set(results) >= {"interp", "vm"}
+    for got in results.values():
+        assert got.shape == (2, 4, 5, 2)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
