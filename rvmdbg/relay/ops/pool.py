@@ -89,13 +89,20 @@ def pool_nd(x: np.ndarray, axes, pool, strides, dilation, before, after, ceil_mo
         # ceil_mode's last windows may reach past the written padding: pad for them too
         pads[ax] = (b, max(a, (o - 1) * s + (k - 1) * d + 1 - size - b))
     fill = _lowest(x.dtype) if kind == "max" else 0
-    xp = np.pad(x, pads, constant_values=fill) if any(p != (0, 0) for p in pads) else x
-    acc = None
     # topi's max reducer is `acc > v ? acc : v` from the lowest finite value, an ordered
     # compare: NumPy's maximum is the same but for a NaN or a -0.0 (then the select itself)
     ordered = kind == "max" and x.dtype.kind == "f" and not plain_extreme_is_tvms(x)
+    flat = (not ordered and len(axes) == 2 and tuple(axes) == (x.ndim - 2, x.ndim - 1)
+            and all(st == 1 for st in strides))
+    if flat:
+        # one more row at the bottom: the last tap's slice runs into it (junk columns)
+        pads[x.ndim - 2] = (pads[x.ndim - 2][0], pads[x.ndim - 2][1] + 1)
+    xp = np.pad(x, pads, constant_values=fill) if any(p != (0, 0) for p in pads) else x
+    acc = None
     with np.errstate(all="ignore"):
-        for offsets in itertools.product(*(range(k) for k in pool)):
+        if flat:
+            acc = _taps_flat(xp, pool, dilation, outs, kind)
+        for offsets in (() if flat else itertools.product(*(range(k) for k in pool))):
             index = [slice(None)] * x.ndim
             for ax, off, s, d, o in zip(axes, offsets, strides, dilation, outs):
                 start = off * d
@@ -131,6 +138,32 @@ def pool_nd(x: np.ndarray, axes, pool, strides, dilation, before, after, ceil_mo
             raise KernelError(_("integer division by zero (a window lies wholly in "
                                 "ceil_mode's extra padding)"))
         return _divide(acc, count)
+
+
+def _taps_flat(xp, pool, dilation, outs, kind):
+    """The window sum or max of a stride-1 pool over the last two axes, tap by tap in the
+    general loop's order (so the same sums, bit for bit), each tap one contiguous slice of the
+    padded image flattened row by row: tap (i, j) starts at i*dh*W + j*dw and runs oh*W
+    values, of which the W - ow past each output row are junk, cut off at the end. NumPy's
+    loops then run whole images instead of rows of ow values (Inception v2's 3x3 pools over
+    576 x 14 x 14: 0.60 ms -> 0.44 ms, over 1024 x 7 x 7: 0.51 ms -> 0.31 ms; at 28 x 28 the
+    same, measured)."""
+    (kh, kw), (dh, dw), (oh, ow) = pool, dilation, outs
+    lead, (hp, wp) = xp.shape[:-2], xp.shape[-2:]
+    flat = np.ascontiguousarray(xp).reshape(*lead, hp * wp)
+    size = oh * wp
+    acc = None
+    for i in range(kh):
+        for j in range(kw):
+            at = i * dh * wp + j * dw
+            part = flat[..., at:at + size]
+            if acc is None:
+                acc = part.copy()
+            elif kind == "max":
+                np.maximum(acc, part, out=acc)
+            else:
+                acc += part
+    return acc.reshape(*lead, oh, wp)[..., :ow]
 
 
 def _cells_to_padding_end(o: int, size: int, k: int, s: int, d: int, b: int, a: int):
