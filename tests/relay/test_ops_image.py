@@ -56,10 +56,13 @@ def ref_resize(x, out_hw, method, mode, rounding):
             if method == "nearest_neighbor":
                 r = rounding or ("round" if mode == "align_corners" else "floor")
                 yi, xi = pick(cy, r), pick(cx, r)
-                # topi divides integers when an asymmetric resize enlarges by a whole factor
-                if mode == "asymmetric" and oh % h == 0:
+                # topi divides integers when an asymmetric resize enlarges by a whole factor;
+                # rvmdbg keeps that for TVM's own roundings and honours ONNX's
+                # round_prefer_* and ceil (docs/differences.md)
+                whole = mode == "asymmetric" and rounding in ("", "floor", "round")
+                if whole and oh % h == 0:
                     yi = i // (oh // h)
-                if mode == "asymmetric" and ow % w == 0:
+                if whole and ow % w == 0:
                     xi = j // (ow // w)
                 out[:, :, i, j] = x[:, :, clamp_h(yi), clamp_w(xi)]
             else:
