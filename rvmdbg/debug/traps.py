@@ -178,7 +178,11 @@ class TrapPlan:
                     self._at((fi, pc)).before.append(self._read_part(wp))
                 continue
             if r < len(fn.params):
-                self._at((fi, 0)).landing.append(self._push_part(wp))
+                landing = self._at((fi, 0)).landing
+                landing.append(self._push_part(wp))
+                # the push writes the parameters in order: of two watched ones, the lower
+                # register's watchpoint is hit first (as single steps see the writes)
+                landing.sort(key=lambda part: part.register)
             for pc in writers.get(r, ()):
                 ins = fn.instructions[pc]
                 if ins.is_call:
@@ -244,6 +248,7 @@ class TrapPlan:
                 return False
             pushed[wp.id] = True
             return wp.triggered(None, regs[r]) and self._hit_watch(wp, None, regs[r])
+        push.register = r
         return push
 
     def _read_part(self, wp):

@@ -321,6 +321,20 @@ def test_several_hits_at_one_step_stop_at_the_same_one_both_ways(interval):
 
 
 @pytest.mark.parametrize("interval", [1, 2, 64])
+def test_two_watched_parameters_written_by_one_push_report_the_lower_register(interval):
+    """Found by test_random_stops_agree_with_single_steps: in list_ops at step 3, $1 then $0
+    of the new activation are watched (watchpoints 1 and 2); reverse continue back to the
+    push that wrote both reported watchpoint 1, where single steps see $0 written first."""
+    def setup(s):
+        s.goto(3)
+        s.watch(1, 1, "write")
+        s.watch(0, 1, "write")
+    s, ref, logs = session_and_reference("list_ops.relay", interval, setup)
+    forward_agrees(s, ref, ["cont"], logs)
+    reverse_agrees(s, ref, limit=12)
+
+
+@pytest.mark.parametrize("interval", [1, 2, 64])
 def test_reverse_finish_stops_at_a_watched_parameter_written_at_a_checkpoint(interval):
     """rfinish searches from the step after the call: a parameter written there by the
     push is a hit even when a checkpoint falls on that very step (interval 1)."""
