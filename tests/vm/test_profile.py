@@ -94,8 +94,16 @@ def test_models_add_up_and_convolutions_lead(model):
     run = profile_run(exe, "main", args, warmup=1, repeat=3)
     _adds_up(run)
     kernels = _kernel_rows(run.report)
-    assert "conv2d" in kernels[0]["Name"].value, [k["Name"].value for k in kernels[:5]]
-    conv = sum(k["Duration (us)"].value for k in kernels if "conv2d" in k["Name"].value)
+    # the convolutions lead as a family (one kernel's row may trail another's under load:
+    # on a busy machine a batch_norm row once came first, by a few percent)
+    import re
+    families: dict = {}
+    for k in kernels:
+        family = re.sub(r"_\d+$", "", k["Name"].value)
+        families[family] = families.get(family, 0) + k["Duration (us)"].value
+    conv = sum(v for f, v in families.items() if "conv2d" in f)
+    others = {f: v for f, v in families.items() if "conv2d" not in f}
+    assert all(conv > v for v in others.values()), (conv, others)
     assert conv > 0.5 * sum(k["Duration (us)"].value for k in kernels)
 
 
