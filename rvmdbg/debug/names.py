@@ -50,7 +50,7 @@ def place_names(exe, by_line: dict, fi: int, pc: int) -> str | None:
     a fused kernel's call names every node fused into it, in source order (`Conv_12,
     Relu_13`); another instruction the name on its line; None when its lines have none.
     `by_line`: `NameTable.line_names()`."""
-    lines = exe.fused_lines.get((fi, pc)) if getattr(exe, "fused_lines", None) else None
+    lines = getattr(exe, "fused_lines", {}).get((fi, pc))   # a Relay VM executable's
     if lines is None:
         line = _line_of(exe, fi, pc)
         lines = () if line is None else (line,)

@@ -207,20 +207,21 @@ class DebugSession(Inspection):
         None."""
         if self.names is None:
             return None
-        if self._line_names is None:
-            self._line_names = self.names.line_names()
         from rvmdbg.debug.breakpoints import instruction_line
-        return self._line_names.get(instruction_line(self.exe, func_index, pc))
+        return self._names_by_line().get(instruction_line(self.exe, func_index, pc))
 
     def places_at(self, func_index: int, pc: int) -> str | None:
         """As `place_at`, naming every node fused into a kernel call (`Conv_12, Relu_13`):
         what a stop line shows."""
         if self.names is None:
             return None
+        from rvmdbg.debug.names import place_names
+        return place_names(self.exe, self._names_by_line(), func_index, pc)
+
+    def _names_by_line(self) -> dict:
         if self._line_names is None:
             self._line_names = self.names.line_names()
-        from rvmdbg.debug.names import place_names
-        return place_names(self.exe, self._line_names, func_index, pc)
+        return self._line_names
 
     def back_event(self, motion: str, message=None) -> StopEvent:
         """The "step" stop of a backward motion (its line names the motion)."""

@@ -74,14 +74,9 @@ class GraphNode:
     def source_lines(self) -> tuple:
         """The program lines a kernel's calls came from, in order: a fused kernel carries
         the span of every call fused into it (an imported ONNX model's: one line per node),
-        and its own call's; only lines of the file its own call is in."""
-        from rvmdbg.relay.ast import Call, walk
-        spans = [self.span]
-        if self.function is not None:
-            spans += [e.span for e in walk(self.function) if type(e) is Call]
-        file = self.span.file if self.span is not None else None
-        return tuple(sorted({sp.line for sp in spans
-                             if sp is not None and (file is None or sp.file == file)}))
+        and its own call's; only lines of the file its own call is in (`ast.call_lines`)."""
+        from rvmdbg.relay.ast import call_lines
+        return call_lines(self.span, self.function)
 
 
 @dataclass

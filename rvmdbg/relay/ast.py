@@ -412,6 +412,18 @@ def walk(e: Node, into=None):
             stack.extend(children(n))
 
 
+def call_lines(span, fn=None) -> tuple:
+    """The program lines a kernel's calls came from, in order: `span` is the kernel call's own,
+    and a fused (primitive) function `fn` carries the span of every call fused into it (an
+    imported ONNX model's: one line per node); only lines of the file the own call is in."""
+    spans = [span]
+    if fn is not None:
+        spans += [e.span for e in walk(fn) if type(e) is Call]
+    file = span.file if span is not None else None
+    return tuple(sorted({sp.line for sp in spans
+                         if sp is not None and (file is None or sp.file == file)}))
+
+
 def referenced_globals(fn: Function) -> list:
     """Names of the globals fn's body mentions, in no particular order (iterative: bodies can
     be very deep)."""

@@ -35,7 +35,7 @@ from rvmdbg.passes.manifest_alloc import (ALLOC_STORAGE, ALLOC_TENSOR, INVOKE_TV
 from rvmdbg.relay.ast import (Call, Constant, ConstructorRef, Function, GlobalVar, If, Let, Match,
                               Module, OpRef, PatternConstructor, PatternTuple, PatternVar,
                               PatternWildcard, RefCreate, RefRead, RefWrite, Tuple, TupleGetItem,
-                              Var, room_for_recursion, walk)
+                              Var, call_lines, room_for_recursion)
 from rvmdbg.relay.dialect import DEVICE_COPY, ON_DEVICE, static_shape
 from rvmdbg.vm import bytecode as bc
 from rvmdbg.vm.executable import Executable, Kernel, VMFunction
@@ -355,7 +355,7 @@ class _FunctionCompiler:
             k = self.tables.kernel(fn, len(in_regs), len(out_regs), e.span or self.span)
             pc = self.emit(bc.InvokePacked(k, len(in_regs) + len(out_regs), len(out_regs),
                                            in_regs + out_regs))
-            lines = _fused_lines(fn, e.span or self.span)
+            lines = call_lines(e.span or self.span, fn)
             if len(lines) > 1:
                 self.tables.fused_lines[(self.index, pc)] = lines
             return None
@@ -507,19 +507,6 @@ def codegen(mod: Module) -> Executable:
                      tables.adt_constructor, _sources(mod, tables.source_map))
     exe.fused_lines = tables.fused_lines
     return exe
-
-
-def _fused_lines(fn: Function, span) -> tuple:
-    """The program lines a fused kernel's calls came from (every call fused into it carries
-    its own span: an imported ONNX model's, one line per node), in the file of the kernel's
-    own call, in order."""
-    if span is None:
-        return ()
-    lines = {span.line}
-    for node in walk(fn):
-        if type(node) is Call and node.span is not None and node.span.file == span.file:
-            lines.add(node.span.line)
-    return tuple(sorted(lines))
 
 
 def _sources(mod: Module, source_map: dict) -> dict:

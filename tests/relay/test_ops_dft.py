@@ -43,20 +43,6 @@ def test_errors():
         run("dft", A(np.zeros(3), "int32"), A(np.zeros(3), "int32"))
 
 
-def test_relay_text_runs_everywhere():
-    text = ('#[version = "0.0.5"]\n'
-            "def @main(%re: Tensor[(2, 4), float32], %im: Tensor[(2, 4), float32]) {\n"
-            "  %0 = dft(%re, %im, inverse=True);\n"
-            "  add(%0.0, %0.1)\n}\n")
-    re = np.arange(8, dtype="float32").reshape(2, 4)
-    im = np.ones((2, 4), "float32")
-    want = np.fft.ifft(re + 1j * im, axis=-1)
-    results = run_text_everywhere(text, [re, im])
-    assert set(results) >= {"interp", "vm"}
-    for got in results.values():
-        np.testing.assert_allclose(got, want.real + want.imag, rtol=1e-5, atol=1e-5)
-
-
 def _stft_reference(data, n_fft, hop, win_length, window, normalized, onesided):
     """The formula TVM's own stft test checks against (tests/python/relay/test_op_level3.py),
     for a window as long as n_fft, in float64."""
@@ -121,16 +107,29 @@ def test_stft_errors():
         run("stft", A(np.zeros((1, 2))), A(np.ones(4)), n_fft=4, hop_length=1, win_length=4)
 
 
-def test_stft_relay_text_runs_everywhere():
-    text = ('#[version = "0.0.5"]\n'
-            "def @main(%x: Tensor[(2, 12), float32], %w: Tensor[(4), float32]) {\n"
-            "  stft(%x, %w, n_fft=4, hop_length=2, win_length=4, normalized=True, "
-            "onesided=False)\n}\n")
-    x = np.arange(24, dtype="float32").reshape(2, 12)
-    w = np.array([0.5, 1, 1, 0.5], "float32")
-    want = _stft_reference(x, 4, 2, 4, w, True, False)
-    results = run_text_everywhere(text, [x, w])
+def _ifft_sum(re, im):
+    got = np.fft.ifft(re + 1j * im, axis=-1)
+    return got.real + got.imag
+
+
+TEXTS = [
+    ("def @main(%a: Tensor[(2, 4), float32], %b: Tensor[(2, 4), float32]) {\n"
+     "  %0 = dft(%a, %b, inverse=True);\n  add(%0.0, %0.1)\n}\n",
+     [np.arange(8, dtype="float32").reshape(2, 4), np.ones((2, 4), "float32")], _ifft_sum),
+    ("def @main(%a: Tensor[(2, 12), float32], %b: Tensor[(4), float32]) {\n"
+     "  stft(%a, %b, n_fft=4, hop_length=2, win_length=4, normalized=True, onesided=False)\n"
+     "}\n",
+     [np.arange(24, dtype="float32").reshape(2, 12), np.array([0.5, 1, 1, 0.5], "float32")],
+     lambda x, w: _stft_reference(x, 4, 2, 4, w, True, False)),
+]
+
+
+@pytest.mark.parametrize("body, args, reference", TEXTS, ids=["dft", "stft"])
+def test_relay_text_runs_everywhere(body, args, reference):
+    # printed, read back unchanged, and run on the interpreter, the VM (and the graph executor)
+    want = reference(*args)
+    results = run_text_everywhere('#[version = "0.0.5"]\n' + body, args)
     assert set(results) >= {"interp", "vm"}
     for got in results.values():
-        assert got.shape == (2, 4, 5, 2)
+        assert got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

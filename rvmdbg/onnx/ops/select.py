@@ -96,9 +96,8 @@ def tfidf_vectorizer(g, node, inputs, attrs):
     if len(shape) not in (1, 2) or shape[-1] is None:
         raise g.error(f"TfIdfVectorizer takes 1-d or 2-d tokens of a static length, got "
                       f"shape {list(shape)}")
-    pool = [int(v) for v in attrs.get("pool_int64s", [])]
-    starts = [int(v) for v in attrs["ngram_counts"]]
-    indexes = [int(v) for v in attrs["ngram_indexes"]]
+    pool = c.ints(attrs.get("pool_int64s", []))
+    starts, indexes = c.ints(attrs["ngram_counts"]), c.ints(attrs["ngram_indexes"])
     lo, hi = int(attrs["min_gram_length"]), int(attrs["max_gram_length"])
     skips = int(attrs.get("max_skip_count", 0)) + 1
     mode = attrs.get("mode", b"TF")
@@ -136,8 +135,11 @@ def tfidf_vectorizer(g, node, inputs, attrs):
             placed = g.call("nn.dense", [count, g.const(place)], units=size)
             out = placed if out is None else g.call("add", [out, placed])
         first += len(grams)
-    if out is None:
-        out = g.call("zeros", [], shape=[g.shape_of(batch)[0] or 1, size], dtype="float32")
+    if out is None:   # no n-gram of the counted sizes fits: every count is 0
+        rows = g.shape_of(batch)[0]
+        if rows is None:
+            raise g.error("TfIdfVectorizer counts nothing here and needs the static batch size")
+        out = g.call("zeros", [], shape=[rows, size], dtype="float32")
     w = np.asarray(weights if weights is not None else np.ones(size), "float32")
     if mode == "IDF":
         out = g.call("where", [g.call("greater", [out, g.const(np.float32(0))]), g.const(w),

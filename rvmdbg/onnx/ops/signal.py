@@ -57,6 +57,15 @@ def _along(g, re, im, axis: int, inverse: bool):
     return re, im
 
 
+def _scalar(g, e, what: str):
+    """The value of the one-element input `e` the converter needs at import time (a
+    constant, or a bound graph input), else the NeedsValue error naming `what`."""
+    v = c.const_value(g, e)
+    if v is None:
+        raise g.needs_value(f"the {what}", e)
+    return np.asarray(v).reshape(-1)[0]
+
+
 def _dft(g, node, inputs, attrs, axis):
     x = inputs[0]
     dtype = g.dtype_of(x)
@@ -72,10 +81,7 @@ def _dft(g, node, inputs, attrs, axis):
     size = g.shape_of(x)[axis]
     length = inputs[1] if len(inputs) > 1 else None
     if length is not None:
-        v = c.const_value(g, length)
-        if v is None:
-            raise g.needs_value("the dft_length", length)
-        n = int(np.asarray(v).reshape(-1)[0])
+        n = int(_scalar(g, length, "dft_length"))
     elif size is None:
         raise g.error(f"DFT needs the static extent of axis {axis}")
     else:
@@ -112,12 +118,7 @@ def dft_v17(g, node, inputs, attrs):
 @converter("DFT", since=20)
 def dft_v20(g, node, inputs, attrs):
     axis = inputs[2] if len(inputs) > 2 else None
-    if axis is None:
-        return _dft(g, node, inputs, attrs, -2)
-    v = c.const_value(g, axis)
-    if v is None:
-        raise g.needs_value("the axis", axis)
-    return _dft(g, node, inputs, attrs, int(np.asarray(v).reshape(-1)[0]))
+    return _dft(g, node, inputs, attrs, -2 if axis is None else int(_scalar(g, axis, "axis")))
 
 
 @converter("STFT", since=17)
@@ -135,15 +136,9 @@ def stft(g, node, inputs, attrs):
     if len(shape) != 3 or shape[-1] != 1:
         raise g.error(f"STFT takes a real signal (batch, length, 1); got shape {list(shape)} "
                       "(Relay's stft has no complex input)")
-    step_v = c.const_value(g, step)
-    if step_v is None:
-        raise g.needs_value("the frame_step", step)
-    hop = int(np.asarray(step_v).reshape(-1)[0])
+    hop = int(_scalar(g, step, "frame_step"))
     if frame_length is not None:
-        length_v = c.const_value(g, frame_length)
-        if length_v is None:
-            raise g.needs_value("the frame_length", frame_length)
-        n = int(np.asarray(length_v).reshape(-1)[0])
+        n = int(_scalar(g, frame_length, "frame_length"))
     elif window is not None and g.shape_of(window)[0] is not None:
         n = g.shape_of(window)[0]
     else:
@@ -167,14 +162,9 @@ def mel_weight_matrix(g, node, inputs, attrs):
     mapped to a spectrogram bin ((dft_length + 1) * f // sample_rate); bin i rises from point
     i to i + 1 and falls to i + 2."""
     from rvmdbg.onnx.ops.tensor import _dtype_of_onnx
-    values = []
-    for what, e in zip(("num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz",
-                        "upper_edge_hertz"), inputs):
-        v = c.const_value(g, e) if e is not None else None
-        if v is None:
-            raise g.needs_value(f"the {what}", e)
-        values.append(np.asarray(v).reshape(-1)[0])
-    bins, length, rate, low, high = values
+    bins, length, rate, low, high = (
+        _scalar(g, e, what) for what, e in zip(("num_mel_bins", "dft_length", "sample_rate",
+                                                "lower_edge_hertz", "upper_edge_hertz"), inputs))
     bins, length = int(bins), int(length)
     if bins < 1 or length < 1 or rate <= 0:
         raise g.error(f"MelWeightMatrix needs positive num_mel_bins, dft_length and "

@@ -167,6 +167,13 @@ def deform_conv(g, node, inputs, attrs):
     def channel(t, index):
         return c.strided_slice(g, t, [index], [index + 1], axes=[1])   # keeps the axis
 
+    def grid_axis(index, place, size):
+        """The window's place plus offset channel `index`, as grid_sample's [-1, 1]
+        coordinate along an axis of `size` (align_corners)."""
+        at = g.call("add", [channel(offset, index), g.const(place[None, None])])
+        scaled = g.call("multiply", [at, g.const(np.asarray(2 / (size - 1), dtype))])
+        return g.call("subtract", [scaled, g.const(np.asarray(1, dtype))])
+
     per_group = ch // og
     samples = []
     for gi in range(og):
@@ -174,14 +181,9 @@ def deform_conv(g, node, inputs, attrs):
         for t in range(taps):
             a, b = divmod(t, kw)
             k = gi * taps + t
-            y = g.call("add", [channel(offset, 2 * k), g.const((rows + a * dh)[None, None])])
-            xx = g.call("add", [channel(offset, 2 * k + 1),
-                                g.const((cols + b * dw)[None, None])])
-            gy = g.call("subtract", [g.call("multiply", [y, g.const(np.asarray(
-                2 / (h - 1), dtype))]), g.const(np.asarray(1, dtype))])
-            gx = g.call("subtract", [g.call("multiply", [xx, g.const(np.asarray(
-                2 / (w - 1), dtype))]), g.const(np.asarray(1, dtype))])
-            grid = c.concat(g, [gx, gy], axis=1)                        # (N, 2, OH, OW)
+            # (N, 2, OH, OW): x (the offset's second channel) first, as grid_sample reads it
+            grid = c.concat(g, [grid_axis(2 * k + 1, cols + b * dw, w),
+                                grid_axis(2 * k, rows + a * dh, h)], axis=1)
             s = g.call("image.grid_sample", [xg, grid], method="bilinear", layout="NCHW",
                        padding_mode="zeros", align_corners=True)          # (N, C/og, OH, OW)
             if mask is not None:

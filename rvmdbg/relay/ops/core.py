@@ -572,6 +572,9 @@ def unify_dim(name: str, a, b, what: str):
 _arr = np.array
 BOOL = np.dtype("bool")
 
+# an integer dtype of each float width, to work on a float array's bits (`x.view(...)`)
+SAME_SIZE_INT = {2: np.dtype(np.int16), 4: np.dtype(np.int32), 8: np.dtype(np.int64)}
+
 # dtype -> how the 0-d fast path computes: in Python ints, in Python floats (float64, or float32
 # after a range check: +, -, *, / and comparisons of two float32 values are correctly rounded
 # when done in double and rounded once), or as Python bools.
