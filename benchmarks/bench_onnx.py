@@ -11,9 +11,13 @@ For each network (`onnx/backend/test/data/light`, an all-ones input of batch 1) 
 - `kernels direct`: the very kernel callables the VM invoked, in order, with the same inputs,
   from a plain Python loop (as `bench_models.py`), and `VM/direct` (target: within 1.10x).
 
-onnxruntime gets 2 threads (`--threads N`), NumPy's BLAS one (`--blas-threads N`; on a shared
-2-core machine extra BLAS threads spin, as `bench_models.py` notes), so the ratio is if
-anything unkind to the VM. onnxruntime
+Both engines get the same threads: onnxruntime `--threads N` intra-op threads (default 2),
+NumPy's BLAS `--blas-threads N` (default: what the VM uses when a user runs it, rvmdbg's
+`--threads` default, `min(2, cores)` or 1 on a loaded machine). The rounds interleave the
+three measurements (VM, kernels direct, onnxruntime), each after a pause that lets the other
+engine's idle threads stop spinning (OpenBLAS's and onnxruntime's pools both spin a while
+after their last job), so all three run under the same conditions; each figure is the best of
+its R rounds. onnxruntime
 is a benchmark-only dependency (`pip install rvmdbg[bench]`), imported here only; without it
 its columns say so.
 
@@ -30,6 +34,10 @@ import time
 import warnings
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # runnable as a plain script from a checkout
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 
 def _blas_threads(argv) -> str:
     for i, a in enumerate(argv):
@@ -37,7 +45,8 @@ def _blas_threads(argv) -> str:
             return argv[i + 1]
         if a.startswith("--blas-threads="):
             return a.split("=", 1)[1]
-    return "1"
+    from rvmdbg.threads import default_threads  # no NumPy behind it
+    return str(default_threads())
 
 
 # set before NumPy loads its BLAS: the thread count is read once, at import
@@ -45,9 +54,6 @@ BLAS_THREADS = _blas_threads(sys.argv[1:])
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = BLAS_THREADS
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # runnable as a plain script from a checkout
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 
@@ -59,6 +65,9 @@ TARGETS = {"resnet50_load": 1.0, "vs_ort": 3.0, "vm_vs_direct": 1.10}
 QUICK = ("squeezenet",)
 
 
+PAUSE = 0.15  # s before each timed run: the other engine's idle pool stops spinning
+
+
 def _best(fn, rounds: int) -> float:
     best = float("inf")
     for _ in range(rounds):
@@ -66,6 +75,21 @@ def _best(fn, rounds: int) -> float:
         t0 = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _interleaved(fns: dict, rounds: int, pause: float = PAUSE) -> dict:
+    """The best time of each callable over `rounds` rounds, the callables taken in turn within
+    a round, each after `pause` seconds idle (so none runs against another's spinning
+    threads, and all see the same machine)."""
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            gc.collect()
+            time.sleep(pause)
+            t0 = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - t0)
     return best
 
 
@@ -107,17 +131,18 @@ def measure(net, rounds: int, threads: int) -> dict:
         args = [feeds[n] for n in imp.inputs]
         vm = VirtualMachine(exe)
         vm.invoke("main", list(args))  # warm-up: lazily built kernels, first-touch memory
-        row["vm"] = _best(lambda: vm.invoke("main", list(args)), rounds)
         calls = kernel_calls(exe, args)
         row["calls"] = len(calls)
-        row["direct"] = _best(lambda: direct_loop(calls), rounds)
+        timed = {"vm": lambda: vm.invoke("main", list(args)),
+                 "direct": lambda: direct_loop(calls)}
         sess, why = ort_session(net.path, threads)
         if sess is None:
             row["ort_error"] = why
         else:
             ort_feeds = dict(feeds)
             sess.run(None, ort_feeds)
-            row["ort"] = _best(lambda: sess.run(None, ort_feeds), rounds)
+            timed["ort"] = lambda: sess.run(None, ort_feeds)
+        row.update(_interleaved(timed, rounds))
     return row
 
 
@@ -158,7 +183,8 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=2,
                     help="onnxruntime's intra-op threads (default 2)")
     ap.add_argument("--blas-threads", type=int, default=int(BLAS_THREADS),
-                    help="NumPy's BLAS threads for the VM (default 1)")
+                    help="NumPy's BLAS threads for the VM (default: rvmdbg's --threads "
+                         "default)")
     ns = ap.parse_args(argv)
     rounds = 1 if ns.quick else max(1, ns.rounds)
     light = {n.name.split("/", 1)[1]: n for n in networks.networks() if n.light}
