@@ -492,8 +492,18 @@ def entry_table(exe, key) -> dict:
 
 
 def line_table(exe) -> dict[int, frozenset]:
-    """Source line -> the (function, pc) locations where control enters that line."""
-    return entry_table(exe, lambda fi, pc: instruction_line(exe, fi, pc))
+    """Source line -> the (function, pc) locations where control enters that line. A line
+    no instruction starts on, whose operator a fused kernel computes (the convolution of
+    `conv2d -> multiply -> add -> relu`, whose call carries another line), is entered at the
+    calls of that kernel (`Executable.fused_lines`)."""
+    table = entry_table(exe, lambda fi, pc: instruction_line(exe, fi, pc))
+    inside: dict = {}
+    for loc, lines in getattr(exe, "fused_lines", {}).items():
+        for line in lines:
+            if line not in table:
+                inside.setdefault(line, set()).add(loc)
+    table.update((line, frozenset(locs)) for line, locs in inside.items())
+    return table
 
 
 def position_key(exe, unit: str):

@@ -1,7 +1,7 @@
 """The VM compiler's pass pipeline: runs the passes in TVM's order and keeps every stage.
 
 `default_pipeline()` is TVM's order before code generation: RemoveUnusedFunctions ->
-EtaExpand -> FoldConstant -> FuseOps -> ToANormalForm -> InferType -> LambdaLift ->
+SimplifyInference -> EtaExpand -> FoldConstant -> FuseOps -> ToANormalForm -> InferType -> LambdaLift ->
 DeadCodeElimination -> ManifestAlloc -> ManifestLifetimes -> MemoryPlan; more passes can be appended with `default_pipeline(extra=[...])`.
 After each pass the type checker runs again (except after the passes that type their own
 output: the memory dialect of ManifestAlloc is not made of user operators), so every kept
@@ -22,6 +22,7 @@ from rvmdbg.passes.manifest_alloc import manifest_alloc
 from rvmdbg.passes.manifest_lifetimes import manifest_lifetimes
 from rvmdbg.passes.memory_plan import memory_plan
 from rvmdbg.passes.remove_unused import ENTRIES, remove_unused_functions
+from rvmdbg.passes.simplify_inference import simplify_inference
 from rvmdbg.relay.ast import LEAF_KINDS, Call, Function, Module, OpRef, children, room_for_recursion
 from rvmdbg.relay.dialect import DIALECT_OPS, KILL, MEMORY_OPS
 from rvmdbg.relay.printer import print_expr, print_module
@@ -104,6 +105,9 @@ def remove_unused_pass(entries=ENTRIES) -> Pass:
 
 
 REMOVE_UNUSED_FUNCTIONS = remove_unused_pass()
+SIMPLIFY_INFERENCE = Pass("SimplifyInference", simplify_inference,
+                          N_("batch_norm becomes a multiply and an add by per-channel scale and "
+                             "shift; dropout passes its data through"))
 ETA_EXPAND = Pass("EtaExpand", eta_expand,
                   N_("constructors and operators used as values become fn wrappers"))
 FOLD_CONSTANT = Pass("FoldConstant", fold_constant,
@@ -134,8 +138,8 @@ MEMORY_PLAN = Pass("MemoryPlan", memory_plan,
 INPUT_DESCRIPTION = N_("the type-checked program")
 SKIPPED_DESCRIPTION = N_("skipped: the input already holds this pass's output")
 
-DEFAULT_PASSES = (REMOVE_UNUSED_FUNCTIONS, ETA_EXPAND, FOLD_CONSTANT, FUSE_OPS, TO_A_NORMAL_FORM, INFER_TYPE,
-                  LAMBDA_LIFT, DEAD_CODE_ELIMINATION, MANIFEST_ALLOC, MANIFEST_LIFETIMES,
+DEFAULT_PASSES = (REMOVE_UNUSED_FUNCTIONS, SIMPLIFY_INFERENCE, ETA_EXPAND, FOLD_CONSTANT, FUSE_OPS,
+                  TO_A_NORMAL_FORM, INFER_TYPE, LAMBDA_LIFT, DEAD_CODE_ELIMINATION, MANIFEST_ALLOC, MANIFEST_LIFETIMES,
                   MEMORY_PLAN)
 # the descriptions as written (English), for the views to translate where they show them
 DESCRIPTIONS = frozenset(p.description for p in DEFAULT_PASSES[1:]) | {INPUT_DESCRIPTION,

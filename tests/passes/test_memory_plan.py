@@ -16,10 +16,12 @@ from rvmdbg.vm.compiler import compile_module
 from rvmdbg.vm.machine import VirtualMachine
 
 ROOT = Path(__file__).resolve().parents[2]
+# batch_norm's statistics are used (so SimplifyInference keeps the call for them)
 BN = """def @main(%x: Tensor[(1, 2, 4, 4), float32], %g: Tensor[(2,), float32]) -> Tensor[(1, 32), float32] {
   %0 = nn.batch_norm(%x, %g, %g, %g, %g);
   %1 = nn.relu(%0.0);
-  reshape(%1, newshape=[1, 32])
+  %2 = sum(add(%0.1, %0.2));
+  add(reshape(%1, newshape=[1, 32]), %2)
 }
 """
 

@@ -23,8 +23,8 @@ from rvmdbg.relay.typecheck import check_module, is_checked
 PROGRAMS_DIR = Path(__file__).resolve().parents[2] / "programs"
 PROGRAMS = sorted(PROGRAMS_DIR.glob("*.relay"))
 
-TVM_ORDER = ["RemoveUnusedFunctions", "EtaExpand", "FoldConstant", "FuseOps", "ToANormalForm", "InferType",
-             "LambdaLift", "DeadCodeElimination"]
+TVM_ORDER = ["RemoveUnusedFunctions", "SimplifyInference", "EtaExpand", "FoldConstant", "FuseOps",
+             "ToANormalForm", "InferType", "LambdaLift", "DeadCodeElimination"]
 # the AST-to-AST passes of this layer (the memory passes after them have their own tests)
 AST_PASSES = [p for p in DEFAULT_PASSES if p.name in TVM_ORDER]
 

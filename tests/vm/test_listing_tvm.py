@@ -106,8 +106,8 @@ def test_compile_passes_prints_every_stage_first(capsys):
     code, out, _ = cli(capsys, "compile", ROOT / "programs" / "fib.relay", "--passes")
     assert code == 0
     headers = re.findall(r"^// ==== (\w+):", out, flags=re.M)
-    assert headers == ["Input", "RemoveUnusedFunctions", "EtaExpand", "FoldConstant", "FuseOps", "ToANormalForm",
-                       "InferType", "LambdaLift", "DeadCodeElimination", "ManifestAlloc",
+    assert headers == ["Input", "RemoveUnusedFunctions", "SimplifyInference", "EtaExpand",
+                       "FoldConstant", "FuseOps", "ToANormalForm", "InferType", "LambdaLift", "DeadCodeElimination", "ManifestAlloc",
                        "ManifestLifetimes", "MemoryPlan"]
     stage_text, listing = out.split("// ==== Bytecode\n")
     assert "memory.alloc_storage(" in stage_text and "memory.kill(" in stage_text

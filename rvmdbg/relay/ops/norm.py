@@ -81,8 +81,9 @@ def _batch_norm_kernel(args, attrs):
     dt = x.dtype
     eps = dt.type(attrs["epsilon"])
     with np.errstate(all="ignore"):
-        # TVM's SimplifyInference form, which TVM's builds ran: data * scale + shift with
-        # scale = gamma / sqrt(var + eps), shift = beta - mean * scale (two passes over data)
+        # TVM's SimplifyInference form (rvmdbg/passes/simplify_inference.py), operator for
+        # operator in the data's dtype, so the VM's rewritten program agrees bit for bit:
+        # data * scale + shift, scale = 1 / sqrt(var + eps) * gamma, shift = -mean * scale + beta
         scale = dt.type(1) / np.sqrt(var + eps)
         if attrs["scale"]:
             scale = scale * gamma

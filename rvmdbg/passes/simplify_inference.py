@@ -1,0 +1,102 @@
+"""SimplifyInference: batch_norm and dropout as inference computes them.
+
+TVM's SimplifyInference, which its VM compiler runs before FuseOps (right after
+RemoveUnusedFunctions; `GetPassPrefix` in `relay/backend/utils.cc`), on our AST:
+
+- `nn.batch_norm(%data, %gamma, %beta, %mean, %var).0` becomes the operators TVM's
+  `BatchNormToInferUnpack` writes: `scale = 1 / sqrt(%var + eps)` (times `%gamma` when
+  `scale=True`), `shift = -%mean * scale` (plus `%beta` when `center=True`), both
+  `expand_dims`-ed to the data's rank after `axis`, then `%data * scale + shift`. With constant
+  statistics (a model's frozen weights) FoldConstant then computes scale and shift once, and
+  FuseOps puts the multiply and add in the kernel of the convolution before them
+  (`fused_nn_conv2d_multiply_add_nn_relu`), where a batch_norm was a kernel of its own.
+- `nn.dropout(%data).0` becomes `%data` (inference keeps every value).
+
+A batch_norm whose other outputs (`.1`, `.2`) are used stays for those uses, as TVM's.
+The multiply and add on the data carry the batch_norm's span, so its source line (an ONNX node)
+stays named and a breakpoint on it stops at the kernel they are fused into; scale and shift
+(constants once folded) belong to no line.
+Deliberate difference: TVM's pass also rewrites `nn.layer_norm`, `nn.group_norm`,
+`nn.instance_norm` and `nn.l2_normalize` into statistics over the data (mean, variance, ...);
+here they stay the kernels they are (each decomposed one would be several NumPy passes and
+reductions; the values are the same to the last bits TVM's own formula gives). A batch_norm on
+integers stays too: TVM's rewrite would fail on its `sqrt`, the kernel refuses it clearly.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from rvmdbg.relay.ast import (Call, Constant, ExprMutator, Function, Module, OpRef,
+                              TupleGetItem, map_functions)
+from rvmdbg.relay.types import TensorType
+
+
+def _call(name: str, args: list, span, attrs: dict | None = None) -> Call:
+    return Call(OpRef(name, span), args, attrs or {}, span=span)
+
+
+def _scalar(value: float, dtype: str, span) -> Constant:
+    return Constant(np.array(value, dtype=dtype), span)
+
+
+def batch_norm_unpacked(call: Call, data_type: TensorType):
+    """The inference form of `call` (an `nn.batch_norm` call)'s first output, as TVM's
+    BatchNormToInferUnpack builds it; None when TVM's rewrite does not apply (not floats)."""
+    from rvmdbg.relay.ops import get_op, normalize_attrs
+
+    if not isinstance(data_type, TensorType) or not np.dtype(data_type.dtype).kind == "f":
+        return None
+    attrs = normalize_attrs(get_op("nn.batch_norm"), call.attrs)
+    data, gamma, beta, mean, var = call.args
+    span, dtype = call.span, data_type.dtype
+    # scale and shift are the statistics' (FoldConstant makes them constants of no place);
+    # the multiply and add on the data are the batch_norm's, and carry its span
+    scale = _call("divide", [_scalar(1.0, dtype, None),
+                             _call("sqrt", [_call("add", [var, _scalar(attrs["epsilon"], dtype,
+                                                                       None)], None)], None)],
+                  None)
+    if attrs["scale"]:
+        scale = _call("multiply", [scale, gamma], None)
+    shift = _call("multiply", [_call("negative", [mean], None), scale], None)
+    if attrs["center"]:
+        shift = _call("add", [shift, beta], None)
+    ndim = len(data_type.shape)
+    axis = attrs["axis"] + ndim if attrs["axis"] < 0 else attrs["axis"]
+    pad = ndim - axis - 1
+    if pad > 0:   # TVM's ExpandBiasToMatchAxis for one axis
+        scale = _call("expand_dims", [scale], None, {"axis": 1, "num_newaxis": pad})
+        shift = _call("expand_dims", [shift], None, {"axis": 1, "num_newaxis": pad})
+    return _call("add", [_call("multiply", [data, scale], span), shift], span)
+
+
+class _Simplifier(ExprMutator):
+    def visit_Function(self, e: Function):
+        if e.is_primitive:   # a kernel already: its body is what it computes
+            return e
+        return self._default(e)
+
+    def visit_TupleGetItem(self, e: TupleGetItem):
+        out = self._default(e)
+        call = out.tuple_value
+        if (e.index != 0 or not isinstance(call, Call) or not isinstance(call.op, OpRef)
+                or call.op.name not in ("nn.batch_norm", "nn.dropout")):
+            return out
+        if call.op.name == "nn.dropout":
+            return call.args[0]
+        unpacked = batch_norm_unpacked(call, e.tuple_value.args[0].checked_type)
+        return out if unpacked is None else unpacked
+
+
+def simplify_inference(mod: Module) -> Module:
+    """A new module with every `batch_norm(...).0` and `dropout(...).0` rewritten."""
+    def simplify(_name: str, fn: Function) -> Function:
+        if fn.is_primitive:
+            return fn
+        body = _Simplifier().visit(fn.body)
+        if body is fn.body:
+            return fn
+        out = Function(fn.params, body, fn.ret_type, fn.type_params, fn.attrs, fn.span)
+        out.checked_type = fn.checked_type
+        return out
+
+    return map_functions(mod, simplify)
