@@ -92,16 +92,12 @@ def pool_nd(x: np.ndarray, axes, pool, strides, dilation, before, after, ceil_mo
     # topi's max reducer is `acc > v ? acc : v` from the lowest finite value, an ordered
     # compare: NumPy's maximum is the same but for a NaN or a -0.0 (then the select itself)
     ordered = kind == "max" and x.dtype.kind == "f" and not plain_extreme_is_tvms(x)
-    flat = (not ordered and len(axes) == 2 and tuple(axes) == (x.ndim - 2, x.ndim - 1)
-            and all(st == 1 for st in strides))
-    if flat:
-        # one more row at the bottom: the last tap's slice runs into it (junk columns)
-        pads[x.ndim - 2] = (pads[x.ndim - 2][0], pads[x.ndim - 2][1] + 1)
-    xp = np.pad(x, pads, constant_values=fill) if any(p != (0, 0) for p in pads) else x
+    flat = not ordered and len(axes) == 2 and tuple(axes) == (x.ndim - 2, x.ndim - 1)
+    xp = x if flat or all(p == (0, 0) for p in pads) else np.pad(x, pads, constant_values=fill)
     acc = None
     with np.errstate(all="ignore"):
         if flat:
-            acc = _taps_flat(xp, pool, dilation, outs, kind)
+            acc = _taps_phased(x, pads[-2:], fill, pool, strides, dilation, outs, kind)
         for offsets in (() if flat else itertools.product(*(range(k) for k in pool))):
             index = [slice(None)] * x.ndim
             for ax, off, s, d, o in zip(axes, offsets, strides, dilation, outs):
@@ -116,8 +112,9 @@ def pool_nd(x: np.ndarray, axes, pool, strides, dilation, before, after, ceil_mo
                 acc = _fold(acc, part, kind)
         if kind == "max":
             # NumPy's maximum from the first element: the loop from the lowest finite value
-            # lifts a window of only -inf to it
-            return np.maximum(acc, fill) if x.dtype.kind == "f" and not ordered else acc
+            # lifts a window of only -inf to it (the phased path starts from that value)
+            lift = x.dtype.kind == "f" and not ordered and not flat
+            return np.maximum(acc, fill) if lift else acc
         count = np.ones((1,) * x.ndim, dtype=np.int64)
         for ax, k, s, d, b, a, o in zip(axes, pool, strides, dilation, before, after, outs):
             size = x.shape[ax]
@@ -136,24 +133,61 @@ def pool_nd(x: np.ndarray, axes, pool, strides, dilation, before, after, ceil_mo
         return _divide(acc, count)
 
 
-def _taps_flat(xp, pool, dilation, outs, kind):
-    """The window sum or max of a stride-1 pool over the last two axes, tap by tap in the
-    general loop's order (so the same sums, bit for bit), each tap one contiguous slice of the
-    padded image flattened row by row: tap (i, j) starts at i*dh*W + j*dw and runs oh*W
-    values, of which the W - ow past each output row are junk, cut off at the end. NumPy's
-    loops then run whole images instead of rows of ow values (Inception v2's 3x3 pools over
-    576 x 14 x 14: 0.59 ms -> 0.45 ms, over 1024 x 7 x 7: 0.51 ms -> 0.32 ms; at 28 x 28 the
-    same, measured)."""
-    (kh, kw), (dh, dw), (oh, ow) = pool, dilation, outs
-    lead, (hp, wp) = xp.shape[:-2], xp.shape[-2:]
-    flat = np.ascontiguousarray(xp).reshape(*lead, hp * wp)
-    size = oh * wp
+def _taps_phased(x, pads, fill, pool, strides, dilation, outs, kind):
+    """The window sum or max of a pool over the last two axes, tap by tap in the general
+    loop's order (so the same sums, bit for bit), each tap one contiguous run of a padded
+    image flattened row by row, so NumPy's loops run whole images instead of rows of ow values.
+
+    The padded image (`pads`: (before, after) per axis, cells of `fill`) is split into its
+    stride phases (x[..., a::sh, b::sw], each on a common H x W grid): tap (i, j) reads phase
+    ((i*dh) % sh, (j*dw) % sw) shifted by ((i*dh) // sh, (j*dw) // sw), one run of oh*W
+    values of which the W - ow past each output row are junk, cut off at the end. A small
+    image (under 400 values a run) of NCHW data is laid out channels-last, so that a run is
+    oh rows of W*C values, not one short image per channel (Inception v2's 3 x 3 pools over
+    576 x 14 x 14 and its 7 x 7 average over 1024 channels)."""
+    (kh, kw), (sh, sw), (dh, dw), (oh, ow) = pool, strides, dilation, outs
+    (pt, pb), (pl, pr) = pads
+    lead, (h, w) = x.shape[:-2], x.shape[-2:]
+    hp, wp = h + pt + pb, w + pl + pr
+    # every shifted run stays inside the grid: rows up to oh-1 + the largest row shift, plus
+    # one row for the last run's overrun into the junk columns
+    width = max(-(-wp // sw), ow + ((kw - 1) * dw) // sw)
+    height = max(-(-hp // sh), oh + ((kh - 1) * dh) // sh) + 1
+    last = x.ndim == 4 and oh * width < 400 and x.shape[1] >= 8
+    unit = x.shape[1] if last else 1
+    size = oh * width * unit
+    phases = {}
     acc = None
     for i in range(kh):
         for j in range(kw):
-            at = i * dh * wp + j * dw
-            acc = _fold(acc, flat[..., at:at + size], kind)
-    return acc.reshape(*lead, oh, wp)[..., :ow]
+            a, b = (i * dh) % sh, (j * dw) % sw
+            flat = phases.get((a, b))
+            if flat is None:
+                # the phase of the padded image, written straight from the data
+                r0, c0 = -(-max(pt - a, 0) // sh), -(-max(pl - b, 0) // sw)
+                src = x[..., a + r0 * sh - pt::sh, b + c0 * sw - pl::sw]
+                src = src[..., :height - r0, :width - c0]
+                rows, cols = src.shape[-2:]
+                if last:
+                    grid = np.full((x.shape[0], height, width, unit), fill, dtype=x.dtype)
+                    grid[:, r0:r0 + rows, c0:c0 + cols] = src.transpose(0, 2, 3, 1)
+                    flat = grid.reshape(x.shape[0], height * width * unit)
+                else:
+                    grid = np.full((*lead, height, width), fill, dtype=x.dtype)
+                    grid[..., r0:r0 + rows, c0:c0 + cols] = src
+                    flat = grid.reshape(*lead, height * width)
+                phases[(a, b)] = flat
+            at = ((i * dh) // sh * width + (j * dw) // sw) * unit
+            run = flat[..., at:at + size]
+            if acc is None and kind == "max" and x.dtype.kind == "f":
+                # from topi's start, the lowest finite value (max is order-free here: no NaN,
+                # no -0.0), which spares a pass lifting windows of only -inf at the end
+                acc = np.maximum(run, fill)
+            else:
+                acc = _fold(acc, run, kind)
+    if last:
+        return acc.reshape(x.shape[0], oh, width, unit)[:, :, :ow].transpose(0, 3, 1, 2)
+    return acc.reshape(*lead, oh, width)[..., :ow]
 
 
 def _fold(acc, part, kind):
