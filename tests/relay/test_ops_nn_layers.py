@@ -146,13 +146,15 @@ _BITS = {"float16": np.int16, "float32": np.int32, "float64": np.int64}
 @given(dtype=st.sampled_from(sorted(_BITS)),
        values=st.lists(st.sampled_from([0.0, -0.0, 1.5, -2.0, 1e-30, -1e-30, np.inf, -np.inf,
                                         np.nan, "-nan"]), min_size=0, max_size=16),
-       step=st.integers(1, 2))
-def test_relu_is_the_select_bit_for_bit(dtype, values, step):
+       step=st.integers(1, 2), reps=st.sampled_from([2048, 2900, 5000]),
+       rows=st.sampled_from([1, 2, 4]))
+def test_relu_is_the_select_bit_for_bit(dtype, values, step, reps, rows):
     # topi's relu is `x > 0 ? x : 0`: NaNs of either sign and -0.0 give +0.0, on strided
-    # views too (the kernel runs on the bits)
+    # views too (the kernel runs on the bits, in blocks of 16,384 and a tail)
     x = np.array([np.nan if v == "-nan" else v for v in values], dtype)
     x[[i for i, v in enumerate(values) if v == "-nan"]] *= -1
-    x = np.tile(x[::step], 2048)   # past the size where the kernel works on the bits
+    x = np.tile(x, reps)   # past the size where the kernel works on the bits
+    x = x[:x.size // rows * rows].reshape(rows, -1)[:, ::step]
     want = np.where(x > 0, x, np.zeros((), dtype))
     got = run("nn.relu", x)
     assert got.dtype == want.dtype and got.shape == want.shape

@@ -525,6 +525,10 @@ def _np_negative(x):
 
 
 _RELU_BITS_FROM = 2048   # below this many values the select's two calls cost less
+# NumPy (2.4) runs maximum against a scalar without its vector loop: 233 us on 790,000 int32
+# against 103 us for blocks of values against a block of zeros (measured); the block fits L2
+_RELU_BLOCK = 16384
+_ZERO_BLOCKS = {t: np.zeros(_RELU_BLOCK, t) for t in set(SAME_SIZE_INT.values())}
 
 
 def _np_relu(x):
@@ -533,15 +537,23 @@ def _np_relu(x):
     value with the sign bit set (negatives, -0.0, negative NaNs) is below 0 and becomes the
     bits of +0.0, positive numbers keep their order; a positive NaN (bits above +inf's) is
     set to +0 after. NumPy's `where` over a mask of mixed signs (an activation's) runs a
-    branch per element: 2.8 ms on 790,000 floats, against 0.3 ms here (measured)."""
+    branch per element: 2.8 ms on 790,000 floats, against 0.15 ms here (measured: the max
+    over blocks against a block of zeros, then one max reduction looking for a NaN)."""
     itype = SAME_SIZE_INT.get(x.dtype.itemsize) if x.dtype.kind == "f" else None
     if itype is None or x.size < _RELU_BITS_FROM:
         return _np_max_select(x, np.zeros((), x.dtype))
-    out = np.maximum(x.view(itype), 0)
-    nan = out > np.array(np.inf, x.dtype).view(itype)
-    if nan.any():
-        out[nan] = 0
-    return out.view(x.dtype)
+    x = np.ascontiguousarray(x)
+    bits = x.view(itype).reshape(-1)
+    out = np.empty_like(bits)
+    whole = bits.size - bits.size % _RELU_BLOCK
+    if whole:
+        np.maximum(bits[:whole].reshape(-1, _RELU_BLOCK), _ZERO_BLOCKS[itype],
+                   out=out[:whole].reshape(-1, _RELU_BLOCK))
+    np.maximum(bits[whole:], 0, out=out[whole:])
+    inf = np.array(np.inf, x.dtype).view(itype)
+    if out.max() > inf:
+        out[out > inf] = 0
+    return out.view(x.dtype).reshape(x.shape)
 
 
 def _py_relu(x):
