@@ -22,6 +22,7 @@ operator with a scalar path also carries `scalar_fast` (see `_with_scalar_fast`)
 from __future__ import annotations
 
 from functools import lru_cache
+from sys import getrefcount
 
 import numpy as np
 
@@ -326,6 +327,7 @@ def compile_kernel(fn: Function):
                   for k, (_, _, operands) in enumerate(steps))
     steps = tuple(steps)
     peak = _intermediate_peak(computing, steps, drops, first, result_slot)
+    into = _in_place_steps(computing, steps, last_use, first, slot)
 
     def kernel(inputs):
         if tuple_params:
@@ -333,8 +335,20 @@ def compile_kernel(fn: Function):
             for i in tuple_params:
                 inputs[i] = _adt_to_tuple(inputs[i])
         values = [*inputs, *consts]
-        for (func, attrs, operands), drop in zip(steps, drops):
-            values.append(func([values[i] for i in operands], attrs))
+        for (func, attrs, operands), drop, in_place in zip(steps, drops, into):
+            args = [values[i] for i in operands]
+            if in_place is not None:
+                a = args[0]
+                # the array is the kernel's own: made by an operator, referred to by
+                # `values`, `args` and `a` alone, and so is the memory it views (a view
+                # holds its base: no other view of it is alive)
+                if (type(a) is np.ndarray and getrefcount(a) == _OWN_REFS
+                        and a.flags.writeable):
+                    b = a.base
+                    if b is None or (type(b) is np.ndarray and b.base is None
+                                     and getrefcount(b) == _BASE_REFS):
+                        func = in_place
+            values.append(func(args, attrs))
             for i in drop:
                 values[i] = None
         out = values[result_slot]
@@ -350,6 +364,37 @@ def compile_kernel(fn: Function):
 
 
 _UNKNOWN = object()
+# references to an intermediate only the kernel's loop holds, as getrefcount counts them:
+# its slot in `values`, `args`, the local `a` and getrefcount's own argument
+_OWN_REFS = 4
+# and to the array an intermediate views: the view's base, the local `b`, the argument
+_BASE_REFS = 3
+
+
+def _in_place_steps(computing, steps, last_use, first, slot) -> tuple:
+    """Per step, the operator's in-place kernel (`rvmdbg.relay.ops.IN_PLACE`) when its first
+    operand is an intermediate of static float type equal to the result's, made by an
+    operator call and used for the last time here (and only once in the step); else None.
+    The loop then still checks, each call, that no view of that array is alive."""
+    from rvmdbg.relay.ops.core import IN_PLACE
+
+    made_by_call = {slot[node] for node in computing if isinstance(node, Call)}
+    out = []
+    for k, (node, (_fn, _attrs, operands)) in enumerate(zip(computing, steps)):
+        fn = IN_PLACE.get(node.op.name) if isinstance(node, Call) else None
+        if fn is not None and operands:
+            s0 = operands[0]
+            t, t0 = node.checked_type, node.args[0].checked_type
+            if not (s0 >= first and s0 in made_by_call and last_use.get(s0) == k
+                    and operands.count(s0) == 1 and _static_float(t) and t == t0):
+                fn = None
+        out.append(fn)
+    return tuple(out)
+
+
+def _static_float(t) -> bool:
+    return (isinstance(t, TensorType) and t.dtype in ("float32", "float64")
+            and all(type(d) is int for d in t.shape))
 
 
 class NoRoom(Exception):

@@ -135,6 +135,10 @@ PATTERNS = {"elemwise": 0, "broadcast": 1, "injective": 2, "comm_reduce": 3,
             "out_elemwise_fusable": 4, "opaque": 8}
 
 OPS: dict = {}
+# name -> `fn(args, attrs)` computing the operator's result into args[0] (a float array of the
+# result's shape and dtype that nothing else refers to: a fused kernel's intermediate at its
+# last use), returning it; the same values as the kernel, one fresh array fewer
+IN_PLACE: dict = {}
 
 # The operators TVM registers as TReshapeOp: they only reinterpret a contiguous tensor's shape.
 # A primitive function made of nothing else is "reshape only" (FuseOps' relay.reshape_only): the

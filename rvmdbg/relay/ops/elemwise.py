@@ -15,7 +15,7 @@ import numpy as np
 
 from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
-    BOOL, F32_MAX, FAST_BOOL, FAST_F32, FAST_F64, FAST_INT, FAST_KIND, SAME_SIZE_INT, AttrSpec,
+    BOOL, IN_PLACE, OPS, F32_MAX, FAST_BOOL, FAST_F32, FAST_F64, FAST_INT, FAST_KIND, SAME_SIZE_INT, AttrSpec,
     KernelError, OpTypeError, as_result, broadcast_dims, float_intrinsic_refusal, fmt_shape,
     need_dtype, register, same_dtype, tvm_lowering_refuses,
 )
@@ -531,7 +531,7 @@ _RELU_BLOCK = 16384
 _ZERO_BLOCKS = {t: np.zeros(_RELU_BLOCK, t) for t in set(SAME_SIZE_INT.values())}
 
 
-def _np_relu(x):
+def _np_relu(x, out=None):
     """topi's relu is max(x, 0), the select `x > 0 ? x : 0`: NaN and -0.0 give +0 (see
     _np_max_select). For floats it runs on the bits: as integers of the same width, every
     value with the sign bit set (negatives, -0.0, negative NaNs) is below 0 and becomes the
@@ -544,7 +544,7 @@ def _np_relu(x):
         return _np_max_select(x, np.zeros((), x.dtype))
     x = np.ascontiguousarray(x)
     bits = x.view(itype).reshape(-1)
-    out = np.empty_like(bits)
+    out = np.empty_like(bits) if out is None else out.view(itype).reshape(-1)
     whole = bits.size - bits.size % _RELU_BLOCK
     if whole:
         np.maximum(bits[:whole].reshape(-1, _RELU_BLOCK), _ZERO_BLOCKS[itype],
@@ -554,6 +554,31 @@ def _np_relu(x):
     if out.max() > inf:
         out[out > inf] = 0
     return out.view(x.dtype).reshape(x.shape)
+
+
+def _relu_in_place(args, attrs):
+    x = args[0]
+    if x.size < _RELU_BITS_FROM or not x.flags.c_contiguous:
+        return _np_relu(x)
+    _np_relu(x, out=x)   # each value's bits are read before they are written
+    return x
+
+
+IN_PLACE["nn.relu"] = _relu_in_place
+
+
+def _binary_in_place(name, np_fn):
+    def into_first(args, attrs):
+        a, b = args
+        if b.dtype != a.dtype:
+            return OPS[name].kernel(args, attrs)   # its refusal
+        with np.errstate(all="ignore"):
+            return np_fn(a, b, out=a)
+    return into_first
+
+
+for _name, _fn in (("add", np.add), ("subtract", np.subtract), ("multiply", np.multiply)):
+    IN_PLACE[_name] = _binary_in_place(_name, _fn)
 
 
 def _py_relu(x):

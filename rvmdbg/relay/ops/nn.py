@@ -16,7 +16,8 @@ import numpy as np
 
 from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
-    AttrSpec, KernelError, OpTypeError, as_result, float_intrinsic_refusal, fmt_shape, known_prod,
+    IN_PLACE, AttrSpec, KernelError, OpTypeError, as_result, float_intrinsic_refusal, fmt_shape,
+    known_prod,
     norm_axis, register, same_dtype, tvm_cast, tvm_lowering_refuses, unify_dim,
 )
 from rvmdbg.relay.types import TensorType, TupleType
@@ -151,6 +152,21 @@ def _bias_add_kernel(args, attrs):
         return data ^ bias.reshape(shape)  # topi's add of 1-bit integers
     with np.errstate(all="ignore"):
         return as_result(data + bias.reshape(shape), data.dtype)
+
+
+def _bias_add_in_place(args, attrs):
+    data, bias = args
+    axis = attrs["axis"] + data.ndim if attrs["axis"] < 0 else attrs["axis"]
+    if (bias.dtype != data.dtype or not 0 <= axis < data.ndim or bias.ndim != 1
+            or data.shape[axis] != bias.shape[0]):
+        return _bias_add_kernel(args, attrs)   # its refusal, or a result of its own
+    shape = [1] * data.ndim
+    shape[axis] = bias.shape[0]
+    with np.errstate(all="ignore"):
+        return np.add(data, bias.reshape(shape), out=data)
+
+
+IN_PLACE["nn.bias_add"] = _bias_add_in_place
 
 
 register("nn.bias_add", 2, _bias_add_rel, _bias_add_kernel, "broadcast",
