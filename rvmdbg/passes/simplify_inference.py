@@ -15,7 +15,8 @@ RemoveUnusedFunctions; `GetPassPrefix` in `relay/backend/utils.cc`), on our AST:
 A batch_norm whose other outputs (`.1`, `.2`) are used stays for those uses, as TVM's.
 The multiply and add on the data carry the batch_norm's span, so its source line (an ONNX node)
 stays named and a breakpoint on it stops at the kernel they are fused into; scale and shift
-(constants once folded) belong to no line.
+carry it when computed at run time, and belong to no line when the statistics are constants
+(they fold into constants, which a breakpoint on the line would otherwise stop at).
 Deliberate difference: TVM's pass also rewrites `nn.layer_norm`, `nn.group_norm`,
 `nn.instance_norm` and `nn.l2_normalize` into statistics over the data (mean, variance, ...);
 here they stay the kernels they are (each decomposed one would be several NumPy passes and
@@ -49,23 +50,24 @@ def batch_norm_unpacked(call: Call, data_type: TensorType):
     attrs = normalize_attrs(get_op("nn.batch_norm"), call.attrs)
     data, gamma, beta, mean, var = call.args
     span, dtype = call.span, data_type.dtype
-    # scale and shift are the statistics' (FoldConstant makes them constants of no place);
-    # the multiply and add on the data are the batch_norm's, and carry its span
-    scale = _call("divide", [_scalar(1.0, dtype, None),
-                             _call("sqrt", [_call("add", [var, _scalar(attrs["epsilon"], dtype,
-                                                                       None)], None)], None)],
-                  None)
+    # the multiply and add on the data are the batch_norm's, and carry its span; so do scale
+    # and shift when they are computed at run time (a kernel of their own), but constant
+    # statistics (a model's) fold into constants that belong to no line
+    at = None if all(isinstance(a, Constant) for a in call.args[1:]) else span
+    eps = _scalar(attrs["epsilon"], dtype, at)
+    scale = _call("divide", [_scalar(1.0, dtype, at),
+                             _call("sqrt", [_call("add", [var, eps], at)], at)], at)
     if attrs["scale"]:
-        scale = _call("multiply", [scale, gamma], None)
-    shift = _call("multiply", [_call("negative", [mean], None), scale], None)
+        scale = _call("multiply", [scale, gamma], at)
+    shift = _call("multiply", [_call("negative", [mean], at), scale], at)
     if attrs["center"]:
-        shift = _call("add", [shift, beta], None)
+        shift = _call("add", [shift, beta], at)
     ndim = len(data_type.shape)
     axis = attrs["axis"] + ndim if attrs["axis"] < 0 else attrs["axis"]
     pad = ndim - axis - 1
     if pad > 0:   # TVM's ExpandBiasToMatchAxis for one axis
-        scale = _call("expand_dims", [scale], None, {"axis": 1, "num_newaxis": pad})
-        shift = _call("expand_dims", [shift], None, {"axis": 1, "num_newaxis": pad})
+        scale = _call("expand_dims", [scale], at, {"axis": 1, "num_newaxis": pad})
+        shift = _call("expand_dims", [shift], at, {"axis": 1, "num_newaxis": pad})
     return _call("add", [_call("multiply", [data, scale], span), shift], span)
 
 

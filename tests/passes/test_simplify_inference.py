@@ -114,17 +114,36 @@ def test_dropout_passes_its_data_through():
     assert _ops(out) == ["nn.relu"]
 
 
-def test_the_data_ops_carry_the_batch_norms_span_and_the_statistics_none():
-    mod = load(_bn((1, 3, 2, 2)))
-    bn = [e for e in walk(mod.functions["main"].body)
-          if isinstance(e, Call) and getattr(e.op, "name", "") == "nn.batch_norm"]
-    out = simplify_inference(mod)
-    body = out.functions["main"].body
-    assert body.op.name == "add" and body.span == bn[0].span and body.span is not None
-    assert body.args[0].op.name == "multiply" and body.args[0].span == bn[0].span
-    stats = body.args[1]                       # expand_dims(shift)
-    seen = [e.span for e in walk(stats) if isinstance(e, (Call, Constant))]
-    assert seen and all(s is None for s in seen)
+def test_the_data_ops_carry_the_batch_norms_span_and_the_statistics_theirs():
+    def spans(mod):
+        bn = [e for e in walk(mod.functions["main"].body)
+              if isinstance(e, Call) and getattr(e.op, "name", "") == "nn.batch_norm"]
+        body = simplify_inference(mod).functions["main"].body
+        assert body.op.name == "add" and body.span == bn[0].span and body.span is not None
+        assert body.args[0].op.name == "multiply" and body.args[0].span == bn[0].span
+        stats = body.args[1]                       # expand_dims(shift)
+        made = [e for e in walk(stats) if isinstance(e, Call)
+                or isinstance(e, Constant) and e.data.ndim == 0]   # not the statistics
+        return bn[0].span, {e.span for e in made}
+
+    # statistics given at run time: scale and shift are a kernel of the batch_norm's line
+    span, seen = spans(load(_bn((1, 3, 2, 2))))
+    assert seen == {span}
+    # constant statistics (a model's): folded into constants of no line
+    from rvmdbg.relay.metadata import metadata_text
+    vecs = [np.ones(3, "float32")] * 4
+    text = f"""#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 3, 2, 2), float32]) -> Tensor[(1, 3, 2, 2), float32] {{
+  %0 = nn.batch_norm(%x, {", ".join(f"meta[relay.Constant][{i}]" for i in range(4))});
+  %0.0
+}}
+#[metadata]
+{metadata_text(vecs)}
+"""
+    from rvmdbg.relay.loader import load_module
+    from rvmdbg.relay.typecheck import check_module
+    span, seen = spans(check_module(load_module(text, "bn.relay")))
+    assert seen == {None}
 
 
 def test_it_runs_where_tvm_runs_it_and_constant_statistics_fold_into_the_conv_kernel():
