@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from rvmdbg.relay.ast import (CLOSED_LEAF_KINDS, Call, Clause, Constant, ConstructorRef, Function,
                               GlobalVar, If, Let, Match, Module, OpRef, RefCreate, RefRead,
-                              RefWrite, Tuple, TupleGetItem, Var, children, map_functions,
+                              RefWrite, Tuple, TupleGetItem, Var, children, map_bodies,
                               pattern_vars)
 from rvmdbg.relay.dialect import STATEFUL_OPS
 
@@ -167,14 +167,4 @@ class _Eliminator:
 
 def dead_code_elimination(mod: Module) -> Module:
     """A new module without unused pure let bindings; every global is kept."""
-    def eliminate(_name: str, fn: Function) -> Function:
-        if fn.is_primitive:
-            return fn
-        body, _fv = _Eliminator(mod).run(fn.body)
-        if body is fn.body:
-            return fn
-        out = Function(fn.params, body, fn.ret_type, fn.type_params, fn.attrs, fn.span)
-        out.checked_type = fn.checked_type
-        return out
-
-    return map_functions(mod, eliminate)
+    return map_bodies(mod, lambda body: _Eliminator(mod).run(body)[0])

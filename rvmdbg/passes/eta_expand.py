@@ -11,7 +11,7 @@ the operator itself as its callee when FuseOps looks for them.
 from __future__ import annotations
 
 from rvmdbg.relay.ast import (Call, ConstructorRef, ExprMutator, Function, GlobalVar, Module,
-                              OpRef, Var, map_functions)
+                              OpRef, Var, map_bodies)
 from rvmdbg.relay.types import FuncType, IncompleteType, Type, TypeCall
 
 
@@ -94,15 +94,4 @@ class _EtaExpander(ExprMutator):
 
 def eta_expand(mod: Module) -> Module:
     """A new module in which no constructor or operator is used as a value."""
-    def expand(_name: str, fn: Function) -> Function:
-        if fn.is_primitive:
-            return fn
-        m = _EtaExpander(mod)
-        body = m.visit(fn.body)
-        if body is fn.body:
-            return fn
-        out = Function(fn.params, body, fn.ret_type, fn.type_params, fn.attrs, fn.span)
-        out.checked_type = fn.checked_type
-        return out
-
-    return map_functions(mod, expand)
+    return map_bodies(mod, lambda body: _EtaExpander(mod).visit(body))

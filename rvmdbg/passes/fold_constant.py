@@ -17,7 +17,7 @@ import numpy as np
 
 from rvmdbg.relay import ops as relay_ops
 from rvmdbg.relay.ast import (Call, Constant, ConstructorRef, ExprMutator, Function, GlobalVar,
-                              If, Let, Module, OpRef, Tuple, TupleGetItem, Var, map_functions,
+                              If, Let, Module, OpRef, Tuple, TupleGetItem, Var, map_bodies,
                               walk)
 from rvmdbg.relay.dialect import ON_DEVICE
 from rvmdbg.relay.types import TensorType, TupleType
@@ -153,14 +153,4 @@ def _types_itself(e) -> bool:
 
 def fold_constant(mod: Module) -> Module:
     """A new module with constant subexpressions evaluated."""
-    def fold(_name: str, fn: Function) -> Function:
-        if fn.is_primitive:
-            return fn
-        body = _ConstantFolder().visit(fn.body)
-        if body is fn.body:
-            return fn
-        out = Function(fn.params, body, fn.ret_type, fn.type_params, fn.attrs, fn.span)
-        out.checked_type = fn.checked_type
-        return out
-
-    return map_functions(mod, fold)
+    return map_bodies(mod, lambda body: _ConstantFolder().visit(body))

@@ -25,7 +25,7 @@ from rvmdbg.passes.primitive_calls import direct_primitive_calls
 from rvmdbg.relay import ops as relay_ops
 from rvmdbg.relay.dialect import DIALECT_OPS
 from rvmdbg.relay.ast import (Call, Constant, ExprMutator, Function, Module, OpRef, Tuple,
-                              TupleGetItem, Var, map_functions)
+                              TupleGetItem, Var, map_bodies)
 from rvmdbg.relay.types import FuncType, TensorType, TupleType
 
 _PATTERN_NAMES = {
@@ -160,14 +160,4 @@ def fuse_ops(mod: Module) -> Module:
     lowering calls them), so each is one kernel."""
     mod = direct_primitive_calls(mod)
 
-    def fuse(_name: str, fn: Function) -> Function:
-        if fn.is_primitive:
-            return fn
-        body = _Fuser(fn.body).visit(fn.body)
-        if body is fn.body:
-            return fn
-        out = Function(fn.params, body, fn.ret_type, fn.type_params, fn.attrs, fn.span)
-        out.checked_type = fn.checked_type
-        return out
-
-    return map_functions(mod, fuse)
+    return map_bodies(mod, lambda body: _Fuser(body).visit(body))

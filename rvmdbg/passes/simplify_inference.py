@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from rvmdbg.relay.ast import (Call, Constant, ExprMutator, Function, Module, OpRef,
-                              TupleGetItem, map_functions)
+                              TupleGetItem, map_bodies)
 from rvmdbg.relay.types import TensorType
 
 
@@ -91,14 +91,4 @@ class _Simplifier(ExprMutator):
 
 def simplify_inference(mod: Module) -> Module:
     """A new module with every `batch_norm(...).0` and `dropout(...).0` rewritten."""
-    def simplify(_name: str, fn: Function) -> Function:
-        if fn.is_primitive:
-            return fn
-        body = _Simplifier().visit(fn.body)
-        if body is fn.body:
-            return fn
-        out = Function(fn.params, body, fn.ret_type, fn.type_params, fn.attrs, fn.span)
-        out.checked_type = fn.checked_type
-        return out
-
-    return map_functions(mod, simplify)
+    return map_bodies(mod, lambda body: _Simplifier().visit(body))

@@ -625,6 +625,23 @@ def map_functions(mod: Module, fn) -> Module:
     return out
 
 
+def map_bodies(mod: Module, rewrite) -> Module:
+    """A new module with `rewrite(body) -> body` applied to the body of every global that is
+    not a primitive function (a kernel already); a global whose body comes back the same
+    object is kept as it is, another keeps its parameters, types, attributes and span."""
+    def apply(_name: str, fn: Function) -> Function:
+        if fn.is_primitive:
+            return fn
+        body = rewrite(fn.body)
+        if body is fn.body:
+            return fn
+        out = Function(fn.params, body, fn.ret_type, fn.type_params, fn.attrs, fn.span)
+        out.checked_type = fn.checked_type
+        return out
+
+    return map_functions(mod, apply)
+
+
 # Passes and builders recurse once per level of expression nesting; long operator chains
 # (`a + b + c + ...`, left-associative) nest as deep as they are long.
 RECURSION_LIMIT = 200_000

@@ -25,6 +25,15 @@ def spy(monkeypatch):
     return calls
 
 
+@pytest.fixture
+def viewing_reshape(monkeypatch):
+    """reshape returning a NumPy view of its operand (no kernel here does today), so a
+    kernel's intermediates can share memory."""
+    from rvmdbg.relay.ops import get_op
+    monkeypatch.setattr(get_op("reshape"), "kernel",
+                        lambda args, attrs: args[0].reshape(attrs["newshape"]))
+
+
 def kernel(text: str):
     return compile_kernel(parse_primitive(text))
 
@@ -69,12 +78,8 @@ def test_the_chain_does_run_in_place(spy):
     assert spy == ["nn.bias_add", "multiply", "add", "nn.relu"]
 
 
-def test_an_intermediate_a_live_view_refers_to_is_not_written(spy, monkeypatch):
-    # %1 views %0's memory (a reshape that returns a NumPy view, as no kernel here does
-    # today): writing %0 + 1 into %0 would change %1 before the last add reads it
-    from rvmdbg.relay.ops import get_op
-    monkeypatch.setattr(get_op("reshape"), "kernel",
-                        lambda args, attrs: args[0].reshape(attrs["newshape"]))
+def test_an_intermediate_a_live_view_refers_to_is_not_written(spy, viewing_reshape):
+    # %1 views %0's memory: writing %0 + 1 into %0 would change %1 before the last add
     k = kernel("""fn (%x: Tensor[(2, 3), float32], Primitive=1) -> Tensor[(6), float32] {
   %0 = multiply(%x, 2f);
   %1 = reshape(%0, newshape=[-1]);
@@ -114,11 +119,8 @@ def test_integers_and_used_twice_keep_fresh_arrays(spy):
     assert spy == []
 
 
-def test_a_view_whose_memory_another_live_view_shares_is_not_written(spy, monkeypatch):
+def test_a_view_whose_memory_another_live_view_shares_is_not_written(spy, viewing_reshape):
     # %1 and %2 both view %0's memory: adding into %1 would change %2 before the last add
-    from rvmdbg.relay.ops import get_op
-    monkeypatch.setattr(get_op("reshape"), "kernel",
-                        lambda args, attrs: args[0].reshape(attrs["newshape"]))
     k = kernel("""fn (%x: Tensor[(2, 3), float32], Primitive=1) -> Tensor[(6), float32] {
   %0 = multiply(%x, 2f);
   %1 = reshape(%0, newshape=[-1]);

@@ -19,8 +19,8 @@ from rvmdbg.relay.ops.core import (
     tvm_cast, unify_dim,
 )
 from rvmdbg.relay.ops.layouts import (
-    CANONICAL_DATA, CANONICAL_KERNEL, expand_padding, from_canonical, inverse_perm, layout_perm,
-    spatial_values, to_canonical, window_out,
+    CANONICAL_DATA, CANONICAL_KERNEL, StridePhases, expand_padding, from_canonical, inverse_perm,
+    layout_perm, spatial_values, to_canonical, window_out,
 )
 from rvmdbg.relay.types import TensorType
 
@@ -123,27 +123,16 @@ def _conv_shifted(x, weight, oh, ow, padding, dilation):
 
 
 def _conv_depthwise(x, weight, oh, ow, strides, padding, dilation):
-    """Each input channel meets its own `mult` filters: one multiply-add per kernel position,
-    over rows flattened so that NumPy's inner loop runs a whole image, not one short row.
-
-    The padded image is split into its stride phases (x[:, :, a::sh, b::sw], each on a common
-    H x W grid, row-major): kernel position (i, j) reads phase ((i*dh) % sh, (j*dw) % sw)
-    shifted by ((i*dh) // sh, (j*dw) // sw), which in a flattened phase is one contiguous
-    slice of oh*W values. The W - ow columns past each output row are junk and cut off at the
-    end; the sums run in the same order as a per-position loop, so the values are the same."""
-    n, c, h, w = x.shape
-    pt, pl, pb, pr = padding
-    hp, wp = h + pt + pb, w + pl + pr
+    """Each input channel meets its own `mult` filters: one multiply-add per kernel position
+    over a whole flattened stride phase of the padded image (`StridePhases`), so that NumPy's
+    inner loop runs a whole image, not one short row; the sums run in the same order as a
+    per-position loop, so the values are the same."""
+    n, c = x.shape[:2]
     o, _, kh, kw = weight.shape
     mult = o // c
-    sh, sw = strides
-    dh, dw = dilation
-    # every shifted slice stays inside the grid: rows up to oh-1 + the largest row shift,
-    # plus one row for the last slice's overrun into the junk columns
-    width = max(-(-wp // sw), ow + ((kw - 1) * dw) // sw)
-    height = max(-(-hp // sh), oh + ((kh - 1) * dh) // sh) + 1
-    size = oh * width
-    phases = {}
+    pt, pl, pb, pr = padding
+    phases = StridePhases(x, ((pt, pb), (pl, pr)), (oh, ow), (kh, kw), strides, dilation)
+    size = phases.size
     wt = weight.reshape(c, mult, kh, kw)
     # out and tmp share one buffer, 37 elements apart: two separate page-aligned arrays put
     # their elements at equal addresses modulo 4 KiB, which stalls the loads (measured 2x)
@@ -153,48 +142,23 @@ def _conv_depthwise(x, weight, oh, ow, strides, padding, dilation):
     tmp = buf[count + 37:].reshape(n, c, mult, size)
     for i in range(kh):
         for j in range(kw):
-            a, b = (i * dh) % sh, (j * dw) % sw
-            flat = phases.get((a, b))
-            if flat is None:
-                # the phase of the zero-padded image, written straight from the data
-                grid = np.zeros((n, c, height, width), dtype=x.dtype)
-                r0, c0 = -(-max(pt - a, 0) // sh), -(-max(pl - b, 0) // sw)
-                src = x[:, :, a + r0 * sh - pt::sh, b + c0 * sw - pl::sw]
-                src = src[:, :, :height - r0, :width - c0]
-                grid[:, :, r0:r0 + src.shape[2], c0:c0 + src.shape[3]] = src
-                flat = phases[(a, b)] = grid.reshape(n, c, 1, height * width)
-            at = (i * dh) // sh * width + (j * dw) // sw
-            np.multiply(flat[..., at:at + size], wt[None, :, :, i, j, None], out=tmp)
+            np.multiply(phases.run(i, j)[:, :, None], wt[None, :, :, i, j, None], out=tmp)
             out += tmp
-    return out.reshape(n, o, oh, width)[..., :ow]
+    return phases.crop(out.reshape(n, o, size))
 
 
 def _conv_depthwise_last(x, weight, oh, ow, strides, padding, dilation):
-    """`_conv_depthwise` for small images with many channels: one multiply-add per kernel
-    position over the image in channels-last order, so that NumPy's inner loop runs whole
-    rows of pixels times channels, not one channel's short image.
-
-    The padded image is split into its stride phases (x[:, :, a::sh, b::sw], each on a common
-    H x W grid, stored H, W, C with the C channels innermost; a channel multiplier repeats
-    each channel `mult` times): kernel position (i, j) reads phase ((i*dh) % sh, (j*dw) % sw)
-    shifted by ((i*dh) // sh, (j*dw) // sw), which in a flattened phase is one contiguous run
-    of oh*W*C values, taken as oh rows of W*C times the position's weights repeated W times.
-    The W - ow pixels past each output row are junk and cut off at the end; the sums run in
-    the same order as a per-position loop, so the values are the same. The result is a
+    """`_conv_depthwise` for small images with many channels, channels-last: a kernel
+    position's run is oh rows of W*C values (the C channels of each pixel innermost, each
+    repeated `mult` times) times the position's weights repeated W times, so NumPy's inner
+    loop runs whole rows of all channels, not one channel's short image; the result is a
     channels-last array seen as NCHW (what follows in a fused kernel runs in that order)."""
-    n, c, h, w = x.shape
-    pt, pl, pb, pr = padding
-    hp, wp = h + pt + pb, w + pl + pr
+    n, c = x.shape[:2]
     o, _, kh, kw = weight.shape
-    mult = o // c
-    sh, sw = strides
-    dh, dw = dilation
-    # every shifted run stays inside the grid: rows up to oh-1 + the largest row shift,
-    # plus one row for the last run's overrun into the junk columns
-    width = max(-(-wp // sw), ow + ((kw - 1) * dw) // sw)
-    height = max(-(-hp // sh), oh + ((kh - 1) * dh) // sh) + 1
-    row = width * o
-    phases = {}
+    pt, pl, pb, pr = padding
+    phases = StridePhases(x, ((pt, pb), (pl, pr)), (oh, ow), (kh, kw), strides, dilation,
+                          last=True, mult=o // c)
+    row = phases.width * o
     taps = np.ascontiguousarray(weight.reshape(o, kh * kw).T)     # (KH*KW, O)
     count = n * oh * row   # out and tmp 37 apart, as in _conv_depthwise
     buf = np.zeros(2 * count + 37, dtype=x.dtype)
@@ -202,22 +166,10 @@ def _conv_depthwise_last(x, weight, oh, ow, strides, padding, dilation):
     tmp = buf[count + 37:].reshape(n, oh, row)
     for i in range(kh):
         for j in range(kw):
-            a, b = (i * dh) % sh, (j * dw) % sw
-            flat = phases.get((a, b))
-            if flat is None:
-                # the phase of the zero-padded image, written straight from the data
-                grid = np.zeros((n, height, width, c, mult), dtype=x.dtype)
-                r0, c0 = -(-max(pt - a, 0) // sh), -(-max(pl - b, 0) // sw)
-                src = x[:, :, a + r0 * sh - pt::sh, b + c0 * sw - pl::sw]
-                src = src[:, :, :height - r0, :width - c0]
-                grid[:, r0:r0 + src.shape[2], c0:c0 + src.shape[3]] = \
-                    src.transpose(0, 2, 3, 1)[..., None]
-                flat = phases[(a, b)] = grid.reshape(n, height * row)
-            at = ((i * dh) // sh * width + (j * dw) // sw) * o
-            run = flat[:, at:at + oh * row].reshape(n, oh, row)
-            np.multiply(run, np.tile(taps[i * kw + j], width), out=tmp)
+            np.multiply(phases.run(i, j).reshape(n, oh, row),
+                        np.tile(taps[i * kw + j], phases.width), out=tmp)
             out += tmp
-    return out.reshape(n, oh, width, o)[:, :, :ow].transpose(0, 3, 1, 2)
+    return phases.crop(out)
 
 
 def conv2d_transpose_nchw(data: np.ndarray, weight: np.ndarray, strides=(1, 1),

@@ -10,6 +10,8 @@ the given factor, of its upper-case axis), for layout_transform.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from rvmdbg.i18n import _, ngettext
 from rvmdbg.relay.ops.core import OpTypeError
 
@@ -127,3 +129,65 @@ def parse_layout(name: str, attr: str, layout: str) -> list:
                                 "its axis {axis}").format(
                     op=name, attr=attr, layout=repr(layout), letter=c, axis=c.upper()))
     return items
+
+
+class StridePhases:
+    """A padded image (..., H, W) split into its stride phases, for a window operator to run
+    tap by tap over whole flattened images instead of short strided rows.
+
+    `pads` is ((top, bottom), (left, right)) of `fill` cells. Each phase (x[..., a::sh,
+    b::sw] of the padded image) lies on a common height x width grid, flattened row by row
+    and built on first use: kernel position (i, j) reads phase ((i*dh) % sh, (j*dw) % sw)
+    shifted by ((i*dh) // sh, (j*dw) // sw), one contiguous run of oh*width values (`run`),
+    of which the width - ow past each output row are junk, for the caller to cut off
+    (`crop`). Channels-last (`last`, NCHW data only) stores each grid cell's C channels
+    (each repeated `mult` times) innermost, so a run is oh rows of width*C*mult values: the
+    layout for small images of many channels, where one channel's image is a short loop."""
+
+    def __init__(self, x, pads, outs, kernel, strides, dilation, fill=0, last=False,
+                 mult: int = 1):
+        (self.pt, pb), (self.pl, pr) = pads
+        hp, wp = x.shape[-2] + self.pt + pb, x.shape[-1] + self.pl + pr
+        (self.oh, self.ow), (kh, kw) = outs, kernel
+        (self.sh, self.sw), (self.dh, self.dw) = strides, dilation
+        # every shifted run stays inside the grid: rows up to oh-1 + the largest row shift,
+        # plus one row for the last run's overrun into the junk columns
+        self.width = max(-(-wp // self.sw), self.ow + ((kw - 1) * self.dw) // self.sw)
+        self.height = max(-(-hp // self.sh), self.oh + ((kh - 1) * self.dh) // self.sh) + 1
+        self.x, self.fill, self.last, self.mult = x, fill, last, mult
+        self.unit = x.shape[1] * mult if last else 1
+        self.size = self.oh * self.width * self.unit
+        self._phases: dict = {}
+
+    def run(self, i: int, j: int):
+        """The values kernel position (i, j) meets, flattened: (..., oh*width*unit)."""
+        a, b = (i * self.dh) % self.sh, (j * self.dw) % self.sw
+        flat = self._phases.get((a, b))
+        if flat is None:
+            flat = self._phases[(a, b)] = self._phase(a, b)
+        at = ((i * self.dh) // self.sh * self.width + (j * self.dw) // self.sw) * self.unit
+        return flat[..., at:at + self.size]
+
+    def _phase(self, a: int, b: int):
+        # the phase of the padded image, written straight from the data
+        x, height, width = self.x, self.height, self.width
+        r0, c0 = -(-max(self.pt - a, 0) // self.sh), -(-max(self.pl - b, 0) // self.sw)
+        src = x[..., a + r0 * self.sh - self.pt::self.sh, b + c0 * self.sw - self.pl::self.sw]
+        src = src[..., :height - r0, :width - c0]
+        rows, cols = src.shape[-2:]
+        if self.last:
+            n, c = x.shape[:2]
+            grid = np.full((n, height, width, c, self.mult), self.fill, dtype=x.dtype)
+            grid[:, r0:r0 + rows, c0:c0 + cols] = src.transpose(0, 2, 3, 1)[..., None]
+            return grid.reshape(n, height * width * self.unit)
+        grid = np.full((*x.shape[:-2], height, width), self.fill, dtype=x.dtype)
+        grid[..., r0:r0 + rows, c0:c0 + cols] = src
+        return grid.reshape(*x.shape[:-2], height * width)
+
+    def crop(self, acc):
+        """A sum over runs as the operator's output: (..., oh, ow), or NCHW over the
+        channels-last array."""
+        if self.last:
+            n = self.x.shape[0]
+            return acc.reshape(n, self.oh, self.width, -1)[:, :, :self.ow].transpose(0, 3, 1, 2)
+        return acc.reshape(*acc.shape[:-1], self.oh, self.width)[..., :self.ow]

@@ -22,7 +22,7 @@ from rvmdbg.relay.ops.core import (
     tvm_lowering_refuses,
 )
 from rvmdbg.relay.ops.layouts import (
-    CANONICAL_DATA, expand_padding, layout_perm, spatial_values, window_out,
+    CANONICAL_DATA, StridePhases, expand_padding, layout_perm, spatial_values, window_out,
 )
 from rvmdbg.relay.ops.reduce import plain_extreme_is_tvms, tvm_reduce_max
 from rvmdbg.relay.types import TensorType
@@ -135,59 +135,26 @@ def pool_nd(x: np.ndarray, axes, pool, strides, dilation, before, after, ceil_mo
 
 def _taps_phased(x, pads, fill, pool, strides, dilation, outs, kind):
     """The window sum or max of a pool over the last two axes, tap by tap in the general
-    loop's order (so the same sums, bit for bit), each tap one contiguous run of a padded
-    image flattened row by row, so NumPy's loops run whole images instead of rows of ow values.
-
-    The padded image (`pads`: (before, after) per axis, cells of `fill`) is split into its
-    stride phases (x[..., a::sh, b::sw], each on a common H x W grid): tap (i, j) reads phase
-    ((i*dh) % sh, (j*dw) % sw) shifted by ((i*dh) // sh, (j*dw) // sw), one run of oh*W
-    values of which the W - ow past each output row are junk, cut off at the end. A small
-    image (under 400 values a run) of NCHW data is laid out channels-last, so that a run is
-    oh rows of W*C values, not one short image per channel (Inception v2's 3 x 3 pools over
-    576 x 14 x 14 and its 7 x 7 average over 1024 channels)."""
-    (kh, kw), (sh, sw), (dh, dw), (oh, ow) = pool, strides, dilation, outs
-    (pt, pb), (pl, pr) = pads
-    lead, (h, w) = x.shape[:-2], x.shape[-2:]
-    hp, wp = h + pt + pb, w + pl + pr
-    # every shifted run stays inside the grid: rows up to oh-1 + the largest row shift, plus
-    # one row for the last run's overrun into the junk columns
-    width = max(-(-wp // sw), ow + ((kw - 1) * dw) // sw)
-    height = max(-(-hp // sh), oh + ((kh - 1) * dh) // sh) + 1
-    last = x.ndim == 4 and oh * width < 400 and x.shape[1] >= 8
-    unit = x.shape[1] if last else 1
-    size = oh * width * unit
-    phases = {}
+    loop's order (so the same sums, bit for bit), each tap one contiguous run of a flattened
+    stride phase of the padded image (`StridePhases`), so NumPy's loops run whole images
+    instead of rows of ow values. A small image (under 400 values a run) of NCHW data of 8
+    channels or more runs channels-last: a run is oh rows of W*C values, not one short image
+    per channel (Inception v2's 3 x 3 pools over 576 x 14 x 14 and its 7 x 7 average over
+    1024 channels)."""
+    phases = StridePhases(x, pads, outs, pool, strides, dilation, fill)
+    if x.ndim == 4 and phases.oh * phases.width < 400 and x.shape[1] >= 8:
+        phases = StridePhases(x, pads, outs, pool, strides, dilation, fill, last=True)
     acc = None
-    for i in range(kh):
-        for j in range(kw):
-            a, b = (i * dh) % sh, (j * dw) % sw
-            flat = phases.get((a, b))
-            if flat is None:
-                # the phase of the padded image, written straight from the data
-                r0, c0 = -(-max(pt - a, 0) // sh), -(-max(pl - b, 0) // sw)
-                src = x[..., a + r0 * sh - pt::sh, b + c0 * sw - pl::sw]
-                src = src[..., :height - r0, :width - c0]
-                rows, cols = src.shape[-2:]
-                if last:
-                    grid = np.full((x.shape[0], height, width, unit), fill, dtype=x.dtype)
-                    grid[:, r0:r0 + rows, c0:c0 + cols] = src.transpose(0, 2, 3, 1)
-                    flat = grid.reshape(x.shape[0], height * width * unit)
-                else:
-                    grid = np.full((*lead, height, width), fill, dtype=x.dtype)
-                    grid[..., r0:r0 + rows, c0:c0 + cols] = src
-                    flat = grid.reshape(*lead, height * width)
-                phases[(a, b)] = flat
-            at = ((i * dh) // sh * width + (j * dw) // sw) * unit
-            run = flat[..., at:at + size]
+    for i in range(pool[0]):
+        for j in range(pool[1]):
+            run = phases.run(i, j)
             if acc is None and kind == "max" and x.dtype.kind == "f":
                 # from topi's start, the lowest finite value (max is order-free here: no NaN,
                 # no -0.0), which spares a pass lifting windows of only -inf at the end
                 acc = np.maximum(run, fill)
             else:
                 acc = _fold(acc, run, kind)
-    if last:
-        return acc.reshape(x.shape[0], oh, width, unit)[:, :, :ow].transpose(0, 3, 1, 2)
-    return acc.reshape(*lead, oh, width)[..., :ow]
+    return phases.crop(acc)
 
 
 def _fold(acc, part, kind):
