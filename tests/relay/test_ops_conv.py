@@ -162,24 +162,79 @@ def shifted_sum_depthwise(x, w, strides, padding, dilation):
     return out.reshape(n, o, oh, ow)
 
 
-@settings(max_examples=60, deadline=None)
-@given(n=st.integers(1, 2), c=st.integers(2, 6), mult=st.integers(1, 3),
-       h=st.integers(1, 12), w=st.integers(1, 12), kh=st.integers(1, 4), kw=st.integers(1, 4),
-       sh=st.integers(1, 4), sw=st.integers(1, 4), dh=st.integers(1, 3), dw=st.integers(1, 3),
-       padding=st.tuples(*[st.integers(0, 3)] * 4))
-def test_depthwise_kernel_equals_the_shifted_sum_bit_for_bit(n, c, mult, h, w, kh, kw, sh, sw,
-                                                            dh, dw, padding):
-    # the flattened-phase depthwise kernel adds the same products in the same order
+DEPTHWISE_CASES = dict(
+    n=st.integers(1, 2), c=st.integers(2, 6), mult=st.integers(1, 3), h=st.integers(1, 12),
+    w=st.integers(1, 12), kh=st.integers(1, 4), kw=st.integers(1, 4), sh=st.integers(1, 4),
+    sw=st.integers(1, 4), dh=st.integers(1, 3), dw=st.integers(1, 3),
+    padding=st.tuples(*[st.integers(0, 3)] * 4))
+
+
+def _fits(h, w, kh, kw, dh, dw, padding) -> bool:
     pt, pl, pb, pr = padding
-    if h + pt + pb < (kh - 1) * dh + 1 or w + pl + pr < (kw - 1) * dw + 1:
+    return h + pt + pb >= (kh - 1) * dh + 1 and w + pl + pr >= (kw - 1) * dw + 1
+
+
+def _out_size(h, w, kh, kw, sh, sw, dh, dw, padding):
+    pt, pl, pb, pr = padding
+    return (h + pt + pb - (kh - 1) * dh - 1) // sh + 1, (w + pl + pr - (kw - 1) * dw - 1) // sw + 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(**DEPTHWISE_CASES)
+def test_depthwise_passes_equal_the_shifted_sum_bit_for_bit(n, c, mult, h, w, kh, kw, sh, sw,
+                                                            dh, dw, padding):
+    # the flattened-phase depthwise kernels (both layouts) add the same products in the same
+    # order as a loop over kernel positions
+    from rvmdbg.relay.ops.conv import _conv_depthwise, _conv_depthwise_last
+    if not _fits(h, w, kh, kw, dh, dw, padding):
+        return
+    x, wt = rand(n, c, h, w), rand(c * mult, 1, kh, kw)
+    oh, ow = _out_size(h, w, kh, kw, sh, sw, dh, dw, padding)
+    want = shifted_sum_depthwise(x, wt, (sh, sw), padding, (dh, dw))
+    for kernel in (_conv_depthwise, _conv_depthwise_last):
+        with np.errstate(all="ignore"):
+            got = kernel(x, wt, oh, ow, (sh, sw), padding, (dh, dw))
+        assert got.shape == want.shape and got.dtype == want.dtype
+        assert np.array_equal(got, want)
+
+
+@settings(max_examples=60, deadline=None)
+@given(**DEPTHWISE_CASES)
+def test_depthwise_as_banded_products_equals_the_shifted_sum(n, c, mult, h, w, kh, kw, sh, sw,
+                                                             dh, dw, padding):
+    # narrow outputs go through BLAS products with banded weight matrices: the same values
+    # up to the order of the sums
+    if not _fits(h, w, kh, kw, dh, dw, padding):
         return
     x, wt = rand(n, c, h, w), rand(c * mult, 1, kh, kw)
     got = conv2d_nchw(x, wt, (sh, sw), padding, (dh, dw), groups=c)
     want = shifted_sum_depthwise(x, wt, (sh, sw), padding, (dh, dw))
     assert got.shape == want.shape and got.dtype == want.dtype
-    assert np.array_equal(got, want)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got, ref_conv2d(x, wt, (sh, sw), padding, (dh, dw), c),
                                rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+@pytest.mark.parametrize("where", ["data", "weight"])
+def test_depthwise_with_an_infinity_or_nan_takes_the_passes(bad, where):
+    # a zero of a band times an infinity would be NaN where the passes give inf (or a NaN
+    # where none belongs): such inputs run the passes, bit for bit
+    x, wt = rand(1, 4, 6, 6), rand(4, 1, 3, 3)
+    (x if where == "data" else wt)[0, 0, 1, 1] = bad
+    with np.errstate(all="ignore"):
+        got = conv2d_nchw(x, wt, (1, 1), (1, 1, 1, 1), (1, 1), groups=4)
+        want = shifted_sum_depthwise(x, wt, (1, 1), (1, 1, 1, 1), (1, 1))
+    assert np.array_equal(got, want, equal_nan=True)
+
+
+def test_the_banded_matrices_follow_the_weights_values():
+    # built once per weight's values: the same array written over gives the new result
+    x, wt = rand(1, 3, 5, 5), rand(3, 1, 3, 3)
+    first = conv2d_nchw(x, wt, (1, 1), (1, 1, 1, 1), (1, 1), groups=3)
+    wt *= 2
+    again = conv2d_nchw(x, wt, (1, 1), (1, 1, 1, 1), (1, 1), groups=3)
+    np.testing.assert_allclose(again, 2 * first, rtol=1e-5, atol=1e-6)
 
 
 @settings(max_examples=40, deadline=None)
