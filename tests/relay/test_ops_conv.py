@@ -396,3 +396,19 @@ def test_defaults_are_tvms():
     assert OPS["nn.conv1d"].attr_specs["data_layout"].default == "NCW"
     for name in ("nn.conv1d", "nn.conv2d", "nn.conv2d_transpose"):
         assert OPS[name].pattern == "out_elemwise_fusable"
+
+
+def test_the_banded_cache_stays_bounded(monkeypatch):
+    # no weight's matrices above the per-weight bound (the passes run), and never more than
+    # the entries and bytes allowed in all, the oldest dropped first
+    from rvmdbg.relay.ops import conv
+    monkeypatch.setattr(conv, "_BANDED", {})
+    monkeypatch.setattr(conv, "_BANDED_ENTRIES", 3)
+    x = rand(1, 4, 6, 6)
+    for k in range(5):
+        conv2d_nchw(x, rand(4, 1, 3, 3) + k, (1, 1), (1, 1, 1, 1), (1, 1), groups=4)
+    assert len(conv._BANDED) == 3
+    monkeypatch.setattr(conv, "_BANDED_BYTES", 64)
+    wt = rand(4, 1, 3, 3)
+    got = conv2d_nchw(x, wt, (1, 1), (1, 1, 1, 1), (1, 1), groups=4)
+    assert np.array_equal(got, shifted_sum_depthwise(x, wt, (1, 1), (1, 1, 1, 1), (1, 1)))

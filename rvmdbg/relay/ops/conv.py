@@ -130,28 +130,37 @@ def _conv_shifted(x, weight, oh, ow, padding, dilation):
 # model's weights are constants, met again at every run; bounded, oldest dropped first
 _BANDED: dict = {}
 _BANDED_ENTRIES = 256
+_BANDED_BYTES = 16 << 20        # a weight's matrices above this run the passes instead
+_BANDED_TOTAL = 128 << 20       # what the cache may hold in all
 
 
 def _banded(weight, wp: int, ow: int, sw: int, dw: int):
     """Per kernel row i, per channel, the (wp, ow) matrix that maps a padded input row to
     that kernel row's contribution to an output row: column x holds the row's weights at
     rows x*sw + j*dw. None when the weights are not all finite (a product would add inf * 0
-    = NaN from the zeros of the band)."""
+    = NaN from the zeros of the band) or the matrices would pass 16 MiB; the cache holds at
+    most 256 weights' and 128 MiB, the oldest dropped first."""
     key = (weight.tobytes(), weight.shape, weight.dtype.str, wp, ow, sw, dw)
     if key in _BANDED:
         return _BANDED[key]
     o, _, kh, kw = weight.shape
     band = None
-    if np.isfinite(weight).all():
+    if kh * o * wp * ow * weight.itemsize <= _BANDED_BYTES and np.isfinite(weight).all():
         band = np.zeros((kh, o, wp, ow), dtype=weight.dtype)
         flat = band.reshape(kh, o, wp * ow)
         taps = weight.reshape(o, kh, kw)
         for j in range(kw):   # the diagonal of column x at row x*sw + j*dw
             flat[:, :, j * dw * ow::sw * ow + 1][:, :, :ow] = taps[:, :, j].T[:, :, None]
-    while len(_BANDED) >= _BANDED_ENTRIES:
+    held = band.nbytes if band is not None else 0
+    while _BANDED and (len(_BANDED) >= _BANDED_ENTRIES
+                       or _banded_bytes() + held > _BANDED_TOTAL):
         del _BANDED[next(iter(_BANDED))]
     _BANDED[key] = band
     return band
+
+
+def _banded_bytes() -> int:
+    return sum(b.nbytes for b in _BANDED.values() if b is not None)
 
 
 def _conv_depthwise_products(x, weight, oh, ow, strides, padding, dilation):
