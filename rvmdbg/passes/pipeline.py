@@ -1,8 +1,9 @@
 """The VM compiler's pass pipeline: runs the passes in TVM's order and keeps every stage.
 
 `default_pipeline()` is TVM's order before code generation: RemoveUnusedFunctions ->
-SimplifyInference -> EtaExpand -> FoldConstant -> FuseOps -> ToANormalForm -> InferType -> LambdaLift ->
-DeadCodeElimination -> ManifestAlloc -> ManifestLifetimes -> MemoryPlan; more passes can be appended with `default_pipeline(extra=[...])`.
+SimplifyInference -> EtaExpand -> FoldConstant -> FuseOps -> ToANormalForm -> InferType ->
+LambdaLift -> DeadCodeElimination -> ManifestAlloc -> ManifestLifetimes -> MemoryPlan; more
+passes can be appended with `default_pipeline(extra=[...])`.
 After each pass the type checker runs again (except after the passes that type their own
 output: the memory dialect of ManifestAlloc is not made of user operators), so every kept
 stage is a typed module, and its printed text is kept for `rvmdbg compile --passes`.
@@ -139,8 +140,8 @@ INPUT_DESCRIPTION = N_("the type-checked program")
 SKIPPED_DESCRIPTION = N_("skipped: the input already holds this pass's output")
 
 DEFAULT_PASSES = (REMOVE_UNUSED_FUNCTIONS, SIMPLIFY_INFERENCE, ETA_EXPAND, FOLD_CONSTANT, FUSE_OPS,
-                  TO_A_NORMAL_FORM, INFER_TYPE, LAMBDA_LIFT, DEAD_CODE_ELIMINATION, MANIFEST_ALLOC, MANIFEST_LIFETIMES,
-                  MEMORY_PLAN)
+                  TO_A_NORMAL_FORM, INFER_TYPE, LAMBDA_LIFT, DEAD_CODE_ELIMINATION,
+                  MANIFEST_ALLOC, MANIFEST_LIFETIMES, MEMORY_PLAN)
 # the descriptions as written (English), for the views to translate where they show them
 DESCRIPTIONS = frozenset(p.description for p in DEFAULT_PASSES[1:]) | {INPUT_DESCRIPTION,
                                                                      SKIPPED_DESCRIPTION}

@@ -4,9 +4,11 @@ Kernels run through a matrix product (BLAS for floats): a 1x1 convolution is one
 the channels; a larger one gathers its windows into columns first (im2col, one strided copy per
 kernel position) or, at stride 1 with at least twice the channels in as out, sums one product
 per kernel position over shifted slices of the flattened image (no copy); a grouped one is one
-batched product over the groups; a depthwise one accumulates one multiply per kernel position
-over whole flattened images. `conv2d_nchw(data, weight, strides, padding, dilation, groups)` is
-the canonical-layout entry other operator families (qnn.conv2d) reuse. A bool convolution is
+batched product over the groups; a depthwise one of outputs up to 32 wide is kh batched
+products with banded weight matrices, a wider one (or one meeting an infinity or a NaN)
+accumulates one multiply per kernel position over whole flattened images.
+`conv2d_nchw(data, weight, strides, padding, dilation, groups)` is the canonical-layout entry
+other operator families (qnn.conv2d) reuse. A bool convolution is
 TVM's sum in 1-bit integers: the parity of the ands.
 """
 from __future__ import annotations
@@ -47,12 +49,6 @@ def conv2d_nchw(data: np.ndarray, weight: np.ndarray, strides=(1, 1), padding=(0
                 out = _conv_depthwise_products(data, weight, oh, ow, strides, padding, dilation)
                 if out is not None:
                     return out
-            # a channel's image is one inner loop of NumPy's per kernel position: below
-            # about 512 values the loop's own cost dominates, and channels-last runs rows of
-            # all channels instead (ShuffleNet's 272 x 14 x 14: 344 -> 269 us with the
-            # multiply and add after it; 136 x 28 x 28 is faster as it is)
-            if oh * ow < 400:
-                return _conv_depthwise_last(data, weight, oh, ow, strides, padding, dilation)
             return _conv_depthwise(data, weight, oh, ow, strides, padding, dilation)
         if (groups == 1 and (kh > 1 or kw > 1) and sh == 1 and sw == 1 and c >= 2 * o
                 and data.dtype.kind == "f"):
@@ -168,7 +164,9 @@ def _conv_depthwise_products(x, weight, oh, ow, strides, padding, dilation):
     BLAS: per kernel row i, each channel's strided input rows (oh, W) times its banded (W,
     ow) matrix (`_banded`, built once per weight). The band's zeros make wp/kw times the
     multiplies, which BLAS (both threads) does faster than NumPy's 2*kh*kw passes over the
-    image (ShuffleNet's 272 x 14 x 14: 221 -> 129 us, 136 x 28 x 28: 491 -> 287 us). The
+    image (ShuffleNet's depthwise kernels with their multiply and add: 5.9 -> 4.3 ms a run in
+    `rvmdbg profile`; one call alone depends on whether the allocator's freed memory is still
+    mapped, 129 to 564 us at 272 x 14 x 14 against the passes' 221 to 289 us). The
     sums run in BLAS's order, not position by position: the values differ from the passes'
     in the last bits. None (the caller's passes then) for other than float32/float64 data or
     any value not finite, where a zero of the band would meet an infinity."""
@@ -223,31 +221,6 @@ def _conv_depthwise(x, weight, oh, ow, strides, padding, dilation):
             np.multiply(phases.run(i, j)[:, :, None], wt[None, :, :, i, j, None], out=tmp)
             out += tmp
     return phases.crop(out.reshape(n, o, size))
-
-
-def _conv_depthwise_last(x, weight, oh, ow, strides, padding, dilation):
-    """`_conv_depthwise` for small images with many channels, channels-last: a kernel
-    position's run is oh rows of W*C values (the C channels of each pixel innermost, each
-    repeated `mult` times) times the position's weights repeated W times, so NumPy's inner
-    loop runs whole rows of all channels, not one channel's short image; the result is a
-    channels-last array seen as NCHW (what follows in a fused kernel runs in that order)."""
-    n, c = x.shape[:2]
-    o, _, kh, kw = weight.shape
-    pt, pl, pb, pr = padding
-    phases = StridePhases(x, ((pt, pb), (pl, pr)), (oh, ow), (kh, kw), strides, dilation,
-                          last=True, mult=o // c)
-    row = phases.width * o
-    taps = np.ascontiguousarray(weight.reshape(o, kh * kw).T)     # (KH*KW, O)
-    count = n * oh * row   # out and tmp 37 apart, as in _conv_depthwise
-    buf = np.zeros(2 * count + 37, dtype=x.dtype)
-    out = buf[:count].reshape(n, oh, row)
-    tmp = buf[count + 37:].reshape(n, oh, row)
-    for i in range(kh):
-        for j in range(kw):
-            np.multiply(phases.run(i, j).reshape(n, oh, row),
-                        np.tile(taps[i * kw + j], phases.width), out=tmp)
-            out += tmp
-    return phases.crop(out)
 
 
 def conv2d_transpose_nchw(data: np.ndarray, weight: np.ndarray, strides=(1, 1),

@@ -15,9 +15,9 @@ import numpy as np
 
 from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
-    BOOL, IN_PLACE, OPS, F32_MAX, FAST_BOOL, FAST_F32, FAST_F64, FAST_INT, FAST_KIND, SAME_SIZE_INT, AttrSpec,
-    KernelError, OpTypeError, as_result, broadcast_dims, float_intrinsic_refusal, fmt_shape,
-    need_dtype, register, same_dtype, tvm_lowering_refuses,
+    BOOL, F32_MAX, FAST_BOOL, FAST_F32, FAST_F64, FAST_INT, FAST_KIND, IN_PLACE, OPS,
+    SAME_SIZE_INT, AttrSpec, KernelError, OpTypeError, as_result, broadcast_dims,
+    float_intrinsic_refusal, fmt_shape, need_dtype, register, same_dtype, tvm_lowering_refuses,
 )
 from rvmdbg.relay.types import TensorType
 

@@ -141,11 +141,10 @@ class StridePhases:
     shifted by ((i*dh) // sh, (j*dw) // sw), one contiguous run of oh*width values (`run`),
     of which the width - ow past each output row are junk, for the caller to cut off
     (`crop`). Channels-last (`last`, NCHW data only) stores each grid cell's C channels
-    (each repeated `mult` times) innermost, so a run is oh rows of width*C*mult values: the
-    layout for small images of many channels, where one channel's image is a short loop."""
+    innermost, so a run is oh rows of width*C values: the layout for small images of many
+    channels, where one channel's image is a short loop."""
 
-    def __init__(self, x, pads, outs, kernel, strides, dilation, fill=0, last=False,
-                 mult: int = 1):
+    def __init__(self, x, pads, outs, kernel, strides, dilation, fill=0, last=False):
         (self.pt, pb), (self.pl, pr) = pads
         hp, wp = x.shape[-2] + self.pt + pb, x.shape[-1] + self.pl + pr
         (self.oh, self.ow), (kh, kw) = outs, kernel
@@ -154,8 +153,8 @@ class StridePhases:
         # plus one row for the last run's overrun into the junk columns
         self.width = max(-(-wp // self.sw), self.ow + ((kw - 1) * self.dw) // self.sw)
         self.height = max(-(-hp // self.sh), self.oh + ((kh - 1) * self.dh) // self.sh) + 1
-        self.x, self.fill, self.last, self.mult = x, fill, last, mult
-        self.unit = x.shape[1] * mult if last else 1
+        self.x, self.fill, self.last = x, fill, last
+        self.unit = x.shape[1] if last else 1
         self.size = self.oh * self.width * self.unit
         self._phases: dict = {}
 
@@ -176,9 +175,9 @@ class StridePhases:
         src = src[..., :height - r0, :width - c0]
         rows, cols = src.shape[-2:]
         if self.last:
-            n, c = x.shape[:2]
-            grid = np.full((n, height, width, c, self.mult), self.fill, dtype=x.dtype)
-            grid[:, r0:r0 + rows, c0:c0 + cols] = src.transpose(0, 2, 3, 1)[..., None]
+            n = x.shape[0]
+            grid = np.full((n, height, width, self.unit), self.fill, dtype=x.dtype)
+            grid[:, r0:r0 + rows, c0:c0 + cols] = src.transpose(0, 2, 3, 1)
             return grid.reshape(n, height * width * self.unit)
         grid = np.full((*x.shape[:-2], height, width), self.fill, dtype=x.dtype)
         grid[..., r0:r0 + rows, c0:c0 + cols] = src

@@ -17,8 +17,7 @@ import numpy as np
 from rvmdbg.i18n import _
 from rvmdbg.relay.ops.core import (
     IN_PLACE, AttrSpec, KernelError, OpTypeError, as_result, float_intrinsic_refusal, fmt_shape,
-    known_prod,
-    norm_axis, register, same_dtype, tvm_cast, tvm_lowering_refuses, unify_dim,
+    known_prod, norm_axis, register, same_dtype, tvm_cast, tvm_lowering_refuses, unify_dim,
 )
 from rvmdbg.relay.types import TensorType, TupleType
 
