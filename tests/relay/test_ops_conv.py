@@ -169,14 +169,13 @@ DEPTHWISE_CASES = dict(
     padding=st.tuples(*[st.integers(0, 3)] * 4))
 
 
-def _fits(h, w, kh, kw, dh, dw, padding) -> bool:
+def _depthwise_case(n, c, mult, h, w, kh, kw, sh, sw, dh, dw, padding):
+    """(data, weight, the shifted sum) of a drawn case, or None when the window does not fit."""
     pt, pl, pb, pr = padding
-    return h + pt + pb >= (kh - 1) * dh + 1 and w + pl + pr >= (kw - 1) * dw + 1
-
-
-def _out_size(h, w, kh, kw, sh, sw, dh, dw, padding):
-    pt, pl, pb, pr = padding
-    return (h + pt + pb - (kh - 1) * dh - 1) // sh + 1, (w + pl + pr - (kw - 1) * dw - 1) // sw + 1
+    if h + pt + pb < (kh - 1) * dh + 1 or w + pl + pr < (kw - 1) * dw + 1:
+        return None
+    x, wt = rand(n, c, h, w), rand(c * mult, 1, kh, kw)
+    return x, wt, shifted_sum_depthwise(x, wt, (sh, sw), padding, (dh, dw))
 
 
 @settings(max_examples=60, deadline=None)
@@ -186,13 +185,12 @@ def test_depthwise_passes_equal_the_shifted_sum_bit_for_bit(n, c, mult, h, w, kh
     # the flattened-phase depthwise kernel adds the same products in the same order as a loop
     # over kernel positions
     from rvmdbg.relay.ops.conv import _conv_depthwise
-    if not _fits(h, w, kh, kw, dh, dw, padding):
+    case = _depthwise_case(n, c, mult, h, w, kh, kw, sh, sw, dh, dw, padding)
+    if case is None:
         return
-    x, wt = rand(n, c, h, w), rand(c * mult, 1, kh, kw)
-    oh, ow = _out_size(h, w, kh, kw, sh, sw, dh, dw, padding)
-    want = shifted_sum_depthwise(x, wt, (sh, sw), padding, (dh, dw))
+    x, wt, want = case
     with np.errstate(all="ignore"):
-        got = _conv_depthwise(x, wt, oh, ow, (sh, sw), padding, (dh, dw))
+        got = _conv_depthwise(x, wt, *want.shape[2:], (sh, sw), padding, (dh, dw))
     assert got.shape == want.shape and got.dtype == want.dtype
     assert np.array_equal(got, want)
 
@@ -203,11 +201,11 @@ def test_depthwise_as_banded_products_equals_the_shifted_sum(n, c, mult, h, w, k
                                                              dh, dw, padding):
     # narrow outputs go through BLAS products with banded weight matrices: the same values
     # up to the order of the sums
-    if not _fits(h, w, kh, kw, dh, dw, padding):
+    case = _depthwise_case(n, c, mult, h, w, kh, kw, sh, sw, dh, dw, padding)
+    if case is None:
         return
-    x, wt = rand(n, c, h, w), rand(c * mult, 1, kh, kw)
+    x, wt, want = case
     got = conv2d_nchw(x, wt, (sh, sw), padding, (dh, dw), groups=c)
-    want = shifted_sum_depthwise(x, wt, (sh, sw), padding, (dh, dw))
     assert got.shape == want.shape and got.dtype == want.dtype
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got, ref_conv2d(x, wt, (sh, sw), padding, (dh, dw), c),
