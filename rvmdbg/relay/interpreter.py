@@ -25,6 +25,7 @@ import numpy as np
 
 from rvmdbg.i18n import _
 from rvmdbg.wording import picture_controls
+from rvmdbg.heap import keep_freed_memory
 from rvmdbg.limits import (
     DEEP_STACK_BYTES, DEFAULT_LIMITS, FRAME_FLOOR, INTERPRETER_FRAME_BYTES, Limits,
     address_room,
@@ -322,6 +323,7 @@ class Interpreter:
     """Evaluates functions of a type-checked module. Reusable: each `run` starts afresh."""
 
     def __init__(self, mod: Module, limits: Limits | None = None):
+        keep_freed_memory()   # freed arrays stay mapped for the next kernels (rvmdbg.heap)
         self.mod = mod
         self.limits = limits or DEFAULT_LIMITS
         self._codes: dict[str, _Code] | None = None

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gc
 
+from rvmdbg.heap import keep_freed_memory
 from rvmdbg.limits import DEFAULT_LIMITS, Limits
 from rvmdbg.scalars import QuietSwitch, to_runtime
 from rvmdbg.vm import bytecode as bc
@@ -158,6 +159,7 @@ class VirtualMachine:
 
     def __init__(self, exe, limits: Limits | None = None, pool: bool = True):
         self.exe = exe
+        keep_freed_memory()   # freed arrays stay mapped for the next kernels (rvmdbg.heap)
         # The pooled storage allocator (rvmdbg.vm.pool); pool=False keeps the allocator
         # before it (every storage its own bytes, freed at its kill), for comparison.
         self.pool_slack = 0             # bytes the pool holds beyond the live storages' own
