@@ -205,3 +205,14 @@ def test_bench_relax_quick_runs():
     for label in ('TVM vm["main"]', "stepper run()", "stepper in a session", "us/instruction",
                   "instructions", "results: bit-identical"):
         assert label in out, out
+
+
+def test_bench_tvm_kernels_quick_runs():
+    pytest.importorskip("tvm")
+    pytest.importorskip("onnx")
+    out = _run_script("bench_tvm_kernels.py")
+    for label in ("TVM-built", "VM NumPy", "VM +TVM", "onnxruntime", "copies", "max |diff|"):
+        assert label in out, out
+    row = next(line for line in out.splitlines() if line.startswith("shufflenet"))
+    # the TVM-built kernels agree with the NumPy ones and the network with its shipped output
+    assert "matches the shipped output" in row, row
