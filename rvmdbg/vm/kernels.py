@@ -300,8 +300,8 @@ def compile_kernel(fn: Function):
             opdef = get_op(node.op.name)
             if opdef is None:
                 raise KernelBuildError(_("unknown operator {op}").format(op=node.op.name))
-            steps.append((opdef.kernel, normalize_attrs(opdef, node.attrs),
-                          tuple(slot[a] for a in node.args)))
+            attrs = normalize_attrs(opdef, node.attrs)
+            steps.append((_bound(opdef, attrs), attrs, tuple(slot[a] for a in node.args)))
         elif isinstance(node, Tuple):
             steps.append((_make_tuple, None, tuple(slot[f] for f in node.fields)))
         else:  # TupleGetItem
@@ -395,6 +395,17 @@ def _in_place_steps(computing, steps, last_use, first, slot) -> tuple:
 def _static_float(t) -> bool:
     return (isinstance(t, TensorType) and t.dtype in ("float32", "float64")
             and all(type(d) is int for d in t.shape))
+
+
+def _bound(opdef, attrs):
+    """The operator's kernel with its attributes bound (`OpDef.bind`) when it has a binder that
+    takes them, else its kernel (which reports what is wrong with them when it runs)."""
+    if opdef.bind is not None:
+        try:
+            return opdef.bind(attrs)
+        except Exception:  # noqa: BLE001 (the unbound kernel raises it again, at run time)
+            pass
+    return opdef.kernel
 
 
 class NoRoom(Exception):

@@ -409,3 +409,39 @@ def test_the_banded_cache_stays_bounded(monkeypatch):
     wt = rand(4, 1, 3, 3)
     got = conv2d_nchw(x, wt, (1, 1), (1, 1, 1, 1), (1, 1), groups=4)
     assert np.array_equal(got, shifted_sum_depthwise(x, wt, (1, 1), (1, 1, 1, 1), (1, 1)))
+
+
+@pytest.mark.parametrize("name, shapes, attrs", [
+    ("nn.conv2d", ((1, 3, 6, 5), (4, 3, 3, 3)), {"padding": [1, 2], "strides": [2, 1]}),
+    ("nn.conv2d", ((1, 4, 5, 5), (4, 1, 3, 3)), {"groups": 4, "padding": [1, 1, 1, 1]}),
+    ("nn.conv2d", ((2, 5, 6, 4), (3, 3, 2, 4)),
+     {"data_layout": "NHWC", "kernel_layout": "HWIO", "out_layout": "NCHW", "groups": 2,
+      "dilation": [2, 1]}),
+    ("nn.conv2d", ((1, 3, 4, 4), (2, 3, 1, 1)), {"out_dtype": "float64"}),
+    ("nn.conv1d", ((1, 3, 9), (2, 3, 3)), {"strides": [2], "padding": [1]}),
+])
+def test_the_bound_kernel_computes_what_the_kernel_does(name, shapes, attrs):
+    # a fused kernel's step binds the attributes once (OpDef.bind): the same values, bit for
+    # bit, as the kernel given them at every call
+    from rvmdbg.relay.ops import normalize_attrs
+    op = OPS[name]
+    norm = normalize_attrs(op, attrs)
+    args = [rand(*s) for s in shapes]
+    bound = op.bind(norm)
+    want = op.kernel(args, norm)
+    got = bound(args, norm)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+    bools = [a > 0.5 for a in args]   # a 1-bit sum of ands, in either form
+    assert np.array_equal(bound(bools, norm), op.kernel(bools, norm))
+
+
+def test_a_binder_that_refuses_the_attributes_leaves_the_kernel_to_report_it():
+    from rvmdbg.relay.ops import normalize_attrs
+    from rvmdbg.vm.kernels import _bound
+    op = OPS["nn.conv2d"]
+    good = normalize_attrs(op, {})
+    assert _bound(op, good) is not op.kernel
+    bad = normalize_attrs(op, {"data_layout": "NCXY"})
+    assert _bound(op, bad) is op.kernel
+    with pytest.raises(OpTypeError, match="data_layout"):
+        op.kernel([rand(1, 1, 3, 3), rand(1, 1, 1, 1)], bad)

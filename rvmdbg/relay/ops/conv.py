@@ -378,62 +378,89 @@ def _conv_transpose_rel(name, args, attrs, n):
 # Kernels in any layout
 
 
-def _prepare(name, args, attrs, n, kernel_canonical):
-    data, weight = args
-    dt = np.dtype(attrs["out_dtype"] or data.dtype)
-    data, weight = tvm_cast(data, dt), tvm_cast(weight, dt)
-    if dt == BOOL:
-        # topi sums the ands in TVM's 1-bit bool: count them in int64, keep the parity
-        data, weight = data.astype(np.int64), weight.astype(np.int64)
-    data_c = CANONICAL_DATA[n]
-    dperm = layout_perm(name, "data_layout", attrs["data_layout"], data_c)
-    kperm = layout_perm(name, "kernel_layout", attrs["kernel_layout"], kernel_canonical)
-    operm = layout_perm(name, "out_layout", attrs["out_layout"] or attrs["data_layout"], data_c)
-    data = data.transpose(dperm)
-    weight = weight.transpose(kperm)
-    if n == 1:  # a 1-d convolution is a 2-d one of height 1
-        data, weight = data[:, :, None, :], weight[:, :, None, :]
-    strides = (1,) * (2 - n) + spatial_values(name, "strides", attrs["strides"], n)
-    dilation = (1,) * (2 - n) + spatial_values(name, "dilation", attrs["dilation"], n)
-    before, after = expand_padding(name, attrs["padding"], n)
-    padding = (0,) * (2 - n) + before + (0,) * (2 - n) + after
-    return data, weight, strides, padding, dilation, operm, dt
+class _Layout:
+    """What a convolution's attributes fix, worked out once per attributes: the layouts'
+    permutations, strides, dilation and padding in the canonical 2-d form (a 1-d
+    convolution is a 2-d one of height 1), the output dtype when one is set."""
 
+    __slots__ = ("dperm", "kperm", "operm", "plain_in", "plain_out", "strides", "dilation",
+                 "padding", "out_dtype", "groups")
 
-def _finish(out, operm, n, dt):
-    if dt == BOOL:
-        out = bool_parity(out)
-    if n == 1:
-        out = out[:, :, 0, :]
-    if operm != tuple(range(len(operm))):
-        out = out.transpose(inverse_perm(operm))
-    return as_result(np.ascontiguousarray(out), dt)
+    def __init__(self, name, attrs, n, kernel_canonical):
+        data_c = CANONICAL_DATA[n]
+        self.dperm = layout_perm(name, "data_layout", attrs["data_layout"], data_c)
+        self.kperm = layout_perm(name, "kernel_layout", attrs["kernel_layout"], kernel_canonical)
+        self.operm = layout_perm(name, "out_layout", attrs["out_layout"] or attrs["data_layout"],
+                                 data_c)
+        identity = tuple(range(n + 2))
+        self.plain_in = self.dperm == identity and self.kperm == identity
+        self.plain_out = self.operm == identity
+        self.strides = (1,) * (2 - n) + spatial_values(name, "strides", attrs["strides"], n)
+        self.dilation = (1,) * (2 - n) + spatial_values(name, "dilation", attrs["dilation"], n)
+        before, after = expand_padding(name, attrs["padding"], n)
+        self.padding = (0,) * (2 - n) + before + (0,) * (2 - n) + after
+        self.out_dtype = np.dtype(attrs["out_dtype"]) if attrs["out_dtype"] else None
+        self.groups = attrs["groups"]
+
+    def inputs(self, args, n):
+        """(data, weight, dtype): cast to the output dtype and put in canonical layout."""
+        data, weight = args
+        dt = self.out_dtype or data.dtype
+        data, weight = tvm_cast(data, dt), tvm_cast(weight, dt)
+        if dt == BOOL:
+            # topi sums the ands in TVM's 1-bit bool: count them in int64, keep the parity
+            data, weight = data.astype(np.int64), weight.astype(np.int64)
+        if not self.plain_in:
+            data, weight = data.transpose(self.dperm), weight.transpose(self.kperm)
+        if n == 1:  # a 1-d convolution is a 2-d one of height 1
+            data, weight = data[:, :, None, :], weight[:, :, None, :]
+        return data, weight, dt
+
+    def result(self, out, n, dt):
+        if dt == BOOL:
+            out = bool_parity(out)
+        if n == 1:
+            out = out[:, :, 0, :]
+        if not self.plain_out:
+            out = out.transpose(inverse_perm(self.operm))
+        return as_result(np.ascontiguousarray(out), dt)
 
 
 def _conv_kernel(name, n):
+    """(kernel, bind): the kernel, and its binder for a fused kernel's step (`OpDef.bind`)."""
+    kernel_canonical = CANONICAL_KERNEL[n]
+
+    def bind(attrs):
+        lay = _Layout(name, attrs, n, kernel_canonical)
+        strides, padding, dilation, groups = lay.strides, lay.padding, lay.dilation, lay.groups
+
+        def bound(args, _attrs=None):
+            data, weight, dt = lay.inputs(args, n)
+            _n, c, h, w = data.shape
+            o, i, kh, kw = weight.shape
+            if c != i * groups or o % groups:
+                raise KernelError(_("{op}: data with {c} channels does not fit a weight taking "
+                                    "{i} per group with groups={groups} (at run time)").format(
+                    op=name, c=c, i=i, groups=groups))
+            for size, b, a, k, d in ((h, padding[0], padding[2], kh, dilation[0]),
+                                     (w, padding[1], padding[3], kw, dilation[1])):
+                if size + b + a < (k - 1) * d + 1:
+                    raise KernelError(_("{op}: the kernel does not fit an input of {size} at "
+                                        "run time").format(op=name, size=size))
+            out = conv2d_nchw(data, weight, strides, padding, dilation, groups)
+            return lay.result(out, n, dt)
+        return bound
+
     def kernel(args, attrs):
-        data, weight, strides, padding, dilation, operm, dt = _prepare(
-            name, args, attrs, n, CANONICAL_KERNEL[n])
-        groups = attrs["groups"]
-        _n, c, h, w = data.shape
-        o, i, kh, kw = weight.shape
-        if c != i * groups or o % groups:
-            raise KernelError(_("{op}: data with {c} channels does not fit a weight taking {i} per "
-                                "group with groups={groups} (at run time)").format(op=name, c=c, i=i, groups=groups))
-        for size, b, a, k, d in ((h, padding[0], padding[2], kh, dilation[0]),
-                                 (w, padding[1], padding[3], kw, dilation[1])):
-            if size + b + a < (k - 1) * d + 1:
-                raise KernelError(_("{op}: the kernel does not fit an input of {size} at run time").format(op=name, size=size))
-        out = conv2d_nchw(data, weight, strides, padding, dilation, groups)
-        return _finish(out, operm, n, dt)
-    return kernel
+        return bind(attrs)(args)
+    return kernel, bind
 
 
 def _conv_transpose_kernel(name, n):
     def kernel(args, attrs):
-        data, weight, strides, padding, dilation, operm, dt = _prepare(name, args, attrs, n,
-                                                                       "IOHW")
-        groups = attrs["groups"]
+        lay = _Layout(name, attrs, n, "IOHW")
+        data, weight, dt = lay.inputs(args, n)
+        strides, padding, dilation, groups = lay.strides, lay.padding, lay.dilation, lay.groups
         if data.shape[1] != weight.shape[0] or data.shape[1] % groups:
             raise KernelError(_("{op}: data with {data_shape_dim} channels does not fit the weight "
                                 "{weight_shape} at run time").format(op=name, data_shape_dim=data.shape[1], weight_shape=fmt_shape(weight.shape)))
@@ -442,7 +469,7 @@ def _conv_transpose_kernel(name, n):
         out = conv2d_transpose_nchw(data, weight, strides, padding, opad, dilation, groups)
         if min(out.shape) < 1:
             raise KernelError(_("{op}: padding crops the whole output at run time").format(op=name))
-        return _finish(out, operm, n, dt)
+        return lay.result(out, n, dt)
     return kernel
 
 
@@ -471,11 +498,13 @@ def _rel(fn, n):
     return lambda name, args, attrs: fn(name, args, attrs, n)
 
 
-register("nn.conv1d", 2, _rel(_conv_rel, 1), _conv_kernel("nn.conv1d", 1),
-         "out_elemwise_fusable", attrs=_conv_attrs(1),
+_conv1d, _conv1d_bind = _conv_kernel("nn.conv1d", 1)
+_conv2d, _conv2d_bind = _conv_kernel("nn.conv2d", 2)
+register("nn.conv1d", 2, _rel(_conv_rel, 1), _conv1d, "out_elemwise_fusable",
+         attrs=_conv_attrs(1), bind=_conv1d_bind,
          doc="nn.conv1d(data, weight): 1-d convolution, NCW data and OIW weight by default")
-register("nn.conv2d", 2, _rel(_conv_rel, 2), _conv_kernel("nn.conv2d", 2),
-         "out_elemwise_fusable", attrs=_conv_attrs(2),
+register("nn.conv2d", 2, _rel(_conv_rel, 2), _conv2d, "out_elemwise_fusable",
+         attrs=_conv_attrs(2), bind=_conv2d_bind,
          doc="nn.conv2d(data, weight, strides=, padding=, dilation=, groups=): 2-d "
              "convolution, NCHW data and OIHW weight by default")
 register("nn.conv2d_transpose", 2, _rel(_conv_transpose_rel, 2),

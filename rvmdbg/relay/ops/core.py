@@ -175,13 +175,13 @@ class OpDef:
     __slots__ = ("name", "num_inputs", "attrs", "attr_specs", "type_rel", "kernel", "pattern",
                  "elementwise", "tuple_input", "tuple_args", "scalar", "doc", "_rel_impl",
                  "resolve_attrs", "attrs_from_args", "min_inputs", "shape_data", "shape_func",
-                 "tvm_note")
+                 "tvm_note", "bind")
 
     def __init__(self, name: str, num_inputs: int, attrs: list, type_rel, kernel,
                  pattern: str = "opaque", elementwise: bool | None = None,
                  tuple_input: bool | tuple = False, scalar=None, doc: str = "", resolve_attrs=None,
                  attrs_from_args=None, min_inputs: int | None = None,
-                 shape_data: tuple | None = None, shape_func=None, tvm_note=None):
+                 shape_data: tuple | None = None, shape_func=None, tvm_note=None, bind=None):
         if pattern not in PATTERNS:
             raise ValueError(f"unknown fusion pattern {pattern!r}")  # not shown to users
         if (shape_func is None) != (shape_data is None):
@@ -196,6 +196,11 @@ class OpDef:
         # TVM refuses it (deliberately, docs/differences.md), TVM's refusal; `check` prints it
         # as a note at the call
         self.tvm_note = tvm_note
+        # `bind(attrs) -> kernel`: the kernel with what its (normalised) attributes fix worked
+        # out once, for a fused kernel's step that calls it many times with the same
+        # attributes (the VM's `compile_kernel`); it computes exactly what `kernel` does, and
+        # raises as the type relation would for attributes it cannot take
+        self.bind = bind
         self.name = name
         self.num_inputs = num_inputs
         self.min_inputs = num_inputs if min_inputs is None else min_inputs
