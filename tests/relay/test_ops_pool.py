@@ -239,3 +239,28 @@ def test_pools_over_the_last_two_axes_are_the_tap_loop_bit_for_bit(
     assert got.shape == want.shape
     assert np.array_equal(got, want, equal_nan=True)   # 0 / 0: a window of padding alone
     assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@settings(max_examples=60, deadline=None)
+@given(kind=st.sampled_from(["max", "avg"]),
+       dtype=st.sampled_from(["float32", "float64", "int32"]), n=st.integers(1, 2),
+       c=st.sampled_from([1, 3, 8, 17]), h=st.integers(1, 8), w=st.integers(1, 8),
+       special=st.sampled_from([None, -np.inf, np.inf, np.nan, -0.0]),
+       include_pad=st.booleans(), seed=st.integers(0, 99))
+def test_a_window_of_the_whole_image_is_the_tap_loop_bit_for_bit(
+        kind, dtype, n, c, h, w, special, include_pad, seed):
+    # a global pool written as a pool (ShuffleNet's 7 x 7 average over 7 x 7) reduces the
+    # image's values made rows of one matrix: the same sums, in the same order, as the loop
+    from rvmdbg.relay.ops.pool import pool_nd
+    if dtype == "int32" and (kind == "max" or special is not None):
+        return
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((n, c, h, w)) * 100).astype(dtype)
+    if special is not None:
+        x[rng.random(x.shape) < 0.3] = special
+    args = ((h, w), (1, 1), (1, 1), (0, 0), (0, 0), False, kind, include_pad)
+    got = pool_nd(x, (2, 3), *args)
+    want = pool_nd(x.transpose(0, 2, 3, 1), (1, 2), *args).transpose(0, 3, 1, 2)
+    assert got.shape == want.shape == (n, c, 1, 1) and got.dtype == want.dtype
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.signbit(got), np.signbit(want))

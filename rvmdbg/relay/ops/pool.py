@@ -96,7 +96,9 @@ def pool_nd(x: np.ndarray, axes, pool, strides, dilation, before, after, ceil_mo
     xp = x if flat or all(p == (0, 0) for p in pads) else np.pad(x, pads, constant_values=fill)
     acc = None
     with np.errstate(all="ignore"):
-        if flat:
+        if flat and _whole_image(x, pads, pool, dilation, outs):
+            acc = _whole_image_taps(x, kind)
+        elif flat:
             acc = _taps_phased(x, pads[-2:], fill, pool, strides, dilation, outs, kind)
         for offsets in (() if flat else itertools.product(*(range(k) for k in pool))):
             index = [slice(None)] * x.ndim
@@ -157,10 +159,39 @@ def _taps_phased(x, pads, fill, pool, strides, dilation, outs, kind):
     return phases.crop(acc)
 
 
+def _whole_image(x, pads, pool, dilation, outs) -> bool:
+    """Is the one window the whole unpadded image (a global pool written as a pool), over 8
+    images or more? (With one image NumPy's reduction runs down the column itself, pairwise,
+    not tap after tap.)"""
+    return (tuple(outs) == (1, 1) and all(p == (0, 0) for p in pads[-2:])
+            and tuple(dilation) == (1, 1) and tuple(pool) == x.shape[-2:]
+            and x.size >= 8 * x.shape[-2] * x.shape[-1])
+
+
+def _whole_image_taps(x, kind):
+    """The window sum or max of a pool whose one window is the whole image, in the taps'
+    order as the general loop adds them: the image's values made rows of one matrix (one
+    transposing copy), then one reduction down the rows, which NumPy adds row after row
+    (each tap one row) where the phased loop made a NumPy call a tap (ShuffleNet's 7 x 7
+    average over 544 channels: 114 -> 42 us a call, ResNet-50's over 2,048: 217 -> 104)."""
+    lead = x.shape[:-2]
+    taps = np.ascontiguousarray(x.reshape(-1, x.shape[-2] * x.shape[-1]).T)
+    if kind == "max":
+        top = np.maximum.reduce(taps, axis=0)
+        if x.dtype.kind == "f":   # from topi's start, the lowest finite value, as the phases
+            top = np.maximum(top, _lowest(x.dtype))
+        return top.reshape(*lead, 1, 1)
+    # in the data's dtype (NumPy's reduction would widen int32 to int64; the loop wraps),
+    # from topi's 0, as `_fold` starts
+    return np.add.reduce(taps, axis=0, dtype=x.dtype, initial=0).reshape(*lead, 1, 1)
+
+
 def _fold(acc, part, kind):
-    """One more tap into the window's running max or sum (a copy of the first tap)."""
+    """One more tap into the window's running max or sum: the max starts as a copy of the
+    first tap, the sum as topi's does, 0 + the first tap (a window of only -0.0 sums to
+    +0.0)."""
     if acc is None:
-        return part.copy()
+        return part.copy() if kind == "max" else np.add(part, part.dtype.type(0))
     if kind == "max":
         np.maximum(acc, part, out=acc)
     else:
