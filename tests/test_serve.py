@@ -340,3 +340,20 @@ def test_max_tabs_is_passed_on_and_checked(capsys, fake_server):
     capsys.readouterr()
     assert cli.main(["serve", SUM_UP, "--max-tabs", "0"]) == 2
     assert "--max-tabs 0" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads Linux's /proc")
+def test_the_server_sees_its_screens_still_running():
+    # it waits for them to end before the loop closes, so their transports close in time
+    from rvmdbg.serve import _has_children
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert _has_children()
+    finally:
+        child.kill()
+        child.wait()
+    alone = subprocess.run([sys.executable, "-c",
+                            "from rvmdbg.serve import _has_children; print(_has_children())"],
+                           capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert alone.stdout.strip() == "False", alone.stderr
