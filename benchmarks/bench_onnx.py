@@ -174,6 +174,16 @@ def report(rows: list) -> None:
           "of the kernels called directly")
 
 
+def light_networks(ap, names=None) -> list:
+    """The model-zoo networks of `backend/test/data/light` named (default: all nine), or the
+    parser's error naming an unknown one."""
+    light = {n.name.split("/", 1)[1]: n for n in networks.networks() if n.light}
+    for name in names or ():
+        if name not in light:
+            ap.error(f"unknown network {name!r}; from: {', '.join(light)}")
+    return [light[name] for name in names] if names else list(light.values())
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=3, help="best of R runs (default 3)")
@@ -187,14 +197,10 @@ def main(argv=None) -> int:
                          "default)")
     ns = ap.parse_args(argv)
     rounds = 1 if ns.quick else max(1, ns.rounds)
-    light = {n.name.split("/", 1)[1]: n for n in networks.networks() if n.light}
-    names = list(QUICK) if ns.quick else (ns.models.split(",") if ns.models else list(light))
-    for name in names:
-        if name not in light:
-            ap.error(f"unknown network {name!r}; from: {', '.join(light)}")
+    nets = light_networks(ap, QUICK if ns.quick else ns.models.split(",") if ns.models else None)
     print(f"load average before: {os.getloadavg()[0]:.2f}; onnxruntime threads: {ns.threads}, BLAS threads: "
           f"{ns.blas_threads}")
-    rows = [measure(light[name], rounds, ns.threads) for name in names]
+    rows = [measure(net, rounds, ns.threads) for net in nets]
     report(rows)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     return 0

@@ -33,12 +33,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_onnx import BLAS_THREADS, _interleaved, ort_session  # noqa: E402  (sets BLAS threads)
+from bench_onnx import (BLAS_THREADS, _interleaved, light_networks,  # noqa: E402
+                        ort_session)   # (imported first: it sets NumPy's BLAS threads)
 import numpy as np  # noqa: E402
 
 from bench_models import kernel_calls  # noqa: E402
 from rvmdbg.onnx import networks  # noqa: E402
-from rvmdbg.relay.ast import Call, Constant, Var  # noqa: E402
+from rvmdbg.relay.ast import Call  # noqa: E402
 from rvmdbg.relay.types import TensorType  # noqa: E402
 from rvmdbg.vm.kernels import parse_primitive  # noqa: E402
 from rvmdbg.vm.machine import VirtualMachine  # noqa: E402
@@ -109,7 +110,7 @@ def lower(source: str, tvm, te, topi):
     def visit(e):
         if e in made:
             return made[e]
-        if isinstance(e, Constant) or isinstance(e, Var) or not isinstance(e, Call):
+        if not isinstance(e, Call):   # a constant, a tuple, ...: not lowered here
             raise LookupError
         rule = LOWER.get(getattr(e.op, "name", None))
         if rule is None or not _static_f32(e.checked_type):
@@ -270,11 +271,7 @@ def main(argv=None) -> int:
         print("TVM is not installed (pip install rvmdbg[tvm]): nothing to measure")
         return 0
     mcpu = ns.mcpu or tvm.target.codegen.llvm_get_system_cpu()
-    light = {n.name.split("/", 1)[1]: n for n in networks.networks() if n.light}
-    names = list(QUICK) if ns.quick or not ns.models else ns.models.split(",")
-    for name in names:
-        if name not in light:
-            ap.error(f"unknown network {name!r}; from: {', '.join(light)}")
+    nets = light_networks(ap, QUICK if ns.quick or not ns.models else ns.models.split(","))
     rounds = 1 if ns.quick else max(1, ns.rounds)
     print(f"TVM {tvm.__version__}, LLVM CPU {mcpu}; BLAS threads {BLAS_THREADS}, onnxruntime "
           f"threads {ns.threads}; load average {os.getloadavg()[0]:.2f}")
@@ -283,8 +280,8 @@ def main(argv=None) -> int:
             f"{'max |diff|':>11}  output")
     print(head)
     print("-" * len(head))
-    for name in names:
-        r = measure(light[name], rounds, mcpu, ns.threads)
+    for net in nets:
+        r = measure(net, rounds, mcpu, ns.threads)
         ort = r.get("ort")
         print(f"{r['model']:<12} {r['kernels']:>4} ({r['calls_tvm']:>2}/{r['calls']:<2}) "
               f"{r['compile']:>7.2f} s {_ms(r['numpy']):>10} {_ms(r['tvm']):>9} {_ms(ort):>12} "

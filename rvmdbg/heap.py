@@ -20,6 +20,7 @@ environment's own settings win (`MALLOC_MMAP_THRESHOLD_`, `MALLOC_TRIM_THRESHOLD
 """
 from __future__ import annotations
 
+import functools
 import os
 
 MMAP_THRESHOLD = 32 << 20    # glibc's own ceiling for its moving threshold on 64-bit systems
@@ -28,16 +29,12 @@ _M_TRIM_THRESHOLD = -1       # glibc's malloc.h
 _M_MMAP_THRESHOLD = -3
 _ENVIRONMENT = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES")
 
-_state: dict = {}
-
-
+@functools.cache
 def keep_freed_memory() -> bool:
     """Set glibc's thresholds once (see the module's docstring); True when they are set (now
     or before), False when this process's C library is not glibc or the environment sets
     its own."""
-    if "kept" not in _state:
-        _state["kept"] = _set_thresholds()
-    return _state["kept"]
+    return _set_thresholds()
 
 
 def _set_thresholds() -> bool:

@@ -167,15 +167,12 @@ def _conv_depthwise_products(x, weight, oh, ow, strides, padding, dilation):
     BLAS: per kernel row i, each channel's strided input rows (oh, W) times its banded (W,
     ow) matrix (`_banded`, built once per weight; it leaves out the taps on the left and
     right padding, so only the rows above and below are padded: ShuffleNet's 272 x 14 x 14
-    kernel 143 -> 120 us a call, 544 x 7 x 7 133 -> 106 us). The band's zeros make w/kw times
-    the multiplies, which BLAS (both threads) does faster than NumPy's 2*kh*kw passes over the
-    image (ShuffleNet's depthwise kernels with their multiply and add: 5.9 -> 4.3 ms a run in
-    `rvmdbg profile`; one call alone depends on whether the allocator's freed memory is still
-    mapped, 129 to 564 us at 272 x 14 x 14 against the passes' 221 to 289 us, which is why
-    the VM keeps it mapped: `rvmdbg.heap`). The
-    sums run in BLAS's order, not position by position: the values differ from the passes'
-    in the last bits. None (the caller's passes then) for other than float32/float64 data or
-    an output not all finite: a zero of the band may have met an infinity."""
+    kernel 143 -> 120 us a call). The band's zeros make w/kw times the multiplies, which BLAS
+    does faster than NumPy's 2*kh*kw passes over the image (ShuffleNet's depthwise kernels
+    with their multiply and add: 5.9 -> 4.3 ms a run in `rvmdbg profile`). The sums run in
+    BLAS's order, not position by position: the values differ from the passes' in the last
+    bits. None (the caller's passes then) for other than float32/float64 data or an output
+    not all finite: a zero of the band may have met an infinity."""
     if x.dtype not in (np.float32, np.float64) or weight.dtype != x.dtype:
         return None
     n, c, h, w = x.shape
@@ -383,10 +380,11 @@ class _Layout:
     permutations, strides, dilation and padding in the canonical 2-d form (a 1-d
     convolution is a 2-d one of height 1), the output dtype when one is set."""
 
-    __slots__ = ("dperm", "kperm", "operm", "plain_in", "plain_out", "strides", "dilation",
-                 "padding", "out_dtype", "groups")
+    __slots__ = ("n", "dperm", "kperm", "operm", "plain_in", "plain_out", "strides",
+                 "dilation", "padding", "out_dtype", "groups")
 
     def __init__(self, name, attrs, n, kernel_canonical):
+        self.n = n
         data_c = CANONICAL_DATA[n]
         self.dperm = layout_perm(name, "data_layout", attrs["data_layout"], data_c)
         self.kperm = layout_perm(name, "kernel_layout", attrs["kernel_layout"], kernel_canonical)
@@ -402,7 +400,7 @@ class _Layout:
         self.out_dtype = np.dtype(attrs["out_dtype"]) if attrs["out_dtype"] else None
         self.groups = attrs["groups"]
 
-    def inputs(self, args, n):
+    def inputs(self, args):
         """(data, weight, dtype): cast to the output dtype and put in canonical layout."""
         data, weight = args
         dt = self.out_dtype or data.dtype
@@ -412,14 +410,14 @@ class _Layout:
             data, weight = data.astype(np.int64), weight.astype(np.int64)
         if not self.plain_in:
             data, weight = data.transpose(self.dperm), weight.transpose(self.kperm)
-        if n == 1:  # a 1-d convolution is a 2-d one of height 1
+        if self.n == 1:  # a 1-d convolution is a 2-d one of height 1
             data, weight = data[:, :, None, :], weight[:, :, None, :]
         return data, weight, dt
 
-    def result(self, out, n, dt):
+    def result(self, out, dt):
         if dt == BOOL:
             out = bool_parity(out)
-        if n == 1:
+        if self.n == 1:
             out = out[:, :, 0, :]
         if not self.plain_out:
             out = out.transpose(inverse_perm(self.operm))
@@ -435,7 +433,7 @@ def _conv_kernel(name, n):
         strides, padding, dilation, groups = lay.strides, lay.padding, lay.dilation, lay.groups
 
         def bound(args, _attrs=None):
-            data, weight, dt = lay.inputs(args, n)
+            data, weight, dt = lay.inputs(args)
             _n, c, h, w = data.shape
             o, i, kh, kw = weight.shape
             if c != i * groups or o % groups:
@@ -448,7 +446,7 @@ def _conv_kernel(name, n):
                     raise KernelError(_("{op}: the kernel does not fit an input of {size} at "
                                         "run time").format(op=name, size=size))
             out = conv2d_nchw(data, weight, strides, padding, dilation, groups)
-            return lay.result(out, n, dt)
+            return lay.result(out, dt)
         return bound
 
     def kernel(args, attrs):
@@ -459,7 +457,7 @@ def _conv_kernel(name, n):
 def _conv_transpose_kernel(name, n):
     def kernel(args, attrs):
         lay = _Layout(name, attrs, n, "IOHW")
-        data, weight, dt = lay.inputs(args, n)
+        data, weight, dt = lay.inputs(args)
         strides, padding, dilation, groups = lay.strides, lay.padding, lay.dilation, lay.groups
         if data.shape[1] != weight.shape[0] or data.shape[1] % groups:
             raise KernelError(_("{op}: data with {data_shape_dim} channels does not fit the weight "
@@ -469,7 +467,7 @@ def _conv_transpose_kernel(name, n):
         out = conv2d_transpose_nchw(data, weight, strides, padding, opad, dilation, groups)
         if min(out.shape) < 1:
             raise KernelError(_("{op}: padding crops the whole output at run time").format(op=name))
-        return lay.result(out, n, dt)
+        return lay.result(out, dt)
     return kernel
 
 

@@ -137,8 +137,8 @@ def _bias_add_rel(name, args, attrs):
     return TensorType(data.shape, dt)
 
 
-def _bias_add_kernel(args, attrs):
-    data, bias = args
+def _bias_along(data, bias, attrs):
+    """The bias reshaped to broadcast along the data's `axis`."""
     axis = attrs["axis"]
     if axis < 0:
         axis += data.ndim
@@ -147,22 +147,24 @@ def _bias_add_kernel(args, attrs):
                             "{axis} of shape {data_shape} at run time").format(bias_shape_first=bias.shape[0], axis=axis, data_shape=fmt_shape(data.shape)))
     shape = [1] * data.ndim
     shape[axis] = bias.shape[0]
+    return bias.reshape(shape)
+
+
+def _bias_add_kernel(args, attrs):
+    data, bias = args
+    bias = _bias_along(data, bias, attrs)
     if data.dtype == np.bool_:
-        return data ^ bias.reshape(shape)  # topi's add of 1-bit integers
+        return data ^ bias  # topi's add of 1-bit integers
     with np.errstate(all="ignore"):
-        return as_result(data + bias.reshape(shape), data.dtype)
+        return as_result(data + bias, data.dtype)
 
 
 def _bias_add_in_place(args, attrs):
     data, bias = args
-    axis = attrs["axis"] + data.ndim if attrs["axis"] < 0 else attrs["axis"]
-    if (bias.dtype != data.dtype or not 0 <= axis < data.ndim or bias.ndim != 1
-            or data.shape[axis] != bias.shape[0]):
-        return _bias_add_kernel(args, attrs)   # its refusal, or a result of its own
-    shape = [1] * data.ndim
-    shape[axis] = bias.shape[0]
+    if bias.dtype != data.dtype:
+        return _bias_add_kernel(args, attrs)   # a result of its own dtype, or its refusal
     with np.errstate(all="ignore"):
-        return np.add(data, bias.reshape(shape), out=data)
+        return np.add(data, _bias_along(data, bias, attrs), out=data)
 
 
 IN_PLACE["nn.bias_add"] = _bias_add_in_place

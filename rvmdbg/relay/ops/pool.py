@@ -93,30 +93,16 @@ def pool_nd(x: np.ndarray, axes, pool, strides, dilation, before, after, ceil_mo
     # compare: NumPy's maximum is the same but for a NaN or a -0.0 (then the select itself)
     ordered = kind == "max" and x.dtype.kind == "f" and not plain_extreme_is_tvms(x)
     flat = not ordered and len(axes) == 2 and tuple(axes) == (x.ndim - 2, x.ndim - 1)
-    xp = x if flat or all(p == (0, 0) for p in pads) else np.pad(x, pads, constant_values=fill)
-    acc = None
     with np.errstate(all="ignore"):
-        if flat and _whole_image(x, pads, pool, dilation, outs):
+        if not flat:
+            acc = _taps_general(x, axes, pads, fill, pool, strides, dilation, outs, kind,
+                                ordered)
+        elif _whole_image(x, pads, pool, dilation, outs):
             acc = _whole_image_taps(x, kind)
-        elif flat:
+        else:
             acc = _taps_phased(x, pads[-2:], fill, pool, strides, dilation, outs, kind)
-        for offsets in (() if flat else itertools.product(*(range(k) for k in pool))):
-            index = [slice(None)] * x.ndim
-            for ax, off, s, d, o in zip(axes, offsets, strides, dilation, outs):
-                start = off * d
-                index[ax] = slice(start, start + (o - 1) * s + 1, s)
-            part = xp[tuple(index)]
-            if acc is None and ordered:
-                acc = np.full(part.shape, fill, x.dtype)
-            if ordered:
-                acc = np.where(acc > part, acc, part)
-            else:
-                acc = _fold(acc, part, kind)
         if kind == "max":
-            # NumPy's maximum from the first element: the loop from the lowest finite value
-            # lifts a window of only -inf to it (the phased path starts from that value)
-            lift = x.dtype.kind == "f" and not ordered and not flat
-            return np.maximum(acc, fill) if lift else acc
+            return acc
         count = np.ones((1,) * x.ndim, dtype=np.int64)
         for ax, k, s, d, b, a, o in zip(axes, pool, strides, dilation, before, after, outs):
             size = x.shape[ax]
@@ -133,6 +119,30 @@ def pool_nd(x: np.ndarray, axes, pool, strides, dilation, before, after, ceil_mo
             raise KernelError(_("integer division by zero (a window lies wholly in "
                                 "ceil_mode's extra padding)"))
         return _divide(acc, count)
+
+
+def _taps_general(x, axes, pads, fill, pool, strides, dilation, outs, kind, ordered):
+    """The window sum or max of a pool over any axes, tap by tap over strided views of the
+    padded data; `ordered`: the max as topi's ordered select (a NaN or a -0.0 in the data)."""
+    xp = x if all(p == (0, 0) for p in pads) else np.pad(x, pads, constant_values=fill)
+    acc = None
+    for offsets in itertools.product(*(range(k) for k in pool)):
+        index = [slice(None)] * x.ndim
+        for ax, off, s, d, o in zip(axes, offsets, strides, dilation, outs):
+            start = off * d
+            index[ax] = slice(start, start + (o - 1) * s + 1, s)
+        part = xp[tuple(index)]
+        if ordered:
+            if acc is None:
+                acc = np.full(part.shape, fill, x.dtype)
+            acc = np.where(acc > part, acc, part)
+        else:
+            acc = _fold(acc, part, kind)
+    if kind == "max" and x.dtype.kind == "f" and not ordered:
+        # NumPy's maximum from the first element: the loop from the lowest finite value
+        # lifts a window of only -inf to it
+        acc = np.maximum(acc, fill)
+    return acc
 
 
 def _taps_phased(x, pads, fill, pool, strides, dilation, outs, kind):
