@@ -230,16 +230,34 @@ class RowsPane(ScrollView, can_focus=True):
             return
         self._pending_scroll = None
         row, center = pending
-        height = self.scrollable_content_region.height or self.size.height or 1
         top = self.scroll_offset.y
+        y = self._placed_top(row, center, top)
+        if y is not None:
+            self.scroll_to(y=y, animate=False, immediate=True)
+        # remembered so that a resize before the user scrolls (the layout settling) places
+        # the row again from the same start: where it lands depends on the final height, not
+        # on whether the request came before or after the last resize
+        self._placed = (row, center, top, self.scroll_offset.y)
+
+    def _placed_top(self, row: int, center: bool, top: int) -> int | None:
+        """The top row that brings `row` into view from `top` (None: it is in view already)."""
+        height = self.scrollable_content_region.height or self.size.height or 1
         if top <= row < top + height and not center:
-            return
-        y = max(0, row - height // 2) if center or not (top - height <= row < top + 2 * height) \
-            else (row if row < top else row - height + 1)
-        self.scroll_to(y=y, animate=False, immediate=True)
+            return None
+        if center or not (top - height <= row < top + 2 * height):
+            return max(0, row - height // 2)
+        return row if row < top else row - height + 1
 
     def on_resize(self, event) -> None:
         if getattr(self, "_pending_scroll", None) is not None:
+            self.call_after_refresh(self._apply_pending_scroll)
+            return
+        placed = getattr(self, "_placed", None)
+        # where the placement left it, or as near as the new height lets it be: not scrolled
+        # since, so the row is placed again for this height
+        if placed is not None and self.scroll_offset.y == min(placed[3], self.max_scroll_y):
+            self.scroll_to(y=placed[2], animate=False, immediate=True)
+            self._pending_scroll = placed[:2]
             self.call_after_refresh(self._apply_pending_scroll)
 
     def action_page(self, direction: int) -> None:
